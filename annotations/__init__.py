@@ -1,0 +1,1 @@
+"""Annotation stage: expert review of suspect translations in Label Studio, verdicts and agreement."""

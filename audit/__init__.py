@@ -1,0 +1,1 @@
+"""Audit stage: flag suspect Dutch translations of bBSARD questions with explained risk scores."""

@@ -1,0 +1,114 @@
+"""The `bbsard-audit` command: a thin typer layer over the library API.
+
+Stage packages plug in by exposing `register(app)` in their `cli` module (`audit.cli`,
+`annotations.cli`, `eval.cli`, `bbsard_audit.report_cli`); a stage not built yet is simply absent.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from typer.core import TyperGroup
+
+from . import __version__
+from .dataset import load_dataset
+from .errors import InputError
+
+STAGE_MODULES = ("audit.cli", "annotations.cli", "eval.cli", "bbsard_audit.report_cli",
+                 "bbsard_audit.release_cli")
+
+DatasetOption = Annotated[str, typer.Option(
+    "--dataset", "-d", metavar="SRC",
+    help="`sample` (embedded), a CSV directory (questions_{fr,nl}_{train,test}.csv "
+         "[+ articles_{fr,nl}.csv]) or hf:clips/bBSARD[@REVISION].")]
+
+
+class _OneLineErrors(TyperGroup):
+    """Bad input becomes one line on stderr and exit code 2, never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except InputError as exc:
+            typer.echo(f"error: {exc.one_line()}", err=True)
+            raise typer.Exit(2) from None
+
+
+app = typer.Typer(
+    cls=_OneLineErrors, no_args_is_help=True, add_completion=False, rich_markup_mode="markdown",
+    help="Translation validation and dataset audit for bBSARD (French/Dutch statutory article "
+         "retrieval).\n\nExample: `bbsard-audit demo --out reports/demo`",
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"bbsard-audit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="Print the version and exit.")] = False) -> None:
+    pass
+
+
+@app.command()
+def validate(dataset: DatasetOption = "sample") -> None:
+    """Load a dataset, print counts per split and language and every warning; exit 1 on errors.
+
+    Example: `bbsard-audit validate --dataset ../shared/data/bbsard`
+    """
+    ds = load_dataset(dataset, strict=False)
+    typer.echo(f"dataset: {ds.source} (revision {ds.revision})")
+    for split in ds.splits:
+        pairs = ds.select(split)
+        n_gold = sum(len(p.article_ids) for p in pairs)
+        typer.echo(f"  {split:5s}  fr: {len(pairs)} questions  nl: {len(pairs)} questions  "
+                   f"gold links: {n_gold}")
+    typer.echo(f"  total  {len(ds.pairs)} question pairs")
+    if ds.corpus is not None:
+        langs = [lang for lang in ("fr", "nl") if getattr(ds.corpus, f"text_{lang}") is not None]
+        typer.echo(f"  corpus {len(ds.corpus)} articles ({', '.join(langs)})")
+    else:
+        typer.echo("  corpus not loaded (questions only)")
+    for issue in ds.warnings:
+        typer.echo(f"warning: {issue.one_line()}")
+    for issue in ds.errors:
+        typer.echo(f"error: {issue.one_line()}", err=True)
+    if ds.errors:
+        typer.echo(f"{len(ds.errors)} error(s), {len(ds.warnings)} warning(s)", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"ok: 0 errors, {len(ds.warnings)} warning(s)")
+
+
+@app.command()
+def demo(out: Annotated[Path, typer.Option(help="Folder for every stage's outputs.")] = Path("reports/demo")) -> None:
+    """Run the whole pipeline on the embedded sample, offline.
+
+    Example: `bbsard-audit demo --out reports/demo`
+    """
+    from .demo import run_demo
+
+    run_demo(out)
+
+
+def _register_stages() -> None:
+    for name in STAGE_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name and name.startswith(exc.name):
+                continue  # stage not built yet
+            raise
+        module.register(app)
+
+
+_register_stages()
+
+
+def main() -> None:
+    app()
