@@ -1,0 +1,166 @@
+"""Tokenise a French or Dutch text once and find (multi-word) terms in it, lemmatised.
+
+Both the glossary (signal 3) and the QA checks (signal 4) ask "does this text contain term X?"
+thousands of times per batch; tokenising and lemmatising each text once (`Tokens`) and indexing the
+terms by their first word (`TermMatcher`) keeps the 1,108-pair audit well under a second.
+
+Matching rules (documented in docs/glossary.md):
+- case- and accent-insensitive (`fold`), word-boundary aware (token based; apostrophes and hyphens
+  split words: "l'état" -> l + etat, "Bruxelles-Capitale" -> bruxelles + capitale);
+- each word of a term matches a text word when their surface forms or their simplemma lemmas agree,
+  so "juges de paix" matches "juge de paix" and "huurders" matches "huurder";
+- Dutch compounds (`compound="head"`): a one-word term also matches as the head (last part) of a
+  longer word, with at least 3 letters before it: "huurcontract" matches "studentenhuurcontract"
+  (a kind of huurcontract) but "vrederechter" never matches "vredegerecht";
+  `compound="part"` also accepts it as the first part (modifier) of a word: "huurwaarborg" matches
+  "huurwaarborgrekening", "huur" matches "huurbetalingen". Terms shorter than 4 letters (acronyms
+  like "ind") only ever match whole words.
+  A term written with a leading "=" (e.g. "=loon") matches whole words only ("leefloon" is not a "loon").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Hashable, Iterable, Literal, Sequence
+
+import simplemma
+
+Compound = Literal["exact", "head", "part"]
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_MIN_COMPOUND_PREFIX = 3
+_MIN_HEAD_LEN = 4
+_MIN_MODIFIER_LEN = 4
+_DUTCH_PLURAL_ENDINGS = ("", "en", "s", "n", "e", "'s")
+
+
+def fold(text: str) -> str:
+    """Lower-case and strip accents: 'Wallonië' -> 'wallonie', 'Été' -> 'ete'."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+@lru_cache(maxsize=200_000)
+def _lemma(word: str, lang: str) -> str:
+    return fold(simplemma.lemmatize(word, lang=lang))
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """One text, tokenised once: folded surface forms, folded lemmas and character spans."""
+
+    text: str
+    lang: str
+    surfaces: tuple[str, ...]
+    lemmas: tuple[str, ...]
+    spans: tuple[tuple[int, int], ...]
+
+    def __len__(self) -> int:
+        return len(self.surfaces)
+
+    def words(self) -> set[str]:
+        return set(self.surfaces) | set(self.lemmas)
+
+
+def tokenize(text: str, lang: str) -> Tokens:
+    text = text.replace("\u2019", "'")
+    matches = list(_WORD.finditer(text))
+    lower = [m.group().lower() for m in matches]
+    return Tokens(
+        text=text,
+        lang=lang,
+        surfaces=tuple(fold(w) for w in lower),
+        lemmas=tuple(_lemma(w, lang) for w in lower),
+        spans=tuple(m.span() for m in matches),
+    )
+
+
+@dataclass(frozen=True)
+class Match:
+    key: Hashable
+    """What the caller registered the term under (e.g. an entry id, a concept name)."""
+    term: str
+    start: int
+    end: int
+    """Token positions [start, end)."""
+
+    def overlaps(self, other: "Match") -> bool:
+        return self.start < other.end and other.start < self.end
+
+
+@dataclass(frozen=True)
+class _Term:
+    key: Hashable
+    term: str
+    surfaces: tuple[str, ...]
+    lemmas: tuple[str, ...]
+    compound: Compound
+
+
+class TermMatcher:
+    """Finds registered terms (one or more words) in `Tokens` of one language."""
+
+    def __init__(self, terms: Iterable[tuple[Hashable, str]], lang: str, compound: Compound = "exact"):
+        self.lang = lang
+        self._by_first: dict[str, list[_Term]] = {}
+        self._heads: dict[str, list[_Term]] = {}
+        self._modifiers: dict[str, list[_Term]] = {}
+        for key, term in terms:
+            self.add(key, term, compound)
+
+    def add(self, key: Hashable, term: str, compound: Compound = "exact") -> None:
+        whole_words = term.startswith("=")
+        toks = tokenize(term.lstrip("="), self.lang)
+        if not len(toks):
+            raise ValueError(f"empty term {term!r}")
+        mode: Compound = "exact" if whole_words else compound
+        entry = _Term(key, term.lstrip("="), toks.surfaces, toks.lemmas, mode)
+        for first in {toks.surfaces[0], toks.lemmas[0]}:
+            self._by_first.setdefault(first, []).append(entry)
+        if len(toks) == 1 and mode != "exact":
+            for form in {toks.surfaces[0], toks.lemmas[0]} - {""}:
+                if len(form) < _MIN_HEAD_LEN:
+                    continue
+                for ending in _DUTCH_PLURAL_ENDINGS:
+                    self._heads.setdefault(form + ending, []).append(entry)
+                if mode == "part" and len(form) >= _MIN_MODIFIER_LEN:
+                    self._modifiers.setdefault(form, []).append(entry)
+
+    def find(self, tokens: Tokens) -> list[Match]:
+        """Every occurrence of every term (overlaps included)."""
+        found: dict[tuple, Match] = {}
+        surfaces, lemmas = tokens.surfaces, tokens.lemmas
+        n = len(surfaces)
+        for i in range(n):
+            candidates = self._by_first.get(surfaces[i], []) + self._by_first.get(lemmas[i], [])
+            for t in candidates:
+                k = len(t.surfaces)
+                if i + k <= n and all(
+                    surfaces[i + j] in (t.surfaces[j], t.lemmas[j]) or lemmas[i + j] in (t.surfaces[j], t.lemmas[j])
+                    for j in range(k)
+                ):
+                    found[(t.key, t.term, i)] = Match(t.key, t.term, i, i + k)
+            if self._heads or self._modifiers:
+                for t in self._compound_parts(surfaces[i]):
+                    found.setdefault((t.key, t.term, i), Match(t.key, t.term, i, i + 1))
+        return sorted(found.values(), key=lambda m: (m.start, -m.end))
+
+    def _compound_parts(self, word: str) -> list[_Term]:
+        out: list[_Term] = []
+        for cut in range(_MIN_COMPOUND_PREFIX, len(word) - 2):
+            out.extend(self._heads.get(word[cut:], ()))
+        for cut in range(_MIN_MODIFIER_LEN, len(word) - _MIN_COMPOUND_PREFIX + 1):
+            out.extend(self._modifiers.get(word[:cut], ()))
+        return out
+
+
+def longest_first(matches: Sequence[Match]) -> list[Match]:
+    """Non-overlapping matches, preferring longer ones: 'bail de résidence principale' hides 'bail'."""
+    chosen: list[Match] = []
+    for m in sorted(matches, key=lambda m: (-(m.end - m.start), m.start)):
+        if not any(m.overlaps(c) for c in chosen):
+            chosen.append(m)
+    return sorted(chosen, key=lambda m: m.start)
