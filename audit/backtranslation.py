@@ -192,6 +192,15 @@ class BackTranslationScorer:
         return sigs
 
     def score(self, french: Sequence[str], back: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
+        """backtranslation, bt_chrf, bt_bleu, bt_ter (+ bt_cosine with an embedder), one row per pair."""
+        findings, columns = self.surface_scores(french, back)
+        if self.embedder is not None:
+            more, cosine = self.cosine_scores(french, back)
+            findings = [a + b for a, b in zip(findings, more)]
+            columns = pd.concat([columns, cosine], axis=1)
+        return findings, columns
+
+    def surface_scores(self, french: Sequence[str], back: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
         if len(french) != len(back):
             raise ValueError("french and back-translations differ in length")
         columns = pd.DataFrame({
@@ -200,19 +209,17 @@ class BackTranslationScorer:
             "bt_bleu": [self.bleu.sentence_score(b, [f]).score for f, b in zip(french, back)],
             "bt_ter": [self.ter.sentence_score(b, [f]).score for f, b in zip(french, back)],
         })
-        if self.embedder is not None:
-            fr_vec = self.embedder.encode(list(french), "query")
-            bt_vec = self.embedder.encode(list(back), "query")
-            columns["bt_cosine"] = np.einsum("ij,ij->i", fr_vec, bt_vec) if len(back) else []
-        findings: list[list[Finding]] = []
-        for row in columns.itertuples():
-            found = []
-            if row.bt_chrf < self.thresholds.chrf:
-                found.append(Finding("bt_divergent", f"back-translation '{row.backtranslation}' diverges from "
-                                     f"the French (chrF++ {row.bt_chrf:.1f} < {self.thresholds.chrf:g})"))
-            cosine = getattr(row, "bt_cosine", None)
-            if cosine is not None and cosine < self.thresholds.cosine:
-                found.append(Finding("bt_meaning_drift", f"back-translation's meaning drifts from the "
-                                     f"French (cosine {cosine:.3f} < {self.thresholds.cosine:g})"))
-            findings.append(found)
+        limit = self.thresholds.chrf
+        findings = [[Finding("bt_divergent", f"back-translation '{b}' diverges from the French "
+                             f"(chrF++ {c:.1f} < {limit:g})")] if c < limit else []
+                    for b, c in zip(back, columns["bt_chrf"])]
         return findings, columns
+
+    def cosine_scores(self, french: Sequence[str], back: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
+        fr_vec = self.embedder.encode(list(french), "query")
+        bt_vec = self.embedder.encode(list(back), "query")
+        cosine = np.einsum("ij,ij->i", fr_vec, bt_vec) if len(back) else np.zeros(0)
+        limit = self.thresholds.cosine
+        findings = [[Finding("bt_meaning_drift", f"back-translation's meaning drifts from the French "
+                             f"(cosine {c:.3f} < {limit:g})")] if c < limit else [] for c in cosine]
+        return findings, pd.DataFrame({"bt_cosine": cosine})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -23,11 +23,15 @@ from bbsard_audit.io import atomic_path, write_csv, write_sidecar
 from . import qa_checks
 from .backtranslation import BackTranslationScorer, BackTranslationThresholds, Translator, get_translator
 from .crosslingual import CrossLingualConfig, CrossLingualScorer
-from .embeddings import Embedder, get_embedder
+from .embeddings import Embedder, default_cache_dir, get_embedder
 from .findings import Finding
+from . import glossary as glossary_module
+from . import termmatch
+from .glossary import SHIPPED as SHIPPED_GLOSSARY
 from .glossary import Glossary
 from .retrieval_consistency import RetrievalConsistency
 from .risk import RiskConfig, combine
+from .signal_cache import SignalCache, fingerprint
 
 ID_COLUMNS = ["id", "split", "category", "question_fr", "question_nl", "backtranslation"]
 RISK_COLUMNS = ["risk", "severity", "flagged", "flags", "reasons"]
@@ -57,30 +61,43 @@ class MemoEmbedder:
         return np.stack([self._memo[(kind, t)] for t in texts])
 
 
-@dataclass
 class AuditEngine:
-    """The signals, configured once; `score` runs them all on row-aligned lists."""
+    """The signals, configured once; `score` runs them all on row-aligned lists.
 
-    embedder: Embedder
-    glossary: Glossary
-    config: RiskConfig
-    timings: dict[str, float] = field(default_factory=dict)
+    Deterministic batch signals (QA checks, glossary, sacrebleu scores) go through a SignalCache and
+    embeddings through the embedder's cache, so a rerun on unchanged data is fast; the glossary is
+    only loaded when its result is not cached.
+    """
 
-    def __post_init__(self) -> None:
-        self.embedder = self.embedder if isinstance(self.embedder, MemoEmbedder) else MemoEmbedder(self.embedder)
-        rules = self.config.rules
+    def __init__(self, embedder: Embedder, config: RiskConfig, glossary: Glossary | str | Path | None = None,
+                 signal_cache: SignalCache | None = None) -> None:
+        self.embedder = embedder if isinstance(embedder, MemoEmbedder) else MemoEmbedder(embedder)
+        self.config = config
+        self._glossary = glossary if isinstance(glossary, Glossary) else None
+        self.glossary_path = Path(glossary.path if isinstance(glossary, Glossary) and glossary.path
+                                  else glossary if isinstance(glossary, (str, Path)) else SHIPPED_GLOSSARY)
+        self.cache = signal_cache or SignalCache(None)
+        self.timings: dict[str, float] = {}
+        self.glossary_meta: dict = {}
+        rules = config.rules
         self.bt = BackTranslationScorer(self.embedder, BackTranslationThresholds(
             chrf=rules["bt_chrf"].threshold if "bt_chrf" in rules else BackTranslationThresholds.chrf,
             cosine=rules["bt_cosine"].threshold if "bt_cosine" in rules else BackTranslationThresholds.cosine))
-        xcfg = self.config.section("crosslingual")
+        xcfg = config.section("crosslingual")
         try:
             self.xling = CrossLingualScorer(self.embedder, CrossLingualConfig(
                 k=int(xcfg.get("k", 4)), margin=str(xcfg.get("margin", "ratio")),
                 z_threshold=rules["xling_z"].threshold if "xling_z" in rules else CrossLingualConfig.z_threshold))
         except (TypeError, ValueError) as exc:
-            raise InputError(f"invalid [crosslingual] config: {exc}", file=self.config.source) from None
-        if self.xling.config.margin not in ("ratio", "distance"):
-            raise InputError("[crosslingual] margin must be ratio or distance", file=self.config.source)
+            raise InputError(f"invalid [crosslingual] config: {exc}", file=config.source) from None
+        if self.xling.config.margin not in ("ratio", "distance") or self.xling.config.k < 1:
+            raise InputError("[crosslingual] needs margin = ratio|distance and k >= 1", file=config.source)
+
+    @property
+    def glossary(self) -> Glossary:
+        if self._glossary is None:
+            self._glossary = Glossary.load(self.glossary_path)
+        return self._glossary
 
     @contextmanager
     def _timed(self, step: str, progress: Progress | None) -> Iterator[None]:
@@ -90,8 +107,30 @@ class AuditEngine:
         yield
         self.timings[step] = round(self.timings.get(step, 0.0) + time.perf_counter() - start, 3)
 
+    def _qa(self, pairs):
+        fp = fingerprint([Path(qa_checks.__file__), Path(termmatch.__file__)], ("simplemma", "py3langid"))
+        return self.cache.get_or_compute("qa_checks", fp, pairs, lambda: (*qa_checks.check_pairs(pairs), {}))
+
+    def _glossary_check(self, pairs):
+        if not self.glossary_path.is_file():
+            raise InputError("glossary file not found", file=str(self.glossary_path))
+        fp = fingerprint([Path(glossary_module.__file__), Path(termmatch.__file__), self.glossary_path], ("simplemma",))
+
+        def compute():
+            g = self.glossary
+            return (*g.check_pairs(pairs), {"version": g.version, "entries": len(g.entries)})
+        findings, columns, meta = self.cache.get_or_compute("glossary", fp, pairs, compute)
+        self.glossary_meta = {**meta, "path": str(self.glossary_path)}
+        return findings, columns
+
+    def _bt_surface(self, fr, back):
+        fp = fingerprint(packages=("sacrebleu",), settings=[self.bt.signatures(), self.bt.thresholds.chrf])
+        return self.cache.get_or_compute("bt_surface", fp, list(zip(fr, back)),
+                                         lambda: (*self.bt.surface_scores(fr, back), {}))[:2]
+
     def score(self, fr: Sequence[str], nl: Sequence[str], bt: Sequence[str | None] | None = None,
-              groups: Sequence[object] | None = None, reference: np.ndarray | None = None, extra: list[tuple[list[list[Finding]], pd.DataFrame]] = (),
+              groups: Sequence[object] | None = None, reference: np.ndarray | None = None,
+              extra: Sequence[tuple[list[list[Finding]], pd.DataFrame]] = (),
               progress: Progress | None = None, advance: Callable[[int], None] | None = None) -> pd.DataFrame:
         """Signal columns + risk/severity/flagged/flags/reasons, one row per (fr, nl[, bt]) pair.
 
@@ -104,26 +143,32 @@ class AuditEngine:
             texts = list(fr) + list(nl) + [b for b in (bt or []) if b]
             self.embedder.prefetch(texts, "query", advance=advance)
         with self._timed("qa_checks", progress):
-            results.append(qa_checks.check_pairs(pairs))
+            results.append(self._qa(pairs)[:2])
         with self._timed("glossary", progress):
-            results.append(self.glossary.check_pairs(pairs))
+            results.append(self._glossary_check(pairs))
         with self._timed("crosslingual", progress):
             results.append(self.xling.score(pairs, groups, reference))
         if bt is not None:
             with self._timed("backtranslation_scores", progress):
-                have = [i for i, b in enumerate(bt) if b]
-                found, cols = self.bt.score([fr[i] for i in have], [bt[i] for i in have])
-                full = pd.DataFrame(index=range(len(pairs)), columns=cols.columns, dtype=float)
-                full["backtranslation"] = pd.Series([b or "" for b in bt], dtype=object)
-                full.loc[have, [c for c in cols.columns if c != "backtranslation"]] = (
-                    cols.drop(columns="backtranslation").to_numpy())
-                by_row = dict(zip(have, found))
-                results.append(([by_row.get(i, []) for i in range(len(pairs))], full))
+                results.append(self._bt_rows(fr, bt))
         findings = [[f for res in results for f in res[0][i]] for i in range(len(pairs))]
         columns = pd.concat([res[1].reset_index(drop=True) for res in results], axis=1)
         with self._timed("risk", progress):
             risk = combine(findings, columns, self.config)
         return pd.concat([risk.reset_index(drop=True), columns], axis=1)
+
+    def _bt_rows(self, fr: Sequence[str], bt: Sequence[str | None]) -> tuple[list[list[Finding]], pd.DataFrame]:
+        """BT signals for the rows that have a back-translation; NaN (no evidence) for the others."""
+        have = [i for i, b in enumerate(bt) if b]
+        sub_fr, sub_bt = [fr[i] for i in have], [bt[i] for i in have]
+        surface_f, surface = self._bt_surface(sub_fr, sub_bt)
+        cosine_f, cosine = self.bt.cosine_scores(sub_fr, sub_bt)
+        full = pd.DataFrame(np.nan, index=range(len(bt)), columns=["bt_chrf", "bt_bleu", "bt_ter", "bt_cosine"])
+        full.loc[have, ["bt_chrf", "bt_bleu", "bt_ter"]] = surface[["bt_chrf", "bt_bleu", "bt_ter"]].to_numpy()
+        full.loc[have, "bt_cosine"] = cosine["bt_cosine"].to_numpy()
+        full.insert(0, "backtranslation", [b or "" for b in bt])
+        by_row = {i: a + b for i, a, b in zip(have, surface_f, cosine_f)}
+        return [by_row.get(i, []) for i in range(len(bt))], full
 
     def signatures(self) -> dict[str, str]:
         return {**{f"bt_{k}": v for k, v in self.bt.signatures().items()}, "xling": self.xling.signature()}
@@ -165,8 +210,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
     if bool(runs_fr) != bool(runs_nl):
         raise InputError("give both --runs-fr and --runs-nl (or neither)")
     emb = get_embedder(embedder, cache_dir) if isinstance(embedder, str) else embedder
-    gloss = Glossary.load(glossary)
-    engine = AuditEngine(emb, gloss, cfg)
+    engine = AuditEngine(emb, cfg, glossary, SignalCache((cache_dir or default_cache_dir()) / "signals.sqlite"))
     timings["load"] = round(time.perf_counter() - t0, 3)
 
     ids = [p.id for p in pairs]
@@ -202,8 +246,8 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
             "translator": translator.model_id if translator is not None else None,
         },
         "signatures": engine.signatures() if bt is not None else {"xling": engine.xling.signature()},
-        "glossary": {"version": gloss.version, "path": str(gloss.path) if gloss.path else None,
-                     "entries": len(gloss.entries)},
+        "glossary": engine.glossary_meta,
+        "cached_signals": engine.cache.hits,
         "retrieval_consistency": {"runs_fr": rc.paths[0], "runs_nl": rc.paths[1]} if rc else None,
         "config_source": cfg.source,
         "config": cfg.to_dict(),

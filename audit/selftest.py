@@ -26,10 +26,11 @@ from bbsard_audit.io import write_csv, write_json, write_sidecar
 from . import qa_checks
 from .backtranslation import FileTranslator, get_translator
 from .calibration import roc_auc
-from .embeddings import get_embedder
+from .embeddings import default_cache_dir, get_embedder
 from .glossary import Glossary
 from .pipeline import AuditEngine, default_backtranslations
 from .risk import RiskConfig
+from .signal_cache import SignalCache
 
 WORD = r"(?<![\w-]){}(?![\w-])"
 NUMBER_WORDS = {"een": "twee", "twee": "drie", "drie": "vier", "vier": "vijf", "vijf": "zes", "zes": "zeven",
@@ -66,13 +67,14 @@ def _swap_in_list(text: str, names: Sequence[str], rng: np.random.Generator) -> 
     return None
 
 
-def _flatten(terms) -> list[str]:
-    """qa_checks vocabularies may be lists, tuples of variants or mappings: every Dutch string in them."""
-    if isinstance(terms, str):
-        return [terms]
-    if isinstance(terms, dict):
-        return _flatten(list(terms.keys())) + _flatten(list(terms.values()))
-    return [t for item in terms for t in _flatten(item)]
+def _swap_pairs(text: str, pairs: Sequence[tuple[str, str]], both_ways: bool) -> str | None:
+    """Replace the first word found among `pairs` (a -> b, and b -> a when `both_ways`)."""
+    directed = [(a, b) for a, b in pairs] + ([(b, a) for a, b in pairs] if both_ways else [])
+    for old, new in sorted(directed, key=lambda p: -len(p[0])):
+        match = re.search(WORD.format(re.escape(old)), text, flags=re.IGNORECASE)
+        if match:
+            return text[:match.start()] + _keep_case(match.group(0), new) + text[match.end():]
+    return None
 
 
 class ErrorInjector:
@@ -101,12 +103,7 @@ class ErrorInjector:
         return None
 
     def role_swap(self, fr: str, nl: str) -> str | None:
-        for a, b in _role_pairs():
-            for x, y in ((a, b), (b, a)):
-                match = re.search(WORD.format(re.escape(x)), nl, flags=re.IGNORECASE)
-                if match:
-                    return nl[:match.start()] + _keep_case(match.group(0), y) + nl[match.end():]
-        return None
+        return _swap_pairs(nl, qa_checks.ROLE_PAIRS_NL, both_ways=True)
 
     def negation(self, fr: str, nl: str) -> str | None:
         """Remove the first negator if there is one, else add `niet` after the inverted verb + subject."""
@@ -139,10 +136,10 @@ class ErrorInjector:
         return None
 
     def region_swap(self, fr: str, nl: str) -> str | None:
-        return _swap_in_list(nl, _flatten(qa_checks.REGIONS_NL), self.rng)
+        return _swap_in_list(nl, qa_checks.REGIONS_NL, self.rng)
 
     def institution_swap(self, fr: str, nl: str) -> str | None:
-        return _swap_in_list(nl, _flatten(qa_checks.INSTITUTIONS_NL), self.rng)
+        return _swap_pairs(nl, qa_checks.INSTITUTIONS_NL, both_ways=False)
 
     def clause_omitted(self, fr: str, nl: str) -> str | None:
         """Drop a context sentence, else the part before a comma, else the last third of the words."""
@@ -165,14 +162,6 @@ class ErrorInjector:
         if len(fr_words) < 6:
             return None
         return " ".join(nl_words[:len(nl_words) // 2] + fr_words[len(fr_words) // 2:])
-
-
-def _role_pairs() -> list[tuple[str, str]]:
-    pairs = []
-    for item in qa_checks.ROLE_PAIRS_NL:
-        a, b = item[0], item[1]
-        pairs += [(x, y) for x in _flatten(a) for y in _flatten(b)[:1]]
-    return pairs
 
 
 @dataclass
@@ -210,7 +199,8 @@ def run_selftest(dataset: str, *, split: str = "test", backtranslations=None, tr
     file_bt = FileTranslator(backtranslations) if backtranslations is not None else None
     bt_mode = ("translator: every row, corrupted or not, back-translated" if live is not None
                else "off: BT-free risk for every row (a file has no back-translation of corrupted text)")
-    engine = AuditEngine(get_embedder(embedder, cache_dir) if isinstance(embedder, str) else embedder, gloss, cfg)
+    emb = get_embedder(embedder, cache_dir) if isinstance(embedder, str) else embedder
+    engine = AuditEngine(emb, cfg, gloss, SignalCache((cache_dir or default_cache_dir()) / "signals.sqlite"))
     bt = live.translate(frame["question_nl"].tolist(), frame["id"].tolist()) if live is not None else None
     scored = engine.score(frame["question_fr"].tolist(), frame["question_nl"].tolist(), bt,
                           groups=frame["id"].to_numpy(), reference=(frame["error_type"] == "none").to_numpy())
