@@ -210,7 +210,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
     if bool(runs_fr) != bool(runs_nl):
         raise InputError("give both --runs-fr and --runs-nl (or neither)")
     emb = get_embedder(embedder, cache_dir) if isinstance(embedder, str) else embedder
-    engine = AuditEngine(emb, cfg, glossary, SignalCache((cache_dir or default_cache_dir()) / "signals.sqlite"))
+    engine = AuditEngine(emb, cfg, glossary, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"))
     timings["load"] = round(time.perf_counter() - t0, 3)
 
     ids = [p.id for p in pairs]
