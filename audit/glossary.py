@@ -19,7 +19,7 @@ import yaml
 from bbsard_audit.errors import InputError
 
 from .findings import Finding
-from .termmatch import TermMatcher, Tokens, longest_first, tokenize
+from .termmatch import LEMMAS, TermMatcher, Tokens, longest_first, tokenize
 
 SHIPPED = Path(__file__).parent / "data" / "glossary.yaml"
 REJECTION_KINDS = ("wrong_concept", "netherlands")
@@ -95,7 +95,9 @@ class Glossary:
                 raise InputError("duplicate entry id", file=label, row=row, id=entry.id)
             seen.add(entry.id)
             entries.append(entry)
-        return cls(entries, str(raw["version"]), path)
+        glossary = cls(entries, str(raw["version"]), path)
+        LEMMAS.flush()
+        return glossary
 
     def domains(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -112,6 +114,7 @@ class Glossary:
             f, row = self.check_tokens(tokenize(fr, "fr"), tokenize(nl, "nl"))
             findings.append(f)
             rows.append(row)
+        LEMMAS.flush()
         columns = pd.DataFrame(rows, columns=["gl_expected", "gl_matched", "gl_missing", "gl_rejected",
                                               "gl_non_belgian"])
         return findings, columns.astype("int64")

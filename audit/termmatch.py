@@ -20,13 +20,20 @@ Matching rules (documented in docs/glossary.md):
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Hashable, Iterable, Literal, Sequence
 
 import simplemma
+
+from bbsard_audit.io import write_json
+
+from .embeddings import default_cache_dir
 
 Compound = Literal["exact", "head", "part"]
 
@@ -39,13 +46,61 @@ _DUTCH_PLURAL_ENDINGS = ("", "en", "s", "n", "e", "'s")
 
 def fold(text: str) -> str:
     """Lower-case and strip accents: 'Wallonië' -> 'wallonie', 'Été' -> 'ete'."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
+    lower = text.lower()
+    if lower.isascii():
+        return lower
+    decomposed = unicodedata.normalize("NFKD", lower)
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-@lru_cache(maxsize=200_000)
-def _lemma(word: str, lang: str) -> str:
-    return fold(simplemma.lemmatize(word, lang=lang))
+class LemmaCache:
+    """word -> folded simplemma lemma, kept on disk so a warm run never loads simplemma's dictionaries.
+
+    Decoding simplemma's French and Dutch dictionaries costs ~1.5 s per process; a batch of questions
+    only needs a few thousand words, so their lemmas are stored (per simplemma version) in
+    `<cache>/lemmas/simplemma-<version>.json` and simplemma is asked only about new words.
+    """
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self._lemmas: dict[str, dict[str, str]] | None = None
+        self._new = 0
+
+    def _load(self) -> dict[str, dict[str, str]]:
+        if self._lemmas is None:
+            self._lemmas = {}
+            if self.path is not None and self.path.exists():
+                try:
+                    self._lemmas = json.loads(self.path.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    self._lemmas = {}  # a damaged cache is rebuilt, never trusted
+        return self._lemmas
+
+    def lemma(self, word: str, lang: str) -> str:
+        table = self._load().setdefault(lang, {})
+        found = table.get(word)
+        if found is None:
+            found = table[word] = fold(simplemma.lemmatize(word, lang=lang))
+            self._new += 1
+        return found
+
+    def flush(self) -> None:
+        """Write new lemmas back (atomically); called once at the end of a batch."""
+        if self._new and self.path is not None:
+            try:
+                write_json(self.path, self._lemmas)
+            except OSError:
+                return  # a read-only cache folder only costs speed
+            self._new = 0
+
+
+def _cache_path() -> Path | None:
+    if os.environ.get("BBSARD_AUDIT_NO_LEMMA_CACHE"):
+        return None
+    return default_cache_dir().parent / "lemmas" / f"simplemma-{simplemma.__version__}.json"
+
+
+LEMMAS = LemmaCache(_cache_path())
 
 
 @dataclass(frozen=True)
@@ -65,7 +120,9 @@ class Tokens:
         return set(self.surfaces) | set(self.lemmas)
 
 
+@lru_cache(maxsize=8192)
 def tokenize(text: str, lang: str) -> Tokens:
+    """Tokenise once per (text, language): the glossary and the QA checks share the result."""
     text = text.replace("\u2019", "'")
     matches = list(_WORD.finditer(text))
     lower = [m.group().lower() for m in matches]
@@ -73,7 +130,7 @@ def tokenize(text: str, lang: str) -> Tokens:
         text=text,
         lang=lang,
         surfaces=tuple(fold(w) for w in lower),
-        lemmas=tuple(_lemma(w, lang) for w in lower),
+        lemmas=tuple(LEMMAS.lemma(w, lang) for w in lower),
         spans=tuple(m.span() for m in matches),
     )
 
