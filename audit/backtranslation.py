@@ -183,6 +183,8 @@ class BackTranslationScorer:
                  thresholds: BackTranslationThresholds = BackTranslationThresholds()) -> None:
         self.embedder, self.thresholds = embedder, thresholds
         self.chrf, self.bleu, self.ter = CHRF(word_order=2), BLEU(effective_order=True), TER()
+        for metric in (self.chrf, self.bleu, self.ter):  # fixes nrefs:1, so signatures exist before scoring
+            metric.sentence_score("x", ["x"])
 
     def signatures(self) -> dict[str, str]:
         sigs = {"chrf": str(self.chrf.get_signature()), "bleu": str(self.bleu.get_signature()),

@@ -9,7 +9,7 @@ from pathlib import Path
 from .risk import RiskConfig
 
 SIGNAL_MODULES = ("audit.glossary", "audit.qa_checks", "audit.backtranslation", "audit.crosslingual",
-                  "audit.retrieval_consistency")
+                  "audit.retrieval_consistency", "audit.risk")
 DOC = Path(__file__).resolve().parents[1] / "docs" / "flags.md"
 
 

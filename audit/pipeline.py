@@ -109,7 +109,11 @@ class AuditEngine:
 
     def _qa(self, pairs):
         fp = fingerprint([Path(qa_checks.__file__), Path(termmatch.__file__)], ("simplemma", "py3langid"))
-        return self.cache.get_or_compute("qa_checks", fp, pairs, lambda: (*qa_checks.check_pairs(pairs), {}))
+        findings, columns, _ = self.cache.get_or_compute("qa_checks", fp, pairs,
+                                                         lambda: (*qa_checks.check_pairs(pairs), {}))
+        # glue for the `sentence_dropped` rule: how many more sentences the French has
+        columns = columns.assign(qa_sentence_gap=columns["qa_sentences_fr"] - columns["qa_sentences_nl"])
+        return findings, columns
 
     def _glossary_check(self, pairs):
         if not self.glossary_path.is_file():
@@ -143,7 +147,7 @@ class AuditEngine:
             texts = list(fr) + list(nl) + [b for b in (bt or []) if b]
             self.embedder.prefetch(texts, "query", advance=advance)
         with self._timed("qa_checks", progress):
-            results.append(self._qa(pairs)[:2])
+            results.append(self._qa(pairs))
         with self._timed("glossary", progress):
             results.append(self._glossary_check(pairs))
         with self._timed("crosslingual", progress):

