@@ -42,7 +42,8 @@ COLUMNS = ["fr", "nl", "dice", "cooc", "fr_df", "nl_df", "in_glossary"]
 
 
 def _ngrams(text: str, lang: str, max_n: int) -> dict[str, str]:
-    """Lemma n-grams (1..max_n) of one article -> a surface form; no n-gram starts/ends with a stopword."""
+    """Lemma n-grams (1..max_n) of one article -> the text it was read from; no n-gram starts or ends
+    with a stopword or spans punctuation."""
     toks = tokenize(text, lang)
     stop = STOPWORDS[lang]
     lemmas, surfaces, spans = toks.lemmas, toks.surfaces, toks.spans
@@ -60,7 +61,8 @@ def _ngrams(text: str, lang: str, max_n: int) -> dict[str, str]:
             if lemmas[j - 1] in stop:
                 continue
             key = " ".join(lemmas[i:j])
-            out.setdefault(key, " ".join(surfaces[i:j]))
+            if key not in out:  # shown to the curator as written (lower-cased, accents kept)
+                out[key] = text[spans[i][0]:spans[j - 1][1]].lower()
     return out
 
 
