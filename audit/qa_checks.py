@@ -163,36 +163,37 @@ _NL_COMPOUND_SUFFIXES = ("lijns", "jarige", "jarig", "maandelijks", "daags", "da
 _DIGITS = re.compile(r"(?<![\w.,])(\d{1,3}(?:[ .\u00a0\u202f]\d{3})+|\d+)(?:,(\d+))?(?:\s?(?:er|ère|e|ème|de|ste|ste)\b)?")
 
 
+_FIRST_NUMBER_WORDS = {lang: {phrase.split()[0] for phrase in words} for lang, words in NUMBER_WORDS.items()}
+_NL_NUMBER_COMPOUND = re.compile(
+    "(" + "|".join(sorted(map(re.escape, NUMBER_WORDS["nl"]), key=len, reverse=True)) + ")"
+    "(" + "|".join(_NL_COMPOUND_SUFFIXES) + ")")
+
+
 def _number_values(tokens: Tokens) -> Counter:
     """Values of digits, number words and ordinals ('1.500' = '1 500' = '1500'; 'drie' = 3)."""
     lang = tokens.lang
     values: Counter = Counter()
-    text = tokens.text
-    for m in _DIGITS.finditer(text):
+    for m in _DIGITS.finditer(tokens.text):
         integer = re.sub(r"\D", "", m.group(1))
         values[float(integer + ("." + m.group(2) if m.group(2) else ""))] += 1
-    words = NUMBER_WORDS[lang]
+    words, first_words, articles = NUMBER_WORDS[lang], _FIRST_NUMBER_WORDS[lang], _ARTICLE_ONE[lang]
     surfaces = tokens.surfaces
     i = 0
     while i < len(surfaces):
         w = surfaces[i]
-        if w in _ARTICLE_ONE[lang]:
-            i += 1
+        i += 1
+        if w in articles:
             continue
-        # longest French multi-word number first ("dix huit", "quatre vingt dix")
-        for span in (3, 2, 1):
-            phrase = " ".join(surfaces[i:i + span])
-            if len(surfaces[i:i + span]) == span and phrase in words:
-                values[words[phrase]] += 1
-                i += span
-                break
-        else:
-            if lang == "nl":
-                for suffix in _NL_COMPOUND_SUFFIXES:
-                    if w.endswith(suffix) and w[: -len(suffix)] in words:
-                        values[words[w[: -len(suffix)]]] += 1
-                        break
-            i += 1
+        if w in first_words:
+            # longest French multi-word number first ("dix huit", "quatre vingt dix")
+            for span in (3, 2, 1):
+                phrase = " ".join(surfaces[i - 1:i - 1 + span])
+                if phrase in words and len(surfaces[i - 1:i - 1 + span]) == span:
+                    values[words[phrase]] += 1
+                    i += span - 1
+                    break
+        elif lang == "nl" and (m := _NL_NUMBER_COMPOUND.fullmatch(w)):
+            values[words[m.group(1)]] += 1  # "negenjarige" = 9, "tweedelijns" = 2
     return values
 
 

@@ -165,6 +165,7 @@ class TermMatcher:
         self._by_first: dict[str, list[_Term]] = {}
         self._heads: dict[str, list[_Term]] = {}
         self._modifiers: dict[str, list[_Term]] = {}
+        self._compound_cache: dict[str, tuple[_Term, ...]] = {}
         for key, term in terms:
             self.add(key, term, compound)
 
@@ -177,6 +178,7 @@ class TermMatcher:
         entry = _Term(key, term.lstrip("="), toks.surfaces, toks.lemmas, mode)
         for first in {toks.surfaces[0], toks.lemmas[0]}:
             self._by_first.setdefault(first, []).append(entry)
+        self._compound_cache.clear()
         if len(toks) == 1 and mode != "exact":
             for form in {toks.surfaces[0], toks.lemmas[0]} - {""}:
                 if len(form) < _MIN_HEAD_LEN:
@@ -191,27 +193,35 @@ class TermMatcher:
         found: dict[tuple, Match] = {}
         surfaces, lemmas = tokens.surfaces, tokens.lemmas
         n = len(surfaces)
+        by_first, compounds = self._by_first, bool(self._heads or self._modifiers)
         for i in range(n):
-            candidates = self._by_first.get(surfaces[i], []) + self._by_first.get(lemmas[i], [])
+            surface, lemma = surfaces[i], lemmas[i]
+            candidates = by_first.get(surface, ())
+            if lemma != surface and lemma in by_first:
+                candidates = (*candidates, *by_first[lemma])
             for t in candidates:
                 k = len(t.surfaces)
                 if i + k <= n and all(
                     surfaces[i + j] in (t.surfaces[j], t.lemmas[j]) or lemmas[i + j] in (t.surfaces[j], t.lemmas[j])
-                    for j in range(k)
+                    for j in range(1, k)
                 ):
                     found[(t.key, t.term, i)] = Match(t.key, t.term, i, i + k)
-            if self._heads or self._modifiers:
-                for t in self._compound_parts(surfaces[i]):
+            if compounds:
+                for t in self._compound_parts(surface):
                     found.setdefault((t.key, t.term, i), Match(t.key, t.term, i, i + 1))
         return sorted(found.values(), key=lambda m: (m.start, -m.end))
 
-    def _compound_parts(self, word: str) -> list[_Term]:
-        out: list[_Term] = []
-        for cut in range(_MIN_COMPOUND_PREFIX, len(word) - 2):
-            out.extend(self._heads.get(word[cut:], ()))
-        for cut in range(_MIN_MODIFIER_LEN, len(word) - _MIN_COMPOUND_PREFIX + 1):
-            out.extend(self._modifiers.get(word[:cut], ()))
-        return out
+    def _compound_parts(self, word: str) -> tuple[_Term, ...]:
+        """Terms found as the head or first part of `word`, memoised: words repeat across texts."""
+        cached = self._compound_cache.get(word)
+        if cached is None:
+            out: list[_Term] = []
+            for cut in range(_MIN_COMPOUND_PREFIX, len(word) - 2):
+                out.extend(self._heads.get(word[cut:], ()))
+            for cut in range(_MIN_MODIFIER_LEN, len(word) - _MIN_COMPOUND_PREFIX + 1):
+                out.extend(self._modifiers.get(word[:cut], ()))
+            cached = self._compound_cache[word] = tuple(out)
+        return cached
 
 
 def longest_first(matches: Sequence[Match]) -> list[Match]:
