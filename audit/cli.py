@@ -145,11 +145,7 @@ def calibrate(audit_csv: Annotated[Path, typer.Option("--audit", metavar="FILE",
 
 
 def register(app: typer.Typer) -> None:
-    try:
-        from .glossary_cli import register_glossary_cli
-    except ModuleNotFoundError as exc:  # the glossary helper's commands are optional until merged
-        if exc.name != "audit.glossary_cli":
-            raise
-    else:
-        register_glossary_cli(audit_app)
+    from .glossary_cli import register_glossary_cli
+
+    register_glossary_cli(audit_app)
     app.add_typer(audit_app, name="audit")
