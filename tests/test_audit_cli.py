@@ -157,3 +157,20 @@ def test_real_test_split_audit(shared_dir, tmp_path_factory):
     assert frame["flagged"].mean() <= 0.25
     meta = json.loads((root / "out" / "audit.meta.json").read_text())
     assert meta["dataset"]["n_pairs"] == {"test": 222, "train": 886} or meta["n_pairs"] == 222
+
+
+def test_selftest_cli_on_the_sample(sample_audit):
+    out, _ = sample_audit
+    st = out.parent / "selftest"
+    result = _run("audit", "selftest", "--dataset", "sample", "--split", "all", "--max-per-type", 4,
+                  "--cache-dir", out.parent / "cache", "--out", st)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((st / "selftest.json").read_text())
+    assert summary["n_original"] == 40 and 20 <= summary["n_injected"] <= 32
+    assert summary["backtranslation_mode"].startswith("off")  # the sample's BT file cannot cover corrupted text
+    assert 0 <= summary["false_flag_rate"] <= 1 and summary["recall_meaning_changing"] >= 0.7
+    assert summary["roc_auc"] > 0.8 and "false_flag_rate_with_file_bt" in summary
+    by_type = {row["error_type"]: row for row in summary["by_type"]}
+    assert {"role_swap", "negation", "number_change", "clause_omitted"} <= set(by_type)
+    assert all(row["n"] <= 4 for row in by_type.values())
+    assert (st / "selftest.csv").exists() and (st / "selftest.meta.json").exists()
