@@ -38,7 +38,10 @@ def timed_cli(args: list[str], env: dict) -> dict:
     code = os.waitstatus_to_exitcode(status)
     if code:
         raise SystemExit(f"bbsard-audit {' '.join(args)} failed ({code}):\n{err}")
-    return {"wall_s": round(wall, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "output": err.strip()}
+    # CPU seconds do not depend on what else runs on the machine (wall time does, a lot, when shared)
+    return {"wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "load_avg_1min_after": round(os.getloadavg()[0], 2),
+            "output": err.strip()}
 
 
 def main() -> None:
@@ -56,8 +59,9 @@ def main() -> None:
                       "--cache-dir", str(cache), "--out", str(opts.out / "audit")]
         results["cold"] = timed_cli(audit_args, env)
         results["warm"] = timed_cli(audit_args, env)
-        print(f"cold {results['cold']['wall_s']} s ({results['cold']['peak_rss_mb']} MB), "
-              f"warm {results['warm']['wall_s']} s ({results['warm']['peak_rss_mb']} MB)")
+        for run in ("cold", "warm"):
+            r = results[run]
+            print(f"{run}: {r['wall_s']} s wall, {r['cpu_s']} s CPU, {r['peak_rss_mb']} MB peak RSS", flush=True)
         if not opts.skip_selftest:
             results["selftest_test"] = timed_cli(["audit", "selftest", "--dataset", str(opts.data), "--split", "test",
                                                   "--backtranslations", str(bt), "--cache-dir", str(cache),
