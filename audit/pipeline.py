@@ -209,10 +209,10 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
     if backtranslations is None and translator is None and isinstance(dataset, str):
         backtranslations = default_backtranslations(dataset)
     if isinstance(translator, str) or translator is None:
-        translator = get_translator(backtranslations, translator if isinstance(translator, str) else None)
-    rc = RetrievalConsistency(runs_fr, runs_nl) if runs_fr and runs_nl else None
+        translator = get_translator(backtranslations, translator)
     if bool(runs_fr) != bool(runs_nl):
         raise InputError("give both --runs-fr and --runs-nl (or neither)")
+    rc = RetrievalConsistency(runs_fr, runs_nl) if runs_fr else None
     emb = get_embedder(embedder, cache_dir) if isinstance(embedder, str) else embedder
     engine = AuditEngine(emb, cfg, glossary, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"))
     timings["load"] = round(time.perf_counter() - t0, 3)
