@@ -156,7 +156,11 @@ def test_real_test_split_audit(shared_dir, tmp_path_factory):
     assert len(frame) == 222 and frame["backtranslation"].notna().all()
     assert frame["flagged"].mean() <= 0.25
     meta = json.loads((root / "out" / "audit.meta.json").read_text())
-    assert meta["dataset"]["n_pairs"] == {"test": 222, "train": 886} or meta["n_pairs"] == 222
+    assert meta["n_pairs"] == 222 and meta["split"] == "test" and meta["backtranslation"]["status"] == "used"
+    rows = frame.set_index("id")
+    # two genuine GPT-4o errors: 'insalubrité' -> 'onbewoonbaarheid' (another concept), and a dropped sentence
+    assert rows.loc[775, "flagged"] and "term_rejected" in rows.loc[775, "flags"]
+    assert rows.loc[819, "flagged"] and "sentence_dropped" in rows.loc[819, "flags"]
 
 
 def test_selftest_cli_on_the_sample(sample_audit):
