@@ -201,3 +201,24 @@ def test_real_data_fast_and_not_noisy(shared_dir):
     # the checks are not vacuous on real data: terms are found and matched, numbers compared
     assert gl_columns["gl_expected"].sum() > 800 and gl_columns["gl_matched"].sum() > 700
     assert qa_columns["qa_numbers_fr"].sum() > 50
+
+
+@pytest.mark.parametrize("fr, nl", [
+    ("Je travaille depuis 4 ans et demi. Quel préavis ?", "Ik werk al vierenhalf jaar. Welke opzeggingstermijn?"),
+    ("Quel délai doit-il respecter ?", "Welke termijn moet hij in acht nemen?"),
+    ("Faut-il être sans emploi ?", "Moet men werkloos zijn?"),
+])
+def test_idioms_are_not_flagged(fr, nl):
+    assert flags_of(fr, nl) == []
+
+
+def test_pas_a_pas_is_not_negation():
+    assert qa_checks._count_negations(qa_checks.tokenize("La procédure pas à pas.", "fr")) == (0, 0)
+    assert qa_checks._count_negations(qa_checks.tokenize("Il n'a pas à payer.", "fr")) == (1, 0)
+
+
+def test_short_french_phrase_left_in_dutch_is_untranslated():
+    findings, _ = check_pairs([("Mon employeur m'a licencié pour motif grave. Que faire ?",
+                                "Mijn werkgever heeft mij ontslagen pour motif grave. Wat moet ik doen?")])
+    assert [f.flag for f in findings[0]] == ["untranslated"]
+    assert "pour motif grave" in findings[0][0].reason
