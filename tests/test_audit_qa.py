@@ -222,3 +222,28 @@ def test_short_french_phrase_left_in_dutch_is_untranslated():
                                 "Mijn werkgever heeft mij ontslagen pour motif grave. Wat moet ik doen?")])
     assert [f.flag for f in findings[0]] == ["untranslated"]
     assert "pour motif grave" in findings[0][0].reason
+
+
+EXPECTED_FLAGS = {  # sample flaws.csv error_type -> flags that should catch it
+    "party_role": {"role_mismatch"}, "region_institution": {"region_mismatch", "institution_mismatch"},
+    "number": {"number_mismatch"}, "negation": {"negation_mismatch"}, "legal_term": {"term_rejected", "term_missing"},
+    "netherlands_term": {"non_belgian"}, "untranslated": {"untranslated"}, "omission": {"omission"},
+}
+
+
+def test_sample_flaws_are_caught_and_clean_pairs_are_not_flagged():
+    """The embedded sample's deliberately flawed translations, by the flag their error type needs."""
+    from audit.glossary import Glossary
+    from bbsard_audit.dataset import load_dataset, sample_dir
+
+    ds = load_dataset("sample")
+    flaws = pd.read_csv(sample_dir() / "flaws.csv").set_index("id")["error_type"].to_dict()
+    pairs = [(p.question_fr, p.question_nl) for p in ds.pairs]
+    gl, _ = Glossary.load().check_pairs(pairs)
+    qa, _ = check_pairs(pairs)
+    flags = {p.id: {f.flag for f in g + q} for p, g, q in zip(ds.pairs, gl, qa)}
+    missed = {i: t for i, t in flaws.items() if t in EXPECTED_FLAGS and not flags[i] & EXPECTED_FLAGS[t]}
+    assert not missed, missed
+    clean = [i for i in flags if i not in flaws]
+    false_flags = [i for i in clean if flags[i]]
+    assert len(false_flags) <= 0.1 * len(clean), {i: flags[i] for i in false_flags}
