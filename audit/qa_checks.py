@@ -103,6 +103,7 @@ ROLE_PAIRS_NL: list[tuple[str, str]] = [
 
 NEGATORS_FR = ("pas", "jamais", "aucun", "aucune", "sans", "ni", "rien", "nullement", "guère")
 NEGATORS_NL: list[str] = ["niet", "geen", "nooit", "zonder", "noch", "niets", "niemand", "nergens"]
+_COORDINATION_WINDOW = 6  # a "ni"/"noch" this close after another negator continues it
 _NE_COMPLEMENTS = ("plus", "personne")  # negators only after ne/n' in the same clause ("ne … plus")
 # lexicalised: "sans-abri" = dakloos, "classé sans suite" = geseponeerd, "sans emploi" = werkloos
 _NOT_NEGATION_FR = {("sans", "abri"), ("sans", "suite"), ("sans", "emploi"), ("sans", "travail")}
@@ -271,13 +272,16 @@ def _count_negations(tokens: Tokens) -> tuple[int, int]:
     def standalone(i: int) -> bool:  # "… ou non ?" vs "bail non officiel"
         return i + 1 == len(s) or not re.match(r"\s*\w", text[tokens.spans[i][1]:])
 
+    def continues(i: int, negators) -> bool:  # "sans préavis ni indemnité", "noch ik noch de moeder"
+        return any(w in negators for w in s[max(0, i - _COORDINATION_WINDOW):i])
+
     clause = lexical = 0
     if tokens.lang == "nl":
         for i, w in enumerate(s):
             if w in NEGATORS_NL:
                 if w == "niet" and hyphenated(i):
                     lexical += 1
-                else:
+                elif not (w == "noch" and continues(i, NEGATORS_NL)):
                     clause += 1
         return clause, lexical
     ne_open = False
@@ -288,7 +292,8 @@ def _count_negations(tokens: Tokens) -> tuple[int, int]:
         elif w == "pas" and (s[i - 1:i] == ("faux",) or s[i + 1:i + 3] == ("a", "pas") or s[max(i - 2, 0):i] == ("pas", "a")):
             continue  # "faux pas", "pas à pas"
         elif w in NEGATORS_FR and (w, nxt) not in _NOT_NEGATION_FR:
-            clause += 1
+            if not (w == "ni" and continues(i, NEGATORS_FR)):
+                clause += 1
             ne_open = False
         elif w in _NE_COMPLEMENTS and ne_open:
             clause += 1
@@ -417,7 +422,11 @@ LENGTH_Z = 3.5
 MIN_CHARS = 40
 """A length outlier must also miss (or add) at least this many characters: "Qu'est-ce que la traite
 d'êtres humains ?" -> "Wat is mensenhandel?" is half as long and still complete."""
-SENTENCE_LENGTH_Z = 1.5
+OMISSION_SENTENCE_Z = 0.0
+"""Fewer Dutch sentences flags an omission when the Dutch is also shorter than the batch median
+(a dropped sentence shortens it; two sentences merged into one keep the usual length)."""
+ADDITION_SENTENCE_Z = 1.5
+"""More Dutch sentences flags an addition only when clearly longer (GPT-4o often splits a sentence)."""
 
 
 def _length_stats(log_ratio: np.ndarray) -> tuple[float, float]:
@@ -477,7 +486,7 @@ def check_pairs(pairs: Sequence[tuple[str, str]]) -> tuple[list[list[Finding]], 
             out.append(Finding("number_mismatch", "; ".join(parts)))
         # negation
         fr_any, nl_any = fr.negations + fr.lexical_negations, nl.negations + nl.lexical_negations
-        if ((fr.negations > 0) != (nl.negations > 0) and (fr_any > 0) != (nl_any > 0)) or abs(fr_any - nl_any) >= 2:
+        if ((fr.negations > 0) != (nl.negations > 0) and (fr_any > 0) != (nl_any > 0)) or (fr.negations != nl.negations and fr_any != nl_any):
             out.append(Finding("negation_mismatch", f"FR has {fr.negations} negation(s), NL has {nl.negations}"))
         out += _concept_diff(fr.regions, nl.regions, REGIONS, "region_mismatch")
         out += _concept_diff(fr.institutions, nl.institutions, INSTITUTIONS, "institution_mismatch")
@@ -491,10 +500,10 @@ def check_pairs(pairs: Sequence[tuple[str, str]]) -> tuple[list[list[Finding]], 
         # length and sentences
         # characters the Dutch lacks (or adds) against a typical translation of this French
         excess = nl_len[k] - fr_len[k] * np.exp(median)
-        if (z[k] <= -LENGTH_Z and -excess >= MIN_CHARS) or (nl.sentences < fr.sentences and z[k] <= -SENTENCE_LENGTH_Z):
+        if (z[k] <= -LENGTH_Z and -excess >= MIN_CHARS) or (nl.sentences < fr.sentences and z[k] <= -OMISSION_SENTENCE_Z):
             out.append(Finding("omission", f"NL is {nl_len[k] / fr_len[k]:.0%} of the French length "
                                            f"(z = {z[k]:.1f}); sentences FR {fr.sentences}, NL {nl.sentences}"))
-        elif (z[k] >= LENGTH_Z and excess >= MIN_CHARS) or (nl.sentences > fr.sentences and z[k] >= SENTENCE_LENGTH_Z):
+        elif (z[k] >= LENGTH_Z and excess >= MIN_CHARS) or (nl.sentences > fr.sentences and z[k] >= ADDITION_SENTENCE_Z):
             out.append(Finding("addition", f"NL is {nl_len[k] / fr_len[k]:.0%} of the French length "
                                            f"(z = {z[k]:.1f}); sentences FR {fr.sentences}, NL {nl.sentences}"))
         # untranslated / identical
