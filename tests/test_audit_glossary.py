@@ -183,3 +183,10 @@ def test_swaps_for_the_selftest_are_detected(glossary):
     pairs = [(f"Question : {by_id[i].fr[0]} ?", f"Vraag: {wrong}?") for i, _, wrong in swaps]
     findings, _ = glossary.check_pairs(pairs)
     assert all("term_rejected" in {f.flag for f in fs} for fs in findings)
+
+
+def test_traffic_offences_are_overtredingen(glossary):
+    assert flags_of(glossary, "J'ai commis une infraction. Que faire ?", "Ik heb een overtreding begaan. Wat nu?") \
+        == ["term_rejected"]
+    assert flags_of(glossary, "J'ai commis une infraction de roulage.", "Ik heb een verkeersovertreding begaan.") == []
+    assert flags_of(glossary, "Une infraction au stationnement ?", "Een verkeersovertreding bij het parkeren?") == []
