@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from audit import glossary as glossary_module
-from audit.glossary import FLAGS, Glossary
+from audit.glossary import Glossary
 from bbsard_audit.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
