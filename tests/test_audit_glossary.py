@@ -189,3 +189,19 @@ def test_traffic_offences_are_overtredingen(glossary):
         == ["term_rejected"]
     assert flags_of(glossary, "J'ai commis une infraction de roulage.", "Ik heb een verkeersovertreding begaan.") == []
     assert flags_of(glossary, "Une infraction au stationnement ?", "Een verkeersovertreding bij het parkeren?") == []
+
+
+def test_lemma_cache_survives_damage_and_writes_atomically(tmp_path):
+    import json
+
+    from audit.termmatch import LemmaCache
+
+    path = tmp_path / "lemmas" / "simplemma.json"
+    path.parent.mkdir()
+    path.write_text("{not json", encoding="utf-8")
+    cache = LemmaCache(path)
+    assert cache.lemma("huurders", "nl") == "huurder"  # damaged file ignored, simplemma asked
+    cache.flush()
+    assert json.loads(path.read_text(encoding="utf-8"))["nl"]["huurders"] == "huurder"
+    assert LemmaCache(path).lemma("huurders", "nl") == "huurder"
+    assert not [p for p in path.parent.iterdir() if p.suffix == ".tmp"]
