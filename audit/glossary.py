@@ -105,6 +105,12 @@ class Glossary:
             counts[e.domain] = counts.get(e.domain, 0) + 1
         return dict(sorted(counts.items()))
 
+    def swaps(self) -> list[tuple[str, str, str]]:
+        """(entry id, accepted Dutch term, wrong-concept Dutch term) for every wrong-concept rejection:
+        the 'legal term swapped for a wrong one' errors a selftest can inject into correct Dutch."""
+        return [(e.id, _plain(e.nl_accepted[0]), r.term) for e in self.entries for r in e.nl_rejected
+                if r.kind == "wrong_concept"]
+
     # ------------------------------------------------------------------ checking
 
     def check_pairs(self, pairs: Sequence[tuple[str, str]]) -> tuple[list[list[Finding]], pd.DataFrame]:
@@ -123,8 +129,11 @@ class Glossary:
         expected = longest_first(self._fr.find(fr))
         expected_ids = list(dict.fromkeys(m.key for m in expected))
         fr_form = {m.key: m.term for m in reversed(expected)}
-        accepted_ids = {m.key for m in self._accepted.find(nl)}
         rejected = self._rejected.find(nl)
+        # a longer rejected word beats a shorter accepted part inside it: 'huurwaarborg' is not a
+        # 'huur' (loyer), 'ontslagname' is not an 'ontslag' (licenciement)
+        accepted_ids = {m.key for m in self._accepted.find(nl)
+                        if not any(r.key == m.key and r.overlaps(m) and len(r.term) > len(m.term) for r in rejected)}
         # a rendering rejected for one entry is fine when it is the accepted rendering of another
         # entry the French also contains ('voogdij' is wrong for 'garde' but right for 'tutelle')
         legit_elsewhere = {_plain(t).lower() for i in expected_ids for t in self._by_id[i].nl_accepted}

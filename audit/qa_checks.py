@@ -103,8 +103,10 @@ ROLE_PAIRS_NL: list[tuple[str, str]] = [
 
 NEGATORS_FR = ("pas", "jamais", "aucun", "aucune", "sans", "ni", "rien", "nullement", "guère")
 NEGATORS_NL: list[str] = ["niet", "geen", "nooit", "zonder", "noch", "niets", "niemand", "nergens"]
+_COORDINATION_WINDOW = 6  # a "ni"/"noch" this close after another negator continues it
 _NE_COMPLEMENTS = ("plus", "personne")  # negators only after ne/n' in the same clause ("ne … plus")
-_NOT_NEGATION_FR = {("sans", "abri"), ("sans", "suite")}  # "sans-abri" = dakloos, "classé sans suite" = geseponeerd
+# lexicalised: "sans-abri" = dakloos, "classé sans suite" = geseponeerd, "sans emploi" = werkloos
+_NOT_NEGATION_FR = {("sans", "abri"), ("sans", "suite"), ("sans", "emploi"), ("sans", "travail")}
 
 # French function words that are not also Dutch words (so 'de', 'en', 'met', 'die' are not here)
 # ('je', 'pas', 'mes', 'les', 'ton', 'ma' are Dutch words too; 'des' stays in "procureur des Konings")
@@ -114,6 +116,10 @@ FRENCH_ONLY_WORDS = frozenset(
     "ne peut puis dois doit faut quand comment pourquoi parce lorsque chez entre sous avoir être fait "
     "suis ai mais ou donc car".split())
 _LANGS = ["fr", "nl", "en", "de"]
+TEXT_FRENCH_PROB = 0.9
+"""py3langid P(French) of the whole Dutch text above which it is called untranslated."""
+WINDOW_FRENCH_PROB = 0.75
+"""... or of the 3-word window starting at a French-only function word ("pour motif grave")."""
 
 # ------------------------------------------------------------------ numbers
 
@@ -170,31 +176,43 @@ _NL_NUMBER_COMPOUND = re.compile(
 
 
 def _number_values(tokens: Tokens) -> Counter:
-    """Values of digits, number words and ordinals ('1.500' = '1 500' = '1500'; 'drie' = 3)."""
+    """Values of digits, number words and ordinals ('1.500' = '1 500' = '1500'; 'drie' = 3;
+    '4 ans et demi' = 'vierenhalf jaar' = 4.5)."""
     lang = tokens.lang
-    values: Counter = Counter()
+    found: list[tuple[int, float]] = []  # (character offset, value), in text order
     for m in _DIGITS.finditer(tokens.text):
         integer = re.sub(r"\D", "", m.group(1))
-        values[float(integer + ("." + m.group(2) if m.group(2) else ""))] += 1
+        found.append((m.start(), float(integer + ("." + m.group(2) if m.group(2) else ""))))
     words, first_words, articles = NUMBER_WORDS[lang], _FIRST_NUMBER_WORDS[lang], _ARTICLE_ONE[lang]
-    surfaces = tokens.surfaces
+    surfaces, spans = tokens.surfaces, tokens.spans
     i = 0
     while i < len(surfaces):
-        w = surfaces[i]
+        w, start = surfaces[i], spans[i][0]
         i += 1
-        if w in articles:
+        if w in articles or (w == "acht" and surfaces[i - 2:i - 1] == ("in",)):  # "in acht nemen" = observe
             continue
         if w in first_words:
             # longest French multi-word number first ("dix huit", "quatre vingt dix")
             for span in (3, 2, 1):
                 phrase = " ".join(surfaces[i - 1:i - 1 + span])
                 if phrase in words and len(surfaces[i - 1:i - 1 + span]) == span:
-                    values[words[phrase]] += 1
+                    found.append((start, words[phrase]))
                     i += span - 1
                     break
         elif lang == "nl" and (m := _NL_NUMBER_COMPOUND.fullmatch(w)):
-            values[words[m.group(1)]] += 1  # "negenjarige" = 9, "tweedelijns" = 2
-    return values
+            found.append((start, words[m.group(1)]))  # "negenjarige" = 9, "tweedelijns" = 2
+        elif lang == "nl" and w.endswith("enhalf") and w[:-6] in words:
+            found.append((start, words[w[:-6]] + 0.5))  # "vierenhalf" = 4.5
+    found.sort()
+    values: Counter = Counter()
+    for k, (start, value) in enumerate(found):
+        # "4 ans et demi": the half belongs to the number before it
+        if value == 0.5 and k and re.search(r"\bet\s*$|\ben\s*$", tokens.text[:start]) and values[found[k - 1][1]]:
+            values[found[k - 1][1]] -= 1
+            values[found[k - 1][1] + 0.5] += 1
+            continue
+        values[value] += 1
+    return +values
 
 
 # ------------------------------------------------------------------ per-text features, computed once
@@ -254,13 +272,16 @@ def _count_negations(tokens: Tokens) -> tuple[int, int]:
     def standalone(i: int) -> bool:  # "… ou non ?" vs "bail non officiel"
         return i + 1 == len(s) or not re.match(r"\s*\w", text[tokens.spans[i][1]:])
 
+    def continues(i: int, negators) -> bool:  # "sans préavis ni indemnité", "noch ik noch de moeder"
+        return any(w in negators for w in s[max(0, i - _COORDINATION_WINDOW):i])
+
     clause = lexical = 0
     if tokens.lang == "nl":
         for i, w in enumerate(s):
             if w in NEGATORS_NL:
                 if w == "niet" and hyphenated(i):
                     lexical += 1
-                else:
+                elif not (w == "noch" and continues(i, NEGATORS_NL)):
                     clause += 1
         return clause, lexical
     ne_open = False
@@ -268,10 +289,11 @@ def _count_negations(tokens: Tokens) -> tuple[int, int]:
         nxt = s[i + 1] if i + 1 < len(s) else ""
         if w in ("ne", "n"):
             ne_open = True
-        elif w == "pas" and (s[i - 1:i] == ["faux"] or s[i + 1:i + 3] == ["a", "pas"] or s[max(i - 2, 0):i] == ["pas", "a"]):
+        elif w == "pas" and (s[i - 1:i] == ("faux",) or s[i + 1:i + 3] == ("a", "pas") or s[max(i - 2, 0):i] == ("pas", "a")):
             continue  # "faux pas", "pas à pas"
         elif w in NEGATORS_FR and (w, nxt) not in _NOT_NEGATION_FR:
-            clause += 1
+            if not (w == "ni" and continues(i, NEGATORS_FR)):
+                clause += 1
             ne_open = False
         elif w in _NE_COMPLEMENTS and ne_open:
             clause += 1
@@ -351,7 +373,7 @@ DUTCH_FUNCTION_WORDS = frozenset(
     "zijn ben heb moet mag wordt om geen ook nog door zal ze we hij zij u".split())
 
 
-def _french_probability(nl_text: str, tokens: Tokens, french_words: list[str]) -> float:
+def _french_probability(nl_text: str, tokens: Tokens, french_words: list) -> float:
     """py3langid's P(French) for the Dutch text; only asked when there is some sign of French.
 
     Loading the language-id model costs ~1 s, and a text with Dutch function words and no
@@ -365,8 +387,9 @@ def _french_probability(nl_text: str, tokens: Tokens, french_words: list[str]) -
 _QUOTED = re.compile(r"«[^»]*»|\"[^\"]*\"|“[^”]*”|„[^”“]*[”“]|'[^']{3,}'|\([^)]*\)|\[[^\]]*\]")
 
 
-def _french_words_outside_names(nl_text: str) -> list[str]:
-    """French-only function words in the Dutch, ignoring quotes, parentheses and Capitalised names."""
+def _french_words_outside_names(nl_text: str) -> list[tuple[str, str]]:
+    """French-only function words in the Dutch, ignoring quotes, parentheses and Capitalised names:
+    (word, the 3-word window it starts) pairs."""
     stripped = _QUOTED.sub(" ", nl_text)
     words = re.findall(r"[^\W\d_]+", stripped.replace("\u2019", "'"))
     found = []
@@ -376,8 +399,17 @@ def _french_words_outside_names(nl_text: str) -> list[str]:
         inside_name = 0 < i < len(words) - 1 and words[i - 1][:1].isupper() and words[i + 1][:1].isupper()
         capitalised_mid_sentence = w[:1].isupper() and i > 0  # "La Louvière", "Le Forem"
         if not inside_name and not capitalised_mid_sentence:
-            found.append(w)
+            found.append((w, " ".join(words[i:i + 3])))
     return found
+
+
+def _untranslated_windows(french_words: list[tuple[str, str]]) -> list[str]:
+    """Windows that language id reads as French: "pour motif grave" left in a Dutch sentence."""
+    if not french_words:
+        return []
+    identifier = _language_identifier()
+    return [window for _, window in french_words
+            if len(window.split()) > 1 and dict(identifier.rank(window)).get("fr", 0.0) >= WINDOW_FRENCH_PROB]
 
 
 # ------------------------------------------------------------------ length statistics
@@ -390,7 +422,11 @@ LENGTH_Z = 3.5
 MIN_CHARS = 40
 """A length outlier must also miss (or add) at least this many characters: "Qu'est-ce que la traite
 d'êtres humains ?" -> "Wat is mensenhandel?" is half as long and still complete."""
-SENTENCE_LENGTH_Z = 1.5
+OMISSION_SENTENCE_Z = 0.0
+"""Fewer Dutch sentences flags an omission when the Dutch is also shorter than the batch median
+(a dropped sentence shortens it; two sentences merged into one keep the usual length)."""
+ADDITION_SENTENCE_Z = 1.5
+"""More Dutch sentences flags an addition only when clearly longer (GPT-4o often splits a sentence)."""
 
 
 def _length_stats(log_ratio: np.ndarray) -> tuple[float, float]:
@@ -450,7 +486,7 @@ def check_pairs(pairs: Sequence[tuple[str, str]]) -> tuple[list[list[Finding]], 
             out.append(Finding("number_mismatch", "; ".join(parts)))
         # negation
         fr_any, nl_any = fr.negations + fr.lexical_negations, nl.negations + nl.lexical_negations
-        if ((fr.negations > 0) != (nl.negations > 0) and (fr_any > 0) != (nl_any > 0)) or abs(fr_any - nl_any) >= 2:
+        if ((fr.negations > 0) != (nl.negations > 0) and (fr_any > 0) != (nl_any > 0)) or (fr.negations != nl.negations and fr_any != nl_any):
             out.append(Finding("negation_mismatch", f"FR has {fr.negations} negation(s), NL has {nl.negations}"))
         out += _concept_diff(fr.regions, nl.regions, REGIONS, "region_mismatch")
         out += _concept_diff(fr.institutions, nl.institutions, INSTITUTIONS, "institution_mismatch")
@@ -464,20 +500,25 @@ def check_pairs(pairs: Sequence[tuple[str, str]]) -> tuple[list[list[Finding]], 
         # length and sentences
         # characters the Dutch lacks (or adds) against a typical translation of this French
         excess = nl_len[k] - fr_len[k] * np.exp(median)
-        if (z[k] <= -LENGTH_Z and -excess >= MIN_CHARS) or (nl.sentences < fr.sentences and z[k] <= -SENTENCE_LENGTH_Z):
+        if (z[k] <= -LENGTH_Z and -excess >= MIN_CHARS) or (nl.sentences < fr.sentences and z[k] <= -OMISSION_SENTENCE_Z):
             out.append(Finding("omission", f"NL is {nl_len[k] / fr_len[k]:.0%} of the French length "
                                            f"(z = {z[k]:.1f}); sentences FR {fr.sentences}, NL {nl.sentences}"))
-        elif (z[k] >= LENGTH_Z and excess >= MIN_CHARS) or (nl.sentences > fr.sentences and z[k] >= SENTENCE_LENGTH_Z):
+        elif (z[k] >= LENGTH_Z and excess >= MIN_CHARS) or (nl.sentences > fr.sentences and z[k] >= ADDITION_SENTENCE_Z):
             out.append(Finding("addition", f"NL is {nl_len[k] / fr_len[k]:.0%} of the French length "
                                            f"(z = {z[k]:.1f}); sentences FR {fr.sentences}, NL {nl.sentences}"))
         # untranslated / identical
         identical = fold(fr_text.strip()) == fold(nl_text.strip()) and bool(fr_text.strip())
         french_words = _french_words_outside_names(nl_text)
         french_prob = _french_probability(nl_text, nl.tokens, french_words)
+        windows = _untranslated_windows(french_words) if len(french_words) == 1 else []
         if identical:
             out.append(Finding("identical_to_source", "the Dutch is the French text unchanged"))
-        elif french_prob >= 0.9 or len(french_words) >= 2:
-            detail = f"French words: {', '.join(dict.fromkeys(french_words))}" if french_words else ""
+        elif french_prob >= TEXT_FRENCH_PROB or len(french_words) >= 2 or windows:
+            detail = ""
+            if len(french_words) >= 2:
+                detail = f"French words: {', '.join(dict.fromkeys(w for w, _ in french_words))}"
+            elif french_words and windows:
+                detail = f"French left in: '{windows[0]}'"
             out.append(Finding("untranslated", "; ".join(x for x in (
                 f"language id: French {french_prob:.2f}" if french_prob >= 0.5 else "", detail) if x)))
         # question

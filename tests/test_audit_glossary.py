@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from audit import glossary as glossary_module
-from audit.glossary import FLAGS, Glossary
+from audit.glossary import Glossary
 from bbsard_audit.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -157,3 +156,52 @@ def test_custom_glossary_file(tmp_path):
     assert g.version == "t1" and len(g.entries) == 1
     assert flags_of(g, "Mon bail ?", "Mijn pacht?") == ["term_rejected"]
     assert flags_of(g, "Mon bail ?", "Mijn huurovereenkomst?") == []
+
+
+def test_every_entry_accepts_its_renderings_and_flags_its_rejections(glossary):
+    """Consistency of the whole shipped glossary: each accepted rendering satisfies each French
+    form, each wrong-concept rendering gives term_rejected and each Netherlands one non_belgian."""
+    problems = []
+    for e in glossary.entries:
+        for fr in e.fr:
+            pairs = [(f"Une question sur {fr} ici ?", f"Een vraag over {acc.lstrip('=')} hier?") for acc in e.nl_accepted]
+            findings, _ = glossary.check_pairs(pairs)
+            problems += [(e.id, fr, acc, f) for acc, f in zip(e.nl_accepted, findings) if f]
+            pairs = [(f"Une question sur {fr} ici ?", f"Een vraag over {r.term} hier?") for r in e.nl_rejected]
+            findings, _ = glossary.check_pairs(pairs)
+            want = {"wrong_concept": "term_rejected", "netherlands": "non_belgian"}
+            problems += [(e.id, fr, r.term, f) for r, f in zip(e.nl_rejected, findings)
+                         if want[r.kind] not in {x.flag for x in f}]
+    assert not problems, problems[:5]
+
+
+def test_swaps_for_the_selftest_are_detected(glossary):
+    swaps = glossary.swaps()
+    assert len(swaps) >= 40
+    by_id = {e.id: e for e in glossary.entries}
+    pairs = [(f"Question : {by_id[i].fr[0]} ?", f"Vraag: {wrong}?") for i, _, wrong in swaps]
+    findings, _ = glossary.check_pairs(pairs)
+    assert all("term_rejected" in {f.flag for f in fs} for fs in findings)
+
+
+def test_traffic_offences_are_overtredingen(glossary):
+    assert flags_of(glossary, "J'ai commis une infraction. Que faire ?", "Ik heb een overtreding begaan. Wat nu?") \
+        == ["term_rejected"]
+    assert flags_of(glossary, "J'ai commis une infraction de roulage.", "Ik heb een verkeersovertreding begaan.") == []
+    assert flags_of(glossary, "Une infraction au stationnement ?", "Een verkeersovertreding bij het parkeren?") == []
+
+
+def test_lemma_cache_survives_damage_and_writes_atomically(tmp_path):
+    import json
+
+    from audit.termmatch import LemmaCache
+
+    path = tmp_path / "lemmas" / "simplemma.json"
+    path.parent.mkdir()
+    path.write_text("{not json", encoding="utf-8")
+    cache = LemmaCache(path)
+    assert cache.lemma("huurders", "nl") == "huurder"  # damaged file ignored, simplemma asked
+    cache.flush()
+    assert json.loads(path.read_text(encoding="utf-8"))["nl"]["huurders"] == "huurder"
+    assert LemmaCache(path).lemma("huurders", "nl") == "huurder"
+    assert not [p for p in path.parent.iterdir() if p.suffix == ".tmp"]
