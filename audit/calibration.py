@@ -20,8 +20,11 @@ from bbsard_audit.io import write_csv, write_json, write_sidecar
 VERDICTS = ("correct", "minor", "legal")
 POSITIVES = {"legal": {"legal"}, "minor+legal": {"minor", "legal"}}
 # Which way is "worse" for the continuous signals (anything else numeric is oriented by its name).
-LOWER_IS_WORSE = ("bt_chrf", "bt_bleu", "bt_cosine", "xling_cosine", "xling_margin", "xling_z")
-NOT_SIGNALS = ("id", "risk", "flagged")
+LOWER_IS_WORSE = ("bt_chrf", "bt_bleu", "bt_cosine", "xling_cosine", "xling_margin", "xling_z", "qa_len_z")
+# Descriptive counts and two-sided ratios: context for a reader, not "more = worse" signals.
+NOT_SIGNALS = ("id", "risk", "flagged", "qa_numbers_fr", "qa_numbers_nl", "qa_neg_fr", "qa_neg_nl",
+               "qa_sentences_fr", "qa_sentences_nl", "qa_len_ratio", "gl_expected", "gl_matched",
+               "rc_rank_fr", "rc_rank_nl")
 
 
 def roc_auc(y: np.ndarray, score: np.ndarray) -> float:
