@@ -152,6 +152,9 @@ class TransformersTranslator:
             with self._torch.inference_mode():
                 generated = self.model.generate(**enc, num_beams=self.num_beams,
                                                 max_new_tokens=self.max_new_tokens, **self._generate_kwargs)
+            bos = self._generate_kwargs.get("forced_bos_token_id")
+            if bos is not None:  # the forced target-language token is not text
+                generated = generated.masked_fill(generated == bos, self.tokenizer.pad_token_id)
             out.extend(t.strip() for t in self.tokenizer.batch_decode(generated, skip_special_tokens=True))
         return out
 

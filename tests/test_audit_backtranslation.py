@@ -130,3 +130,58 @@ def test_transformers_translator_bad_model_is_one_input_error(tmp_path):
     pytest.importorskip("transformers")
     with pytest.raises(InputError, match="cannot load translation model"):
         TransformersTranslator(str(tmp_path / "no-such-model"))
+
+
+@pytest.fixture(scope="module")
+def tiny_m2m100(tmp_path_factory):
+    """A randomly initialised M2M100 (the NLLB architecture) with a sentencepiece vocabulary built here."""
+    pytest.importorskip("torch")
+    spm = pytest.importorskip("sentencepiece")
+    transformers = pytest.importorskip("transformers")
+    import torch
+
+    root = tmp_path_factory.mktemp("m2m")
+    (root / "c.txt").write_text("\n".join(["Ik ben een werknemer.", "Je suis travailleur.", "De huurder betaalt.",
+                                          "Le locataire paie."] * 20), encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(root / "c.txt"), model_prefix=str(root / "spm"), vocab_size=50,
+                                   model_type="unigram", character_coverage=1.0, bos_id=0, pad_id=1, eos_id=2,
+                                   unk_id=3, hard_vocab_limit=False, minloglevel=2)
+    proc = spm.SentencePieceProcessor(model_file=str(root / "spm.model"))
+    model_dir = root / "model"
+    model_dir.mkdir()
+    shutil.copy(root / "spm.model", model_dir / "sentencepiece.bpe.model")
+    (model_dir / "vocab.json").write_text(json.dumps({proc.id_to_piece(i): i for i in range(proc.get_piece_size())}))
+    tok = transformers.M2M100Tokenizer(str(model_dir / "vocab.json"), str(model_dir / "sentencepiece.bpe.model"),
+                                       src_lang="nl", tgt_lang="fr")
+    tok.save_pretrained(model_dir)
+    config = transformers.M2M100Config(vocab_size=256, d_model=16, encoder_layers=1, decoder_layers=1,
+                                       encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+                                       decoder_ffn_dim=32, max_position_embeddings=64, pad_token_id=1,
+                                       bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)
+    torch.manual_seed(0)
+    transformers.M2M100ForConditionalGeneration(config).save_pretrained(model_dir)
+    return model_dir
+
+
+@pytest.mark.ml
+def test_many_to_many_model_gets_language_codes(tiny_m2m100):
+    tr = TransformersTranslator(str(tiny_m2m100), num_beams=1, max_new_tokens=4, device="cpu")
+    fr_token = tr.tokenizer.convert_tokens_to_ids("__fr__")
+    assert tr._generate_kwargs == {"forced_bos_token_id": fr_token} and tr.tokenizer.src_lang == "nl"
+    assert "[nl->fr]" in tr.model_id
+    out = tr.translate(["Ik ben een werknemer.", "De huurder"], [1, 2])
+    assert len(out) == 2 and not any("__fr__" in t for t in out)
+    with pytest.raises(InputError, match="does not know target language code 'xx'"):
+        TransformersTranslator(str(tiny_m2m100), tgt_lang="xx")
+
+
+@pytest.mark.ml
+def test_run_audit_with_a_live_translator(tiny_m2m100, tmp_path):
+    from audit.pipeline import run_audit
+
+    result = run_audit("sample", split="test", translator=str(tiny_m2m100), translator_langs=("nl", "fr"),
+                       cache_dir=tmp_path)
+    meta = result.meta
+    assert meta["backtranslation"]["status"] == "used" and "[nl->fr]" in meta["backtranslation"]["translator"]
+    assert result.frame["bt_chrf"].notna().all() and (result.frame["backtranslation"] != "").all()
+    assert "nw:2" in meta["signatures"]["bt_chrf"]
