@@ -36,16 +36,16 @@ OutOpt = Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Ou
 class _Bar:
     """A rich progress bar for the embedding step plus a status line for the other steps."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self) -> None:
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TimeElapsedColumn(), console=console, transient=True)
-        self.task = self.progress.add_task("audit", total=total)
+        self.task = self.progress.add_task("audit", total=None)
 
     def step(self, name: str) -> None:
         self.progress.update(self.task, description=name)
 
-    def advance(self, n: int) -> None:
-        self.progress.advance(self.task, n)
+    def advance(self, n: int, total: int) -> None:
+        self.progress.update(self.task, total=total, advance=n)
 
 
 audit_app = typer.Typer(
@@ -86,7 +86,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
         raise InputError("--out DIR is required")
     if control and review_budget is None:
         raise InputError("--control needs --review-budget")
-    bar = _Bar(total=0)
+    bar = _Bar()
     with bar.progress:
         result = run_audit(dataset, split=split, backtranslations=backtranslations, translator=translator,
                            embedder=embedder, glossary=glossary, config=config, cache_dir=cache_dir,

@@ -46,13 +46,14 @@ class MemoEmbedder:
         self._memo: dict[tuple[str, str], np.ndarray] = {}
 
     def prefetch(self, texts: Sequence[str], kind: str = "query", chunk: int = 64,
-                 advance: Callable[[int], None] | None = None) -> None:
+                 advance: Callable[[int, int], None] | None = None) -> None:
+        """Encode every text not yet in memory; `advance(n_done, n_total)` after each chunk."""
         todo = list(dict.fromkeys(t for t in texts if (kind, t) not in self._memo))
         for start in range(0, len(todo), chunk):
             batch = todo[start:start + chunk]
             self._memo.update(zip(((kind, t) for t in batch), self.inner.encode(batch, kind)))
             if advance:
-                advance(len(batch))
+                advance(len(batch), len(todo))
 
     def encode(self, texts: Sequence[str], kind: str = "query") -> np.ndarray:
         self.prefetch(texts, kind)
@@ -135,7 +136,7 @@ class AuditEngine:
     def score(self, fr: Sequence[str], nl: Sequence[str], bt: Sequence[str | None] | None = None,
               groups: Sequence[object] | None = None, reference: np.ndarray | None = None,
               extra: Sequence[tuple[list[list[Finding]], pd.DataFrame]] = (),
-              progress: Progress | None = None, advance: Callable[[int], None] | None = None) -> pd.DataFrame:
+              progress: Progress | None = None, advance: Callable[[int, int], None] | None = None) -> pd.DataFrame:
         """Signal columns + risk/severity/flagged/flags/reasons, one row per (fr, nl[, bt]) pair.
 
         `bt[i] = None` means no back-translation for row i: its BT columns are NaN and add no risk.
@@ -197,7 +198,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
               glossary: str | Path | None = None, config: str | Path | RiskConfig | None = None,
               cache_dir: Path | None = None, runs_fr: str | Path | None = None, runs_nl: str | Path | None = None,
               translator_langs: tuple[str | None, str | None] = (None, None),
-              progress: Progress | None = None, advance: Callable[[int], None] | None = None) -> AuditResult:
+              progress: Progress | None = None, advance: Callable[[int, int], None] | None = None) -> AuditResult:
     """Audit one split of a dataset; nothing is written (see `write_audit`).
 
     `translator_langs` = (source, target) codes for NLLB/M2M100 `translator` models.
