@@ -60,6 +60,11 @@ class Bootstrap:
         return low, high
 
 
+def sign_flips(n: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> np.ndarray:
+    """(resamples x n) random +1/-1: which per-query differences a randomisation swaps."""
+    return _rng(seed).integers(0, 2, size=(resamples, n), dtype=np.int8).astype(np.float64) * 2 - 1
+
+
 def paired_randomisation(diffs: np.ndarray, resamples: int = DEFAULT_RESAMPLES,
                          seed: int = DEFAULT_SEED) -> np.ndarray:
     """Two-sided p-values of paired sign-flip tests, one per row of per-query differences.
@@ -68,8 +73,8 @@ def paired_randomisation(diffs: np.ndarray, resamples: int = DEFAULT_RESAMPLES,
     flip; p = (1 + #{|mean of flipped| >= |observed mean|}) / (resamples + 1).
     """
     diffs = np.atleast_2d(np.asarray(diffs, dtype=np.float64))
+    signs = sign_flips(diffs.shape[1], resamples, seed)
     n = diffs.shape[1]
-    signs = _rng(seed).integers(0, 2, size=(resamples, n), dtype=np.int8).astype(np.float64) * 2 - 1
     null = np.abs(signs @ diffs.T) / n  # (resamples x pairs)
     observed = np.abs(diffs.mean(axis=1))
     exceed = (null >= observed - 1e-12).sum(axis=0)
