@@ -27,6 +27,7 @@ from .subsets import (DEFAULT_KEEP, Verdicts, build_subsets, language_pairs, que
 
 OUTPUTS = ("metrics", "ranking_shift", "pairwise", "per_query", "null_model", "fr_nl_gap")
 REMOVAL_SUBSETS = ("verified", "flagged", "unflagged")
+_NEEDS_CORPUS = "--retriever needs --dataset SRC with the article corpus (articles_{fr,nl}.csv)"
 
 
 @dataclass
@@ -78,6 +79,8 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
         raise InputError("--resamples must be >= 1000 and --null-draws >= 1")
     if config.corrected and config.verdicts is None:
         raise InputError("--corrected needs --verdicts FILE (its corrected_nl column)")
+    if config.retrievers and config.dataset is None:
+        raise InputError(_NEEDS_CORPUS)
 
     progress("loading qrels and runs")
     dataset = None
@@ -179,7 +182,7 @@ def _builtin_runs(config, dataset, qrels, verdicts, runs, progress):
     if not config.retrievers:
         return built, corrected, params
     if dataset is None or dataset.corpus is None:
-        raise InputError("--retriever needs --dataset SRC with the article corpus (articles_{fr,nl}.csv)")
+        raise InputError(_NEEDS_CORPUS)
     from .retrievers import make_retriever
 
     pairs = {str(p.id): p for p in dataset.select(config.split) if str(p.id) in qrels.relevant}
