@@ -40,16 +40,13 @@ def tau_ap(evaluated: np.ndarray, truth: np.ndarray, names: Sequence[str]) -> np
     n_sys = evaluated.shape[1]
     if n_sys < 2:
         return np.full(len(evaluated), np.nan)
-    name_rank = np.argsort(np.argsort(np.asarray(names, dtype=object)))
-    out = np.empty(len(evaluated))
-    for row, (e, t) in enumerate(zip(evaluated, truth)):
-        order_e = np.lexsort((name_rank, -e))
-        truth_pos = np.empty(n_sys, dtype=np.int64)
-        truth_pos[np.lexsort((name_rank, -t))] = np.arange(n_sys)
-        seq = truth_pos[order_e]  # truth position of each system, in evaluated order
-        above = np.tril(seq[None, :] < seq[:, None], k=-1).sum(axis=1)[1:]
-        out[row] = 2.0 / (n_sys - 1) * (above / np.arange(1, n_sys)).sum() - 1
-    return out
+    name_rank = np.broadcast_to(np.argsort(np.argsort(np.asarray(names, dtype=object))), evaluated.shape)
+    order_e = np.lexsort((name_rank, -evaluated), axis=-1)
+    truth_pos = np.argsort(np.lexsort((name_rank, -truth), axis=-1), axis=-1)
+    seq = np.take_along_axis(truth_pos, order_e, axis=-1)  # truth position of each system, in evaluated order
+    below = np.tril(np.ones((n_sys, n_sys), dtype=bool), k=-1)
+    above = ((seq[:, None, :] < seq[:, :, None]) & below).sum(axis=2)[:, 1:]
+    return 2.0 / (n_sys - 1) * (above / np.arange(1, n_sys)).sum(axis=1) - 1
 
 
 @dataclass(frozen=True)
