@@ -39,22 +39,40 @@ class Hits:
 
 
 def hit_matrix(run: Run, qrels: Qrels, qids: Sequence[str] | None = None, depth: int | None = None) -> Hits:
-    """Binary hit matrix of `run` over `qids` (default: every judged query), `depth` columns."""
+    """Binary hit matrix of `run` over `qids` (default: every judged query), `depth` columns.
+
+    Python touches each query and each relevant document once; the run's documents are only
+    handled as the integer codes of its `RunIndex`.
+    """
     qids = tuple(qrels.qids if qids is None else qids)
     depth = depth or max(run.depth(), 1)
-    hits = np.zeros((len(qids), depth), dtype=bool)
-    n_rel = np.empty(len(qids), dtype=np.int64)
-    missing = np.zeros(len(qids), dtype=bool)
-    ranking = run.ranking
-    for i, qid in enumerate(qids):
-        rel = qrels.relevant[qid]
-        n_rel[i] = len(rel)
-        docs = ranking.get(qid)
-        if docs is None:
-            missing[i] = True
-            continue
-        top = docs[:depth]
-        hits[i, :len(top)] = np.fromiter(map(rel.__contains__, top), dtype=bool, count=len(top))
+    n = len(qids)
+    index = run.index
+    spans = [index.spans.get(q) for q in qids]
+    missing = np.fromiter((s is None for s in spans), dtype=bool, count=n)
+    starts = np.fromiter((s[0] if s else 0 for s in spans), dtype=np.int64, count=n)
+    lengths = np.minimum(np.fromiter((s[1] if s else 0 for s in spans), dtype=np.int64, count=n), depth)
+    rows = np.repeat(np.arange(n), lengths)
+    cols = np.arange(len(rows)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    codes = index.codes[np.repeat(starts, lengths) + cols]
+
+    relevant = [qrels.relevant[q] for q in qids]
+    n_rel = np.fromiter(map(len, relevant), dtype=np.int64, count=n)
+    lookup = index.vocab.get
+    rel_codes = np.fromiter((lookup(d, -1) for rel in relevant for d in rel), dtype=np.int64, count=int(n_rel.sum()))
+    rel_rows = np.repeat(np.arange(n), n_rel)
+    known = rel_codes >= 0
+    hits = np.zeros((n, depth), dtype=bool)
+    if known.any():
+        width = len(index.vocab)
+        relevant_somewhere = np.zeros(width, dtype=bool)
+        relevant_somewhere[rel_codes[known]] = True
+        candidates = np.flatnonzero(relevant_somewhere[codes])  # usually a small share of the run
+        keys = rows[candidates] * width + codes[candidates]
+        rel_keys = np.sort(rel_rows[known] * width + rel_codes[known])
+        found = np.minimum(np.searchsorted(rel_keys, keys), len(rel_keys) - 1)
+        is_hit = candidates[rel_keys[found] == keys]
+        hits[rows[is_hit], cols[is_hit]] = True
     return Hits(qids, hits, n_rel, missing)
 
 

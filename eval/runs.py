@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 import math
+from functools import cached_property
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
+
+import numpy as np
 
 from bbsard_audit.errors import InputError
 from bbsard_audit.io import write_text
@@ -75,7 +78,7 @@ class Qrels:
             raise InputError("no query has a relevant document", file=source)
         return cls(kept, source, tuple(warnings))
 
-    @property
+    @cached_property
     def qids(self) -> tuple[str, ...]:
         return tuple(sorted(self.relevant, key=_natural))
 
@@ -85,6 +88,28 @@ class Qrels:
     def restrict(self, qids: Iterable[str]) -> "Qrels":
         keep = set(qids)
         return Qrels({q: d for q, d in self.relevant.items() if q in keep}, self.source, self.warnings)
+
+
+@dataclass(frozen=True)
+class RunIndex:
+    """The run as integer arrays, built once when the run is loaded: the per-document Python work
+    happens here, so scoring is pure numpy (a query's docs are codes[start:start+length])."""
+
+    vocab: Mapping[str, int]
+    spans: Mapping[str, tuple[int, int]]
+    codes: np.ndarray
+
+    @classmethod
+    def build(cls, ranking: Mapping[str, Sequence[str]]) -> "RunIndex":
+        vocab: dict[str, int] = {}
+        code = vocab.setdefault
+        spans, start = {}, 0
+        for qid, docs in ranking.items():
+            spans[qid] = (start, len(docs))
+            start += len(docs)
+        codes = np.fromiter((code(d, len(vocab)) for docs in ranking.values() for d in docs),
+                            dtype=np.int64, count=start)
+        return cls(vocab, spans, codes)
 
 
 @dataclass(frozen=True)
@@ -100,6 +125,10 @@ class Run:
     scores: Mapping[str, tuple[float, ...]] | None = None
     source: str = "<memory>"
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    index: "RunIndex" = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", RunIndex.build(self.ranking))
 
     @classmethod
     def from_lists(cls, name: str, lists: Mapping[object, Sequence[object]], source: str = "<memory>") -> "Run":
