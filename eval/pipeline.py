@@ -113,6 +113,10 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
         if extra:
             warnings.append(f"run {run.name}: {len(extra)} query(ies) absent from the qrels ignored "
                             f"(e.g. {', '.join(sorted(extra)[:5])})")
+        absent = [q for q in full if q not in run.ranking]
+        if absent:
+            warnings.append(f"run {run.name}: {len(absent)} judged query(ies) missing from the run score 0 "
+                            f"(e.g. {', '.join(absent[:5])})")
     for label, known in (("verdicts", verdicts.verdict if verdicts else {}), ("audit", flags or {})):
         unknown = set(known) - set(full)
         if unknown:

@@ -133,6 +133,7 @@ def test_every_number_matches_an_independent_computation(bench):
     assert {p.name for p in written} >= {"metrics.csv", "ranking_shift.csv", "pairwise.csv", "per_query.csv",
                                          "null_model.csv", "fr_nl_gap.csv", "eval.meta.json"}
     assert any("absent from the qrels" in w and "999" in w for w in result.warnings)
+    assert "run weak_nl: 2 judged query(ies) missing from the run score 0 (e.g. 7, 8)" in result.warnings
 
     subsets = {"full": qids, "verified": [q for q in qids if verdict.get(q) in ("correct", "minor")],
                "flagged": [q for q in qids if flagged[q]], "unflagged": [q for q in qids if not flagged[q]]}
