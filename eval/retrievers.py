@@ -166,8 +166,11 @@ class BM25Retriever(_Base):
 
         texts = self._order(ids, texts)
         units, self.owner = split_windows(texts, self.window) if self.window else (texts, None)
+        vocab: dict[str, int] = {}
+        term_id = vocab.setdefault
+        token_ids = [[term_id(t, len(vocab)) for t in self.analyzer(u)] for u in units]
         self._bm25 = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
-        self._bm25.index([self.analyzer(t) for t in units], show_progress=False)
+        self._bm25.index((token_ids, vocab), show_progress=False)  # ids: bm25s skips its own token pass
         return self
 
     def search(self, queries: Mapping[str, str], k: int) -> Run:
