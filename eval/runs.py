@@ -18,7 +18,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import write_text
+from bbsard_audit.io import write_json, write_text
 
 
 @dataclass(frozen=True)
@@ -235,6 +235,10 @@ class Run:
 
     def write_trec(self, path: str | Path) -> Path:
         return write_text(path, self.to_trec())
+
+    def write_json(self, path: str | Path) -> Path:
+        """The JSON ranked-list form {qid: [docid, ...]} (scores are dropped)."""
+        return write_json(path, {q: list(self.ranking[q]) for q in self.qids})
 
 
 def _read_lines(path: Path) -> list[tuple[int, str]]:

@@ -44,6 +44,7 @@ def test_trec_roundtrip_keeps_order(tmp_path):
     run = Run.from_lists("s", {"2": ["c", "a", "b"], "10": ["q"]})
     back = Run.read(run.write_trec(tmp_path / "s.trec"), name="s")
     assert back.ranking == run.ranking and back.qids == ("2", "10")
+    assert Run.read(run.write_json(tmp_path / "s.json"), name="s").ranking == run.ranking
 
 
 def test_qrels_reader_dedups_gold_and_skips_unjudged(tmp_path):
