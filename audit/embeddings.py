@@ -102,6 +102,11 @@ class CachedEmbedder:
         db.execute("PRAGMA journal_mode=WAL")
         return db
 
+    def __len__(self) -> int:
+        """How many (kind, text) vectors the cache holds for this model."""
+        with self._connect() as db:
+            return db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+
     @staticmethod
     def _key(text: str, kind: str) -> str:
         return hashlib.sha256(f"{kind}\0{text}".encode()).hexdigest()

@@ -40,7 +40,7 @@ def test_cache_encodes_each_new_text_once_and_returns_identical_vectors(tmp_path
     assert np.array_equal(again[:3], first[::-1])
     passage = cached.encode(texts[:1], "passage")  # kind is part of the key: e5 prefixes differ
     assert counting.seen[-1] == texts[0] and not np.allclose(passage[0], first[0])
-    assert len(list(tmp_path.glob("*.sqlite"))) == 1
+    assert len(list(tmp_path.glob("*.sqlite"))) == 1 and len(cached) == 4  # 3 query texts + 1 passage
     assert cached.encode([], "query").shape == (0, 384)
 
 
