@@ -47,6 +47,11 @@ class SignalRule:
     scale: float
     weight: float
     direction: str = "below"
+    reason: str = "{column} = {value:.2f} {op} {threshold:g}"  # for a person; placeholders as named
+
+    def explain(self, value: float) -> str:
+        op = "<" if self.direction == "below" else ">"
+        return self.reason.format(column=self.column, value=value, op=op, threshold=self.threshold)
 
     def probability(self, values: np.ndarray) -> np.ndarray:
         sign = 1.0 if self.direction == "below" else -1.0
@@ -94,7 +99,8 @@ class RiskConfig:
             self.weights = {str(k): float(v) for k, v in self.data.get("weights", {}).items()}
             self.rules = {col: SignalRule(column=col, flag=str(r["flag"]), threshold=float(r["threshold"]),
                                           scale=float(r["scale"]), weight=float(r["weight"]),
-                                          direction=str(r.get("direction", "below")))
+                                          direction=str(r.get("direction", "below")),
+                                          **({"reason": str(r["reason"])} if "reason" in r else {}))
                           for col, r in self.data.get("signals", {}).items()}
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"invalid audit config: missing or non-numeric {exc}", file=source) from None
@@ -103,6 +109,11 @@ class RiskConfig:
                 if not 0 <= r.weight < 1 or r.scale <= 0 or r.direction not in ("below", "above")]
         bad += [f"risk.{k}" for k, v in [("flag_threshold", self.flag_threshold), *self.severity.items()]
                 if not 0 < v <= 1]
+        for column, rule in self.rules.items():
+            try:
+                rule.explain(0.0)
+            except (KeyError, ValueError, IndexError):
+                bad.append(f"signals.{column}.reason")
         if bad:
             raise InputError(f"invalid audit config values: {', '.join(bad)} (weights in [0,1), "
                              "scale > 0, direction below|above, thresholds in (0,1])", file=source)
@@ -143,8 +154,7 @@ def combine(findings: Sequence[Sequence[Finding]], columns: pd.DataFrame, config
         row = list(row)
         for flag, (rule, values) in raised.items():  # a rule on another module's column explains itself
             if rule.raised(values[i : i + 1])[0] and not any(f.flag == flag for f in row):
-                op = "<" if rule.direction == "below" else ">"
-                row.append(Finding(flag, f"{rule.column} = {values[i]:.2f} {op} {rule.threshold:g}"))
+                row.append(Finding(flag, rule.explain(values[i])))
         flags = list(dict.fromkeys(f.flag for f in row))
         for flag in flags:
             if flag not in soft_flags:

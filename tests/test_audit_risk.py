@@ -29,6 +29,14 @@ def test_noisy_or_of_flag_weights_and_severity(tmp_path):
     assert out.loc[2, "severity"] == "high" and out.loc[0, "severity"] == "none"
 
 
+def test_derived_flag_explains_itself_with_the_configured_reason():
+    cfg = RiskConfig.load()
+    out = combine([[], []], pd.DataFrame({"qa_sentence_gap": [0, 2], "qa_len_z": [0.0, -3.0]}), cfg)
+    assert out.loc[0, "flags"] == "" and out.loc[1, "flags"] == "short_translation;sentence_dropped"
+    assert "length z -3.0 < -2" in out.loc[1, "reasons"] and "2 more sentence(s)" in out.loc[1, "reasons"]
+    assert out.loc[1, "flagged"]  # two weak rules together cross the threshold
+
+
 def test_continuous_signal_is_soft_and_missing_values_add_nothing():
     cfg = RiskConfig.load()
     rule = cfg.rules["bt_chrf"]
@@ -53,6 +61,7 @@ def test_yaml_override_deep_merges(tmp_path):
     ("[weights]\nterm_missing = 1.5\n", "weights.term_missing"),
     ("[signals.bt_chrf]\nscale = 0\n", "signals.bt_chrf"),
     ("[risk]\nflag_threshold = \"high\"\n", "invalid audit config"),
+    ("[signals.qa_len_z]\nreason = \"too short {nope}\"\n", "signals.qa_len_z.reason"),
 ])
 def test_bad_config_is_one_input_error_naming_the_file(tmp_path, text, message):
     with pytest.raises(InputError) as err:
