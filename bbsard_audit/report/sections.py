@@ -13,7 +13,7 @@ import pandas as pd
 from .. import __version__
 from . import plots
 from .document import Figures, Plot, Report, Section, Table, Text
-from .loaders import Estimate, Workdir, find_estimates
+from .loaders import SKIP_KEYS, Estimate, Workdir, find_estimates
 
 TOP_RISK = 10
 MAX_ROWS = 40
@@ -161,11 +161,28 @@ def audit_section(wd: Workdir) -> Section:
                                                recall.fillna(0).tolist(), "recall (share of injected errors flagged)",
                                                xlim=(0, 1.12), annotate=[num(r, 2) for r in recall])))
         if selftest_doc is not None:
-            found = [e for e in find_estimates(selftest_doc)
-                     if selftest is None or not str(e.name).startswith(("recall", "per_type", "by_type"))]
-            if found:
-                sub.add(estimates_table(found, "Self-test summary"))
+            sub.add(_selftest_summary(selftest_doc, has_table=selftest is not None))
     return sec
+
+
+SELFTEST_KEYS = (("recall_meaning_changing", "recall on meaning-changing errors"),
+                 ("false_flag_rate", "false-flag rate on untouched pairs"),
+                 ("false_flag_rate_with_file_bt", "false-flag rate with the back-translation file"),
+                 ("roc_auc", "ROC-AUC (risk, injected vs untouched)"), ("n_original", "untouched pairs"),
+                 ("n_injected", "injected errors"), ("flag_threshold", "flag threshold (risk)"))
+
+
+def _selftest_summary(doc, has_table: bool) -> Table:
+    known = [(label, doc[key]) for key, label in SELFTEST_KEYS if isinstance(doc, dict) and key in doc]
+    if known:
+        rows = [(label, num(value)) for label, value in known]
+        if doc.get("backtranslation_mode"):
+            rows.append(("back-translation", str(doc["backtranslation_mode"])))
+        if doc.get("note"):
+            rows.append(("note", str(doc["note"])))
+        return Table("Self-test summary (selftest.json)", ("measure", "value"), tuple(rows))
+    skip = frozenset({*SKIP_KEYS, "recall_by_type", "n_by_type", "by_type"}) if has_table else SKIP_KEYS
+    return estimates_table(find_estimates(doc, skip=skip), "Self-test summary (selftest.json)")
 
 
 def _text(value) -> str:
@@ -203,9 +220,7 @@ def review_section(wd: Workdir) -> Section:
     agreement = wd.document("agreement.json")
     if agreement is not None:
         sub = sec.sub("Agreement between annotators")
-        found = find_estimates(agreement)
-        sub.add(estimates_table(found, "Cohen's kappa / Krippendorff's alpha with bootstrap 95% CIs")
-                if found else Text("agreement.json holds no numbers yet."))
+        sub.add(_agreement_table(agreement))
     disagreements = wd.table("disagreements.csv")
     if disagreements is not None:
         sub = sec.sub("Disagreements") if agreement is None else sec.subsections[-1]
@@ -216,23 +231,79 @@ def review_section(wd: Workdir) -> Section:
     estimate = wd.document("estimate.json")
     if estimate is not None:
         sub = sec.sub("Estimated error rate of the whole split")
-        found = find_estimates(estimate)
-        sub.add(estimates_table(found, "Estimated share of legally inaccurate Dutch translations (95% CI), "
-                                       "overall and by stratum") if found else
-                Text("estimate.json holds no numbers yet."))
+        for block in _estimate_blocks(estimate):
+            sub.add(block)
 
-    calibration = wd.document("calibration.json")
+    calibration, calibration_csv = wd.document("calibration.json"), wd.table("calibration.csv")
     audit = wd.table("audit.csv")
-    if calibration is not None or (audit is not None and verdicts is not None):
+    if calibration is not None or calibration_csv is not None or (audit is not None and verdicts is not None):
         sub = sec.sub("Calibration: the audit against the experts")
         if audit is not None and verdicts is not None:
             sub.add(_calibration_table(audit, verdicts))
-        if calibration is not None:
-            found = find_estimates(calibration)
+        if isinstance(calibration, dict) and isinstance(calibration.get("combined"), dict):
+            c = calibration["combined"]
+            sub.add(Figures(tuple((k.replace("_", " "), num(v)) for k, v in c.items())
+                            + ((("positive class", str(calibration.get("positive"))),) if calibration.get("positive") else ())
+                            + ((("verdicts matched", num(calibration["n_matched"])),) if "n_matched" in calibration else ())))
+        elif calibration is not None:
+            found = find_estimates(calibration, skip=frozenset({*SKIP_KEYS, "signals"}))
             if found:
-                sub.add(estimates_table(found[:MAX_ROWS], "Per-signal and combined precision / recall / ROC-AUC "
-                                                          "(calibration.json)"))
+                sub.add(estimates_table(found[:MAX_ROWS], "calibration.json"))
+        if calibration_csv is not None:
+            shown = [c for c in ("signal", "kind", "roc_auc", "precision", "recall", "suggested_threshold",
+                                 "precision_at_suggested", "recall_at_suggested", "n_raised")
+                     if c in calibration_csv.columns] or list(calibration_csv.columns)
+            ranked = calibration_csv.sort_values("roc_auc", ascending=False, kind="stable") \
+                if "roc_auc" in calibration_csv.columns else calibration_csv
+            sub.add(frame_table(ranked[shown], "Per-signal precision / recall / ROC-AUC against the expert verdicts, "
+                                               "with suggested thresholds (calibration.csv)", max_rows=25))
     return sec
+
+
+def _agreement_table(doc) -> Table | Text:
+    """`{"scores": [{name, value, ci_low, ci_high, n_items, annotators}]}` (annotations stage) or any JSON."""
+    scores = doc.get("scores") if isinstance(doc, dict) else None
+    if isinstance(scores, list) and scores and all(isinstance(x, dict) and "value" in x for x in scores):
+        rows = tuple((str(x.get("name", "")).replace("_", " "),
+                      " & ".join(x.get("annotators") or []) or "all", num(x["value"]),
+                      f"[{num(x.get('ci_low'))}, {num(x.get('ci_high'))}]",
+                      num(x.get("n_items")) if x.get("n_items") is not None else "–") for x in scores)
+        extra = [f"{num(doc[k])} {label}" for k, label in (("n_items_with_2plus_annotations", "items with 2+ annotations"),
+                                                            ("n_disagreements", "disagreements")) if k in doc]
+        return Table("Cohen's kappa (per annotator pair) and Krippendorff's alpha (all annotators), on the three "
+                     "verdicts and on legal-vs-not, with bootstrap 95% CIs" + (f"; {', '.join(extra)}" if extra else ""),
+                     ("statistic", "annotators", "value", "95% CI", "items"), rows)
+    found = find_estimates(doc)
+    return estimates_table(found, "Agreement with bootstrap 95% CIs") if found else Text("agreement.json holds no numbers.")
+
+
+def _estimate_blocks(doc) -> list:
+    """`{"share_legal", "ci_low", "ci_high", "strata": [...]}` (annotations stage) or any JSON."""
+    if isinstance(doc, dict) and "share_legal" in doc:
+        level = doc.get("level", 0.95)
+        items = [("estimated share legally inaccurate", with_ci(doc["share_legal"], doc.get("ci_low"), doc.get("ci_high"))),
+                 ("confidence level", f"{100 * float(level):g}%")]
+        if "expected_legal_pairs" in doc and "population" in doc:
+            items.append(("expected inaccurate pairs", f"{num(float(doc['expected_legal_pairs']), 1)} of {num(doc['population'])}"))
+        if doc.get("split"):
+            items.append(("split", str(doc["split"])))
+        blocks: list = [Figures(tuple(items))]
+        strata = doc.get("strata") or []
+        if strata and all(isinstance(x, dict) for x in strata):
+            blocks.append(Table("By stratum (Wilson CIs on the reviewed pairs)",
+                                ("stratum", "pairs", "reviewed", "legal", "rate", "95% CI"),
+                                tuple((str(x.get("name", x.get("stratum", ""))), num(x.get("population")),
+                                       num(x.get("reviewed")), num(x.get("legal")), num(x.get("rate")),
+                                       f"[{num(x.get('wilson_low', x.get('ci_low')))}, {num(x.get('wilson_high', x.get('ci_high')))}]")
+                                      for x in strata)))
+        if doc.get("method"):
+            blocks.append(Text(f"Method: {doc['method']}."))
+        for note in doc.get("assumptions") or []:
+            blocks.append(Text(f"Assumption: {note}."))
+        return blocks
+    found = find_estimates(doc)
+    return [estimates_table(found, "Estimated share of legally inaccurate Dutch translations (95% CI), overall "
+                                   "and by stratum") if found else Text("estimate.json holds no numbers.")]
 
 
 def _calibration_table(audit: pd.DataFrame, verdicts: pd.DataFrame) -> Table:
@@ -297,33 +368,57 @@ def evaluation_section(wd: Workdir) -> Section:
             if len(moved):
                 sub.add(frame_table(moved.rename(columns={"rank_a": f"rank {pair[0]}", "rank_b": f"rank {pair[1]}"}),
                                     "Rank changes"))
-    if shift is not None:
-        sub = sec.sub("Ranking shift (Kendall tau) and the random-removal null")
-        sub.add(frame_table(shift, "Kendall tau-b / tau-AP between subsets per metric, with the number of "
-                                   "flipped system pairs"))
     null = wd.table("null_model.csv")
+    if shift is not None or null is not None:
+        sub = sec.sub("Ranking shift: Kendall tau and the random-removal null")
+    if shift is not None:
+        shown = [c for c in ("metric", "subset_a", "subset_b", "kendall_tau", "tau_ap", "n_flips", "n_flips_significant",
+                             "n_queries_a", "n_queries_b", "order_a", "order_b") if c in shift.columns]
+        extra = [c for c in shift.columns if c not in shown and c not in ("rank_changes", "flips", "n_systems")]
+        sub.add(frame_table(shift[shown + extra], "Kendall tau-b / tau-AP between the system orders on two subsets, "
+                                                  "per metric, with the number of flipped system pairs "
+                                                  "(significant: Holm-corrected paired test)", wide=True))
     if null is not None:
-        sub = sec.subsections[-1] if shift is not None else sec.sub("Random-removal null model")
-        sub.add(Text("Null model: the same number of questions removed at random many times; where the "
-                     "observed change falls in that distribution says whether verification moved rankings "
-                     "more than removing any questions would."))
-        sub.add(frame_table(null, "Observed change vs the random-removal null"))
+        sub.add(Text("Null model: the same number of questions removed at random many times. Where the observed "
+                     "change falls in that distribution says whether verification moved the rankings more than "
+                     "removing any questions would (percentile and p-value of the observed value)."))
+        if "statistic" in null.columns:
+            stat = null["statistic"].astype(str)
+            taus = null[stat.isin(["kendall_tau", "tau_ap"])]
+            deltas = null[~stat.isin(["kendall_tau", "tau_ap"])]
+            drop = [c for c in ("draws",) if c in null.columns]
+            if len(taus):
+                sub.add(frame_table(taus.drop(columns=drop + [c for c in ("system",) if c in taus.columns]),
+                                    "Observed Kendall tau / tau-AP vs the random-removal null (95% null interval)"))
+            if len(deltas):
+                sub.add(frame_table(deltas.drop(columns=drop), "Observed metric change per system vs the "
+                                                               "random-removal null", max_rows=30))
+        else:
+            sub.add(frame_table(null, "Observed change vs the random-removal null"))
     pairwise = wd.table("pairwise.csv")
     if pairwise is not None:
         sub = sec.sub("Flipped system pairs")
-        flip_col = next((c for c in ("flipped", "flip", "order_flipped", "is_flip") if c in pairwise.columns), None)
+        flip_col = next((c for c in ("flips_vs_full", "flipped", "flip", "order_flipped", "is_flip")
+                         if c in pairwise.columns), None)
         flips = pairwise[as_bool(pairwise[flip_col])] if flip_col else pairwise
-        p_col = next((c for c in pairwise.columns if re.fullmatch(r"p(_value)?(_holm)?|p_holm|p_adj\w*", str(c))), None)
+        p_col = next((c for c in ("p_holm", "p_adjusted", "p_value", "p") if c in pairwise.columns), None)
         if p_col:
             flips = flips.sort_values(p_col, kind="stable")
-        sub.add(Text(f"{len(flips):,} system pair(s) change order" + (" between subsets" if flip_col else "")
-                     + (f"; p-values from `{p_col}`." if p_col else ".")))
+        sub.add(Text(f"{len(flips):,} system pair(s) whose order on a subset differs from the full set"
+                     + (f"; p-values from a paired test on that subset (sorted by `{p_col}`)." if p_col else ".")
+                     if flip_col else f"{len(flips):,} system pair comparisons."))
         if len(flips):
-            sub.add(frame_table(flips, "System pairs whose order flips, with paired-test p-values"))
+            sub.add(frame_table(flips.drop(columns=[flip_col] if flip_col else []),
+                                "System pairs whose order flips, with paired-test p-values"))
     gap = wd.table("fr_nl_gap.csv")
     if gap is not None:
         sub = sec.sub("French − Dutch gap by verdict")
-        sub.add(frame_table(gap, "FR − NL metric difference per system and verdict group"))
+        sub.add(Text("Per system, the French score minus the Dutch score on the same questions: a gap that grows on "
+                     "pairs the experts judged inaccurate points at translation damage."))
+        shown = gap[gap["level"].astype(str) != "question"] if "level" in gap.columns else gap
+        keep = [c for c in shown.columns if c not in ("verdict", "flagged")] if "level" in gap.columns else list(shown.columns)
+        sub.add(frame_table(shown[keep], "FR − NL difference per system, metric and group (bootstrap 95% CI)",
+                            max_rows=60))
         plot = _gap_plot(gap)
         if plot is not None:
             sub.add(plot)
@@ -338,6 +433,8 @@ def _queries(metrics: pd.DataFrame, subset: str) -> str:
 
 
 def _subset_pair(subsets: list[str], shift: pd.DataFrame | None) -> tuple[str, str] | None:
+    if "full" in subsets and "verified" in subsets:
+        return "full", "verified"
     if shift is not None and len(shift):
         a, b = str(shift["subset_a"].iloc[0]), str(shift["subset_b"].iloc[0])
         if a in subsets and b in subsets:
@@ -361,27 +458,35 @@ def _ranks(metrics: pd.DataFrame, names: list[str], a: str, b: str) -> pd.DataFr
 
 
 def _gap_plot(gap: pd.DataFrame) -> Plot | None:
-    value = next((c for c in ("gap", "mean_gap", "fr_minus_nl", "diff", "delta", "mean_diff", "value")
-                  if c in gap.columns), None)
-    group = next((c for c in ("verdict", "group", "stratum", "flag", "flagged", "subset") if c in gap.columns), None)
-    if value is None or group is None:
+    """FR−NL gap per verdict (or flag) group and system, for the headline metric."""
+    frame, group = gap, None
+    if "level" in gap.columns and "group" in gap.columns:
+        levels = set(gap["level"].astype(str))
+        level = next((lv for lv in ("verdict", "flag") if lv in levels), None)
+        if level is None:
+            return None
+        frame = gap[gap["level"].astype(str) == level].drop(columns=[level], errors="ignore")
+        frame, group = frame.rename(columns={"group": level}), level
+    else:
+        group = next((c for c in ("verdict", "group", "stratum", "flag", "subset") if c in gap.columns), None)
+    value = next((c for c in ("gap", "mean_gap", "fr_minus_nl", "diff", "delta") if c in frame.columns), None)
+    if value is None or group is None or frame.empty:
         return None
-    frame = gap
     metric = None
-    if "metric" in gap.columns:
-        metric = sorted(set(gap["metric"].astype(str)), key=metric_sort_key)[0]
-        frame = gap[gap["metric"].astype(str) == metric]
-    low = next((c for c in ("ci_low", "low") if c in frame.columns), None)
-    high = next((c for c in ("ci_high", "high") if c in frame.columns), None)
-    label = f"FR − NL {metric or value}"
-    return Plot(f"French − Dutch difference by {group}" + (f" ({metric})" if metric else ""),
-                f"Bar chart of the FR−NL difference per {group} and system",
-                plots.grouped_bars(frame, group, "system", value, label, low, high))
+    if "metric" in frame.columns:
+        metric = sorted(set(frame["metric"].astype(str)), key=metric_sort_key)[0]
+        frame = frame[frame["metric"].astype(str) == metric]
+    low = "ci_low" if "ci_low" in frame.columns else None
+    high = "ci_high" if "ci_high" in frame.columns else None
+    return Plot(f"French − Dutch difference by {group}" + (f" ({metric}, 95% CI)" if metric else ""),
+                f"Bar chart of the FR−NL difference per {group} and system" + (f" for {metric}" if metric else ""),
+                plots.grouped_bars(frame, group, "system", value, f"FR − NL {metric or value}", low, high))
 
 
 # ---------------------------------------------------------------- Provenance
 
 PROVENANCE_KEYS = ("tool_version", "created", "dataset.source", "dataset.revision")
+PROVENANCE_ROWS = 60
 
 
 def provenance_section(wd: Workdir) -> Section:
@@ -398,12 +503,22 @@ def provenance_section(wd: Workdir) -> Section:
                   ("sidecar", "output", "tool version", "created", "dataset", "revision"),
                   tuple((name, f.get("output", "–"), f.get("tool_version", "–"), f.get("created", "–"),
                          f.get("dataset.source", "–"), f.get("dataset.revision", "–")) for name, f in flat.items())))
+    shown: dict[str, str] = {}  # the eval stage writes the same record next to each of its tables
     for name, fields in flat.items():
         rest = [(k, v) for k, v in fields.items()
-                if k not in (*PROVENANCE_KEYS, "output", "tool", "python") and not k.startswith("dataset.files_sha256")]
-        if rest:
-            sec.sub(name).add(Table(f"Models, signatures, config, seeds and timings recorded in {name}",
-                                    ("field", "value"), tuple(rest)))
+                if k not in (*PROVENANCE_KEYS, "output", "tool", "python", "table")
+                and not k.startswith("dataset.files_sha256")]
+        key = json.dumps(rest)
+        if not rest:
+            continue
+        if key in shown:
+            sec.subsections[list(shown).index(key)].add(Text(f"The same record is in {name}."))
+            continue
+        shown[key] = name
+        caption = f"Models, signatures, config, seeds and timings recorded in {name}"
+        if len(rest) > PROVENANCE_ROWS:
+            caption += f" (first {PROVENANCE_ROWS} of {len(rest)} fields; all in the file)"
+        sec.sub(name).add(Table(caption, ("field", "value"), tuple(rest[:PROVENANCE_ROWS])))
     return sec
 
 
