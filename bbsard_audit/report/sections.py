@@ -364,7 +364,8 @@ def evaluation_section(wd: Workdir) -> Section:
                          if (ranks["rank_a"] != ranks["rank_b"]).any() else "Slope chart: no rank changes",
                          plots.slope_chart(ranks, *pair)))
             moved = ranks[ranks["rank_a"] != ranks["rank_b"]]
-            sub.add(Text(f"{len(moved)} system/metric rank change(s) between {pair[0]} and {pair[1]}."))
+            sub.add(Text(f"{len(moved)} system/metric rank change(s) between {pair[0]} and {pair[1]} "
+                         "(ranks from metrics.csv; tied systems share the better rank)."))
             if len(moved):
                 sub.add(frame_table(moved.rename(columns={"rank_a": f"rank {pair[0]}", "rank_b": f"rank {pair[1]}"}),
                                     "Rank changes"))
