@@ -36,7 +36,10 @@ th { background:var(--card); }
 td.n { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
 table.wide { width:100%; table-layout:auto; }
 table.wide td { white-space:pre-line; }
-figure { margin:.8rem 0 1.2rem; }
+.blocks { display:flex; flex-wrap:wrap; gap:0 2rem; align-items:flex-start; }
+.blocks > p, .blocks > ul.cards, .blocks > table.wide { flex-basis:100%; }
+.blocks > table { max-width:100%; }
+figure { margin:.8rem 0 1.2rem; max-width:100%; }
 figure img { max-width:100%; height:auto; border:1px solid var(--line); }
 figcaption { color:var(--muted); font-size:.85rem; }
 code { background:var(--card); padding:0 .2rem; }
@@ -62,7 +65,7 @@ def render_html(report: Report) -> str:
 
 
 def _section(section: Section, level: int) -> str:
-    inner = "".join(_block(b) for b in section.blocks)
+    inner = f'<div class="blocks">{"".join(_block(b) for b in section.blocks)}</div>\n' if section.blocks else ""
     inner += "".join(_section(s, level + 1) for s in section.subsections if not s.empty)
     return (f'<section id="{escape(section.key)}">\n<h{level}>{escape(section.title)}</h{level}>\n'
             f"{inner}</section>\n")

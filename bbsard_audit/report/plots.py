@@ -9,18 +9,19 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 import pandas as pd  # noqa: E402
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 STYLE = {"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "axes.spines.top": False,
          "axes.spines.right": False, "figure.dpi": 100, "savefig.dpi": 110,
-         "svg.hashsalt": "bbsard-audit"}
+         "figure.constrained_layout.use": True}
 
 
 def _png(fig) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(buf, format="png", metadata={"Software": None})  # constrained layout: one draw, not two
     plt.close(fig)
     return buf.getvalue()
 
@@ -35,13 +36,14 @@ def risk_histogram(risk: pd.Series, flagged: pd.Series) -> bytes:
                 edgecolor="white", linewidth=0.5)
         ax.set_xlabel("audit risk score (0 = looks fine, 1 = very suspect)")
         ax.set_ylabel("question pairs")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlim(0, 1)
         ax.legend(frameon=False)
         return _png(fig)
 
 
 def horizontal_bars(labels: list[str], values: list[float], xlabel: str, *, xlim: tuple | None = None,
-                    annotate: list[str] | None = None) -> bytes:
+                    annotate: list[str] | None = None, integer: bool = False) -> bytes:
     """One bar per category, sorted as given (e.g. flags by type, selftest recall per error type)."""
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(6, 0.35 * len(labels) + 0.9))
@@ -52,6 +54,8 @@ def horizontal_bars(labels: list[str], values: list[float], xlabel: str, *, xlim
         ax.set_xlabel(xlabel)
         if xlim:
             ax.set_xlim(*xlim)
+        if integer:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         for yi, v, text in zip(y, values, annotate or [f"{v:g}" for v in values]):
             ax.text(v, yi, f" {text}", va="center", fontsize=8)
         return _png(fig)
@@ -86,7 +90,6 @@ def slope_chart(ranks: pd.DataFrame, subset_a: str, subset_b: str) -> bytes:
             ax.set_ylabel("rank (1 = best)")
         for ax in list(axes.flat)[len(metrics):]:
             ax.set_visible(False)
-        fig.tight_layout()
         return _png(fig)
 
 
@@ -120,9 +123,7 @@ def forest_plot(metrics: pd.DataFrame) -> bytes:
         for ax in list(axes.flat)[len(names):]:
             ax.set_visible(False)
         handles, labels = axes.flat[0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower center", ncol=len(subsets), frameon=False,
-                   bbox_to_anchor=(0.5, -0.02))
-        fig.tight_layout(rect=(0, 0.05, 1, 1))
+        fig.legend(handles, labels, loc="outside lower center", ncol=len(subsets), frameon=False)
         return _png(fig)
 
 

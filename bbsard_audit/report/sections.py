@@ -119,7 +119,8 @@ def audit_section(wd: Workdir) -> Section:
                                 for f, n in by_type.items())))
             sub.add(Plot("Flagged pairs per flag type", "Bar chart of the number of flagged pairs per flag type: "
                          + ", ".join(f"{f} {n}" for f, n in by_type.items()),
-                         plots.horizontal_bars(list(by_type.index), by_type.tolist(), "flagged pairs")))
+                         plots.horizontal_bars(list(by_type.index), by_type.tolist(), "flagged pairs",
+                                               integer=True)))
         sub = sec.sub("Risk distribution")
         sub.add(Plot("Audit risk of every pair (flagged pairs in orange)",
                      f"Histogram of risk scores for {len(audit)} pairs, {int(flagged.sum())} flagged",
