@@ -187,3 +187,18 @@ def test_cli(tmp_path):
     hub = subprocess.run(cmd + ["--push-to-hub", "me/bbsard-clean"], capture_output=True, text=True,
                          env={k: v for k, v in __import__("os").environ.items() if k != "HF_TOKEN"})
     assert hub.returncode == 2 and "HF_TOKEN" in hub.stderr and "Traceback" not in hub.stderr
+
+
+def test_release_from_an_hf_source_writes_the_corpus_from_the_loaded_data(release, tmp_path):
+    """A second release made from the first one's `datasets` copy: articles come from the loaded corpus."""
+    _, _, out = release
+    ds = load_dataset(f"hf:{out}/hf")
+    verdicts = tmp_path / "v2.csv"
+    pd.DataFrame({"id": [7], "verdict": ["minor"], "corrected_nl": ["Wat kost een pro-Deoadvocaat?"]}).to_csv(
+        verdicts, index=False)
+    build_release(ds, verdicts, tmp_path / "second")
+    back = load_dataset(str(tmp_path / "second"))
+    assert back.by_id()[7].question_nl == "Wat kost een pro-Deoadvocaat?"
+    assert back.corpus.texts("fr") == ds.corpus.texts("fr")
+    articles = pd.read_csv(tmp_path / "second" / "articles_nl.csv")
+    assert list(articles.columns) == ["id", "article", "code"] and articles["code"].eq("Code civil").all()
