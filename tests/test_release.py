@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -174,20 +172,25 @@ def test_bad_verdicts_are_one_line_and_write_nothing(tmp_path, edit, message):
     assert not (tmp_path / "rel").exists() and not list(tmp_path.glob(".rel*"))
 
 
-def test_cli(tmp_path):
+def test_cli(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from bbsard_audit.cli import app
+
     src = make_dataset(tmp_path / "src")
     verdicts = write_review(tmp_path / "work")
-    cmd = [sys.executable, "-c", "from bbsard_audit.cli import main; main()", "release", "--dataset", str(src),
-           "--verdicts", str(verdicts), "--out", str(tmp_path / "rel"), "--policy", "keep-marked", "--no-keep-minor"]
-    ok = subprocess.run(cmd, capture_output=True, text=True)
-    assert ok.returncode == 0, ok.stderr
+    args = ["release", "--dataset", str(src), "--verdicts", str(verdicts), "--out", str(tmp_path / "rel"),
+            "--policy", "keep-marked", "--no-keep-minor"]
+    runner = CliRunner()
+    ok = runner.invoke(app, args)
+    assert ok.exit_code == 0, ok.output
     assert "test  corrected: 2  excluded: 2  verified: 1" in ok.stdout and f"wrote {tmp_path / 'rel'}" in ok.stdout
-    bad = subprocess.run(cmd[:-3] + ["--policy", "drop"], capture_output=True, text=True)
-    assert bad.returncode == 2 and bad.stderr.strip() == "error: unknown policy 'drop'; use exclude or keep-marked"
-    hub = subprocess.run(cmd + ["--push-to-hub", "me/bbsard-clean"], capture_output=True, text=True,
-                         env={k: v for k, v in __import__("os").environ.items() if k != "HF_TOKEN"})
-    assert hub.returncode == 2 and "HF_TOKEN" in hub.stderr and "Traceback" not in hub.stderr
-
+    bad = runner.invoke(app, args[:-3] + ["--policy", "drop"])
+    assert bad.exit_code == 2 and bad.stderr.strip() == "error: unknown policy 'drop'; use exclude or keep-marked"
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    hub = runner.invoke(app, args + ["--push-to-hub", "me/bbsard-clean"])
+    assert hub.exit_code == 2 and "HF_TOKEN" in hub.stderr
+    assert "Traceback" not in hub.output
 
 def test_release_from_an_hf_source_writes_the_corpus_from_the_loaded_data(release, tmp_path):
     """A second release made from the first one's `datasets` copy: articles come from the loaded corpus."""

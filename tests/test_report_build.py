@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -117,13 +115,20 @@ def test_find_estimates_reads_common_layouts():
 
 
 def test_cli_report_and_bad_workdir(tmp_path):
-    wd = write_workdir(tmp_path / "w")
-    ok = subprocess.run([sys.executable, "-c", "from bbsard_audit.cli import main; main()", "report",
-                         "--workdir", str(wd)], capture_output=True, text=True)
-    assert ok.returncode == 0, ok.stderr
-    assert "sections: Audit, Review campaign, Evaluation, Provenance" in ok.stdout
-    assert (wd / "report.html").exists() and (wd / "report.meta.json").exists()
-    bad = subprocess.run([sys.executable, "-c", "from bbsard_audit.cli import main; main()", "report",
-                          "--workdir", str(tmp_path / "nope")], capture_output=True, text=True)
-    assert bad.returncode == 2
+    from typer.testing import CliRunner
+
+    from bbsard_audit.cli import app
+
+    wd = write_workdir(tmp_path / "w", evaluation=False)
+    runner = CliRunner()
+    ok = runner.invoke(app, ["report", "--workdir", str(wd), "--out", str(tmp_path / "out")])
+    assert ok.exit_code == 0, ok.output
+    assert "sections: Audit, Review campaign, Provenance" in ok.stdout
+    assert (tmp_path / "out" / "report.html").exists() and (tmp_path / "out" / "report.meta.json").exists()
+    bad = runner.invoke(app, ["report", "--workdir", str(tmp_path / "nope")])
+    assert bad.exit_code == 2
     assert bad.stderr.strip() == f"error: {tmp_path / 'nope'}: work folder not found"
+    pd.read_csv(wd / "audit.csv").drop(columns=["flags"]).to_csv(wd / "audit.csv", index=False)
+    broken = runner.invoke(app, ["report", "--workdir", str(wd)])
+    assert broken.exit_code == 2 and "audit.csv: missing column(s) flags" in broken.stderr
+    assert "Traceback" not in broken.output
