@@ -78,3 +78,15 @@ def external(requests: list[str], html: Path) -> list[str]:
     """Requests other than the report file itself and its inline data: images."""
     own = html.resolve().as_uri()
     return [u for u in requests if u != own and not u.startswith("data:")]
+
+
+if __name__ == "__main__":  # python tests/chromium.py REPORT.html OUT.png: the README's screenshot
+    import sys
+
+    from PIL import Image
+
+    page = visit(Path(sys.argv[1]), Path(sys.argv[2]))
+    assert not page.console_errors, page.console_errors
+    top = Image.open(page.screenshot).crop((0, 0, 1280, 1500)).resize((853, 1000), Image.LANCZOS)
+    top.convert("RGB").quantize(colors=64).save(page.screenshot, optimize=True)
+    print(f"{page.screenshot}: {page.screenshot.stat().st_size:,} bytes")

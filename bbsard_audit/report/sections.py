@@ -377,6 +377,7 @@ def evaluation_section(wd: Workdir) -> Section:
         shown = [c for c in ("metric", "subset_a", "subset_b", "kendall_tau", "tau_ap", "n_flips", "n_flips_significant",
                              "n_queries_a", "n_queries_b", "order_a", "order_b") if c in shift.columns]
         extra = [c for c in shift.columns if c not in shown and c not in ("rank_changes", "flips", "n_systems")]
+        shift = _verified_first(shift, "subset_b")
         sub.add(frame_table(shift[shown + extra], "Kendall tau-b / tau-AP between the system orders on two subsets, "
                                                   "per metric, with the number of flipped system pairs "
                                                   "(significant: Holm-corrected paired test)", wide=True))
@@ -384,6 +385,8 @@ def evaluation_section(wd: Workdir) -> Section:
         sub.add(Text("Null model: the same number of questions removed at random many times. Where the observed "
                      "change falls in that distribution says whether verification moved the rankings more than "
                      "removing any questions would (percentile and p-value of the observed value)."))
+        if "subset" in null.columns:
+            null = _verified_first(null, "subset")
         if "statistic" in null.columns:
             stat = null["statistic"].astype(str)
             taus = null[stat.isin(["kendall_tau", "tau_ap"])]
@@ -425,6 +428,15 @@ def evaluation_section(wd: Workdir) -> Section:
         if plot is not None:
             sub.add(plot)
     return sec
+
+
+SUBSET_ORDER = ("full", "verified", "corrected", "flagged", "unflagged")
+
+
+def _verified_first(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Full vs verified is the question the report answers first; other subsets follow."""
+    rank = frame[column].astype(str).map(lambda v: SUBSET_ORDER.index(v) if v in SUBSET_ORDER else len(SUBSET_ORDER))
+    return frame.assign(_order=rank).sort_values("_order", kind="stable").drop(columns="_order")
 
 
 def _queries(metrics: pd.DataFrame, subset: str) -> str:
