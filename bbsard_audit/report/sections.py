@@ -243,6 +243,7 @@ def review_section(wd: Workdir) -> Section:
             sub.add(_calibration_table(audit, verdicts))
         if isinstance(calibration, dict) and isinstance(calibration.get("combined"), dict):
             c = calibration["combined"]
+            sub.add(Text("The combined risk score against the expert verdicts (calibration.json):"))
             sub.add(Figures(tuple((k.replace("_", " "), num(v)) for k, v in c.items())
                             + ((("positive class", str(calibration.get("positive"))),) if calibration.get("positive") else ())
                             + ((("verdicts matched", num(calibration["n_matched"])),) if "n_matched" in calibration else ())))
