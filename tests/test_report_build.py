@@ -132,3 +132,16 @@ def test_cli_report_and_bad_workdir(tmp_path):
     broken = runner.invoke(app, ["report", "--workdir", str(wd)])
     assert broken.exit_code == 2 and "audit.csv: missing column(s) flags" in broken.stderr
     assert "Traceback" not in broken.output
+
+
+def test_empty_files_one_subset_one_system_still_render(tmp_path):
+    wd = write_workdir(tmp_path)
+    for name in ("verdicts.csv", "pairwise.csv", "audit.csv", "annotations_raw.csv"):
+        pd.read_csv(wd / name).head(0).to_csv(wd / name, index=False)
+    metrics = pd.read_csv(wd / "metrics.csv")
+    metrics[(metrics.subset == "full") & (metrics.system == "bm25_fr")].to_csv(wd / "metrics.csv", index=False)
+    files = build_report(wd)
+    md = files.markdown.read_text()
+    assert "- **pairs audited**: 0" in md and "- **pairs reviewed**: 0" in md
+    assert "System ranks from" not in md  # one subset: no slope chart
+    assert "0 system pair(s) whose order" in md
