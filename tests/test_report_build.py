@@ -27,7 +27,7 @@ def test_full_workdir_has_every_section_and_key_numbers(tmp_path):
     assert "| recall on meaning-changing errors | 0.864 |" in md
     assert "| recall@100 | verified | bm25_fr | e5_fr | 0.598 | 0.631 | -0.033 | 0.012 | 0.036 | yes | 190 |" in md
     assert "| recall@100 | verified | kendall_tau | 0.333 | 0.950 | 0.667 | 1.000 | 0.800 | 0.016 | 190 | 13 |" in md
-    assert "| bm25 | bm25_fr | bm25_nl | recall@100 | verdict | legal | 2 |" in md and "| 101 |" not in md
+    assert "| bm25 | verdict | legal | 2 | 0.187 [0.157, 0.217] |" in md and "| 101 |" not in md
     # rank flip bm25_fr <-> e5_fr on recall@100, computed from metrics.csv
     assert "| recall@100 | bm25_fr | 2 | 3 |" in md and "| recall@100 | e5_fr | 3 | 2 |" in md
     # calibration computed from audit.csv x verdicts.csv: 6 flagged reviewed, 2 legal both flagged

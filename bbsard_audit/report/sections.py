@@ -33,7 +33,7 @@ def num(value, digits: int = 3) -> str:
         if float(value).is_integer() and abs(value) >= 1000:
             return f"{int(value):,}"
         if value != 0 and abs(value) < 10 ** -digits:
-            return f"{value:.1e}"
+            return f"{value:.1g}" if abs(value) >= 1e-4 else f"{value:.1e}"  # a tiny p-value is not 0.000
         return f"{value:.{digits}f}"
     return str(value)
 
@@ -421,10 +421,7 @@ def evaluation_section(wd: Workdir) -> Section:
         sub = sec.sub("French − Dutch gap by verdict")
         sub.add(Text("Per system, the French score minus the Dutch score on the same questions: a gap that grows on "
                      "pairs the experts judged inaccurate points at translation damage."))
-        shown = gap[gap["level"].astype(str) != "question"] if "level" in gap.columns else gap
-        keep = [c for c in shown.columns if c not in ("verdict", "flagged")] if "level" in gap.columns else list(shown.columns)
-        sub.add(frame_table(shown[keep], "FR − NL difference per system, metric and group (bootstrap 95% CI)",
-                            max_rows=60))
+        sub.add(_gap_table(gap))
         plot = _gap_plot(gap)
         if plot is not None:
             sub.add(plot)
@@ -472,6 +469,26 @@ def _ranks(metrics: pd.DataFrame, names: list[str], a: str, b: str) -> pd.DataFr
     return pd.DataFrame(out, columns=["metric", "system", "rank_a", "rank_b"])
 
 
+def _gap_table(gap: pd.DataFrame) -> Table:
+    """One row per system and group, one column per metric: `gap [ci_low, ci_high]`."""
+    if not {"level", "group", "metric", "gap"} <= set(gap.columns):
+        return frame_table(gap, "FR − NL difference per system and group")
+    rows = gap[gap["level"].astype(str) != "question"]
+    names = sorted(set(rows["metric"].astype(str)), key=metric_sort_key)
+    keys = ["system", "level", "group"] + (["n_queries"] if "n_queries" in rows.columns else [])
+    out = []
+    for key, part in rows.groupby(keys, sort=False):
+        by_metric = part.set_index(part["metric"].astype(str))
+        out.append((*map(str, key), *(with_ci(by_metric.at[m, "gap"], by_metric.get("ci_low", {}).get(m),
+                                              by_metric.get("ci_high", {}).get(m)) if m in by_metric.index else "–"
+                                      for m in names)))
+    return Table("FR − NL difference (bootstrap 95% CI) per system and question group; positive = French "
+                 "retrieves better", (*keys, *names), tuple(out))
+
+
+HEADLINE_METRICS = ("ndcg@10", "map@100", "mrr@100")
+
+
 def _gap_plot(gap: pd.DataFrame) -> Plot | None:
     """FR−NL gap per verdict (or flag) group and system, for the headline metric."""
     frame, group = gap, None
@@ -489,7 +506,8 @@ def _gap_plot(gap: pd.DataFrame) -> Plot | None:
         return None
     metric = None
     if "metric" in frame.columns:
-        metric = sorted(set(frame["metric"].astype(str)), key=metric_sort_key)[0]
+        present = sorted(set(frame["metric"].astype(str)), key=metric_sort_key)
+        metric = next((m for m in HEADLINE_METRICS if m in present), present[0])
         frame = frame[frame["metric"].astype(str) == metric]
     low = "ci_low" if "ci_low" in frame.columns else None
     high = "ci_high" if "ci_high" in frame.columns else None
