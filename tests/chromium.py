@@ -88,5 +88,5 @@ if __name__ == "__main__":  # python tests/chromium.py REPORT.html OUT.png: the 
     page = visit(Path(sys.argv[1]), Path(sys.argv[2]))
     assert not page.console_errors, page.console_errors
     top = Image.open(page.screenshot).crop((0, 0, 1280, 1500)).resize((853, 1000), Image.LANCZOS)
-    top.convert("RGB").quantize(colors=64).save(page.screenshot, optimize=True)
+    top.convert("RGB").quantize(colors=128, method=Image.Quantize.FASTOCTREE).save(page.screenshot, optimize=True)
     print(f"{page.screenshot}: {page.screenshot.stat().st_size:,} bytes")
