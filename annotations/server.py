@@ -179,12 +179,13 @@ class LabelStudioServer:
             self.port = port
             started = time.monotonic()
             log = open(self.log_path, "ab")
+            offset = log.tell()
             self.process = subprocess.Popen(
                 [str(exe), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port)],
                 env=self._env(), stdout=log, stderr=subprocess.STDOUT, cwd=self.data_dir,
                 start_new_session=True)
             log.close()
-            if self._wait_ready(started, timeout):
+            if self._wait_ready(started, timeout, offset):
                 self.timings["start_s"] = round(time.monotonic() - started, 2)
                 return self
             self.stop()  # it moved to another port (ours was taken meanwhile): try a fresh one
@@ -192,18 +193,20 @@ class LabelStudioServer:
                           f"attempts; see {self.log_path}")
 
     def _moved_port(self, log_offset: int) -> bool:
-        text = self.log_path.read_text(errors="replace")[log_offset:]
+        """Did this start's log announce a port other than ours ("Port P is in use")?"""
+        with open(self.log_path, "rb") as log:
+            log.seek(log_offset)
+            text = log.read().decode(errors="replace")
         ports = {int(p) for p in re.findall(r"127\.0\.0\.1:(\d+)", text)}
-        return bool(ports - {self.port})
+        return "is in use" in text or bool(ports - {self.port})
 
-    def _wait_ready(self, started: float, timeout: float) -> bool:
+    def _wait_ready(self, started: float, timeout: float, offset: int) -> bool:
         """True once OUR process answers /health on the requested port and accepts our token."""
-        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         while time.monotonic() - started < timeout:
             if self.process.poll() is not None:
                 raise ServerError(f"label-studio exited with code {self.process.returncode}; "
                                   f"see {self.log_path}")
-            if self._moved_port(max(0, offset - 4096)):
+            if self._moved_port(offset):
                 return False
             if self._get("/health") == 200 and self._get("/api/current-user/whoami", auth=True) == 200:
                 return True
