@@ -1,0 +1,90 @@
+"""Done-when of the annotation stage, on the real 222-question test split and a real server.
+
+The audit stage's review queue is stood in for by a queue-shaped CSV built from the real pairs
+and back-translations (docs/formats.md contract); two simulated reviewers annotate through the
+API; pull, agreement and the error-rate estimate run through the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from annotations import simulate
+from annotations.connection import Connection
+from annotations.project import ReviewProject
+from bbsard_audit.cli import app
+from bbsard_audit.dataset import load_dataset
+from conftest import write_review_files
+
+pytestmark = [pytest.mark.shared, pytest.mark.label_studio]
+
+
+def test_real_test_split_push_annotate_pull_agreement_estimate(shared_dir, ls_env, tmp_path):
+    ds = load_dataset(str(shared_dir), strict=False, with_corpus=False)
+    pairs = ds.select("test")
+    assert len(pairs) == 222
+    bt = {int(r["id"]): r["backtranslation"] for r in map(json.loads, (
+        shared_dir / "backtranslations_nl_fr.jsonl").read_text(encoding="utf-8").splitlines())}
+    run = tmp_path / "run"
+    audit, queue = write_review_files(run, pairs, bt, seed=4, budget=40, control=40)
+    invoke = CliRunner().invoke
+
+    res = invoke(app, ["annotate", "push", "--audit", str(audit), "--queue", str(queue),
+                       "--project", "bbsard-test-review", "--dataset", str(shared_dir)])
+    assert res.exit_code == 0, res.output
+    assert "80 task(s) imported" in res.output
+    project = ReviewProject.open(Connection(ls_env.url, ls_env.token), "bbsard-test-review")
+    task = project.export()[0]
+    pair = ds.by_id()[task["data"]["question_id"]]
+    assert task["data"]["question_nl"] == pair.question_nl
+    assert task["data"]["backtranslation"] == bt[pair.id]
+    assert task["data"]["gold_articles"].split("\n") == [str(a) for a in pair.article_ids]
+
+    # two reviewers: A calls risky pairs legal more often; B agrees with A on ~85% of pairs
+    q = pd.read_csv(queue)
+    rng = np.random.default_rng(5)
+    legal_p = np.where(q["queue"] == "risk", 0.4, 0.05)
+    a = dict(zip(q["id"], np.where(rng.random(len(q)) < legal_p, "legal",
+                                   np.where(rng.random(len(q)) < 0.2, "minor", "correct"))))
+    flip = rng.random(len(q)) < 0.15
+    b = {qid: (("correct" if v != "correct" else "minor") if f else v) for (qid, v), f in zip(a.items(), flip)}
+    assert simulate.annotate(project, "reviewer.a@example.org", a.get) == 80
+    assert simulate.annotate(project, "reviewer.b@example.org", b.get,
+                             corrected=lambda qid: ds.by_id()[qid].question_nl + " (gecorrigeerd)") == 80
+
+    out = run / "verdicts.csv"
+    res = invoke(app, ["annotate", "pull", "--project", "bbsard-test-review", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    verdicts = pd.read_csv(out, keep_default_na=False)
+    assert len(verdicts) == 80 and (verdicts["n_annotations"] == 2).all()
+    n_disagree = sum(a[k] != b[k] for k in a)
+    assert (verdicts["agreement_status"] == "rule:stricter").sum() == n_disagree
+
+    res = invoke(app, ["annotate", "agreement", "--raw", str(run / "annotations_raw.csv"), "--out", str(run)])
+    assert res.exit_code == 0, res.output
+    report = json.loads((run / "agreement.json").read_text())
+    kappa = next(s for s in report["scores"] if s["name"] == "cohen_kappa[verdict]")
+    assert 0.3 < kappa["value"] < 0.95 and kappa["ci_low"] < kappa["value"] < kappa["ci_high"]
+    assert report["n_disagreements"] == n_disagree
+
+    res = invoke(app, ["annotate", "estimate", "--audit", str(audit), "--queue", str(queue),
+                       "--verdicts", str(out), "--out", str(run / "estimate.json"), "--split", "test"])
+    assert res.exit_code == 0, res.output
+    est = json.loads((run / "estimate.json").read_text())
+    strata = {s["name"]: s for s in est["strata"]}
+    assert est["population"] == 222
+    assert strata["risk_queue"]["population"] == strata["risk_queue"]["reviewed"] == 40
+    assert strata["unflagged"]["reviewed"] == 40
+    expected = sum((s["population"] * s["legal"] / s["reviewed"]) for s in strata.values() if s["reviewed"])
+    flagged_left = strata["flagged"]["population"]
+    if flagged_left:  # flagged pairs beyond the budget borrow the risk queue's rate
+        expected += flagged_left * strata["risk_queue"]["legal"] / 40
+        assert est["assumptions"]
+    assert est["share_legal"] == pytest.approx(expected / 222)
+    assert est["ci_low"] <= est["share_legal"] <= est["ci_high"]
+    assert json.loads((run / "estimate.meta.json").read_text())["seed"] == 0
