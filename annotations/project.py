@@ -65,12 +65,17 @@ class ReviewProject:
         return self.conn.call("export tasks", fetch)
 
     def question_ids(self) -> dict[int, list[int]]:
-        """question id -> task ids on the server (more than one means duplicates)."""
+        """question id -> task ids on the server (more than one means duplicates).
+
+        Asks only for id and data: ~1 s for 1,108 tasks where the full export takes ~10 s.
+        """
+        tasks = self.conn.call("list tasks", lambda: list(self.client.tasks.list(
+            project=self.id, fields="task_only", include="id,data", page_size=1000)))
         held: dict[int, list[int]] = {}
-        for task in self.export():
-            qid = task.get("data", {}).get(EXTERNAL_ID)
+        for task in tasks:
+            qid = (task.data or {}).get(EXTERNAL_ID)
             if qid is not None:
-                held.setdefault(int(qid), []).append(task["id"])
+                held.setdefault(int(qid), []).append(task.id)
         return held
 
     def push(self, tasks: list[dict], *, batch_size: int = 250,

@@ -13,6 +13,7 @@ one answering (Label Studio silently moves to port+1 when the port is taken).
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import fcntl
 import json
@@ -185,6 +186,7 @@ class LabelStudioServer:
                 env=self._env(), stdout=log, stderr=subprocess.STDOUT, cwd=self.data_dir,
                 start_new_session=True)
             log.close()
+            atexit.register(self.stop)  # never leave an orphan server behind a crashed caller
             if self._wait_ready(started, timeout, offset):
                 self.timings["start_s"] = round(time.monotonic() - started, 2)
                 return self
@@ -227,6 +229,7 @@ class LabelStudioServer:
 
     def stop(self, timeout: float = 20.0) -> None:
         """SIGTERM our own process (never a name-based kill), SIGKILL if it lingers."""
+        atexit.unregister(self.stop)
         if self.process is None or self.process.poll() is not None:
             self.process = None
             return
