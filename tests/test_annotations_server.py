@@ -202,6 +202,14 @@ def test_wrong_token_and_personal_access_token(ls_server, ls_env, review, tmp_pa
     assert res.exit_code == 0, res.output
     assert pat not in res.output and ls_server.token not in res.output
 
+    # connection from a config file alone (no environment variables)
+    monkeypatch.delenv("LABEL_STUDIO_URL")
+    monkeypatch.delenv("LABEL_STUDIO_API_KEY")
+    cfg = tmp_path / "ls.toml"
+    cfg.write_text(f'[label_studio]\nurl = "{ls_server.url}"\napi_key = "{ls_server.token}"\n')
+    res = cli("status", "--project", name, "--config", cfg)
+    assert res.exit_code == 0 and "16 task(s)" in res.output, res.output
+
 
 def test_requested_port_taken_is_detected(ls_template, tmp_path):
     """Label Studio silently moves to port+1 when its port is taken: we notice and pick another."""

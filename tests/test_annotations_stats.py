@@ -215,3 +215,23 @@ def test_export_tasks_offline_round_trip(tmp_path, toy_pairs):
     (tmp_path / "broken.json").write_text("{not json")
     res = runner.invoke(app, ["annotate", "pull", "--from-file", str(tmp_path / "broken.json"), "--out", str(out)])
     assert res.exit_code == 2 and "broken.json" in res.output
+
+
+def test_unresponsive_server_times_out_as_one_line(tmp_path, monkeypatch):
+    """A server that accepts connections but never answers: timeout, retries, one line, exit 2."""
+    import socket
+    import time
+
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "t" * 40)
+    monkeypatch.setenv("BBSARD_AUDIT_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "none.toml").write_text("")
+    with socket.socket() as mute:
+        mute.bind(("127.0.0.1", 0))
+        mute.listen(16)
+        url = f"http://127.0.0.1:{mute.getsockname()[1]}"
+        started = time.monotonic()
+        res = runner.invoke(app, ["annotate", "status", "--project", "p-x", "--url", url,
+                                  "--timeout", "0.5", "--retries", "1"])
+    assert res.exit_code == 2
+    assert res.output.startswith("error: list projects: Label Studio at") and "timed out" in res.output
+    assert res.output.count("\n") == 1 and time.monotonic() - started < 10
