@@ -406,8 +406,8 @@ def _load_hf(spec: str, with_corpus: bool) -> Dataset:
                 return datasets.load_from_disk(str(local))
             return datasets.load_dataset(name, config, revision=revision)
         except Exception as exc:  # network, missing config, bad files: one clear line
-            if config == "corpus":
-                return None
+            if config == "corpus" or "BuilderConfig" in str(exc):
+                return None  # optional corpus, or a copy holding only some splits
             checker.error(f"cannot load config {config!r}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
                           file=f"hf:{spec}")
             return None
@@ -435,6 +435,8 @@ def _load_hf(spec: str, with_corpus: bool) -> Dataset:
         split_labels[split] = f"hf:{name}/{split}/fr"
         pairs += checker.pair(split, f"hf:{name}/{split}/fr", f"hf:{name}/{split}/nl",
                               parsed["fr"], parsed["nl"])
+    if not split_labels and not checker.issues:
+        checker.error("no train or test config found", file=f"hf:{spec}")
     corpus = None
     if with_corpus:
         dd = load("corpus")
