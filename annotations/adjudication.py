@@ -1,6 +1,7 @@
 """From several annotations of one question to one verdict, by a rule kept in a TOML config.
 
-A disagreement resolves by a third (or later) annotation giving a strict majority, else by the
+`agreement_status` is single | agreed | adjudicated | unresolved, and `adjudicated_by` says how
+(`majority` or `rule:<name>`). A disagreement resolves by a third (or later) annotation giving a strict majority, else by the
 configured rule: `stricter` (the more severe verdict wins: legal > minor > correct), `lenient`
 (the milder wins) or `none` (left unresolved for a human adjudicator). The rule actually used is
 recorded in verdicts.csv's sidecar via `AdjudicationRule.describe()`.
@@ -24,7 +25,7 @@ GOLD_STRICTNESS = {"yes": 0, "": 0, "unsure": 1, "no": 2}
 RULES = ("stricter", "lenient", "none")
 DEFAULT_CONFIG = Path(__file__).with_name("adjudication.toml")
 VERDICT_COLUMNS = ["id", "verdict", "corrected_nl", "gold_labels_apply", "n_annotations",
-                   "annotators", "agreement_status"]
+                   "annotators", "agreement_status", "adjudicated_by"]
 
 
 @dataclass(frozen=True)
@@ -50,20 +51,20 @@ class AdjudicationRule:
                                "gold_labels_apply": "stricter of the winning annotations (no > unsure > yes)",
                                "corrected_nl": "latest non-empty text among the winning annotations"}
 
-    def resolve(self, verdicts: list[str]) -> tuple[str, str]:
-        """(final verdict or '', agreement_status) for one question's verdicts in time order."""
+    def resolve(self, verdicts: list[str]) -> tuple[str, str, str]:
+        """(final verdict or '', agreement_status, adjudicated_by) for one question's verdicts."""
         if len(verdicts) == 1:
-            return verdicts[0], "single"
+            return verdicts[0], "single", ""
         if len(set(verdicts)) == 1:
-            return verdicts[0], "agree"
+            return verdicts[0], "agreed", ""
         if self.third_annotation_resolves and len(verdicts) >= 3:
             values, counts = np.unique(verdicts, return_counts=True)
             if counts.max() * 2 > len(verdicts):
-                return str(values[counts.argmax()]), "majority"
+                return str(values[counts.argmax()]), "adjudicated", "majority"
         if self.rule == "none":
-            return "", "unresolved"
+            return "", "unresolved", ""
         pick = max if self.rule == "stricter" else min
-        return pick(verdicts, key=SEVERITY.__getitem__), f"rule:{self.rule}"
+        return pick(verdicts, key=SEVERITY.__getitem__), "adjudicated", f"rule:{self.rule}"
 
 
 def adjudicate(raw: pd.DataFrame, rule: AdjudicationRule) -> pd.DataFrame:
@@ -71,7 +72,7 @@ def adjudicate(raw: pd.DataFrame, rule: AdjudicationRule) -> pd.DataFrame:
     raw = raw[raw["verdict"].isin(VERDICTS)].sort_values(["id", "updated_at", "annotation_id"])
     rows = []
     for qid, group in raw.groupby("id", sort=True):
-        verdict, status = rule.resolve(group["verdict"].tolist())
+        verdict, status, how = rule.resolve(group["verdict"].tolist())
         winners = group[group["verdict"] == verdict] if verdict else group.iloc[0:0]
         gold = winners["gold_labels_apply"].fillna("")
         texts = [t for t in winners["corrected_nl"].fillna("") if t.strip()]
@@ -81,6 +82,6 @@ def adjudicate(raw: pd.DataFrame, rule: AdjudicationRule) -> pd.DataFrame:
             "gold_labels_apply": max(gold, key=GOLD_STRICTNESS.__getitem__) if len(gold) else "",
             "n_annotations": len(group),
             "annotators": ";".join(sorted(group["annotator"].unique())),
-            "agreement_status": status,
+            "agreement_status": status, "adjudicated_by": how,
         })
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)

@@ -155,7 +155,7 @@ def agreement(raw: Annotated[Path, typer.Option(help=f"{RAW_FILE} written by pul
     disagree = table[table["id"].isin(per_item[per_item > 1].index)]
     wide = (disagree.pivot_table(index="id", columns="annotator", values="verdict", aggfunc="last")
             .add_prefix("verdict:").reset_index()
-            .merge(verdicts[["id", "verdict", "agreement_status"]], on="id", how="left"))
+            .merge(verdicts[["id", "verdict", "agreement_status", "adjudicated_by"]], on="id", how="left"))
     write_json(out / "agreement.json", report.to_dict() | {"n_disagreements": len(wide)})
     write_sidecar(out / "agreement.json", raw=str(raw), n_boot=n_boot, seed=seed)
     write_csv(out / "disagreements.csv", wide)

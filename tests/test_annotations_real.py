@@ -63,7 +63,7 @@ def test_real_test_split_push_annotate_pull_agreement_estimate(shared_dir, ls_en
     verdicts = pd.read_csv(out, keep_default_na=False)
     assert len(verdicts) == 80 and (verdicts["n_annotations"] == 2).all()
     n_disagree = sum(a[k] != b[k] for k in a)
-    assert (verdicts["agreement_status"] == "rule:stricter").sum() == n_disagree
+    assert (verdicts["adjudicated_by"] == "rule:stricter").sum() == n_disagree
 
     res = invoke(app, ["annotate", "agreement", "--raw", str(run / "annotations_raw.csv"), "--out", str(run)])
     assert res.exit_code == 0, res.output

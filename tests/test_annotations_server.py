@@ -99,13 +99,13 @@ def test_two_annotators_pull_agreement_adjudication_and_deleted_task(ls_env, rev
     assert res.exit_code == 0, res.output
     verdicts = pd.read_csv(out, keep_default_na=False).set_index("id")
     assert list(verdicts.columns) == ["verdict", "corrected_nl", "gold_labels_apply", "n_annotations",
-                                      "annotators", "agreement_status"]
+                                      "annotators", "agreement_status", "adjudicated_by"]
     assert (verdicts["n_annotations"] == 2).all()
-    assert verdicts.loc[ids[1], "agreement_status"] == "rule:stricter"
+    assert verdicts.loc[ids[1], ["agreement_status", "adjudicated_by"]].tolist() == ["adjudicated", "rule:stricter"]
     assert verdicts.loc[ids[1], "verdict"] == "minor"  # correct vs minor: the stricter wins
     assert verdicts.loc[ids[1], "corrected_nl"] == f"Gecorrigeerde vraag {ids[1]}?"
     assert verdicts.loc[ids[0], ["verdict", "agreement_status", "gold_labels_apply"]].tolist() == \
-        ["legal", "agree", "no"]
+        ["legal", "agreed", "no"]
     meta = json.loads((out.parent / "verdicts.meta.json").read_text())
     assert meta["adjudication"]["rule"] == "stricter"
 
@@ -127,7 +127,7 @@ def test_two_annotators_pull_agreement_adjudication_and_deleted_task(ls_env, rev
     simulate.annotate(project, "ann.c@example.org", lambda q: "correct" if q == third else None)
     assert cli("pull", "--project", name, "--out", out).exit_code == 0
     verdicts = pd.read_csv(out, keep_default_na=False).set_index("id")
-    assert verdicts.loc[third, ["verdict", "agreement_status", "n_annotations"]].tolist() == \
+    assert verdicts.loc[third, ["verdict", "adjudicated_by", "n_annotations"]].tolist() == \
         ["correct", "majority", 3]
 
     # a task deleted in the UI: its annotations survive the next pull, and push re-creates it

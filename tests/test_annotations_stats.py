@@ -68,13 +68,13 @@ def test_agreement_report_on_verdicts_and_legal_split():
 
 
 @pytest.mark.parametrize("rule,verdicts,expected", [
-    ("stricter", ["correct", "legal"], ("legal", "rule:stricter")),
-    ("lenient", ["correct", "legal"], ("correct", "rule:lenient")),
-    ("none", ["correct", "legal"], ("", "unresolved")),
-    ("stricter", ["correct", "legal", "correct"], ("correct", "majority")),
-    ("stricter", ["correct", "legal", "minor"], ("legal", "rule:stricter")),
-    ("none", ["minor", "minor"], ("minor", "agree")),
-    ("none", ["minor"], ("minor", "single")),
+    ("stricter", ["correct", "legal"], ("legal", "adjudicated", "rule:stricter")),
+    ("lenient", ["correct", "legal"], ("correct", "adjudicated", "rule:lenient")),
+    ("none", ["correct", "legal"], ("", "unresolved", "")),
+    ("stricter", ["correct", "legal", "correct"], ("correct", "adjudicated", "majority")),
+    ("stricter", ["correct", "legal", "minor"], ("legal", "adjudicated", "rule:stricter")),
+    ("none", ["minor", "minor"], ("minor", "agreed", "")),
+    ("none", ["minor"], ("minor", "single", "")),
 ])
 def test_adjudication_rules(rule, verdicts, expected):
     assert AdjudicationRule(rule).resolve(verdicts) == expected
@@ -84,7 +84,7 @@ def test_adjudication_config_file_and_bad_rule(tmp_path):
     cfg = tmp_path / "adj.toml"
     cfg.write_text('[adjudication]\nrule = "lenient"\nthird_annotation_resolves = false\n')
     rule = AdjudicationRule.load(cfg)
-    assert rule.resolve(["legal", "correct", "correct"]) == ("correct", "rule:lenient")
+    assert rule.resolve(["legal", "correct", "correct"]) == ("correct", "adjudicated", "rule:lenient")
     assert AdjudicationRule.load().rule == "stricter"  # the shipped default
     cfg.write_text('[adjudication]\nrule = "coin-flip"\n')
     with pytest.raises(InputError, match="coin-flip"):
@@ -111,8 +111,8 @@ def test_pull_is_additive_and_survives_a_reset(tmp_path):
     raw, verdicts = pull(second, out, users=users, rule=AdjudicationRule(), source={"test": 2})
     assert len(raw) == 3
     v = verdicts.set_index("id")
-    assert v.loc[1, ["verdict", "annotators", "agreement_status"]].tolist() == ["legal", "a@x.org;b@x.org",
-                                                                             "rule:stricter"]
+    assert v.loc[1, ["verdict", "annotators", "agreement_status", "adjudicated_by"]].tolist() == [
+        "legal", "a@x.org;b@x.org", "adjudicated", "rule:stricter"]
     assert v.loc[2, "verdict"] == "correct"
     # an annotator who edits an annotation: the later update replaces the earlier one
     third = _export([(2, 9, 1, "minor", "2026-01-03T10:00:00Z")])
@@ -235,3 +235,23 @@ def test_unresponsive_server_times_out_as_one_line(tmp_path, monkeypatch):
     assert res.exit_code == 2
     assert res.output.startswith("error: list projects: Label Studio at") and "timed out" in res.output
     assert res.output.count("\n") == 1 and time.monotonic() - started < 10
+
+
+def test_adjudication_reproduces_the_sample_verdicts():
+    """The embedded sample (written independently): same statuses, same agreed verdicts.
+
+    Its three disagreements were adjudicated by a person (id 37 ended `minor`, where the
+    stricter rule says `legal`), so only which ids need adjudication is compared for those.
+    """
+    from annotations.pull import read_raw
+    from bbsard_audit.dataset import sample_dir
+
+    raw = read_raw(sample_dir() / "annotations_raw.csv")
+    ours = adjudicate(raw, AdjudicationRule.load()).set_index("id")
+    theirs = pd.read_csv(sample_dir() / "verdicts.csv", keep_default_na=False).set_index("id")
+    assert ours.index.equals(theirs.index)
+    assert (ours["agreement_status"] == theirs["agreement_status"]).all()
+    settled = ours["agreement_status"] != "adjudicated"
+    assert (ours.loc[settled, "verdict"] == theirs.loc[settled, "verdict"]).all()
+    assert ours.index[~settled].tolist() == [24, 29, 37]
+    assert (ours.loc[~settled, "adjudicated_by"] == "rule:stricter").all()
