@@ -81,7 +81,7 @@ def main() -> None:
             for who in ("bench.a@example.org", "bench.b@example.org"):
                 n = timed(figures, f"annotate_{who.split('@')[0]}_s",
                           lambda: simulate.annotate(project, who, lambda q: "correct" if q in chosen else None))
-                figures[f"annotate_per_annotation_ms"] = round(1000 * figures[f"annotate_{who.split('@')[0]}_s"] / n, 1)
+                figures[f"annotate_{who.split('@')[0]}_ms_per_annotation"] = round(1000 * figures[f"annotate_{who.split('@')[0]}_s"] / n, 1)
             out = work / "run" / "verdicts.csv"
             raw, _ = timed(figures, "pull_s", lambda: pull(project.export(), out, users=project.users(),
                                                              rule=AdjudicationRule(), source={}))

@@ -81,7 +81,7 @@ def write_review_files(folder: Path, pairs, backtranslations: dict | None = None
     import pandas as pd
 
     rng = np.random.default_rng(seed)
-    risk = rng.beta(1.5, 3, size=len(pairs)).round(4)
+    risk = rng.beta(2, 2.5, size=len(pairs)).round(4)
     flagged = risk >= 0.5
     severity = np.select([risk >= 0.7, risk >= 0.5, risk >= 0.3], ["high", "medium", "low"], "none")
     bt = backtranslations or {}
@@ -95,11 +95,15 @@ def write_review_files(folder: Path, pairs, backtranslations: dict | None = None
         "bt_chrf": (100 * (1 - risk)).round(1)})
     folder.mkdir(parents=True, exist_ok=True)
     audit.to_csv(folder / "audit.csv", index=False)
-    ranked = audit.sort_values("risk", ascending=False)
-    top = ranked.head(budget).assign(queue="risk", stratum="risk")
-    rest = audit[~audit["id"].isin(top["id"]) & ~flagged]
-    ctrl = rest.sample(n=min(control, len(rest)), random_state=seed).assign(queue="control", stratum="unflagged")
+    # as the audit stage does it: the `budget` riskiest flagged pairs + a random control sample
+    # of unflagged pairs (one stratum here), with stratum sizes and inverse inclusion weights
+    top = audit[flagged].sort_values("risk", ascending=False).head(budget)
+    top = top.assign(queue="risk", stratum="flagged", stratum_size=int(flagged.sum()), stratum_sampled=len(top))
+    pool = audit[~flagged]
+    ctrl = pool.sample(n=min(control, len(pool)), random_state=seed)
+    ctrl = ctrl.assign(queue="control", stratum="test/all", stratum_size=len(pool), stratum_sampled=len(ctrl))
     queue = pd.concat([top, ctrl], ignore_index=True)
+    queue["sample_weight"] = queue["stratum_size"] / queue["stratum_sampled"]
     queue.to_csv(folder / "review_queue.csv", index=False)
     return folder / "audit.csv", folder / "review_queue.csv"
 

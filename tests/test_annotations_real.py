@@ -21,7 +21,7 @@ from bbsard_audit.cli import app
 from bbsard_audit.dataset import load_dataset
 from conftest import write_review_files
 
-pytestmark = [pytest.mark.shared, pytest.mark.label_studio]
+pytestmark = [pytest.mark.shared, pytest.mark.label_studio, pytest.mark.timeout(1800)]
 
 
 def test_real_test_split_push_annotate_pull_agreement_estimate(shared_dir, ls_env, tmp_path):

@@ -18,7 +18,8 @@ from annotations.tasks import QUEUE_COLUMNS, build_tasks, read_audit
 from bbsard_audit.cli import app
 from conftest import write_review_files
 
-pytestmark = pytest.mark.label_studio
+# The first test of a session may build the private venv + template (minutes on a fresh machine).
+pytestmark = [pytest.mark.label_studio, pytest.mark.timeout(1800)]
 runner = CliRunner()
 
 
