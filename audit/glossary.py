@@ -1,0 +1,225 @@
+"""Signal 3: Belgian legal terminology, checked against a curated French -> Belgian-Dutch glossary.
+
+A French legal term has one right Dutch rendering in Belgian law (the word of the official Dutch
+text of the code or decree); GPT-4o sometimes picks a wrong concept ('politierechter' for 'juge de
+paix') or Netherlands usage ('kantonrechter'). Such a word silently moves the Dutch question away
+from the articles it is labelled with. The shipped glossary is `audit/data/glossary.yaml`
+(format and matching rules: docs/glossary.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Sequence
+
+import pandas as pd
+import yaml
+
+from bbsard_audit.errors import InputError
+
+from .findings import Finding
+from .termmatch import LEMMAS, TermMatcher, Tokens, longest_first, tokenize
+
+SHIPPED = Path(__file__).parent / "data" / "glossary.yaml"
+REJECTION_KINDS = ("wrong_concept", "netherlands")
+
+FLAGS: dict[str, str] = {
+    "term_missing": "A French glossary term is in the question but none of its accepted Belgian-Dutch "
+                    "renderings is in the Dutch translation (and no known wrong rendering either).",
+    "term_rejected": "A French glossary term is in the question, none of its accepted renderings is in the "
+                     "Dutch, and a known wrong-concept rendering is (e.g. FR 'juge de paix' with NL "
+                     "'politierechter').",
+    "non_belgian": "The Dutch uses a Netherlands-only legal word where Belgian law has its own term "
+                   "(e.g. 'kantonrechter' for 'vrederechter'); fires whatever the French says.",
+}
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A Dutch rendering that is wrong for this French term, and why."""
+
+    term: str
+    kind: Literal["wrong_concept", "netherlands"]
+    reason: str
+
+
+@dataclass(frozen=True)
+class GlossaryEntry:
+    id: str
+    fr: tuple[str, ...]
+    nl_accepted: tuple[str, ...]
+    nl_rejected: tuple[Rejection, ...]
+    domain: str
+    source: str
+
+
+def _plain(term: str) -> str:
+    return term.lstrip("=")
+
+
+class Glossary:
+    """The curated entries plus matchers built once, so checking a batch tokenises each text once."""
+
+    def __init__(self, entries: Sequence[GlossaryEntry], version: str, path: Path | None = None):
+        self.entries = list(entries)
+        self.version = version
+        self.path = path
+        self._by_id = {e.id: e for e in self.entries}
+        self._fr = TermMatcher(((e.id, t) for e in self.entries for t in e.fr), "fr")
+        self._accepted = TermMatcher(((e.id, t) for e in self.entries for t in e.nl_accepted), "nl", "part")
+        self._rejected = TermMatcher(((e.id, r.term) for e in self.entries for r in e.nl_rejected), "nl", "head")
+        self._rejection = {(e.id, _plain(r.term)): r for e in self.entries for r in e.nl_rejected}
+
+    # ------------------------------------------------------------------ loading
+
+    @classmethod
+    def load(cls, path: Path | str | None = None) -> "Glossary":
+        """Read a glossary YAML file (None = the shipped one); any bad entry -> InputError naming it."""
+        path = Path(path) if path is not None else SHIPPED
+        label = str(path)
+        try:
+            raw = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except FileNotFoundError:
+            raise InputError("glossary file not found", file=label) from None
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise InputError(f"not a readable YAML glossary ({str(exc).splitlines()[0]})", file=label) from None
+        if not isinstance(raw, dict) or "entries" not in raw or "version" not in raw:
+            raise InputError("a glossary needs top-level `version` and `entries`", file=label)
+        if not isinstance(raw["entries"], list) or not raw["entries"]:
+            raise InputError("`entries` must be a non-empty list", file=label)
+        entries, seen = [], set()
+        for row, item in enumerate(raw["entries"], start=1):
+            entry = _parse_entry(item, label, row)
+            if entry.id in seen:
+                raise InputError("duplicate entry id", file=label, row=row, id=entry.id)
+            seen.add(entry.id)
+            entries.append(entry)
+        glossary = cls(entries, str(raw["version"]), path)
+        LEMMAS.flush()
+        return glossary
+
+    def domains(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for e in self.entries:
+            counts[e.domain] = counts.get(e.domain, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def swaps(self) -> list[tuple[str, str, str]]:
+        """(entry id, accepted Dutch term, wrong-concept Dutch term) for every wrong-concept rejection:
+        the 'legal term swapped for a wrong one' errors a selftest can inject into correct Dutch."""
+        return [(e.id, _plain(e.nl_accepted[0]), r.term) for e in self.entries for r in e.nl_rejected
+                if r.kind == "wrong_concept"]
+
+    # ------------------------------------------------------------------ checking
+
+    def check_pairs(self, pairs: Sequence[tuple[str, str]]) -> tuple[list[list[Finding]], pd.DataFrame]:
+        """One findings list per (French, Dutch) pair, plus numeric `gl_*` columns."""
+        findings, rows = [], []
+        for fr, nl in pairs:
+            f, row = self.check_tokens(tokenize(fr, "fr"), tokenize(nl, "nl"))
+            findings.append(f)
+            rows.append(row)
+        LEMMAS.flush()
+        columns = pd.DataFrame(rows, columns=["gl_expected", "gl_matched", "gl_missing", "gl_rejected",
+                                              "gl_non_belgian"])
+        return findings, columns.astype("int64")
+
+    def check_tokens(self, fr: Tokens, nl: Tokens) -> tuple[list[Finding], tuple[int, ...]]:
+        expected = longest_first(self._fr.find(fr))
+        expected_ids = list(dict.fromkeys(m.key for m in expected))
+        fr_form = {m.key: m.term for m in reversed(expected)}
+        rejected = self._rejected.find(nl)
+        # a longer rejected word beats a shorter accepted part inside it: 'huurwaarborg' is not a
+        # 'huur' (loyer), 'ontslagname' is not an 'ontslag' (licenciement)
+        accepted_ids = {m.key for m in self._accepted.find(nl)
+                        if not any(r.key == m.key and r.overlaps(m) and len(r.term) > len(m.term) for r in rejected)}
+        # a rendering rejected for one entry is fine when it is the accepted rendering of another
+        # entry the French also contains ('voogdij' is wrong for 'garde' but right for 'tutelle')
+        legit_elsewhere = {_plain(t).lower() for i in expected_ids for t in self._by_id[i].nl_accepted}
+        out: list[Finding] = []
+        matched = missing = n_rejected = n_non_belgian = 0
+        for entry_id in expected_ids:
+            entry = self._by_id[entry_id]
+            if entry_id in accepted_ids:
+                matched += 1
+                continue
+            wrong = [m for m in rejected if m.key == entry_id
+                     and self._rejection[(entry_id, m.term)].kind == "wrong_concept"
+                     and m.term.lower() not in legit_elsewhere]
+            expects = " / ".join(_plain(t) for t in entry.nl_accepted[:3])
+            if wrong:
+                n_rejected += 1
+                r = self._rejection[(entry_id, wrong[0].term)]
+                out.append(Finding("term_rejected", f"FR '{fr_form[entry_id]}' expects '{expects}'; NL has "
+                                                    f"'{_surface(nl, wrong[0])}' ({r.reason})"))
+            else:
+                missing += 1
+                out.append(Finding("term_missing", f"FR '{fr_form[entry_id]}' expects '{expects}'; "
+                                                   f"not found in NL"))
+        reported: list = []
+        for m in sorted(rejected, key=lambda m: m.start - m.end):  # longest first
+            r = self._rejection[(m.key, m.term)]
+            if r.kind != "netherlands" or m.term.lower() in legit_elsewhere or any(m.overlaps(o) for o in reported):
+                continue
+            reported.append(m)
+            n_non_belgian += 1
+            belgian = " / ".join(_plain(t) for t in self._by_id[m.key].nl_accepted[:2])
+            out.append(Finding("non_belgian", f"NL '{_surface(nl, m)}' is Netherlands usage; Belgian law says "
+                                              f"'{belgian}' ({r.reason})"))
+        return out, (len(expected_ids), matched, missing, n_rejected, n_non_belgian)
+
+
+def _surface(tokens: Tokens, match) -> str:
+    start, end = tokens.spans[match.start][0], tokens.spans[match.end - 1][1]
+    return tokens.text[start:end]
+
+
+def _terms(value, label: str, row: int, entry_id, field: str, required: bool) -> tuple[str, ...]:
+    if value is None and not required:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or (required and not value) or not all(
+            isinstance(v, str) and v.strip().lstrip("=") for v in value):
+        raise InputError(f"`{field}` must be a {'non-empty ' if required else ''}list of terms",
+                         file=label, row=row, id=entry_id)
+    return tuple(v.strip() for v in value)
+
+
+def _parse_entry(item, label: str, row: int) -> GlossaryEntry:
+    if not isinstance(item, dict):
+        raise InputError("an entry must be a mapping", file=label, row=row)
+    entry_id = item.get("id")
+    if not isinstance(entry_id, str) or not entry_id.strip():
+        raise InputError("entry without an `id`", file=label, row=row)
+    unknown = set(item) - {"id", "fr", "nl", "reject", "domain", "source", "note"}
+    if unknown:
+        raise InputError(f"unknown field(s) {', '.join(sorted(unknown))}", file=label, row=row, id=entry_id)
+    for field in ("domain", "source"):
+        if not isinstance(item.get(field), str) or not item[field].strip():
+            raise InputError(f"`{field}` is required", file=label, row=row, id=entry_id)
+    rejections = []
+    for r in item.get("reject") or []:
+        if not isinstance(r, dict) or set(r) != {"term", "kind", "reason"}:
+            raise InputError("each `reject` item needs exactly `term`, `kind`, `reason`",
+                             file=label, row=row, id=entry_id)
+        if r["kind"] not in REJECTION_KINDS:
+            raise InputError(f"reject kind {r['kind']!r} is not one of {', '.join(REJECTION_KINDS)}",
+                             file=label, row=row, id=entry_id)
+        if not isinstance(r["term"], str) or not r["term"].strip() or not isinstance(r["reason"], str):
+            raise InputError("reject `term` and `reason` must be text", file=label, row=row, id=entry_id)
+        rejections.append(Rejection(r["term"].strip(), r["kind"], r["reason"].strip()))
+    accepted = _terms(item.get("nl"), label, row, entry_id, "nl", True)
+    clash = {_plain(a).lower() for a in accepted} & {_plain(r.term).lower() for r in rejections}
+    if clash:
+        raise InputError(f"term(s) both accepted and rejected: {', '.join(sorted(clash))}",
+                         file=label, row=row, id=entry_id)
+    return GlossaryEntry(
+        id=entry_id.strip(),
+        fr=_terms(item.get("fr"), label, row, entry_id, "fr", True),
+        nl_accepted=accepted,
+        nl_rejected=tuple(rejections),
+        domain=item["domain"].strip(),
+        source=item["source"].strip(),
+    )

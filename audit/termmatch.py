@@ -1,0 +1,233 @@
+"""Tokenise a French or Dutch text once and find (multi-word) terms in it, lemmatised.
+
+Both the glossary (signal 3) and the QA checks (signal 4) ask "does this text contain term X?"
+thousands of times per batch; tokenising and lemmatising each text once (`Tokens`) and indexing the
+terms by their first word (`TermMatcher`) keeps the 1,108-pair audit well under a second.
+
+Matching rules (documented in docs/glossary.md):
+- case- and accent-insensitive (`fold`), word-boundary aware (token based; apostrophes and hyphens
+  split words: "l'état" -> l + etat, "Bruxelles-Capitale" -> bruxelles + capitale);
+- each word of a term matches a text word when their surface forms or their simplemma lemmas agree,
+  so "juges de paix" matches "juge de paix" and "huurders" matches "huurder";
+- Dutch compounds (`compound="head"`): a one-word term also matches as the head (last part) of a
+  longer word, with at least 3 letters before it: "huurcontract" matches "studentenhuurcontract"
+  (a kind of huurcontract) but "vrederechter" never matches "vredegerecht";
+  `compound="part"` also accepts it as the first part (modifier) of a word: "huurwaarborg" matches
+  "huurwaarborgrekening", "huur" matches "huurbetalingen". Terms shorter than 4 letters (acronyms
+  like "ind") only ever match whole words.
+  A term written with a leading "=" (e.g. "=loon") matches whole words only ("leefloon" is not a "loon").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Hashable, Iterable, Literal, Sequence
+
+import simplemma
+
+from bbsard_audit.io import write_json
+
+from .embeddings import default_cache_dir
+
+Compound = Literal["exact", "head", "part"]
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_MIN_COMPOUND_PREFIX = 3
+_MIN_HEAD_LEN = 4
+_MIN_MODIFIER_LEN = 4
+_DUTCH_PLURAL_ENDINGS = ("", "en", "s", "n", "e", "'s")
+
+
+def fold(text: str) -> str:
+    """Lower-case and strip accents: 'Wallonië' -> 'wallonie', 'Été' -> 'ete'."""
+    lower = text.lower()
+    if lower.isascii():
+        return lower
+    decomposed = unicodedata.normalize("NFKD", lower)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+class LemmaCache:
+    """word -> folded simplemma lemma, kept on disk so a warm run never loads simplemma's dictionaries.
+
+    Decoding simplemma's French and Dutch dictionaries costs ~1.5 s per process; a batch of questions
+    only needs a few thousand words, so their lemmas are stored (per simplemma version) in
+    `<cache>/lemmas/simplemma-<version>.json` and simplemma is asked only about new words.
+    """
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self._lemmas: dict[str, dict[str, str]] | None = None
+        self._new = 0
+
+    def _load(self) -> dict[str, dict[str, str]]:
+        if self._lemmas is None:
+            self._lemmas = {}
+            if self.path is not None and self.path.exists():
+                try:
+                    self._lemmas = json.loads(self.path.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    self._lemmas = {}  # a damaged cache is rebuilt, never trusted
+        return self._lemmas
+
+    def lemma(self, word: str, lang: str) -> str:
+        table = self._load().setdefault(lang, {})
+        found = table.get(word)
+        if found is None:
+            found = table[word] = fold(simplemma.lemmatize(word, lang=lang))
+            self._new += 1
+        return found
+
+    def flush(self) -> None:
+        """Write new lemmas back (atomically); called once at the end of a batch."""
+        if self._new and self.path is not None:
+            try:
+                write_json(self.path, self._lemmas)
+            except OSError:
+                return  # a read-only cache folder only costs speed
+            self._new = 0
+
+
+def _cache_path() -> Path | None:
+    if os.environ.get("BBSARD_AUDIT_NO_LEMMA_CACHE"):
+        return None
+    return default_cache_dir().parent / "lemmas" / f"simplemma-{simplemma.__version__}.json"
+
+
+LEMMAS = LemmaCache(_cache_path())
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """One text, tokenised once: folded surface forms, folded lemmas and character spans."""
+
+    text: str
+    lang: str
+    surfaces: tuple[str, ...]
+    lemmas: tuple[str, ...]
+    spans: tuple[tuple[int, int], ...]
+
+    def __len__(self) -> int:
+        return len(self.surfaces)
+
+    def words(self) -> set[str]:
+        return set(self.surfaces) | set(self.lemmas)
+
+
+@lru_cache(maxsize=8192)
+def tokenize(text: str, lang: str) -> Tokens:
+    """Tokenise once per (text, language): the glossary and the QA checks share the result."""
+    text = text.replace("\u2019", "'")
+    matches = list(_WORD.finditer(text))
+    lower = [m.group().lower() for m in matches]
+    return Tokens(
+        text=text,
+        lang=lang,
+        surfaces=tuple(fold(w) for w in lower),
+        lemmas=tuple(LEMMAS.lemma(w, lang) for w in lower),
+        spans=tuple(m.span() for m in matches),
+    )
+
+
+@dataclass(frozen=True)
+class Match:
+    key: Hashable
+    """What the caller registered the term under (e.g. an entry id, a concept name)."""
+    term: str
+    start: int
+    end: int
+    """Token positions [start, end)."""
+
+    def overlaps(self, other: "Match") -> bool:
+        return self.start < other.end and other.start < self.end
+
+
+@dataclass(frozen=True)
+class _Term:
+    key: Hashable
+    term: str
+    surfaces: tuple[str, ...]
+    lemmas: tuple[str, ...]
+    compound: Compound
+
+
+class TermMatcher:
+    """Finds registered terms (one or more words) in `Tokens` of one language."""
+
+    def __init__(self, terms: Iterable[tuple[Hashable, str]], lang: str, compound: Compound = "exact"):
+        self.lang = lang
+        self._by_first: dict[str, list[_Term]] = {}
+        self._heads: dict[str, list[_Term]] = {}
+        self._modifiers: dict[str, list[_Term]] = {}
+        self._compound_cache: dict[str, tuple[_Term, ...]] = {}
+        for key, term in terms:
+            self.add(key, term, compound)
+
+    def add(self, key: Hashable, term: str, compound: Compound = "exact") -> None:
+        whole_words = term.startswith("=")
+        toks = tokenize(term.lstrip("="), self.lang)
+        if not len(toks):
+            raise ValueError(f"empty term {term!r}")
+        mode: Compound = "exact" if whole_words else compound
+        entry = _Term(key, term.lstrip("="), toks.surfaces, toks.lemmas, mode)
+        for first in {toks.surfaces[0], toks.lemmas[0]}:
+            self._by_first.setdefault(first, []).append(entry)
+        self._compound_cache.clear()
+        if len(toks) == 1 and mode != "exact":
+            for form in {toks.surfaces[0], toks.lemmas[0]} - {""}:
+                if len(form) < _MIN_HEAD_LEN:
+                    continue
+                for ending in _DUTCH_PLURAL_ENDINGS:
+                    self._heads.setdefault(form + ending, []).append(entry)
+                if mode == "part" and len(form) >= _MIN_MODIFIER_LEN:
+                    self._modifiers.setdefault(form, []).append(entry)
+
+    def find(self, tokens: Tokens) -> list[Match]:
+        """Every occurrence of every term (overlaps included)."""
+        found: dict[tuple, Match] = {}
+        surfaces, lemmas = tokens.surfaces, tokens.lemmas
+        n = len(surfaces)
+        by_first, compounds = self._by_first, bool(self._heads or self._modifiers)
+        for i in range(n):
+            surface, lemma = surfaces[i], lemmas[i]
+            candidates = by_first.get(surface, ())
+            if lemma != surface and lemma in by_first:
+                candidates = (*candidates, *by_first[lemma])
+            for t in candidates:
+                k = len(t.surfaces)
+                if i + k <= n and all(
+                    surfaces[i + j] in (t.surfaces[j], t.lemmas[j]) or lemmas[i + j] in (t.surfaces[j], t.lemmas[j])
+                    for j in range(1, k)
+                ):
+                    found[(t.key, t.term, i)] = Match(t.key, t.term, i, i + k)
+            if compounds:
+                for t in self._compound_parts(surface):
+                    found.setdefault((t.key, t.term, i), Match(t.key, t.term, i, i + 1))
+        return sorted(found.values(), key=lambda m: (m.start, -m.end))
+
+    def _compound_parts(self, word: str) -> tuple[_Term, ...]:
+        """Terms found as the head or first part of `word`, memoised: words repeat across texts."""
+        cached = self._compound_cache.get(word)
+        if cached is None:
+            out: list[_Term] = []
+            for cut in range(_MIN_COMPOUND_PREFIX, len(word) - 2):
+                out.extend(self._heads.get(word[cut:], ()))
+            for cut in range(_MIN_MODIFIER_LEN, len(word) - _MIN_COMPOUND_PREFIX + 1):
+                out.extend(self._modifiers.get(word[:cut], ()))
+            cached = self._compound_cache[word] = tuple(out)
+        return cached
+
+
+def longest_first(matches: Sequence[Match]) -> list[Match]:
+    """Non-overlapping matches, preferring longer ones: 'bail de résidence principale' hides 'bail'."""
+    chosen: list[Match] = []
+    for m in sorted(matches, key=lambda m: (-(m.end - m.start), m.start)):
+        if not any(m.overlaps(c) for c in chosen):
+            chosen.append(m)
+    return sorted(chosen, key=lambda m: m.start)
