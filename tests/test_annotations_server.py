@@ -61,6 +61,8 @@ def test_push_repush_no_duplicates_and_prediction(ls_env, review):
     shown = client.predictions.get(pred[0] if isinstance(pred[0], int) else pred[0]["id"])
     assert shown.score == pytest.approx(frame["risk"].max())
     assert shown.model_version.startswith("audit")
+    # Label Studio adopts the imported model_version as the project's: the guess is pre-filled
+    assert client.projects.get(_project(ls_env, name).id).model_version == shown.model_version
     row = frame.loc[task["data"]["question_id"]]
     assert row["flagged"] and row["severity"] in ("high", "medium")
     assert shown.result[0]["value"]["choices"] == ["legal" if row["severity"] == "high" else "minor"]
