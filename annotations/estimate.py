@@ -1,20 +1,23 @@
 """The share of legally inaccurate Dutch translations in a whole split, from a reviewed sample.
 
-Design: the review queue holds the N riskiest pairs (`queue=risk`) and a random control sample
-of unflagged pairs (`queue=control`). The split's pairs (from audit.csv) fall into strata:
+Design (the audit's review queue): the riskiest flagged pairs (`queue=risk`) and a random
+control sample of unflagged pairs (`queue=control`, allocated over the audit's control strata,
+e.g. split/category, with `stratum_size`). The split's pairs (audit.csv) fall into strata:
 
 - `risk_queue`: pairs in the risk queue — reviewed as a census (all of them, ideally);
 - `flagged`: flagged pairs outside the risk queue (none when the budget covers every flag);
-- `unflagged`: unflagged pairs outside the risk queue, sampled by the control sample.
+- `unflagged:<stratum>`: each control stratum (size from the queue), sampled by its control
+  pairs, and `unflagged:other` for unflagged pairs of strata the control did not reach (or one
+  `unflagged` stratum when the queue has no stratum sizes).
 
 Point estimate: the stratified proportion sum_h (N_h / N) * x_h / n_h. Interval: the
 posterior predictive of the number of legal errors in the split — per stratum, the x_h observed
 errors plus BetaBinomial(N_h - n_h, x_h + 1/2, n_h - x_h + 1/2) for the unreviewed pairs
 (Jeffreys prior, so a stratum with 0 errors in 50 still gets an honest upper bound, and a fully
 reviewed stratum contributes no uncertainty), summed over strata, divided by N; seeded Monte
-Carlo, central interval. A stratum with pairs but no review is not estimable: its pairs are
-counted with the rate of the pooled reviewed pairs of the nearest stratum (flagged -> risk
-queue) and flagged in `assumptions`.
+Carlo, central interval. A stratum with pairs but no reviewed pair borrows a rate — `flagged`
+from the risk queue (an overstatement: the queue holds the riskiest), `unflagged:*` from the
+pooled control sample — and says so in `assumptions`.
 """
 
 from __future__ import annotations
@@ -27,8 +30,6 @@ from scipy import stats
 
 from bbsard_audit.errors import InputError
 
-STRATA = ("risk_queue", "flagged", "unflagged")
-FALLBACK = {"flagged": "risk_queue", "unflagged": "risk_queue", "risk_queue": "unflagged"}
 
 
 @dataclass(frozen=True)
@@ -71,49 +72,76 @@ def wilson(x: int, n: int, level: float = 0.95) -> tuple[float, float]:
     return float(max(0.0, centre - half)), float(min(1.0, centre + half))
 
 
-def assign_strata(audit: pd.DataFrame, queue: pd.DataFrame | None) -> pd.Series:
-    """Stratum name per audit row (index = question id)."""
-    in_risk = audit["id"].isin(queue.loc[queue["queue"] == "risk", "id"]) if queue is not None \
-        else pd.Series(False, index=audit.index)
-    names = np.where(in_risk, "risk_queue", np.where(audit["flagged"], "flagged", "unflagged"))
-    return pd.Series(names, index=audit["id"].to_numpy())
+def _labels(audit: pd.DataFrame, queue: pd.DataFrame | None) -> tuple[pd.Series, dict[str, int], list[str]]:
+    """Stratum label of every reviewable pair, population size of every stratum, notes.
+
+    Control pairs are split into the audit's own control strata (`stratum`, with their
+    `stratum_size`) when the queue carries them and they nest in this population; unflagged
+    pairs of strata the control sample did not reach form `unflagged:other`.
+    """
+    ids = audit["id"].to_numpy()
+    queue = queue[queue["id"].isin(ids)] if queue is not None else None
+    risk_ids = set(queue.loc[queue["queue"] == "risk", "id"]) if queue is not None else set()
+    in_risk = audit["id"].isin(risk_ids).to_numpy()
+    flagged = audit["flagged"].to_numpy(dtype=bool)
+    labels = pd.Series(np.where(in_risk, "risk_queue", np.where(flagged, "flagged", "unflagged")), index=ids)
+    sizes = {"risk_queue": int(in_risk.sum()), "flagged": int((~in_risk & flagged).sum())}
+    n_unflagged = int((~in_risk & ~flagged).sum())
+    notes = []
+    control = queue[queue["queue"] == "control"] if queue is not None else None
+    if control is not None and len(control) and "stratum_size" in control.columns:
+        sub = pd.to_numeric(control.groupby("stratum")["stratum_size"].max(), errors="coerce")
+        if sub.notna().all() and sub.sum() <= n_unflagged:
+            labels[labels == "unflagged"] = "unflagged:other"
+            labels.loc[control["id"].to_numpy()] = ("unflagged:" + control["stratum"].astype(str)).to_numpy()
+            sizes |= {f"unflagged:{k}": int(v) for k, v in sub.items()}
+            sizes["unflagged:other"] = n_unflagged - int(sub.sum())
+            return labels, sizes, notes
+        notes.append("control strata sizes do not nest in this population (another split?): "
+                     "the control sample is pooled as one unflagged stratum")
+    sizes["unflagged"] = n_unflagged
+    return labels, sizes, notes
 
 
 def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | None = None, *,
              level: float = 0.95, draws: int = 20000, seed: int = 0) -> Estimate:
-    strata_of = assign_strata(audit, queue)
-    final = verdicts[verdicts["verdict"].isin(["correct", "minor", "legal"])]
-    final = final[final["id"].isin(strata_of.index)]
-    legal = (final["verdict"] == "legal").to_numpy()
-    reviewed_stratum = strata_of.loc[final["id"]].to_numpy()
-    rows, assumptions = {}, []
-    for name in STRATA:
-        n_pop = int((strata_of == name).sum())
-        mask = reviewed_stratum == name
-        n, x = int(mask.sum()), int(legal[mask].sum())
+    labels, sizes, assumptions = _labels(audit, queue)
+    final = verdicts[verdicts["verdict"].isin(["correct", "minor", "legal"]) & verdicts["id"].isin(labels.index)]
+    reviewed = pd.DataFrame({"stratum": labels.loc[final["id"]].to_numpy(),
+                             "legal": (final["verdict"] == "legal").to_numpy()})
+    counts = reviewed.groupby("stratum")["legal"].agg(["size", "sum"])
+    strata = []
+    for name, n_pop in sizes.items():
+        n, x = (int(counts.loc[name, "size"]), int(counts.loc[name, "sum"])) if name in counts.index else (0, 0)
         low, high = wilson(x, n, level) if n else (None, None)
-        rows[name] = Stratum(name, n_pop, n, x, x / n if n else None, low, high)
+        strata.append(Stratum(name, n_pop, n, x, x / n if n else None, low, high))
+    unflagged = reviewed["stratum"].str.startswith("unflagged")
+    risk = counts.loc["risk_queue"] if "risk_queue" in counts.index else None
+    borrow = {"flagged": ("risk_queue", None if risk is None else (risk["size"], risk["sum"])),
+              "unflagged": ("the pooled control sample",
+                            (unflagged.sum(), reviewed.loc[unflagged, "legal"].sum()) if unflagged.any() else None)}
     rng = np.random.default_rng(seed)
     total = np.zeros(draws)
     point = 0.0
-    n_all = len(strata_of)
-    for name, s in rows.items():
+    for s in strata:
         if s.population == 0:
             continue
-        source = s if s.reviewed else rows[FALLBACK[name]]
-        if not source.reviewed:
-            raise InputError(f"stratum {name!r} has {s.population} pairs and no reviewed pair "
-                             f"to estimate it from (pull verdicts for the control sample first)")
-        if source is not s:
-            assumptions.append(f"stratum {name} ({s.population} pairs) has no reviewed pair: "
-                               f"its error rate is assumed equal to stratum {source.name}'s")
-        rate = source.legal / source.reviewed
+        n, x = s.reviewed, s.legal
+        if n == 0:
+            source, pooled = borrow[s.name.split(":")[0]] if s.name != "risk_queue" else ("", None)
+            if pooled is None:
+                raise InputError(f"stratum {s.name!r} has {s.population} pairs and no reviewed pair to "
+                                 f"estimate it from (pull verdicts for the risk queue and control first)")
+            n, x = int(pooled[0]), int(pooled[1])
+            assumptions.append(f"stratum {s.name} ({s.population} pairs) has no reviewed pair: its error "
+                               f"rate is assumed equal to {source}'s")
         unreviewed = s.population - s.reviewed
-        p = rng.beta(source.legal + 0.5, source.reviewed - source.legal + 0.5, size=draws)
+        p = rng.beta(x + 0.5, n - x + 0.5, size=draws)
         total += s.legal + rng.binomial(unreviewed, p)
-        point += s.legal + unreviewed * rate
+        point += s.legal + unreviewed * x / n
+    n_all = len(labels)
     tail = (1 - level) / 2
     low, high = np.quantile(total / n_all, [tail, 1 - tail])
     return Estimate(share_legal=point / n_all, ci_low=float(low), ci_high=float(high),
-                    expected_legal_pairs=point, population=n_all, strata=list(rows.values()),
+                    expected_legal_pairs=point, population=n_all, strata=strata,
                     level=level, draws=draws, seed=seed, assumptions=assumptions)

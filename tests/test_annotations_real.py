@@ -79,7 +79,9 @@ def test_real_test_split_push_annotate_pull_agreement_estimate(shared_dir, ls_en
     strata = {s["name"]: s for s in est["strata"]}
     assert est["population"] == 222
     assert strata["risk_queue"]["population"] == strata["risk_queue"]["reviewed"] == 40
-    assert strata["unflagged"]["reviewed"] == 40
+    assert strata["unflagged:test/all"]["reviewed"] == 40  # the control stratum, sized by the queue
+    assert strata["unflagged:test/all"]["population"] + strata["risk_queue"]["population"] \
+        + strata["flagged"]["population"] == 222
     expected = sum((s["population"] * s["legal"] / s["reviewed"]) for s in strata.values() if s["reviewed"])
     flagged_left = strata["flagged"]["population"]
     if flagged_left:  # flagged pairs beyond the budget borrow the risk queue's rate

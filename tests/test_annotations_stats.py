@@ -173,6 +173,35 @@ def test_estimate_interval_covers_the_truth():
     assert hits / 150 >= 0.88
 
 
+def test_estimate_uses_the_audit_control_strata():
+    """Control strata of unequal size and error rate: stratified, not pooled."""
+    audit = _population(10, 210)
+    risk = pd.DataFrame({"id": np.arange(10), "queue": "risk", "stratum": "flagged", "stratum_size": 10})
+    a = pd.DataFrame({"id": np.arange(10, 20), "queue": "control", "stratum": "test/A", "stratum_size": 150})
+    b = pd.DataFrame({"id": np.arange(160, 170), "queue": "control", "stratum": "test/B", "stratum_size": 40})
+    queue = pd.concat([risk, a, b], ignore_index=True)
+    legal = {*range(5), *range(160, 165)}  # 5/10 risk, 0/10 in A, 5/10 in B
+    verdicts = pd.DataFrame({"id": queue["id"], "verdict": ["legal" if q in legal else "correct"
+                                                           for q in queue["id"]]})
+    result = estimate(audit, verdicts, queue, draws=4000)
+    strata = {s.name: s for s in result.strata}
+    assert (strata["unflagged:test/A"].population, strata["unflagged:test/B"].population,
+            strata["unflagged:other"].population) == (150, 40, 20)
+    # the 20 unflagged pairs of strata the control missed borrow the pooled control rate 5/20
+    assert result.share_legal == pytest.approx((5 + 150 * 0 + 40 * 0.5 + 20 * 5 / 20) / 220)
+    assert any("unflagged:other" in note for note in result.assumptions)
+    # a budget smaller than the flags: the 4 flagged pairs left out borrow the risk queue's rate
+    short = estimate(audit, verdicts[verdicts["id"] >= 4], queue[queue["id"] >= 4], draws=2000)
+    assert {s.name: s.population for s in short.strata}["flagged"] == 4
+    assert short.share_legal == pytest.approx((1 + 4 * 1 / 6 + 20 + 20 * 5 / 20) / 220)
+    assert any("stratum flagged" in note for note in short.assumptions)
+    # sizes that do not nest in the population (e.g. another split's): pooled, with a note
+    wide = queue.assign(stratum_size=queue["stratum_size"] * 10)
+    pooled = estimate(audit, verdicts, wide, draws=2000)
+    assert pooled.share_legal == pytest.approx((5 + 210 * 5 / 20) / 220)
+    assert "pooled" in pooled.assumptions[0]
+
+
 def test_estimate_needs_a_reviewed_stratum():
     audit = _population(5, 50)
     with pytest.raises(InputError, match="no reviewed pair"):
