@@ -11,11 +11,12 @@ e.g. split/category, with `stratum_size`). The split's pairs (audit.csv) fall in
   `unflagged` stratum when the queue has no stratum sizes).
 
 Point estimate: the stratified proportion sum_h (N_h / N) * x_h / n_h. Interval: the
-posterior predictive of the number of legal errors in the split — per stratum, the x_h observed
-errors plus BetaBinomial(N_h - n_h, x_h + 1/2, n_h - x_h + 1/2) for the unreviewed pairs
-(Jeffreys prior, so a stratum with 0 errors in 50 still gets an honest upper bound, and a fully
-reviewed stratum contributes no uncertainty), summed over strata, divided by N; seeded Monte
-Carlo, central interval. A stratum with pairs but no reviewed pair borrows a rate — `flagged`
+posterior predictive of the number of legal errors in the split, over three groups (risk queue,
+flagged rest, all unflagged) — per group the x observed errors plus
+BetaBinomial(N - n, r n_eff + 1/2, (1 - r) n_eff + 1/2) for the unreviewed pairs, r the group's
+(stratified) rate and n_eff its Kish effective sample size (= n without sub-strata): a Jeffreys
+prior, so 0 errors in 50 still gets an honest upper bound and a fully reviewed group adds no
+uncertainty; seeded Monte Carlo, central interval. A stratum with pairs but no reviewed pair borrows a rate — `flagged`
 from the risk queue (an overstatement: the queue holds the riskiest), `unflagged:*` from the
 pooled control sample — and says so in `assumptions`.
 """
@@ -103,6 +104,45 @@ def _labels(audit: pd.DataFrame, queue: pd.DataFrame | None) -> tuple[pd.Series,
     return labels, sizes, notes
 
 
+def _groups(by: dict[str, Stratum], assumptions: list[str]) -> list[tuple[int, int, int, float, float]]:
+    """(population, reviewed, legal, rate, effective n) for the risk queue, the flagged rest and
+    all unflagged pairs together. The unflagged control strata enter through their stratified rate
+    and Kish's effective sample size (sum w)^2 / sum w^2 with w = N_h / n_h, so many small strata
+    do not each add a prior's worth of phantom errors to the interval."""
+    out = []
+    risk, flagged = by["risk_queue"], by["flagged"]
+    if risk.population or flagged.population:
+        if not (risk.reviewed or flagged.reviewed):
+            raise InputError(f"{risk.population + flagged.population} flagged pairs and none reviewed: "
+                             "pull verdicts for the risk queue first")
+    for s in (risk, flagged):
+        if not s.population:
+            continue
+        if s.reviewed:
+            out.append((s.population, s.reviewed, s.legal, s.legal / s.reviewed, s.reviewed))
+        else:
+            src = risk if s is flagged else flagged
+            assumptions.append(f"stratum {s.name} ({s.population} pairs) has no reviewed pair: its error "
+                               f"rate is assumed equal to stratum {src.name}'s")
+            out.append((s.population, 0, 0, src.legal / src.reviewed, src.reviewed))
+    unflagged = [s for s in by.values() if s.name.startswith("unflagged") and s.population]
+    if unflagged:
+        sampled = [s for s in unflagged if s.reviewed]
+        if not sampled:
+            raise InputError(f"{sum(s.population for s in unflagged)} unflagged pairs and none reviewed: "
+                             "pull verdicts for the control sample first")
+        n, x = sum(s.reviewed for s in sampled), sum(s.legal for s in sampled)
+        for s in unflagged:
+            if not s.reviewed:
+                assumptions.append(f"stratum {s.name} ({s.population} pairs) has no reviewed pair: its "
+                                   f"error rate is assumed equal to the pooled control sample's")
+        pop = sum(s.population for s in unflagged)
+        rate = sum(s.population * (s.legal / s.reviewed if s.reviewed else x / n) for s in unflagged) / pop
+        w = np.concatenate([np.full(s.reviewed, s.population / s.reviewed) for s in sampled])
+        out.append((pop, n, x, rate, float(w.sum() ** 2 / (w**2).sum())))
+    return out
+
+
 def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | None = None, *,
              level: float = 0.95, draws: int = 20000, seed: int = 0) -> Estimate:
     labels, sizes, assumptions = _labels(audit, queue)
@@ -115,30 +155,14 @@ def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | 
         n, x = (int(counts.loc[name, "size"]), int(counts.loc[name, "sum"])) if name in counts.index else (0, 0)
         low, high = wilson(x, n, level) if n else (None, None)
         strata.append(Stratum(name, n_pop, n, x, x / n if n else None, low, high))
-    unflagged = reviewed["stratum"].str.startswith("unflagged")
-    risk = counts.loc["risk_queue"] if "risk_queue" in counts.index else None
-    borrow = {"flagged": ("risk_queue", None if risk is None else (risk["size"], risk["sum"])),
-              "unflagged": ("the pooled control sample",
-                            (unflagged.sum(), reviewed.loc[unflagged, "legal"].sum()) if unflagged.any() else None)}
+    groups = _groups({s.name: s for s in strata}, assumptions)
     rng = np.random.default_rng(seed)
     total = np.zeros(draws)
     point = 0.0
-    for s in strata:
-        if s.population == 0:
-            continue
-        n, x = s.reviewed, s.legal
-        if n == 0:
-            source, pooled = borrow[s.name.split(":")[0]] if s.name != "risk_queue" else ("", None)
-            if pooled is None:
-                raise InputError(f"stratum {s.name!r} has {s.population} pairs and no reviewed pair to "
-                                 f"estimate it from (pull verdicts for the risk queue and control first)")
-            n, x = int(pooled[0]), int(pooled[1])
-            assumptions.append(f"stratum {s.name} ({s.population} pairs) has no reviewed pair: its error "
-                               f"rate is assumed equal to {source}'s")
-        unreviewed = s.population - s.reviewed
-        p = rng.beta(x + 0.5, n - x + 0.5, size=draws)
-        total += s.legal + rng.binomial(unreviewed, p)
-        point += s.legal + unreviewed * x / n
+    for pop, n, x, rate, n_eff in groups:
+        p = rng.beta(rate * n_eff + 0.5, (1 - rate) * n_eff + 0.5, size=draws)
+        total += x + rng.binomial(pop - n, p)
+        point += pop * rate
     n_all = len(labels)
     tail = (1 - level) / 2
     low, high = np.quantile(total / n_all, [tail, 1 - tail])

@@ -202,9 +202,50 @@ def test_estimate_uses_the_audit_control_strata():
     assert "pooled" in pooled.assumptions[0]
 
 
+def test_estimate_many_small_error_free_strata_keep_the_estimate_inside_its_interval():
+    """Seven small control strata with 0 errors each (the real audit's shape) must not inflate
+    the interval above the point estimate (per-stratum priors would add ~5 points here)."""
+    audit = _population(27, 195)
+    sizes = [35, 13, 62, 22, 54, 3, 6]
+    sampled = [7, 3, 13, 4, 11, 1, 1]
+    rows = [pd.DataFrame({"id": np.arange(27), "queue": "risk", "stratum": "flagged", "stratum_size": 27})]
+    start = 27
+    for h, (size, n) in enumerate(zip(sizes, sampled)):
+        rows.append(pd.DataFrame({"id": np.arange(start, start + n), "queue": "control",
+                                  "stratum": f"test/{h}", "stratum_size": size}))
+        start += size
+    queue = pd.concat(rows, ignore_index=True)
+    verdicts = pd.DataFrame({"id": queue["id"], "verdict": np.where(queue["id"] < 16, "legal", "correct")})
+    result = estimate(audit, verdicts, queue)
+    assert result.share_legal == pytest.approx(16 / 222)
+    assert result.ci_low <= result.share_legal <= result.ci_high
+    assert result.ci_high < 16 / 222 + 0.06
+
+
+def test_estimate_interval_covers_the_truth_with_control_strata():
+    """Same, with the audit's design: proportional control allocation over unequal strata."""
+    rng = np.random.default_rng(12)
+    audit = _population(20, 380)
+    bounds = [20, 220, 320, 380 + 20]  # three control strata of 200, 100 and 80 pairs
+    rates = [0.02, 0.08, 0.15]
+    truth_legal = np.r_[rng.random(20) < 0.5, *[rng.random(b - a) < r for a, b, r in
+                                                 zip(bounds[:-1], bounds[1:], rates)]]
+    hits = 0
+    for rep in range(150):
+        parts = [pd.DataFrame({"id": np.arange(20), "queue": "risk", "stratum": "flagged", "stratum_size": 20})]
+        for h, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+            ids = rng.choice(np.arange(a, b), size=round(60 * (b - a) / 380), replace=False)
+            parts.append(pd.DataFrame({"id": ids, "queue": "control", "stratum": f"s{h}", "stratum_size": b - a}))
+        queue = pd.concat(parts, ignore_index=True)
+        verdicts = pd.DataFrame({"id": queue["id"], "verdict": np.where(truth_legal[queue["id"]], "legal", "correct")})
+        result = estimate(audit, verdicts, queue, draws=2000, seed=rep)
+        hits += result.ci_low <= truth_legal.mean() <= result.ci_high
+    assert hits / 150 >= 0.88
+
+
 def test_estimate_needs_a_reviewed_stratum():
     audit = _population(5, 50)
-    with pytest.raises(InputError, match="no reviewed pair"):
+    with pytest.raises(InputError, match="none reviewed"):
         estimate(audit, pd.DataFrame({"id": [], "verdict": []}), None)
 
 
