@@ -85,3 +85,15 @@ def adjudicate(raw: pd.DataFrame, rule: AdjudicationRule) -> pd.DataFrame:
             "agreement_status": status, "adjudicated_by": how,
         })
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+
+
+def disagreements(raw: pd.DataFrame, rule: AdjudicationRule) -> pd.DataFrame:
+    """Questions whose annotators disagree: each annotator's verdict and the adjudicated outcome."""
+    raw = raw[raw["verdict"].isin(VERDICTS)]
+    n_distinct = raw.groupby("id")["verdict"].nunique()
+    split = raw[raw["id"].isin(n_distinct[n_distinct > 1].index)]
+    outcome = adjudicate(split, rule)[["id", "verdict", "agreement_status", "adjudicated_by"]]
+    if split.empty:
+        return outcome
+    wide = split.pivot_table(index="id", columns="annotator", values="verdict", aggfunc="last")
+    return wide.add_prefix("verdict:").reset_index().merge(outcome, on="id", how="left")

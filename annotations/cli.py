@@ -11,7 +11,7 @@ from rich.progress import Progress
 
 from bbsard_audit.io import write_csv, write_json, write_sidecar
 
-from .adjudication import AdjudicationRule
+from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
 from .connection import Connection
 from .estimate import estimate as compute_estimate
@@ -146,16 +146,10 @@ def agreement(raw: Annotated[Path, typer.Option(help=f"{RAW_FILE} written by pul
 
     Example: `bbsard-audit annotate agreement --raw out/annotations_raw.csv --out out`
     """
-    from .adjudication import adjudicate
     table = read_raw(raw)
     report = compute_agreement(table, n_boot=n_boot, seed=seed)
     rule = AdjudicationRule.load(adjudication)
-    verdicts = adjudicate(table, rule)
-    per_item = table.groupby("id")["verdict"].agg(lambda v: len(set(v)))
-    disagree = table[table["id"].isin(per_item[per_item > 1].index)]
-    wide = (disagree.pivot_table(index="id", columns="annotator", values="verdict", aggfunc="last")
-            .add_prefix("verdict:").reset_index()
-            .merge(verdicts[["id", "verdict", "agreement_status", "adjudicated_by"]], on="id", how="left"))
+    wide = disagreements(table, rule)
     write_json(out / "agreement.json", report.to_dict() | {"n_disagreements": len(wide)})
     write_sidecar(out / "agreement.json", raw=str(raw), n_boot=n_boot, seed=seed)
     write_csv(out / "disagreements.csv", wide)

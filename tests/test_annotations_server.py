@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from annotations import simulate
-from annotations.connection import Connection, LabelStudioError
+from annotations.connection import Connection
 from annotations.project import ReviewProject
 from annotations.server import LabelStudioServer
 from annotations.tasks import QUEUE_COLUMNS, build_tasks, read_audit

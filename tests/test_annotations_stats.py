@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from annotations.adjudication import AdjudicationRule, adjudicate
+from annotations.adjudication import AdjudicationRule, adjudicate, disagreements
 from annotations.agreement import RatingMatrix, agreement, cohen_kappa, krippendorff_alpha
 from annotations.estimate import estimate
 from annotations.pull import RAW_COLUMNS, merge_raw, pull, raw_from_export
@@ -65,6 +65,10 @@ def test_agreement_report_on_verdicts_and_legal_split():
     assert names["cohen_kappa[verdict]"].n_items == 6  # item 7 has one annotation
     # legal vs not: a = [1,0,0,0,1,0], b = [1,0,0,0,0,0] -> po=5/6, pe=(2/6*1/6 + 4/6*5/6)=22/36
     assert names["cohen_kappa[legal_vs_not]"].value == pytest.approx((5 / 6 - 22 / 36) / (1 - 22 / 36))
+    table = disagreements(raw_rows({"a": a, "b": b}), AdjudicationRule())
+    assert table[["id", "verdict:a", "verdict:b", "verdict"]].values.tolist() == [
+        [2, "correct", "minor", "minor"], [5, "legal", "correct", "legal"]]
+    assert disagreements(raw_rows({"a": a, "b": a}), AdjudicationRule()).empty
 
 
 @pytest.mark.parametrize("rule,verdicts,expected", [
