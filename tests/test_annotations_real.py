@@ -1,8 +1,9 @@
 """Done-when of the annotation stage, on the real 222-question test split and a real server.
 
-The audit stage's review queue is stood in for by a queue-shaped CSV built from the real pairs
-and back-translations (docs/formats.md contract); two simulated reviewers annotate through the
-API; pull, agreement and the error-rate estimate run through the CLI.
+The audit and its review queue come from `bbsard-audit audit --review-budget 40 --control 40`
+when the audit stage is installed, else from a stand-in that writes the same contract
+(docs/formats.md) from the real pairs and back-translations; two simulated reviewers annotate
+through the API; pull, agreement and the error-rate estimate run through the CLI.
 """
 
 from __future__ import annotations
@@ -31,13 +32,15 @@ def test_real_test_split_push_annotate_pull_agreement_estimate(shared_dir, ls_en
     bt = {int(r["id"]): r["backtranslation"] for r in map(json.loads, (
         shared_dir / "backtranslations_nl_fr.jsonl").read_text(encoding="utf-8").splitlines())}
     run = tmp_path / "run"
-    audit, queue = write_review_files(run, pairs, bt, seed=4, budget=40, control=40)
     invoke = CliRunner().invoke
+    audit, queue = _review_files(invoke, shared_dir, run, pairs, bt)
+    n_queued = len(pd.read_csv(queue))
+    assert 40 < n_queued <= 80
 
     res = invoke(app, ["annotate", "push", "--audit", str(audit), "--queue", str(queue),
                        "--project", "bbsard-test-review", "--dataset", str(shared_dir)])
     assert res.exit_code == 0, res.output
-    assert "80 task(s) imported" in res.output
+    assert f"{n_queued} task(s) imported" in res.output
     project = ReviewProject.open(Connection(ls_env.url, ls_env.token), "bbsard-test-review")
     task = project.export()[0]
     pair = ds.by_id()[task["data"]["question_id"]]
@@ -53,15 +56,15 @@ def test_real_test_split_push_annotate_pull_agreement_estimate(shared_dir, ls_en
                                    np.where(rng.random(len(q)) < 0.2, "minor", "correct"))))
     flip = rng.random(len(q)) < 0.15
     b = {qid: (("correct" if v != "correct" else "minor") if f else v) for (qid, v), f in zip(a.items(), flip)}
-    assert simulate.annotate(project, "reviewer.a@example.org", a.get) == 80
+    assert simulate.annotate(project, "reviewer.a@example.org", a.get) == n_queued
     assert simulate.annotate(project, "reviewer.b@example.org", b.get,
-                             corrected=lambda qid: ds.by_id()[qid].question_nl + " (gecorrigeerd)") == 80
+                             corrected=lambda qid: ds.by_id()[qid].question_nl + " (gecorrigeerd)") == n_queued
 
     out = run / "verdicts.csv"
     res = invoke(app, ["annotate", "pull", "--project", "bbsard-test-review", "--out", str(out)])
     assert res.exit_code == 0, res.output
     verdicts = pd.read_csv(out, keep_default_na=False)
-    assert len(verdicts) == 80 and (verdicts["n_annotations"] == 2).all()
+    assert len(verdicts) == n_queued and (verdicts["n_annotations"] == 2).all()
     n_disagree = sum(a[k] != b[k] for k in a)
     assert (verdicts["adjudicated_by"] == "rule:stricter").sum() == n_disagree
 
@@ -77,16 +80,26 @@ def test_real_test_split_push_annotate_pull_agreement_estimate(shared_dir, ls_en
     assert res.exit_code == 0, res.output
     est = json.loads((run / "estimate.json").read_text())
     strata = {s["name"]: s for s in est["strata"]}
-    assert est["population"] == 222
-    assert strata["risk_queue"]["population"] == strata["risk_queue"]["reviewed"] == 40
-    assert strata["unflagged:test/all"]["reviewed"] == 40  # the control stratum, sized by the queue
-    assert strata["unflagged:test/all"]["population"] + strata["risk_queue"]["population"] \
-        + strata["flagged"]["population"] == 222
+    assert sum(s["population"] for s in strata.values()) == 222
+    assert strata["risk_queue"]["population"] == strata["risk_queue"]["reviewed"] == (q["queue"] == "risk").sum()
+    control = [s for name, s in strata.items() if name.startswith("unflagged:") and name != "unflagged:other"]
+    assert sum(s["reviewed"] for s in control) == (q["queue"] == "control").sum() == 40
     expected = sum((s["population"] * s["legal"] / s["reviewed"]) for s in strata.values() if s["reviewed"])
-    flagged_left = strata["flagged"]["population"]
-    if flagged_left:  # flagged pairs beyond the budget borrow the risk queue's rate
-        expected += flagged_left * strata["risk_queue"]["legal"] / 40
+    if strata["flagged"]["population"]:  # flagged pairs beyond the budget borrow the risk queue's rate
+        expected += strata["flagged"]["population"] * strata["risk_queue"]["legal"] / strata["risk_queue"]["reviewed"]
         assert est["assumptions"]
     assert est["share_legal"] == pytest.approx(expected / 222)
     assert est["ci_low"] <= est["share_legal"] <= est["ci_high"]
     assert json.loads((run / "estimate.meta.json").read_text())["seed"] == 0
+
+
+def _review_files(invoke, shared_dir, run, pairs, bt):
+    """The audit stage's own audit.csv + review_queue.csv when it is installed, else the stand-in."""
+    has_audit = invoke(app, ["audit", "--help"])
+    if has_audit.exit_code == 0 and "--review-budget" in has_audit.output:
+        res = invoke(app, ["audit", "--dataset", str(shared_dir), "--split", "test", "--backtranslations",
+                           str(shared_dir / "backtranslations_nl_fr.jsonl"), "--review-budget", "40",
+                           "--control", "40", "--out", str(run)])
+        assert res.exit_code == 0, res.output
+        return run / "audit.csv", run / "review_queue.csv"
+    return write_review_files(run, pairs, bt, seed=4, budget=40, control=40)
