@@ -187,7 +187,12 @@ class LabelStudioServer:
                 start_new_session=True)
             log.close()
             atexit.register(self.stop)  # never leave an orphan server behind a crashed caller
-            if self._wait_ready(started, timeout, offset):
+            try:
+                ready = self._wait_ready(started, timeout, offset)
+            except ServerError:
+                self.stop()
+                raise
+            if ready:
                 self.timings["start_s"] = round(time.monotonic() - started, 2)
                 return self
             self.stop()  # it moved to another port (ours was taken meanwhile): try a fresh one

@@ -214,8 +214,15 @@ def test_wrong_token_and_personal_access_token(ls_server, ls_env, review, tmp_pa
     assert res.exit_code == 0 and "16 task(s)" in res.output, res.output
 
 
-def test_requested_port_taken_is_detected(ls_template, tmp_path):
-    """Label Studio silently moves to port+1 when its port is taken: we notice and pick another."""
+def test_requested_port_taken_is_detected(ls_template, tmp_path, monkeypatch):
+    """Label Studio silently moves to port+1 when its port is taken: we notice and pick another.
+
+    It also reads bare HOST/PORT/USERNAME/PASSWORD (and LABEL_STUDIO_*) from the environment:
+    set here in the parent, they must not reach the child.
+    """
+    for name, value in {"HOST": "http://elsewhere.invalid", "PORT": "1", "USERNAME": "intruder@x.org",
+                        "PASSWORD": "nope", "LABEL_STUDIO_PORT": "2", "LABEL_STUDIO_HOST": "http://x.invalid"}.items():
+        monkeypatch.setenv(name, value)
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", 0))
         squatter.listen()
