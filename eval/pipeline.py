@@ -1,0 +1,431 @@
+"""Library API of the eval stage: `evaluate(EvalConfig) -> EvalResult`, `write_outputs(result, DIR)`.
+
+Per-query values are computed once per system on the full question set; every subset, CI, test,
+ranking shift, null draw and FR-NL gap is an index into (or a product with) those matrices.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from bbsard_audit.errors import InputError
+from bbsard_audit.io import write_csv, write_sidecar
+
+from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap, holm, paired_randomisation
+from .metrics import DEFAULT_METRICS, SIGNATURE, Metric, hit_matrix, parse_metrics, per_query_matrix
+from .ranking_shift import Shift, kendall_tau_b, null_means, position, tau_ap
+from .runs import Qrels, Run
+from .subsets import (DEFAULT_KEEP, Verdicts, build_subsets, language_pairs, question_groups,
+                      read_flags)
+
+OUTPUTS = ("metrics", "ranking_shift", "pairwise", "per_query", "null_model", "fr_nl_gap")
+REMOVAL_SUBSETS = ("verified", "flagged", "unflagged")
+_NEEDS_CORPUS = "--retriever needs --dataset SRC with the article corpus (articles_{fr,nl}.csv)"
+
+
+@dataclass
+class EvalConfig:
+    """Everything `bbsard-audit eval` takes; the defaults are the benchmark's."""
+
+    runs: Mapping[str, str | Path] = field(default_factory=dict)
+    qrels: str | Path | None = None
+    dataset: str | None = None
+    split: str = "test"
+    retrievers: Sequence[str] = ()
+    langs: Sequence[str] = ("fr", "nl")
+    normaliser: str = "stem"
+    verdicts: str | Path | None = None
+    keep: Sequence[str] = DEFAULT_KEEP
+    corrected: bool = False
+    audit: str | Path | None = None
+    metrics: Sequence[str] = DEFAULT_METRICS
+    resamples: int = DEFAULT_RESAMPLES
+    null_draws: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+    alpha: float = 0.05
+    depth: int = 500
+
+
+@dataclass
+class EvalResult:
+    tables: dict[str, pd.DataFrame]
+    runs: dict[str, Run]
+    """Built-in retriever runs (and `NAME.corrected` re-runs) to write as TREC files."""
+    meta: dict
+    warnings: list[str]
+
+
+@dataclass
+class _System:
+    name: str
+    values: np.ndarray  # (metrics x queries of the full set)
+    missing: np.ndarray  # (queries,)
+
+
+def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: None) -> EvalResult:
+    started = time.perf_counter()
+    warnings: list[str] = []
+    metrics = parse_metrics(config.metrics)
+    if not metrics:
+        raise InputError("no metric given")
+    if config.resamples < 1000 or config.null_draws < 1:
+        raise InputError("--resamples must be >= 1000 and --null-draws >= 1")
+    if config.corrected and config.verdicts is None:
+        raise InputError("--corrected needs --verdicts FILE (its corrected_nl column)")
+    if config.retrievers and config.dataset is None:
+        raise InputError(_NEEDS_CORPUS)
+
+    progress("loading qrels and runs")
+    dataset = None
+    if config.dataset is not None and (config.qrels is None or config.retrievers):
+        from bbsard_audit.dataset import load_dataset
+
+        dataset = load_dataset(config.dataset, with_corpus=bool(config.retrievers))
+    if config.qrels is not None:
+        qrels = Qrels.read(config.qrels)
+    elif dataset is not None:
+        qrels = Qrels.from_dict(dataset.qrels(config.split), source=f"{config.dataset} ({config.split})")
+    else:
+        raise InputError("give --qrels FILE or --dataset SRC")
+    warnings += qrels.warnings
+    full = qrels.qids
+
+    runs: dict[str, Run] = {}
+    for name, path in config.runs.items():
+        runs[name] = Run.read(path, name)
+    verdicts = Verdicts.read(config.verdicts) if config.verdicts is not None else None
+    flags = read_flags(config.audit) if config.audit is not None else None
+
+    built, corrected_runs, retriever_params = _builtin_runs(config, dataset, qrels, verdicts, runs, progress)
+    runs.update(built)
+    if not runs:
+        raise InputError("no system to evaluate: give --run NAME=PATH or --retriever")
+    for run in runs.values():
+        warnings += run.warnings
+        extra = set(run.ranking) - set(qrels.relevant)
+        if extra:
+            warnings.append(f"run {run.name}: {len(extra)} query(ies) absent from the qrels ignored "
+                            f"(e.g. {', '.join(sorted(extra)[:5])})")
+        absent = [q for q in full if q not in run.ranking]
+        if absent:
+            warnings.append(f"run {run.name}: {len(absent)} judged query(ies) missing from the run score 0 "
+                            f"(e.g. {', '.join(absent[:5])})")
+    for label, known in (("verdicts", verdicts.verdict if verdicts else {}), ("audit", flags or {})):
+        unknown = set(known) - set(full)
+        if unknown:
+            warnings.append(f"{label}: {len(unknown)} question id(s) not in the evaluated set ignored")
+
+    progress("scoring")
+    depth = max(m.k for m in metrics)
+    systems = {n: _score(r, qrels, full, metrics, depth) for n, r in runs.items()}
+    subsets = build_subsets(full, verdicts, config.keep, flags, corrected=config.corrected)
+    for name, ids in subsets.items():
+        if not ids:
+            warnings.append(f"subset {name} is empty and is not evaluated")
+    values = _subset_values(systems, subsets, corrected_runs, qrels, metrics, depth, warnings)
+
+    progress("bootstrap, paired tests, ranking shift")
+    metrics_df, pairwise_df = _metrics_and_pairs(values, subsets, metrics, config)
+    shift_df = _ranking_shift(values, metrics, pairwise_df, config.alpha)
+    progress("null model")
+    null_df = _null_model(values, subsets, metrics, config)
+    progress("FR-NL gap")
+    gap_df = _fr_nl_gap(systems, full, metrics, verdicts, flags, config)
+    per_query_df = _per_query(values, subsets, metrics, verdicts, flags)
+
+    meta = {
+        "inputs": _inputs(config, runs, qrels, dataset),
+        "metrics": [m.name for m in metrics],
+        "k_values": sorted({m.k for m in metrics}),
+        "signature": SIGNATURE,
+        "seed": config.seed,
+        "resamples": config.resamples,
+        "null_draws": config.null_draws,
+        "alpha": config.alpha,
+        "ci": "95% percentile bootstrap over queries (systems and metrics share the resamples)",
+        "pairwise_test": "two-sided paired sign-flip randomisation test, Holm-corrected per (metric, subset)",
+        "keep": list(config.keep),
+        "corrected": config.corrected,
+        "subsets": {n: len(ids) for n, ids in subsets.items()},
+        "retrievers": retriever_params,
+        "warnings": warnings,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    tables = {"metrics": metrics_df, "ranking_shift": shift_df, "pairwise": pairwise_df,
+              "per_query": per_query_df, "null_model": null_df, "fr_nl_gap": gap_df}
+    return EvalResult(tables, {**built, **{f"{n}.corrected": r for n, r in corrected_runs.items()}}, meta, warnings)
+
+
+def write_outputs(result: EvalResult, out: str | Path) -> list[Path]:
+    """Every table as DIR/NAME.csv + NAME.meta.json, built-in runs as DIR/runs/NAME.trec, and eval.meta.json."""
+    out = Path(out)
+    written = []
+    for name, run in result.runs.items():
+        path = run.write_trec(out / "runs" / f"{name}.trec")
+        written.append(path)
+    for name in OUTPUTS:
+        path = write_csv(out / f"{name}.csv", result.tables[name])
+        write_sidecar(path, table=name, **result.meta)
+        written.append(path)
+    written.append(write_sidecar(out / "eval", outputs=[p.name for p in written], **result.meta))
+    return written
+
+
+# ---------------------------------------------------------------- steps
+
+def _builtin_runs(config, dataset, qrels, verdicts, runs, progress):
+    """Run the built-in retrievers on the judged questions; re-run only the corrected Dutch ones."""
+    built, corrected, params = {}, {}, {}
+    if not config.retrievers:
+        return built, corrected, params
+    if dataset is None or dataset.corpus is None:
+        raise InputError(_NEEDS_CORPUS)
+    from .retrievers import make_retriever
+
+    pairs = {str(p.id): p for p in dataset.select(config.split) if str(p.id) in qrels.relevant}
+    missing = set(qrels.relevant) - set(pairs)
+    if missing:
+        raise InputError(f"{len(missing)} judged question(s) have no text in {config.dataset} "
+                         f"({config.split}), e.g. {', '.join(sorted(missing)[:5])}")
+    for spec in config.retrievers:
+        for lang in config.langs:
+            retriever = make_retriever(spec, lang, config.normaliser)
+            if retriever.name in runs or retriever.name in built:
+                raise InputError(f"system name {retriever.name!r} is given twice")
+            progress(f"indexing {retriever.name}")
+            retriever.index(dataset.corpus.ids, dataset.corpus.texts(lang))
+            questions = {q: getattr(p, f"question_{lang}") for q, p in pairs.items()}
+            progress(f"retrieving {retriever.name}")
+            run = built[retriever.name] = retriever.search(questions, config.depth)
+            params[retriever.name] = {**retriever.params, "depth": config.depth}
+            if config.corrected and lang == "nl":
+                changed = {q: text for q, text in verdicts.corrected_nl.items()
+                           if q in questions and text.strip() != questions[q].strip()}
+                corrected[retriever.name] = run.replace(retriever.search(changed, config.depth)) if changed else run
+                params[retriever.name]["corrected_queries_rerun"] = sorted(changed, key=int)
+    return built, corrected, params
+
+
+def _score(run: Run, qrels: Qrels, qids, metrics, depth) -> _System:
+    hits = hit_matrix(run, qrels, qids, depth)
+    return _System(run.name, per_query_matrix(hits, metrics), hits.missing)
+
+
+def _subset_values(systems, subsets, corrected_runs, qrels, metrics, depth, warnings):
+    """subset -> {system: _System restricted to the subset's queries}."""
+    index = {q: i for i, q in enumerate(subsets["full"])}
+    out = {}
+    for name, ids in subsets.items():
+        if not ids:
+            continue
+        if name == "corrected":
+            out[name] = _corrected_values(systems, corrected_runs, qrels, ids, metrics, depth, warnings)
+            continue
+        cols = np.fromiter((index[q] for q in ids), dtype=np.int64, count=len(ids))
+        out[name] = {s: _System(s, v.values[:, cols], v.missing[cols]) for s, v in systems.items()}
+    return out
+
+
+def _corrected_values(systems, corrected_runs, qrels, ids, metrics, depth, warnings):
+    """Dutch built-in runs re-retrieved on corrected questions; French runs are unchanged by the
+    corrections; a Dutch (or unlabelled) run from a file cannot be re-run and is left out."""
+    french = {fr for fr, _ in language_pairs(list(systems)).values()} | {s for s in systems if s.lower().endswith("_fr")}
+    values, left_out = {}, []
+    for name, system in systems.items():
+        if name in corrected_runs:
+            values[name] = _score(corrected_runs[name], qrels, ids, metrics, depth)
+        elif name in french:
+            values[name] = system
+        else:
+            left_out.append(name)
+    if left_out:
+        warnings.append(f"subset corrected: {', '.join(left_out)} left out (a run file cannot be re-retrieved "
+                        "on the corrected Dutch questions; use --retriever)")
+    return values
+
+
+def _metrics_and_pairs(values, subsets, metrics, config):
+    metric_rows, pair_rows = [], []
+    for subset, by_system in values.items():
+        names = list(by_system)
+        stack = np.stack([by_system[s].values for s in names])  # (systems x metrics x n)
+        n = stack.shape[2]
+        boot = Bootstrap(n, config.resamples, config.seed)
+        low, high = boot.ci(stack.reshape(-1, n))
+        low, high = low.reshape(stack.shape[:2]), high.reshape(stack.shape[:2])
+        means = stack.mean(axis=2)
+        for i, s in enumerate(names):
+            n_missing = int(by_system[s].missing.sum())
+            for j, m in enumerate(metrics):
+                metric_rows.append({"system": s, "subset": subset, "metric": m.name, "value": means[i, j],
+                                    "ci_low": low[i, j], "ci_high": high[i, j], "n_queries": n,
+                                    "n_missing": n_missing, "signature": m.signature})
+        a, b = np.triu_indices(len(names), k=1)
+        if not len(a):
+            continue
+        diffs = stack[a] - stack[b]  # (pairs x metrics x n)
+        pvalues = paired_randomisation(diffs.reshape(-1, n), config.resamples, config.seed + 1)
+        pvalues = pvalues.reshape(len(a), len(metrics))
+        for j, m in enumerate(metrics):
+            adjusted = holm(pvalues[:, j])
+            for p in range(len(a)):
+                pair_rows.append({"metric": m.name, "subset": subset, "system_a": names[a[p]],
+                                  "system_b": names[b[p]], "value_a": means[a[p], j], "value_b": means[b[p], j],
+                                  "diff": means[a[p], j] - means[b[p], j], "p_value": pvalues[p, j],
+                                  "p_holm": adjusted[p], "significant": bool(adjusted[p] < config.alpha),
+                                  "n_queries": n})
+    pairwise = pd.DataFrame(pair_rows, columns=["metric", "subset", "system_a", "system_b", "value_a", "value_b",
+                                                "diff", "p_value", "p_holm", "significant", "n_queries"])
+    if len(pairwise):
+        full = pairwise[pairwise.subset == "full"].set_index(["metric", "system_a", "system_b"])["diff"]
+        key = pd.MultiIndex.from_frame(pairwise[["metric", "system_a", "system_b"]])
+        full_diff = full.reindex(key).to_numpy()
+        pairwise["flips_vs_full"] = (np.sign(full_diff) * np.sign(pairwise["diff"].to_numpy())) < 0
+    return pd.DataFrame(metric_rows), pairwise
+
+
+def _ranking_shift(values, metrics, pairwise, alpha):
+    rows = []
+    full = values.get("full", {})
+    for subset, by_system in values.items():
+        if subset == "full":
+            continue
+        names = [s for s in full if s in by_system]
+        for j, m in enumerate(metrics):
+            a = np.array([full[s].values[j].mean() for s in names])
+            b = np.array([by_system[s].values[j].mean() for s in names])
+            shift = Shift(tuple(names), a, b)
+            flips = shift.flips()
+            sig = pairwise[(pairwise.metric == m.name) & (pairwise.subset == subset) & pairwise.significant]
+            sig_pairs = {frozenset(p) for p in zip(sig.system_a, sig.system_b)}
+            real = [f for f in flips if frozenset(f) in sig_pairs]
+            ranks_a, ranks_b = shift.ranks(a), shift.ranks(b)
+            rows.append({"metric": m.name, "subset_a": "full", "subset_b": subset,
+                         "kendall_tau": shift.kendall_tau if len(names) > 1 else np.nan,
+                         "tau_ap": shift.tau_ap if len(names) > 1 else np.nan,
+                         "n_flips": len(flips), "n_flips_significant": len(real), "n_systems": len(names),
+                         "n_queries_a": full[names[0]].values.shape[1] if names else 0,
+                         "n_queries_b": by_system[names[0]].values.shape[1] if names else 0,
+                         "order_a": " > ".join(sorted(names, key=ranks_a.get)),
+                         "order_b": " > ".join(sorted(names, key=ranks_b.get)),
+                         "rank_changes": ";".join(f"{s}:{c:+d}" for s, c in shift.rank_changes().items() if c),
+                         "flips": ";".join(f"{x}>{y}" + ("*" if (x, y) in real else "") for x, y in flips)})
+    return pd.DataFrame(rows, columns=["metric", "subset_a", "subset_b", "kendall_tau", "tau_ap", "n_flips",
+                                       "n_flips_significant", "n_systems", "n_queries_a", "n_queries_b",
+                                       "order_a", "order_b", "rank_changes", "flips"])
+
+
+def _null_model(values, subsets, metrics, config):
+    """Remove as many questions as the subset removes, at random, `null_draws` times."""
+    rows = []
+    full = values.get("full", {})
+    names = list(full)
+    n_full = len(subsets["full"])
+    for subset in REMOVAL_SUBSETS:
+        if subset not in values or not 0 < len(subsets[subset]) < n_full:
+            continue
+        size = len(subsets[subset])
+        for j, m in enumerate(metrics):
+            per_query = np.stack([full[s].values[j] for s in names])
+            base = per_query.mean(axis=1)
+            observed = np.array([values[subset][s].values[j].mean() for s in names])
+            draws = null_means(per_query, size, config.null_draws, config.seed + 2)
+            common = {"metric": m.name, "subset": subset, "n_kept": size, "n_removed": n_full - size,
+                      "draws": config.null_draws}
+            stats = [(s, "delta", observed[i] - base[i], draws.means[:, i] - base[i], True)
+                     for i, s in enumerate(names)]
+            if len(names) > 1:
+                repeated = np.broadcast_to(base, draws.means.shape)
+                stats.append(("*", "kendall_tau", kendall_tau_b(base, observed)[0],
+                              kendall_tau_b(repeated, draws.means), False))
+                stats.append(("*", "tau_ap", tau_ap(base, observed, names)[0],
+                              tau_ap(repeated, draws.means, names), False))
+            for system, statistic, obs, null, two_sided in stats:
+                pct, p = position(float(obs), null, two_sided)
+                finite = null[np.isfinite(null)]
+                rows.append({**common, "system": system, "statistic": statistic, "observed": obs,
+                             "null_mean": finite.mean() if len(finite) else np.nan,
+                             "null_low": np.percentile(finite, 2.5) if len(finite) else np.nan,
+                             "null_high": np.percentile(finite, 97.5) if len(finite) else np.nan,
+                             "percentile": pct, "p_value": p})
+    return pd.DataFrame(rows, columns=["metric", "subset", "system", "statistic", "observed", "null_mean",
+                                       "null_low", "null_high", "percentile", "p_value", "n_kept",
+                                       "n_removed", "draws"])
+
+
+def _fr_nl_gap(systems, full, metrics, verdicts, flags, config):
+    """Per system pair (X_fr, X_nl) and metric: mean FR - NL overall, by verdict, by flag, per question."""
+    rows = []
+    index = {q: i for i, q in enumerate(full)}
+    groups = question_groups(full, verdicts, flags)
+    for base, (fr, nl) in language_pairs(list(systems)).items():
+        gap = systems[fr].values - systems[nl].values  # (metrics x n)
+        for level, by_group in groups.items():
+            for group, ids in by_group.items():
+                cols = np.fromiter((index[q] for q in ids), dtype=np.int64, count=len(ids))
+                low, high = Bootstrap(len(cols), config.resamples, config.seed + 3).ci(gap[:, cols])
+                for j, m in enumerate(metrics):
+                    rows.append({"system": base, "system_fr": fr, "system_nl": nl, "metric": m.name,
+                                 "level": level, "group": group, "n_queries": len(cols),
+                                 "fr": systems[fr].values[j, cols].mean(), "nl": systems[nl].values[j, cols].mean(),
+                                 "gap": gap[j, cols].mean(), "ci_low": low[j], "ci_high": high[j]})
+        for i, q in enumerate(full):
+            for j, m in enumerate(metrics):
+                rows.append({"system": base, "system_fr": fr, "system_nl": nl, "metric": m.name,
+                             "level": "question", "group": q, "n_queries": 1,
+                             "fr": systems[fr].values[j, i], "nl": systems[nl].values[j, i], "gap": gap[j, i],
+                             "ci_low": np.nan, "ci_high": np.nan,
+                             "verdict": verdicts.verdict.get(q, "") if verdicts else "",
+                             "flagged": _flag(flags, q)})
+    columns = ["system", "system_fr", "system_nl", "metric", "level", "group", "n_queries", "fr", "nl", "gap",
+               "ci_low", "ci_high", "verdict", "flagged"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _per_query(values, subsets, metrics, verdicts, flags):
+    """One row per (system, qid) on the full set (and on `corrected`, whose runs differ)."""
+    frames = []
+    for subset in ("full", "corrected"):
+        if subset not in values:
+            continue
+        ids = list(subsets[subset])
+        for name, system in values[subset].items():
+            frame = pd.DataFrame({"system": name, "subset": subset, "qid": ids,
+                                  "verdict": [verdicts.verdict.get(q, "") if verdicts else "" for q in ids],
+                                  "flagged": [_flag(flags, q) for q in ids],
+                                  "missing": system.missing})
+            for j, m in enumerate(metrics):
+                frame[m.name] = system.values[j]
+            frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _flag(flags, qid) -> str:
+    if flags is None or qid not in flags:
+        return ""
+    return "true" if flags[qid] else "false"
+
+
+def _inputs(config, runs, qrels, dataset) -> dict:
+    files = {}
+    for name, path in config.runs.items():
+        files[f"run:{name}"] = {"path": str(path), "sha256": _sha256(path), "queries": len(runs[name].ranking)}
+    for label in ("qrels", "verdicts", "audit"):
+        path = getattr(config, label)
+        if path is not None:
+            files[label] = {"path": str(path), "sha256": _sha256(path)}
+    if dataset is not None:
+        files["dataset"] = {**dataset.provenance(), "split": config.split}
+    files["qrels_queries"] = len(qrels)
+    return files
+
+
+def _sha256(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

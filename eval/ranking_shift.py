@@ -1,0 +1,124 @@
+"""How much the order of systems changes between two query subsets, and whether that matters.
+
+Rank correlations are computed row-wise on (draws x systems) score matrices so the same code serves
+the observed shift (one row) and the null model (thousands of random removals).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .bootstrap import _rng
+
+
+def system_order(values: np.ndarray, names: Sequence[str]) -> list[int]:
+    """Indices best first: value desc, then system name (a deterministic order for ties)."""
+    return sorted(range(len(names)), key=lambda i: (-values[i], names[i]))
+
+
+def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Kendall tau-b between matching rows of x and y (draws x systems); NaN when a row is all ties."""
+    x, y = np.atleast_2d(x), np.atleast_2d(y)
+    i, j = np.triu_indices(x.shape[1], k=1)
+    sx, sy = np.sign(x[:, i] - x[:, j]), np.sign(y[:, i] - y[:, j])
+    denom = np.sqrt((sx ** 2).sum(axis=1) * (sy ** 2).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denom > 0, (sx * sy).sum(axis=1) / np.where(denom > 0, denom, 1), np.nan)
+
+
+def tau_ap(evaluated: np.ndarray, truth: np.ndarray, names: Sequence[str]) -> np.ndarray:
+    """AP rank correlation (Yilmaz, Aslam & Robertson 2008) of the `evaluated` order against `truth`.
+
+    tau_AP = 2/(N-1) * sum_{i=2..N} C(i)/(i-1) - 1, where C(i) counts the systems placed above
+    position i by `evaluated` that `truth` also places above it. Unlike tau-b it weighs swaps at
+    the top more. Ties are broken by system name (see `system_order`).
+    """
+    evaluated, truth = np.atleast_2d(evaluated), np.atleast_2d(truth)
+    n_sys = evaluated.shape[1]
+    if n_sys < 2:
+        return np.full(len(evaluated), np.nan)
+    name_rank = np.broadcast_to(np.argsort(np.argsort(np.asarray(names, dtype=object))), evaluated.shape)
+    order_e = np.lexsort((name_rank, -evaluated), axis=-1)
+    truth_pos = np.argsort(np.lexsort((name_rank, -truth), axis=-1), axis=-1)
+    seq = np.take_along_axis(truth_pos, order_e, axis=-1)  # truth position of each system, in evaluated order
+    below = np.tril(np.ones((n_sys, n_sys), dtype=bool), k=-1)
+    above = ((seq[:, None, :] < seq[:, :, None]) & below).sum(axis=2)[:, 1:]
+    return 2.0 / (n_sys - 1) * (above / np.arange(1, n_sys)).sum(axis=1) - 1
+
+
+@dataclass(frozen=True)
+class Shift:
+    """The order of systems on subsets a and b for one metric."""
+
+    names: tuple[str, ...]
+    values_a: np.ndarray
+    values_b: np.ndarray
+
+    @property
+    def kendall_tau(self) -> float:
+        return float(kendall_tau_b(self.values_a, self.values_b)[0])
+
+    @property
+    def tau_ap(self) -> float:
+        """Order on `a` (the full set) judged against the order on `b` (the cleaner subset)."""
+        return float(tau_ap(self.values_a, self.values_b, self.names)[0])
+
+    def ranks(self, values: np.ndarray) -> dict[str, int]:
+        return {self.names[i]: r + 1 for r, i in enumerate(system_order(values, self.names))}
+
+    def rank_changes(self) -> dict[str, int]:
+        """Positive = the system moves up on subset b."""
+        ra, rb = self.ranks(self.values_a), self.ranks(self.values_b)
+        return {s: ra[s] - rb[s] for s in self.names}
+
+    def flips(self) -> list[tuple[str, str]]:
+        """Pairs (x, y) with x ahead on a and y strictly ahead on b (ties are not flips)."""
+        out = []
+        for i in range(len(self.names)):
+            for j in range(len(self.names)):
+                if self.values_a[i] > self.values_a[j] and self.values_b[j] > self.values_b[i]:
+                    out.append((self.names[i], self.names[j]))
+        return out
+
+
+def random_subsets(n: int, size: int, draws: int, seed: int) -> np.ndarray:
+    """(draws x n) boolean masks, each with exactly `size` queries kept, uniformly at random."""
+    keys = _rng(seed).random((draws, n))
+    if size >= n:
+        return np.ones((draws, n), dtype=bool)
+    if size <= 0:
+        return np.zeros((draws, n), dtype=bool)
+    kth = np.partition(keys, size - 1, axis=1)[:, size - 1:size]
+    return keys <= kth
+
+
+@dataclass(frozen=True)
+class NullDraws:
+    """Means of every system on `draws` random subsets of the full set of the same size as the observed one."""
+
+    size: int
+    means: np.ndarray  # (draws x systems)
+
+
+def null_means(per_query_full: np.ndarray, size: int, draws: int, seed: int) -> NullDraws:
+    """per_query_full: (systems x n) values on the full set -> system means on random subsets."""
+    masks = random_subsets(per_query_full.shape[1], size, draws, seed).astype(np.float64)
+    return NullDraws(size, (masks @ per_query_full.T) / max(size, 1))
+
+
+def position(observed: float, null: np.ndarray, two_sided: bool) -> tuple[float, float]:
+    """(percentile of `observed` in `null`, p-value): two-sided around the null mean, or one-sided
+    'as small or smaller' (a rank correlation: lower = bigger shift)."""
+    null = null[np.isfinite(null)]
+    if not len(null) or not np.isfinite(observed):
+        return float("nan"), float("nan")
+    percentile = float((null <= observed + 1e-12).mean() * 100)
+    if two_sided:
+        centre = null.mean()
+        extreme = (np.abs(null - centre) >= abs(observed - centre) - 1e-12).sum()
+    else:
+        extreme = (null <= observed + 1e-12).sum()
+    return percentile, float((1 + extreme) / (len(null) + 1))
