@@ -84,6 +84,10 @@ def test_push_interrupted_midway_then_resumed(ls_server, review):
     assert (resumed.created, resumed.already_there) == (11, 5)
     qids = sorted(t["data"]["question_id"] for t in project.export())
     assert qids == sorted(t["data"]["question_id"] for t in tasks)
+    # a duplicate made outside bbsard-audit (e.g. a manual import in the UI) is reported, not added to
+    project.client.projects.import_tasks(project.id, request=tasks[:1])
+    again = project.push(tasks)
+    assert (again.created, again.duplicates_on_server) == (0, [tasks[0]["data"]["question_id"]])
 
 
 def test_two_annotators_pull_agreement_adjudication_and_deleted_task(ls_env, review, tmp_path):
