@@ -16,7 +16,7 @@ from .agreement import agreement as compute_agreement
 from .connection import Connection
 from .estimate import estimate as compute_estimate
 from .project import ReviewProject
-from .pull import RAW_FILE, pull as pull_verdicts, raw_from_export, read_export_file, read_raw
+from .pull import RAW_FILE, pull as pull_verdicts, raw_from_export, read_export_file, read_raw, read_table
 from .tasks import AUDIT_COLUMNS, QUEUE_COLUMNS, audit_version, build_tasks, read_audit
 
 annotate = typer.Typer(no_args_is_help=True, rich_markup_mode="markdown",
@@ -176,7 +176,7 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
     population = read_audit(audit)
     if split != "all":
         population = population[population["split"] == split]
-    table = pd.read_csv(verdicts, dtype={"verdict": str}, keep_default_na=False)
+    table = read_table(verdicts, ["id", "verdict"])
     result = compute_estimate(population, table, read_audit(queue, QUEUE_COLUMNS) if queue else None,
                               level=level, seed=seed)
     write_json(out, result.to_dict())

@@ -78,15 +78,29 @@ def read_export_file(path: str | Path) -> list[dict]:
     return tasks
 
 
-def read_raw(path: str | Path) -> pd.DataFrame:
+def read_table(path: str | Path, columns: list[str]) -> pd.DataFrame:
+    """A CSV written by pull (or by hand): all text, integer ids, the given columns present."""
     path = Path(path)
-    if not path.exists():
-        return pd.DataFrame(columns=RAW_COLUMNS)
-    raw = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = [c for c in RAW_COLUMNS if c not in raw.columns]
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read CSV: {exc}", file=str(path)) from None
+    missing = [c for c in columns if c not in table.columns]
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)}", file=str(path))
-    return raw.assign(id=raw["id"].astype(int))
+    ids = pd.to_numeric(table["id"], errors="coerce")
+    bad = ids.isna() | (ids % 1 != 0)
+    if bad.any():
+        row = int(bad.to_numpy().nonzero()[0][0])
+        raise InputError("id is not an integer", file=str(path), row=row + 2, id=table["id"].iloc[row])
+    return table.assign(id=ids.astype(int))
+
+
+def read_raw(path: str | Path, *, missing_ok: bool = False) -> pd.DataFrame:
+    """annotations_raw.csv; a first pull has none yet (`missing_ok`)."""
+    if missing_ok and not Path(path).exists():
+        return pd.DataFrame(columns=RAW_COLUMNS)
+    return read_table(path, RAW_COLUMNS)
 
 
 def merge_raw(previous: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
@@ -104,7 +118,7 @@ def pull(tasks: list[dict], out: str | Path, *, users: dict[int, str] | None = N
     out = Path(out)
     raw_path = out.with_name(RAW_FILE)
     new = raw_from_export(tasks, users)
-    raw = merge_raw(read_raw(raw_path), new)
+    raw = merge_raw(read_raw(raw_path, missing_ok=True), new)
     verdicts = adjudicate(raw, rule)
     write_csv(raw_path, raw)
     write_sidecar(raw_path, source=source, n_annotations=len(raw), n_in_this_pull=len(new))

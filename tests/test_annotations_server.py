@@ -254,6 +254,7 @@ def test_token_never_in_outputs_or_logs(ls_env, review, tmp_path, caplog, capfd)
             assert ls_env.token not in res.output
     captured = capfd.readouterr()
     assert ls_env.token not in caplog.text + captured.out + captured.err
+    assert ls_env.token not in ls_env.log_path.read_text(errors="replace")  # the server's own log
     files = list(work.rglob("*"))
     assert len(files) >= 8
     for path in files:

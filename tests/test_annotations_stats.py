@@ -289,6 +289,15 @@ def test_export_tasks_offline_round_trip(tmp_path, toy_pairs):
     (tmp_path / "broken.json").write_text("{not json")
     res = runner.invoke(app, ["annotate", "pull", "--from-file", str(tmp_path / "broken.json"), "--out", str(out)])
     assert res.exit_code == 2 and "broken.json" in res.output
+    # missing or malformed inputs of agreement / estimate: one line naming the file (and row, id)
+    res = runner.invoke(app, ["annotate", "agreement", "--raw", str(tmp_path / "nope.csv"), "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "nope.csv" in res.output and res.output.count("\n") == 1
+    bad = pd.read_csv(out, dtype=str).assign(id=lambda f: f["id"].where(f.index != 2, "x7"))
+    bad.to_csv(tmp_path / "bad_verdicts.csv", index=False)
+    res = runner.invoke(app, ["annotate", "estimate", "--audit", str(audit), "--verdicts",
+                              str(tmp_path / "bad_verdicts.csv"), "--out", str(tmp_path / "e.json")])
+    assert res.exit_code == 2 and res.output.strip().endswith("row 4, id x7: id is not an integer")
+    assert not (tmp_path / "e.json").exists()
 
 
 def test_unresponsive_server_times_out_as_one_line(tmp_path, monkeypatch):
