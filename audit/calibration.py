@@ -1,0 +1,135 @@
+"""Check the audit against expert verdicts: how well does each signal, and the combined risk, find
+the pairs experts judged wrong? Suggests thresholds that the config can then adopt.
+
+Verdicts: a CSV with `id, verdict` (correct | minor | legal), e.g. `annotate pull`'s verdicts.csv.
+`positive="legal"` counts only legally inaccurate translations as errors; `"minor+legal"` counts both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+from bbsard_audit.errors import InputError
+from bbsard_audit.io import write_csv, write_json, write_sidecar
+
+VERDICTS = ("correct", "minor", "legal")
+POSITIVES = {"legal": {"legal"}, "minor+legal": {"minor", "legal"}}
+# Which way is "worse" for the continuous signals (anything else numeric is oriented by its name).
+LOWER_IS_WORSE = ("bt_chrf", "bt_bleu", "bt_cosine", "xling_cosine", "xling_margin", "xling_z", "qa_len_z")
+# Descriptive counts and two-sided ratios: context for a reader, not "more = worse" signals.
+NOT_SIGNALS = ("id", "risk", "flagged", "qa_numbers_fr", "qa_numbers_nl", "qa_neg_fr", "qa_neg_nl",
+               "qa_sentences_fr", "qa_sentences_nl", "qa_len_ratio", "gl_expected", "gl_matched",
+               "rc_rank_fr", "rc_rank_nl")
+
+
+def roc_auc(y: np.ndarray, score: np.ndarray) -> float:
+    """P(score of a random positive > score of a random negative), ties count half (Mann-Whitney)."""
+    y = np.asarray(y, dtype=bool)
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    if not n_pos or not n_neg:
+        return float("nan")
+    ranks = rankdata(score)
+    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def precision_recall(y: np.ndarray, predicted: np.ndarray) -> tuple[float, float]:
+    tp = int((y & predicted).sum())
+    return (tp / predicted.sum() if predicted.sum() else float("nan"), tp / y.sum() if y.sum() else float("nan"))
+
+
+def best_f1_threshold(y: np.ndarray, score: np.ndarray) -> tuple[float, float, float]:
+    """(threshold, precision, recall) maximising F1 for the rule `score >= threshold`."""
+    best = (float("nan"), float("nan"), float("nan"), -1.0)
+    for t in np.unique(score[~np.isnan(score)]):
+        p, r = precision_recall(y, score >= t)
+        f1 = 2 * p * r / (p + r) if p and r and p + r else 0.0
+        if f1 > best[3]:
+            best = (float(t), p, r, f1)
+    return best[:3]
+
+
+def read_verdicts(path: str | Path) -> pd.DataFrame:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("verdicts file not found", file=str(path))
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if not {"id", "verdict"} <= set(frame.columns):
+        raise InputError("verdicts need columns id, verdict", file=str(path), row=1)
+    for i, row in enumerate(frame.itertuples(), start=2):
+        if not row.id.strip().lstrip("-").isdigit():
+            raise InputError(f"id must be an integer, got {row.id!r}", file=str(path), row=i)
+        if row.verdict.strip() not in VERDICTS:
+            raise InputError(f"verdict must be one of {', '.join(VERDICTS)}, got {row.verdict!r}",
+                             file=str(path), row=i, id=row.id)
+    return pd.DataFrame({"id": frame["id"].astype(int), "verdict": frame["verdict"].str.strip()})
+
+
+@dataclass
+class CalibrationResult:
+    table: pd.DataFrame
+    summary: dict
+
+
+def calibrate(audit_csv: str | Path, verdicts: str | Path, positive: str = "legal") -> CalibrationResult:
+    if positive not in POSITIVES:
+        raise InputError(f"--positive must be one of {', '.join(POSITIVES)}")
+    audit_path = Path(audit_csv)
+    if not audit_path.is_file():
+        raise InputError("audit file not found", file=str(audit_path))
+    audit = pd.read_csv(audit_path)
+    missing = {"id", "risk", "flagged", "flags"} - set(audit.columns)
+    if missing:
+        raise InputError(f"not an audit.csv: missing {', '.join(sorted(missing))}", file=str(audit_path))
+    judged = read_verdicts(verdicts)
+    merged = audit.merge(judged, on="id", how="inner")
+    if merged.empty:
+        raise InputError("no verdict id matches an audited pair", file=str(verdicts))
+    y = merged["verdict"].isin(POSITIVES[positive]).to_numpy()
+    rows = []
+    risk = merged["risk"].to_numpy(float)
+    flagged = merged["flagged"].astype(str).str.lower().eq("true").to_numpy()
+    p, r = precision_recall(y, flagged)
+    t, tp, tr = best_f1_threshold(y, risk)
+    rows.append({"signal": "risk", "kind": "combined", "direction": "higher_is_worse", "roc_auc": roc_auc(y, risk),
+                 "precision": p, "recall": r, "suggested_threshold": t, "precision_at_suggested": tp,
+                 "recall_at_suggested": tr})
+    numeric = [c for c in merged.select_dtypes("number").columns if c not in NOT_SIGNALS]
+    for col in numeric:
+        values = merged[col].to_numpy(float)
+        if np.isnan(values).all():
+            continue
+        sign = -1.0 if col in LOWER_IS_WORSE else 1.0
+        oriented = sign * np.where(np.isnan(values), np.nanmedian(values), values)
+        t, tp, tr = best_f1_threshold(y, oriented)
+        rows.append({"signal": col, "kind": "continuous",
+                     "direction": "lower_is_worse" if sign < 0 else "higher_is_worse",
+                     "roc_auc": roc_auc(y, oriented), "suggested_threshold": sign * t,
+                     "precision_at_suggested": tp, "recall_at_suggested": tr})
+    flags = merged["flags"].fillna("").astype(str).str.split(";")
+    for flag in sorted({f for fs in flags for f in fs if f}):
+        raised = flags.apply(lambda fs, f=flag: f in fs).to_numpy()
+        p, r = precision_recall(y, raised)
+        rows.append({"signal": flag, "kind": "flag", "direction": "raised", "roc_auc": roc_auc(y, raised.astype(float)),
+                     "precision": p, "recall": r, "n_raised": int(raised.sum())})
+    table = pd.DataFrame(rows)
+    combined = table.iloc[0].to_dict()
+    summary = {"audit": str(audit_path), "verdicts": str(verdicts), "positive": positive,
+               "n_verdicts": len(judged), "n_matched": len(merged), "n_unmatched": len(judged) - len(merged),
+               "n_positive": int(y.sum()), "verdict_counts": merged["verdict"].value_counts().to_dict(),
+               "combined": {k: combined[k] for k in ("roc_auc", "precision", "recall", "suggested_threshold",
+                                                      "precision_at_suggested", "recall_at_suggested")},
+               "signals": table.to_dict(orient="records")}
+    return CalibrationResult(table, summary)
+
+
+def write_calibration(result: CalibrationResult, out: str | Path) -> list[Path]:
+    out = Path(out)
+    paths = [write_json(out / "calibration.json", result.summary), write_csv(out / "calibration.csv", result.table)]
+    paths.append(write_sidecar(out / "calibration.json", audit=result.summary["audit"],
+                               verdicts=result.summary["verdicts"], positive=result.summary["positive"]))
+    return paths

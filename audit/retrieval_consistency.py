@@ -1,0 +1,74 @@
+"""Optional signal: does one retrieval system find the gold articles as well from the Dutch question
+as from the French one? A Dutch question that lost its legal term may rank the gold far lower.
+
+Runs are TREC (`qid Q0 docid rank score tag`) or JSON `{qid: [docid, ...]}` files. The signal is a
+column only, with no flag: on bBSARD the FR/NL rank gap mostly reflects the system's own language
+gap, not translation errors (measured in benchmarks/bench_audit.py), so it must not raise risk alone.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from bbsard_audit.errors import InputError
+
+from .findings import Finding
+
+FLAGS: dict[str, str] = {}
+
+
+def load_run(path: str | Path) -> dict[str, list[str]]:
+    """{qid: [docid in rank order]} from a TREC or JSON run file (ids as strings)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("run file not found", file=str(path))
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON ({exc.msg})", file=str(path), row=exc.lineno) from None
+        if not all(isinstance(v, list) for v in data.values()):
+            raise InputError("JSON run must map each question id to a list of article ids", file=str(path))
+        return {str(q): [str(d) for d in docs] for q, docs in data.items()}
+    ranked: dict[str, list[tuple[float, str]]] = {}
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            raise InputError(f"TREC run lines need 6 fields, got {len(parts)}", file=str(path), row=line_no)
+        try:
+            rank = float(parts[3])
+        except ValueError:
+            raise InputError(f"rank is not a number: {parts[3]!r}", file=str(path), row=line_no, id=parts[0]) from None
+        ranked.setdefault(parts[0], []).append((rank, parts[2]))
+    return {q: [d for _, d in sorted(docs)] for q, docs in ranked.items()}
+
+
+def gold_rank(run: dict[str, list[str]], qid: int, gold: Sequence[int]) -> float:
+    """1-based rank of the best-ranked gold article; depth + 1 when none is retrieved, NaN if no run."""
+    docs = run.get(str(qid))
+    if docs is None:
+        return float("nan")
+    wanted = {str(a) for a in gold}
+    return float(next((i for i, d in enumerate(docs, start=1) if d in wanted), len(docs) + 1))
+
+
+class RetrievalConsistency:
+    """Columns rc_rank_fr, rc_rank_nl and rc_log2_rank_ratio (> 0: the Dutch question ranks gold lower)."""
+
+    def __init__(self, runs_fr: str | Path, runs_nl: str | Path) -> None:
+        self.paths = (str(runs_fr), str(runs_nl))
+        self.fr, self.nl = load_run(runs_fr), load_run(runs_nl)
+
+    def check(self, ids: Sequence[int], gold: Sequence[Sequence[int]]) -> tuple[list[list[Finding]], pd.DataFrame]:
+        fr = np.array([gold_rank(self.fr, q, g) for q, g in zip(ids, gold)])
+        nl = np.array([gold_rank(self.nl, q, g) for q, g in zip(ids, gold)])
+        columns = pd.DataFrame({"rc_rank_fr": fr, "rc_rank_nl": nl, "rc_log2_rank_ratio": np.log2(nl / fr)})
+        return [[] for _ in ids], columns

