@@ -56,7 +56,7 @@ def _need(stage: str, importer: Callable[[], object]):
     """Import a stage's library API, or skip the step: the demo runs what is merged."""
     try:
         return importer()
-    except ImportError as exc:
+    except ImportError as exc:  # also a name the stage does not (yet) export
         raise Skipped(f"{stage} not available ({exc})") from None
 
 
@@ -117,27 +117,32 @@ def _agreement(ctx: dict) -> tuple[str, list[Path]]:
     if "verdicts" not in ctx:
         raise Skipped("no verdicts")
     agreement = _need("annotations", lambda: _import("annotations.agreement", "agreement"))
-    import pandas as pd
+    read_raw = _need("annotations", lambda: _import("annotations.pull", "read_raw"))
+    AdjudicationRule, disagreements = _need("annotations", lambda: _import("annotations.adjudication",
+                                                                           "AdjudicationRule", "disagreements"))
+    from .io import write_csv
 
-    raw = pd.read_csv(ctx["out"] / "annotations_raw.csv", keep_default_na=False)
+    raw = read_raw(ctx["out"] / "annotations_raw.csv")
     report = agreement(raw, seed=SEED)
-    per_item = raw.groupby("id")["verdict"].nunique()
-    doc = report.to_dict() | {"n_disagreements": int((per_item > 1).sum())}
-    path = write_json(ctx["out"] / "agreement.json", doc)
+    rule = AdjudicationRule.load(None)
+    wide = disagreements(raw, rule)
+    path = write_json(ctx["out"] / "agreement.json", report.to_dict() | {"n_disagreements": len(wide)})
     write_sidecar(path, raw="annotations_raw.csv", seed=SEED)
-    return "; ".join(f"{s.name} {s.value:.2f} [{s.ci_low:.2f}, {s.ci_high:.2f}]" for s in report.scores[:2]), [path]
+    table = write_csv(ctx["out"] / "disagreements.csv", wide)
+    write_sidecar(table, raw="annotations_raw.csv", adjudication=rule.describe())
+    return ("; ".join(f"{s.name} {s.value:.2f} [{s.ci_low:.2f}, {s.ci_high:.2f}]" for s in report.scores[:2])
+            + f"; {len(wide)} disagreement(s)"), [path, table]
 
 
 def _estimate(ctx: dict) -> tuple[str, list[Path]]:
     if "verdicts" not in ctx or "audit" not in ctx:
         raise Skipped("needs the audit and the verdicts")
     estimate = _need("annotations", lambda: _import("annotations.estimate", "estimate"))
-    import pandas as pd
-
-    audit = pd.read_csv(ctx["audit"])
-    audit["flagged"] = audit["flagged"].astype(str).str.lower().eq("true")
-    queue = pd.read_csv(ctx["queue"]) if ctx["queue"].exists() else None
-    verdicts = pd.read_csv(ctx["verdicts"], keep_default_na=False)
+    read_audit, queue_columns = _need("annotations", lambda: _import("annotations.tasks", "read_audit", "QUEUE_COLUMNS"))
+    read_table = _need("annotations", lambda: _import("annotations.pull", "read_table"))
+    audit = read_audit(ctx["audit"])
+    queue = read_audit(ctx["queue"], queue_columns) if ctx["queue"].exists() else None
+    verdicts = read_table(ctx["verdicts"], ["id", "verdict"])
     result = estimate(audit, verdicts, queue, seed=SEED)
     path = write_json(ctx["out"] / "estimate.json", result.to_dict())
     write_sidecar(path, audit="audit.csv", verdicts="verdicts.csv", queue="review_queue.csv", seed=SEED,

@@ -18,7 +18,7 @@ EXPECTED = {  # step -> files it must leave in the demo folder
     "audit": ["audit.csv", "audit.meta.json", "review_queue.csv"],
     "selftest": ["selftest.csv", "selftest.json"],
     "verdicts": ["verdicts.csv", "annotations_raw.csv"],
-    "agreement": ["agreement.json"],
+    "agreement": ["agreement.json", "disagreements.csv"],
     "estimate": ["estimate.json"],
     "calibrate": ["calibration.json"],
     "eval": ["metrics.csv", "ranking_shift.csv", "pairwise.csv", "null_model.csv", "fr_nl_gap.csv"],

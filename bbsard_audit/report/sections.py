@@ -279,6 +279,10 @@ def _agreement_table(doc) -> Table | Text:
     return estimates_table(found, "Agreement with bootstrap 95% CIs") if found else Text("agreement.json holds no numbers.")
 
 
+def _interval(low, high) -> str:
+    return "–" if low is None or high is None else f"[{num(low)}, {num(high)}]"
+
+
 def _estimate_blocks(doc) -> list:
     """`{"share_legal", "ci_low", "ci_high", "strata": [...]}` (annotations stage) or any JSON."""
     if isinstance(doc, dict) and "share_legal" in doc:
@@ -296,7 +300,7 @@ def _estimate_blocks(doc) -> list:
                                 ("stratum", "pairs", "reviewed", "legal", "rate", "95% CI"),
                                 tuple((str(x.get("name", x.get("stratum", ""))), num(x.get("population")),
                                        num(x.get("reviewed")), num(x.get("legal")), num(x.get("rate")),
-                                       f"[{num(x.get('wilson_low', x.get('ci_low')))}, {num(x.get('wilson_high', x.get('ci_high')))}]")
+                                       _interval(x.get("wilson_low", x.get("ci_low")), x.get("wilson_high", x.get("ci_high"))))
                                       for x in strata)))
         if doc.get("method"):
             blocks.append(Text(f"Method: {doc['method']}."))
