@@ -5,6 +5,7 @@ illustrative verdicts file, the page checked in Chromium, and the release read b
 from __future__ import annotations
 
 import importlib
+import json
 
 import numpy as np
 import pandas as pd
@@ -71,11 +72,21 @@ def real_workdir(shared_dir, shared_runs, tmp_path_factory):
         real.append("eval")
     agreement_api = _stage("annotations.agreement", "agreement")
     if agreement_api:
-        import json
-
         report = agreement_api[0](pd.read_csv(work / "annotations_raw.csv", keep_default_na=False))
         (work / "agreement.json").write_text(json.dumps(report.to_dict()))
         real.append("agreement")
+    estimate_api = _stage("annotations.estimate", "estimate")
+    if estimate_api and audit_api:
+        audit = pd.read_csv(work / "audit.csv")
+        queue = pd.read_csv(work / "review_queue.csv")
+        result = estimate_api[0](audit, pd.read_csv(verdicts, keep_default_na=False), queue, seed=0)
+        (work / "estimate.json").write_text(json.dumps(result.to_dict()))
+        real.append("estimate")
+    calibrate_api = _stage("audit.calibration", "calibrate", "write_calibration")
+    if calibrate_api and audit_api:
+        calibrate, write_calibration = calibrate_api
+        write_calibration(calibrate(work / "audit.csv", verdicts), work)
+        real.append("calibrate")
     # hand-written stand-ins for stages not present in this checkout (never overwriting real outputs)
     stand_in = write_workdir(tmp_path_factory.mktemp("stand-in"), review=False,
                              audit="audit" not in real, evaluation="eval" not in real)
@@ -97,6 +108,10 @@ def test_real_report_renders_in_chromium(real_workdir, tmp_path):
         assert "- **queries (full)**: 203" in md
     if "audit" in real:
         assert "- **pairs audited**: 222" in md
+    if "estimate" in real:
+        assert "- **estimated share legally inaccurate**: " in md and "- **expected inaccurate pairs**: " in md
+    if "calibrate" in real:
+        assert "Per-signal precision / recall / ROC-AUC" in md
     if CHROMIUM is None or CHROMEDRIVER is None:
         pytest.skip("chromium and chromedriver not found (apt-get install chromium chromium-driver)")
     page = visit(files.html, tmp_path / "shared-report.png")
