@@ -68,7 +68,6 @@ def write_workdir(root: Path, *, audit: bool = True, review: bool = True, evalua
              "future_key": {"nested": [1, 2]}}))
     if review:
         verdict = ["correct"] * 7 + ["minor"] * 3 + ["legal"] * 2
-        ids = [103, 107, 111, 115, 119, 123, 101, 102, 104, 105, 106, 108]
         ids = [103, 101, 102, 104, 105, 106, 108, 107, 111, 119, 115, 123]
         corrected = [""] * 7 + ["Hoeveel bedraagt de boete van 1.000 euro?", "", ""] + [
             "Mag mijn verhuurder de huur verhogen in Brussel?", ""]

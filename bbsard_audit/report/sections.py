@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import re
 
 import numpy as np
 import pandas as pd
