@@ -87,13 +87,15 @@ def validate(dataset: DatasetOption = "sample") -> None:
 
 @app.command()
 def demo(out: Annotated[Path, typer.Option(help="Folder for every stage's outputs.")] = Path("reports/demo")) -> None:
-    """Run the whole pipeline on the embedded sample, offline.
+    """Run the whole pipeline on the embedded sample, offline: validate, audit, review queue,
+    illustrative verdicts, eval, report, release. Prints the path of report.html.
 
     Example: `bbsard-audit demo --out reports/demo`
     """
     from .demo import run_demo
 
-    run_demo(out)
+    result = run_demo(out)
+    typer.echo(result.report or result.out)
 
 
 def _register_stages() -> None:

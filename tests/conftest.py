@@ -25,3 +25,93 @@ def shared_runs(shared_dir) -> Path:
     if not (runs / "qrels_test203.trec").exists():
         pytest.skip(f"shared runs not found at {runs}")
     return runs
+
+
+# --- Label Studio (annotations stage) ---------------------------------------------------------
+# One server per test session, started from a cached initialised data dir (first ever run: the
+# private venv + template take a few minutes; afterwards a start takes seconds). Tests that must
+# stop or reset a server start their own short-lived copy with `ls_factory`.
+
+@pytest.fixture(scope="session")
+def ls_template():
+    from annotations.server import ensure_template
+    return ensure_template()
+
+
+@pytest.fixture(scope="session")
+def ls_factory(ls_template, tmp_path_factory):
+    from annotations.server import LabelStudioServer
+    started = []
+
+    def make(start: bool = True):
+        server = LabelStudioServer.from_template(ls_template, tmp_path_factory.mktemp("ls") / "data")
+        started.append(server)
+        return server.start() if start else server
+
+    yield make
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def ls_server(ls_factory):
+    """A running Label Studio shared by the session: use a unique project title per test."""
+    return ls_factory()
+
+
+@pytest.fixture
+def ls_env(ls_server, monkeypatch, tmp_path):
+    """Point the CLI at the session server through the documented environment variables."""
+    monkeypatch.setenv("LABEL_STUDIO_URL", ls_server.url)
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", ls_server.token)
+    empty = tmp_path / "no-config.toml"  # never read the developer's own config file
+    empty.write_text("")
+    monkeypatch.setenv("BBSARD_AUDIT_CONFIG", str(empty))
+    return ls_server
+
+
+def write_review_files(folder: Path, pairs, backtranslations: dict | None = None, *, seed: int = 0,
+                       budget: int = 10, control: int = 10):
+    """audit.csv + review_queue.csv shaped as docs/formats.md, with made-up risks (seeded).
+
+    `pairs` are QuestionPair-like (id, split, question_fr, question_nl). Stands in for the audit
+    stage's output so the annotation stage is tested against the contract, not an implementation.
+    """
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    risk = rng.beta(2, 2.5, size=len(pairs)).round(4)
+    flagged = risk >= 0.5
+    severity = np.select([risk >= 0.7, risk >= 0.5, risk >= 0.3], ["high", "medium", "low"], "none")
+    bt = backtranslations or {}
+    audit = pd.DataFrame({
+        "id": [p.id for p in pairs], "split": [p.split for p in pairs],
+        "question_fr": [p.question_fr for p in pairs], "question_nl": [p.question_nl for p in pairs],
+        "backtranslation": [bt.get(p.id, "") for p in pairs], "risk": risk, "severity": severity,
+        "flagged": np.where(flagged, "true", "false"),
+        "flags": np.where(flagged, "bt_low_chrf;glossary_miss", ""),
+        "reasons": np.where(flagged, "Back-translation diverges | A glossary term is missing", ""),
+        "bt_chrf": (100 * (1 - risk)).round(1)})
+    folder.mkdir(parents=True, exist_ok=True)
+    audit.to_csv(folder / "audit.csv", index=False)
+    # as the audit stage does it: the `budget` riskiest flagged pairs + a random control sample
+    # of unflagged pairs (one stratum here), with stratum sizes and inverse inclusion weights
+    top = audit[flagged].sort_values("risk", ascending=False).head(budget)
+    top = top.assign(queue="risk", stratum="flagged", stratum_size=int(flagged.sum()), stratum_sampled=len(top))
+    pool = audit[~flagged]
+    ctrl = pool.sample(n=min(control, len(pool)), random_state=seed)
+    ctrl = ctrl.assign(queue="control", stratum="test/all", stratum_size=len(pool), stratum_sampled=len(ctrl))
+    queue = pd.concat([top, ctrl], ignore_index=True)
+    queue["sample_weight"] = queue["stratum_size"] / queue["stratum_sampled"]
+    queue.to_csv(folder / "review_queue.csv", index=False)
+    return folder / "audit.csv", folder / "review_queue.csv"
+
+
+@pytest.fixture
+def toy_pairs():
+    """30 made-up FR/NL question pairs (no data files needed)."""
+    from bbsard_audit.dataset import QuestionPair
+    return [QuestionPair(id=100 + i, split="test", question_fr=f"Question juridique numéro {i} ?",
+                         question_nl=f"Juridische vraag nummer {i}?", article_ids=(i, i + 1))
+            for i in range(30)]

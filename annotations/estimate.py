@@ -1,0 +1,171 @@
+"""The share of legally inaccurate Dutch translations in a whole split, from a reviewed sample.
+
+Design (the audit's review queue): the riskiest flagged pairs (`queue=risk`) and a random
+control sample of unflagged pairs (`queue=control`, allocated over the audit's control strata,
+e.g. split/category, with `stratum_size`). The split's pairs (audit.csv) fall into strata:
+
+- `risk_queue`: pairs in the risk queue — reviewed as a census (all of them, ideally);
+- `flagged`: flagged pairs outside the risk queue (none when the budget covers every flag);
+- `unflagged:<stratum>`: each control stratum (size from the queue), sampled by its control
+  pairs, and `unflagged:other` for unflagged pairs of strata the control did not reach (or one
+  `unflagged` stratum when the queue has no stratum sizes).
+
+Point estimate: the stratified proportion sum_h (N_h / N) * x_h / n_h. Interval: the
+posterior predictive of the number of legal errors in the split, over three groups (risk queue,
+flagged rest, all unflagged) — per group the x observed errors plus
+BetaBinomial(N - n, r n_eff + 1/2, (1 - r) n_eff + 1/2) for the unreviewed pairs, r the group's
+(stratified) rate and n_eff its Kish effective sample size (= n without sub-strata): a Jeffreys
+prior, so 0 errors in 50 still gets an honest upper bound and a fully reviewed group adds no
+uncertainty; seeded Monte Carlo, central interval. A stratum with pairs but no reviewed pair borrows a rate — `flagged`
+from the risk queue (an overstatement: the queue holds the riskiest), `unflagged:*` from the
+pooled control sample — and says so in `assumptions`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from bbsard_audit.errors import InputError
+
+
+
+@dataclass(frozen=True)
+class Stratum:
+    name: str
+    population: int
+    reviewed: int
+    legal: int
+    rate: float | None
+    wilson_low: float | None
+    wilson_high: float | None
+
+
+@dataclass
+class Estimate:
+    share_legal: float
+    ci_low: float
+    ci_high: float
+    expected_legal_pairs: float
+    population: int
+    strata: list[Stratum]
+    level: float
+    draws: int
+    seed: int
+    method: str = ("stratified proportion; CI = Monte Carlo posterior predictive of the error count "
+                   "(Jeffreys Beta + Beta-binomial for unreviewed pairs, finite population)")
+    assumptions: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def wilson(x: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    if n == 0:
+        return float("nan"), float("nan")
+    z = stats.norm.ppf(0.5 + level / 2)
+    p = x / n
+    centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
+    half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+
+
+def _labels(audit: pd.DataFrame, queue: pd.DataFrame | None) -> tuple[pd.Series, dict[str, int], list[str]]:
+    """Stratum label of every reviewable pair, population size of every stratum, notes.
+
+    Control pairs are split into the audit's own control strata (`stratum`, with their
+    `stratum_size`) when the queue carries them and they nest in this population; unflagged
+    pairs of strata the control sample did not reach form `unflagged:other`.
+    """
+    ids = audit["id"].to_numpy()
+    queue = queue[queue["id"].isin(ids)] if queue is not None else None
+    risk_ids = set(queue.loc[queue["queue"] == "risk", "id"]) if queue is not None else set()
+    in_risk = audit["id"].isin(risk_ids).to_numpy()
+    flagged = audit["flagged"].to_numpy(dtype=bool)
+    labels = pd.Series(np.where(in_risk, "risk_queue", np.where(flagged, "flagged", "unflagged")), index=ids)
+    sizes = {"risk_queue": int(in_risk.sum()), "flagged": int((~in_risk & flagged).sum())}
+    n_unflagged = int((~in_risk & ~flagged).sum())
+    notes = []
+    control = queue[queue["queue"] == "control"] if queue is not None else None
+    if control is not None and len(control) and "stratum_size" in control.columns:
+        sub = pd.to_numeric(control.groupby("stratum")["stratum_size"].max(), errors="coerce")
+        if sub.notna().all() and sub.sum() <= n_unflagged:
+            labels[labels == "unflagged"] = "unflagged:other"
+            labels.loc[control["id"].to_numpy()] = ("unflagged:" + control["stratum"].astype(str)).to_numpy()
+            sizes |= {f"unflagged:{k}": int(v) for k, v in sub.items()}
+            sizes["unflagged:other"] = n_unflagged - int(sub.sum())
+            return labels, sizes, notes
+        notes.append("control strata sizes do not nest in this population (another split?): "
+                     "the control sample is pooled as one unflagged stratum")
+    sizes["unflagged"] = n_unflagged
+    return labels, sizes, notes
+
+
+def _groups(by: dict[str, Stratum], assumptions: list[str]) -> list[tuple[int, int, int, float, float]]:
+    """(population, reviewed, legal, rate, effective n) for the risk queue, the flagged rest and
+    all unflagged pairs together. The unflagged control strata enter through their stratified rate
+    and Kish's effective sample size (sum w)^2 / sum w^2 with w = N_h / n_h, so many small strata
+    do not each add a prior's worth of phantom errors to the interval."""
+    out = []
+    risk, flagged = by["risk_queue"], by["flagged"]
+    if risk.population or flagged.population:
+        if not (risk.reviewed or flagged.reviewed):
+            raise InputError(f"{risk.population + flagged.population} flagged pairs and none reviewed: "
+                             "pull verdicts for the risk queue first")
+    for s in (risk, flagged):
+        if not s.population:
+            continue
+        if s.reviewed:
+            out.append((s.population, s.reviewed, s.legal, s.legal / s.reviewed, s.reviewed))
+        else:
+            src = risk if s is flagged else flagged
+            assumptions.append(f"stratum {s.name} ({s.population} pairs) has no reviewed pair: its error "
+                               f"rate is assumed equal to stratum {src.name}'s")
+            out.append((s.population, 0, 0, src.legal / src.reviewed, src.reviewed))
+    unflagged = [s for s in by.values() if s.name.startswith("unflagged") and s.population]
+    if unflagged:
+        sampled = [s for s in unflagged if s.reviewed]
+        if not sampled:
+            raise InputError(f"{sum(s.population for s in unflagged)} unflagged pairs and none reviewed: "
+                             "pull verdicts for the control sample first")
+        n, x = sum(s.reviewed for s in sampled), sum(s.legal for s in sampled)
+        for s in unflagged:
+            if not s.reviewed:
+                assumptions.append(f"stratum {s.name} ({s.population} pairs) has no reviewed pair: its "
+                                   f"error rate is assumed equal to the pooled control sample's")
+        pop = sum(s.population for s in unflagged)
+        rate = sum(s.population * (s.legal / s.reviewed if s.reviewed else x / n) for s in unflagged) / pop
+        w = np.concatenate([np.full(s.reviewed, s.population / s.reviewed) for s in sampled])
+        out.append((pop, n, x, rate, float(w.sum() ** 2 / (w**2).sum())))
+    return out
+
+
+def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | None = None, *,
+             level: float = 0.95, draws: int = 20000, seed: int = 0) -> Estimate:
+    labels, sizes, assumptions = _labels(audit, queue)
+    final = verdicts[verdicts["verdict"].isin(["correct", "minor", "legal"]) & verdicts["id"].isin(labels.index)]
+    reviewed = pd.DataFrame({"stratum": labels.loc[final["id"]].to_numpy(),
+                             "legal": (final["verdict"] == "legal").to_numpy()})
+    counts = reviewed.groupby("stratum")["legal"].agg(["size", "sum"])
+    strata = []
+    for name, n_pop in sizes.items():
+        n, x = (int(counts.loc[name, "size"]), int(counts.loc[name, "sum"])) if name in counts.index else (0, 0)
+        low, high = wilson(x, n, level) if n else (None, None)
+        strata.append(Stratum(name, n_pop, n, x, x / n if n else None, low, high))
+    groups = _groups({s.name: s for s in strata}, assumptions)
+    rng = np.random.default_rng(seed)
+    total = np.zeros(draws)
+    point = 0.0
+    for pop, n, x, rate, n_eff in groups:
+        p = rng.beta(rate * n_eff + 0.5, (1 - rate) * n_eff + 0.5, size=draws)
+        total += x + rng.binomial(pop - n, p)
+        point += pop * rate
+    n_all = len(labels)
+    tail = (1 - level) / 2
+    low, high = np.quantile(total / n_all, [tail, 1 - tail])
+    return Estimate(share_legal=point / n_all, ci_low=float(low), ci_high=float(high),
+                    expected_legal_pairs=point, population=n_all, strata=strata,
+                    level=level, draws=draws, seed=seed, assumptions=assumptions)

@@ -1,0 +1,110 @@
+"""One review project on a Label Studio server: create, push tasks without duplicates, export.
+
+Label Studio does not deduplicate imports, so push always asks the server which question ids
+it already holds and imports only the others, in batches. An import is never retried blindly
+(a lost response may hide a committed batch): after a transient failure the server is asked
+again, so an interrupted or repeated push never creates a duplicate task.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from label_studio_sdk import LabelStudio
+
+from bbsard_audit.errors import InputError
+
+from .connection import Connection, LabelStudioError
+from .tasks import EXTERNAL_ID, LABEL_CONFIG
+
+
+@dataclass
+class PushResult:
+    project_id: int
+    created: int
+    already_there: int
+    duplicates_on_server: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class ReviewProject:
+    conn: Connection
+    client: LabelStudio
+    id: int
+    title: str
+
+    @classmethod
+    def open(cls, conn: Connection, title: str, *, create: bool = False, overlap: int = 2) -> "ReviewProject":
+        """The project with this exact title; created (with our labelling config) if asked."""
+        client = conn.client()
+        found = conn.call("list projects", lambda: [p for p in client.projects.list(title=title, page_size=100)
+                                                    if p.title == title])
+        if len(found) > 1:
+            raise InputError(f"{len(found)} Label Studio projects are titled {title!r} "
+                             f"(ids {', '.join(str(p.id) for p in found)}): rename all but one")
+        if found:
+            return cls(conn, client, found[0].id, title)
+        if not create:
+            raise InputError(f"no Label Studio project titled {title!r} at {conn.url}")
+        project = conn.call("create project", lambda: client.projects.create(
+            title=title, label_config=LABEL_CONFIG.read_text(encoding="utf-8"),
+            maximum_annotations=overlap, show_collab_predictions=True,
+            description="bbsard-audit expert review of Dutch translations"), retry=False)
+        return cls(conn, client, project.id, title)
+
+    def export(self) -> list[dict]:
+        """Every task with its annotations (Label Studio JSON export, all tasks)."""
+        def fetch():
+            chunks = self.client.projects.exports.download_sync(
+                self.id, export_type="JSON", download_all_tasks=True)
+            return json.loads(b"".join(chunks))
+        return self.conn.call("export tasks", fetch)
+
+    def question_ids(self) -> dict[int, list[int]]:
+        """question id -> task ids on the server (more than one means duplicates).
+
+        Asks only for id and data: ~1 s for 1,108 tasks where the full export takes ~10 s.
+        """
+        tasks = self.conn.call("list tasks", lambda: list(self.client.tasks.list(
+            project=self.id, fields="task_only", include="id,data", page_size=1000)))
+        held: dict[int, list[int]] = {}
+        for task in tasks:
+            qid = (task.data or {}).get(EXTERNAL_ID)
+            if qid is not None:
+                held.setdefault(int(qid), []).append(task.id)
+        return held
+
+    def push(self, tasks: list[dict], *, batch_size: int = 250,
+             progress: Callable[[int], None] | None = None) -> PushResult:
+        started = time.monotonic()
+        attempt, created = 0, 0
+        while True:
+            held = self.question_ids()
+            missing = [t for t in tasks if t["data"][EXTERNAL_ID] not in held]
+            if attempt == 0:
+                already = len(tasks) - len(missing)
+            try:
+                for start in range(0, len(missing), batch_size):
+                    batch = missing[start:start + batch_size]
+                    self.conn.call("import tasks", lambda: self.client.projects.import_tasks(
+                        self.id, request=batch, return_task_ids=True), retry=False)
+                    created += len(batch)
+                    if progress:
+                        progress(len(batch))
+                break
+            except LabelStudioError as exc:
+                if not exc.transient or attempt >= self.conn.retries:
+                    raise
+                time.sleep(self.conn.backoff * 2**attempt)
+                attempt += 1
+        dupes = sorted(q for q, ids in held.items() if len(ids) > 1)
+        return PushResult(self.id, created, already, dupes, round(time.monotonic() - started, 2))
+
+    def users(self) -> dict[int, str]:
+        """User id -> email, to name annotators (the export only gives ids)."""
+        return self.conn.call("list users", lambda: {u.id: u.email or u.username or f"user-{u.id}"
+                                                     for u in self.client.users.list()})

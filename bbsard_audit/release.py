@@ -1,0 +1,402 @@
+"""`bbsard-audit release`: a cleaned bBSARD built from expert verdicts, in the loader's own layouts.
+
+Outputs (one folder, written to a temp folder and renamed into place, so never half-written):
+the CSV layout `load_dataset` reads, with a `verification` column; `CHANGELOG.csv`; a dataset card
+`README.md` (its YAML `configs` make the folder loadable by `datasets` and pushable to the hub);
+and `hf/<config>/` (`DatasetDict.save_to_disk`, configs corpus/train/test, splits fr/nl).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .dataset import LANGS, QUESTION_COLUMNS, SPLITS, Dataset, QuestionPair, sample_dir
+from .errors import InputError
+from .io import write_csv, write_sidecar, write_text
+from .report.loaders import find_estimates, read_json, read_table
+
+VERDICTS = ("correct", "minor", "legal")
+POLICIES = ("exclude", "keep-marked")
+STATUSES = ("verified", "corrected", "unverified", "flagged-unverified", "excluded")
+STATUS_MEANING = {
+    "verified": "reviewed by experts and judged correct (or a minor issue, with --keep-minor)",
+    "corrected": "the Dutch question was replaced by the experts' correction",
+    "unverified": "not reviewed, and not flagged by the audit",
+    "flagged-unverified": "not reviewed, but flagged as suspect by the audit",
+    "excluded": "judged legally inaccurate and not corrected: to be left out of evaluation "
+                "(present only with --policy keep-marked; with --policy exclude the pair is removed)",
+}
+CHANGELOG_COLUMNS = ("id", "split", "old_nl", "new_nl", "verdict", "annotators", "date", "verification",
+                     "gold_labels_apply")
+
+
+@dataclass(frozen=True)
+class ReleasePolicy:
+    """What to do with pairs the experts found wrong but did not correct."""
+
+    legal: str = "exclude"
+    """`exclude` drops legally inaccurate, uncorrected pairs; `keep-marked` keeps them marked `excluded`."""
+    keep_minor: bool = True
+    """Uncorrected minor-issue pairs count as verified; without it they are treated like legal ones."""
+
+    def __post_init__(self):
+        if self.legal not in POLICIES:
+            raise InputError(f"unknown policy {self.legal!r}; use {' or '.join(POLICIES)}")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    id: int
+    verdict: str
+    corrected_nl: str = ""
+    gold_labels_apply: str = ""
+    annotators: str = ""
+    date: str = ""
+
+
+@dataclass(frozen=True)
+class Decision:
+    pair: QuestionPair
+    status: str
+    question_nl: str
+    verdict: Verdict | None
+
+    @property
+    def kept(self) -> bool:
+        return self.status != "excluded" or self._marked
+
+    _marked: bool = False
+
+
+@dataclass
+class ReleaseSummary:
+    out: Path
+    policy: ReleasePolicy
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    """split -> verification status -> pairs (removed pairs counted as `excluded`)."""
+    changes: int = 0
+    removed: int = 0
+
+
+def read_verdicts(path: str | Path, dataset: Dataset, annotations: str | Path | None = None) -> dict[int, Verdict]:
+    """Expert verdicts (docs/formats.md verdicts.csv); every id must be a question of `dataset`."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("verdicts file not found", file=str(path))
+    frame = read_table(path, ("id", "verdict"))
+    known = dataset.by_id()
+    dates = _annotation_dates(Path(annotations) if annotations else path.with_name("annotations_raw.csv"))
+    fallback = _sidecar_date(path)
+    out: dict[int, Verdict] = {}
+    for line, row in enumerate(frame.to_dict("records"), start=2):
+        qid, verdict = int(row["id"]), _text(row["verdict"]).lower()
+        if verdict not in VERDICTS:
+            raise InputError(f"verdict {verdict!r} is not one of {', '.join(VERDICTS)}", file=str(path), row=line, id=qid)
+        if qid in out:
+            raise InputError("duplicate verdict for this question", file=str(path), row=line, id=qid)
+        if qid not in known:
+            raise InputError(f"question id not in the dataset ({dataset.source})", file=str(path), row=line, id=qid)
+        out[qid] = Verdict(qid, verdict, _text(row.get("corrected_nl")), _text(row.get("gold_labels_apply")),
+                           _text(row.get("annotators")), dates.get(qid, fallback))
+    return out
+
+
+def _text(value) -> str:
+    return "" if value is None or (isinstance(value, float) and value != value) else str(value).strip()
+
+
+def _annotation_dates(path: Path) -> dict[int, str]:
+    """Latest annotation time per question, when the raw annotations sit next to the verdicts."""
+    if not path.is_file():
+        return {}
+    raw = read_table(path, ("id",))
+    column = next((c for c in ("updated_at", "created_at") if c in raw.columns), None)
+    if column is None:
+        return {}
+    stamps = pd.to_datetime(raw[column], errors="coerce", utc=True)
+    latest = stamps.groupby(raw["id"]).max().dropna()
+    return {int(i): ts.date().isoformat() for i, ts in latest.items()}
+
+
+def _sidecar_date(path: Path) -> str:
+    meta = path.with_name(path.name.split(".")[0] + ".meta.json")
+    if meta.is_file():
+        created = str(read_json(meta).get("created", ""))
+        if created:
+            return created[:10]
+    return _dt.date.today().isoformat()
+
+
+def read_flagged(audit: str | Path | None) -> set[int]:
+    if audit is None:
+        return set()
+    frame = read_table(Path(audit), ("id", "flagged"))
+    flagged = frame["flagged"].astype(str).str.strip().str.lower().isin(("true", "1", "yes"))
+    return set(frame.loc[flagged, "id"].astype(int))
+
+
+def decide(pair: QuestionPair, verdict: Verdict | None, flagged: bool, policy: ReleasePolicy) -> Decision:
+    """The verification status of one pair and the Dutch question the release ships."""
+    if verdict is None:
+        return Decision(pair, "flagged-unverified" if flagged else "unverified", pair.question_nl, None)
+    if verdict.corrected_nl and verdict.corrected_nl != pair.question_nl:
+        return Decision(pair, "corrected", verdict.corrected_nl, verdict)
+    if verdict.verdict == "correct" or (verdict.verdict == "minor" and policy.keep_minor):
+        return Decision(pair, "verified", pair.question_nl, verdict)
+    return Decision(pair, "excluded", pair.question_nl, verdict, _marked=policy.legal == "keep-marked")
+
+
+def build_release(dataset: Dataset, verdicts: str | Path, out: str | Path, policy: ReleasePolicy = ReleasePolicy(),
+                  *, audit: str | Path | None = None, annotations: str | Path | None = None,
+                  agreement: str | Path | None = None, estimate: str | Path | None = None) -> ReleaseSummary:
+    """Write the cleaned release of `dataset` to `out` (replacing an earlier release there)."""
+    out = Path(out)
+    if out.exists() and any(out.iterdir()) and not (out / "CHANGELOG.csv").exists():
+        raise InputError("output folder exists and is not an earlier release; choose an empty folder", file=str(out))
+    verdict_by_id = read_verdicts(verdicts, dataset, annotations)
+    flagged = read_flagged(audit)
+    decisions = [decide(p, verdict_by_id.get(p.id), p.id in flagged, policy) for p in dataset.pairs]
+    side = Path(verdicts).parent
+    agreement = Path(agreement) if agreement else side / "agreement.json"
+    estimate = Path(estimate) if estimate else side / "estimate.json"
+    docs = {name: read_json(p) for name, p in (("agreement", agreement), ("estimate", estimate)) if p.is_file()}
+
+    summary = ReleaseSummary(out=out, policy=policy)
+    for d in decisions:
+        summary.counts.setdefault(d.pair.split, Counter())[d.status] += 1
+    summary.counts = {s: dict(c) for s, c in summary.counts.items()}
+    summary.removed = sum(not d.kept for d in decisions)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        _write_questions(tmp, decisions)
+        _write_corpus(tmp, dataset)
+        changes = _changelog(decisions)
+        summary.changes = len(changes)
+        write_csv(tmp / "CHANGELOG.csv", changes)
+        _write_hf(tmp / "hf", tmp, dataset)
+        write_text(tmp / "README.md", dataset_card(dataset, summary, docs, [s for s in SPLITS if s in summary.counts]))
+        write_sidecar(tmp / "CHANGELOG.csv", dataset=dataset.provenance(),
+                      inputs={"verdicts": str(verdicts), "audit": str(audit) if audit else None,
+                              **{k: str(v) for k, v in (("agreement", agreement), ("estimate", estimate)) if v.is_file()}},
+                      policy={"legal_uncorrected": policy.legal, "keep_minor": policy.keep_minor},
+                      counts=summary.counts)
+        _swap_into_place(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return summary
+
+
+def _swap_into_place(tmp: Path, out: Path) -> None:
+    old = None
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.replace(out, old)
+    os.replace(tmp, out)
+    if old is not None:
+        shutil.rmtree(old)
+
+
+def _question_rows(decisions: list[Decision], split: str, lang: str) -> pd.DataFrame:
+    rows = []
+    extra: list[str] = []
+    for d in decisions:
+        if d.pair.split != split or not d.kept:
+            continue
+        p = d.pair
+        if lang == "fr":
+            row = {"id": p.id, "category": p.category, "subcategory": p.subcategory, "question": p.question_fr,
+                   "extra_description": p.extra_description}
+        else:  # the Dutch file's own metadata, kept as found (still French in the published bBSARD)
+            row = {"id": p.id, **{c: v for c, v in p.meta_nl.items() if c != "verification"}, "question": d.question_nl}
+            extra += [c for c in p.meta_nl if c not in QUESTION_COLUMNS and c != "verification" and c not in extra]
+        row["article_ids"] = ",".join(map(str, p.article_ids))
+        row["verification"] = d.status
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*QUESTION_COLUMNS, *extra, "verification"])
+
+
+def _write_questions(root: Path, decisions: list[Decision]) -> None:
+    for split in SPLITS:
+        if any(d.pair.split == split for d in decisions):
+            for lang in LANGS:
+                write_csv(root / f"questions_{lang}_{split}.csv", _question_rows(decisions, split, lang))
+
+
+def _source_dir(dataset: Dataset) -> Path | None:
+    if dataset.source == "sample":
+        return sample_dir()
+    path = Path(dataset.source)
+    return path if path.is_dir() else None
+
+
+def _write_corpus(root: Path, dataset: Dataset) -> None:
+    """Articles unchanged: copied byte for byte from a CSV source, else written from the loaded corpus."""
+    if dataset.corpus is None:
+        return
+    src = _source_dir(dataset)
+    for lang in LANGS:
+        target = root / f"articles_{lang}.csv"
+        if src is not None and (src / target.name).is_file():
+            shutil.copyfile(src / target.name, target)
+        elif getattr(dataset.corpus, f"text_{lang}") is not None:
+            meta = pd.DataFrame([dataset.corpus.meta.get(a, {}) for a in dataset.corpus.ids])
+            frame = pd.DataFrame({"id": dataset.corpus.ids, "article": dataset.corpus.texts(lang)})
+            write_csv(target, pd.concat([frame, meta.drop(columns=["id", "article"], errors="ignore")], axis=1))
+
+
+def _changelog(decisions: list[Decision]) -> pd.DataFrame:
+    """One row per pair whose Dutch text or standing changed: corrected or excluded (kept or removed)."""
+    rows = [{"id": d.pair.id, "split": d.pair.split, "old_nl": d.pair.question_nl,
+             "new_nl": d.question_nl if d.kept else "", "verdict": d.verdict.verdict,
+             "annotators": d.verdict.annotators, "date": d.verdict.date,
+             "verification": d.status if d.kept else "removed", "gold_labels_apply": d.verdict.gold_labels_apply}
+            for d in decisions if d.status in ("corrected", "excluded")]
+    return pd.DataFrame(rows, columns=list(CHANGELOG_COLUMNS))
+
+
+def _write_hf(target: Path, root: Path, dataset: Dataset) -> None:
+    """`save_to_disk` per config (corpus/train/test), splits fr/nl, from the CSVs just written."""
+    import datasets
+
+    configs: dict[str, dict[str, Path]] = {}
+    for split in SPLITS:
+        if (root / f"questions_fr_{split}.csv").exists():
+            configs[split] = {lang: root / f"questions_{lang}_{split}.csv" for lang in LANGS}
+    if all((root / f"articles_{lang}.csv").exists() for lang in LANGS):
+        configs["corpus"] = {lang: root / f"articles_{lang}.csv" for lang in LANGS}
+    bars = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()  # our own progress display is the CLI's
+    try:
+        for config, files in configs.items():
+            dd = datasets.DatasetDict({lang: datasets.Dataset.from_pandas(
+                pd.read_csv(path, dtype=str, keep_default_na=False).astype({"id": "int64"}), preserve_index=False)
+                for lang, path in files.items()})
+            dd.save_to_disk(str(target / config))
+    finally:
+        if bars:
+            datasets.enable_progress_bars()
+
+
+# ---------------------------------------------------------------- dataset card
+
+CITATION = """```bibtex
+@inproceedings{lotfi-etal-2025-bilingual,
+  title     = {Bilingual {BSARD}: Extending Statutory Article Retrieval to {D}utch},
+  author    = {Lotfi, Ehsan and Banar, Nikolay and Yuzbashyan, Nerses and Daelemans, Walter},
+  booktitle = {Proceedings of the 1st Regulatory NLP Workshop (RegNLP 2025), co-located with COLING 2025},
+  year      = {2025},
+  address   = {Abu Dhabi, UAE}
+}
+
+@inproceedings{louis-spanakis-2022-statutory,
+  title     = {A Statutory Article Retrieval Dataset in {F}rench},
+  author    = {Louis, Antoine and Spanakis, Gerasimos},
+  booktitle = {Proceedings of the 60th Annual Meeting of the Association for Computational Linguistics (ACL 2022)},
+  year      = {2022},
+  pages     = {6789--6803},
+  doi       = {10.18653/v1/2022.acl-long.468}
+}
+```"""
+
+
+def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: list[str]) -> str:
+    configs = [(s, {lang: f"questions_{lang}_{s}.csv" for lang in LANGS}) for s in splits]
+    if dataset.corpus is not None:
+        configs.insert(0, ("corpus", {lang: f"articles_{lang}.csv" for lang in LANGS}))
+    yaml = "\n".join(f"- config_name: {c}\n  data_files:\n" + "".join(
+        f"  - split: {lang}\n    path: {path}\n" for lang, path in files.items()) for c, files in configs)
+    header = ("---\nlicense: cc-by-nc-sa-4.0\nlanguage:\n- fr\n- nl\ntask_categories:\n- text-retrieval\n"
+              f"pretty_name: bBSARD (expert-verified Dutch)\nconfigs:\n{yaml}---\n")
+    policy = summary.policy
+    count_rows = "\n".join(f"| {s} | " + " | ".join(str(summary.counts.get(s, {}).get(st, 0)) for st in STATUSES)
+                           + f" | {sum(summary.counts.get(s, {}).values())} |" for s in splits)
+    statuses = "\n".join(f"- `{s}`: {m}" for s, m in STATUS_MEANING.items())
+    removed = ("Legally inaccurate translations without a correction are **removed** from the question files "
+               f"({summary.removed} pair(s)); they are listed in `CHANGELOG.csv`." if policy.legal == "exclude" else
+               "Legally inaccurate translations without a correction are **kept and marked** "
+               "`verification = excluded`; filter them out for evaluation.")
+    minor = ("Uncorrected pairs with only a minor issue count as `verified`." if policy.keep_minor else
+             "Uncorrected pairs with a minor issue are treated like legally inaccurate ones.")
+    stats = []
+    for name, title in (("agreement", "Inter-annotator agreement"), ("estimate", "Estimated error rate")):
+        found = find_estimates(docs.get(name)) if name in docs else []
+        if found:
+            stats.append(f"**{title}** (`{name}.json`):\n\n| measure | value | 95% CI |\n|---|---|---|\n" + "\n".join(
+                f"| {e.name} | {e.value:.3g} | " + (f"[{e.ci_low:.3g}, {e.ci_high:.3g}]" if e.ci_low is not None else "–")
+                + " |" for e in found[:20]))
+        else:
+            stats.append(f"**{title}**: not available (no `{name}.json` next to the verdicts).")
+    stats_text = "\n\n".join(stats)
+    return f"""{header}
+# bBSARD with expert-verified Dutch questions
+
+A cleaned release of bBSARD (bilingual Belgian Statutory Article Retrieval Dataset): the French
+questions of BSARD with their Dutch machine translations, reviewed by legal experts. Dutch questions
+inherit the French relevance labels, so a mistranslated legal term silently corrupts the Dutch
+benchmark; this release replaces Dutch questions by the experts' corrections where given and marks
+every pair with a `verification` status.
+
+Made by `bbsard-audit release` from `{dataset.source}` (revision `{dataset.revision}`).
+
+## Verification status
+
+| split | {' | '.join(STATUSES)} | total |
+|---|{'---|' * len(STATUSES)}---|
+{count_rows}
+
+{statuses}
+
+## Policy
+
+{removed} {minor} `CHANGELOG.csv` lists every changed pair (id, split, old and new Dutch, verdict,
+annotators, date). The Dutch files' metadata columns (category, subcategory, extra_description) are
+kept as found in the source.
+
+## Review quality
+
+{stats_text}
+
+## Layout
+
+- `questions_{{fr,nl}}_{{train,test}}.csv` (`id, category, subcategory, question, extra_description,
+  article_ids, verification`), `articles_{{fr,nl}}.csv` (`id, article, ...`) when the corpus was loaded;
+- `hf/<config>/` — the same data saved with `datasets` (`load_from_disk`), configs `corpus`, `train`,
+  `test`, splits `fr` and `nl`, as on `clips/bBSARD`;
+- read back with `bbsard-audit validate --dataset <this folder>` or `--dataset hf:<this folder>/hf`.
+
+## Licence
+
+CC BY-NC-SA 4.0, as bBSARD and BSARD.
+
+## Citation
+
+{CITATION}
+"""
+
+
+def push_to_hub(release: Path, repo: str) -> str:
+    """Upload the release folder (CSV layout + card; the card's YAML configs define the splits)."""
+    token = os.environ.get("HF_TOKEN")
+    if not token:
+        raise InputError("--push-to-hub needs a Hugging Face token in the HF_TOKEN environment variable")
+    from huggingface_hub import HfApi
+
+    api = HfApi(token=token)
+    try:
+        api.create_repo(repo, repo_type="dataset", exist_ok=True, private=True)
+        info = api.upload_folder(folder_path=str(release), repo_id=repo, repo_type="dataset",
+                                 ignore_patterns=["hf/**"], commit_message="bbsard-audit release")
+    except Exception as exc:  # network, auth, permissions: one line, never the token
+        raise InputError(f"push to {repo} failed: {type(exc).__name__}") from None
+    return str(getattr(info, "oid", "") or repo)

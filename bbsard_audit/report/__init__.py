@@ -1,0 +1,36 @@
+"""`bbsard-audit report`: one HTML page and one Markdown file summarising a work folder."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..io import write_sidecar, write_text
+from .html import render_html
+from .loaders import Workdir, load_workdir
+from .markdown import render_markdown
+from .sections import build
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    html: Path
+    markdown: Path
+    sections: tuple[str, ...]
+
+
+def build_report(workdir: str | Path, out: str | Path | None = None) -> ReportFiles:
+    """Read the stage outputs in `workdir`; write report.html and report.md (to `out`, default workdir)."""
+    started = time.perf_counter()
+    wd = load_workdir(workdir)
+    report = build(wd)
+    out = Path(out) if out is not None else wd.root
+    html = write_text(out / "report.html", render_html(report))
+    md = write_text(out / "report.md", render_markdown(report))
+    write_sidecar(html, inputs=wd.found, sections=[s.title for s in report.sections],
+                  timings={"report_s": round(time.perf_counter() - started, 3)})
+    return ReportFiles(html, md, tuple(s.title for s in report.sections))
+
+
+__all__ = ["ReportFiles", "Workdir", "build_report", "load_workdir"]

@@ -1,0 +1,60 @@
+"""The report as plain blocks, built once and rendered twice (HTML for people, Markdown for papers)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Headline numbers shown as cards in HTML and a bullet list in Markdown."""
+
+    items: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    caption: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    wide: bool = False
+    """Long free text (questions side by side): wrap cells and give the table the full width."""
+
+
+@dataclass(frozen=True)
+class Plot:
+    caption: str
+    alt: str
+    png: bytes
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    blocks: list = field(default_factory=list)
+    subsections: list["Section"] = field(default_factory=list)
+
+    def add(self, block) -> None:
+        self.blocks.append(block)
+
+    def sub(self, title: str) -> "Section":
+        child = Section(key=f"{self.key}-{len(self.subsections) + 1}", title=title)
+        self.subsections.append(child)
+        return child
+
+    @property
+    def empty(self) -> bool:
+        return not self.blocks and all(s.empty for s in self.subsections)
+
+
+@dataclass
+class Report:
+    title: str
+    subtitle: str
+    sections: list[Section]

@@ -1,0 +1,155 @@
+"""Report figures: matplotlib rendered to PNG bytes, colour-blind-safe (Okabe-Ito), labelled axes."""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+import pandas as pd  # noqa: E402
+
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+STYLE = {"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "axes.spines.top": False,
+         "axes.spines.right": False, "figure.dpi": 100, "savefig.dpi": 110,
+         "figure.constrained_layout.use": True}
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})  # constrained layout: one draw, not two
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def risk_histogram(risk: pd.Series, flagged: pd.Series) -> bytes:
+    """Distribution of audit risk, flagged pairs stacked on unflagged ones."""
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(6, 2.8))
+        bins = np.linspace(0, 1, 21)
+        ax.hist([risk[~flagged], risk[flagged]], bins=bins, stacked=True,
+                color=[OKABE_ITO[0], OKABE_ITO[3]], label=["not flagged", "flagged"],
+                edgecolor="white", linewidth=0.5)
+        ax.set_xlabel("audit risk score (0 = looks fine, 1 = very suspect)")
+        ax.set_ylabel("question pairs")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlim(0, 1)
+        ax.legend(frameon=False)
+        return _png(fig)
+
+
+def horizontal_bars(labels: list[str], values: list[float], xlabel: str, *, xlim: tuple | None = None,
+                    annotate: list[str] | None = None, integer: bool = False) -> bytes:
+    """One bar per category, sorted as given (e.g. flags by type, selftest recall per error type)."""
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(6, 0.35 * len(labels) + 0.9))
+        y = np.arange(len(labels))
+        ax.barh(y, values, color=OKABE_ITO[0])
+        ax.set_yticks(y, labels)
+        ax.invert_yaxis()
+        ax.set_xlabel(xlabel)
+        if xlim:
+            ax.set_xlim(*xlim)
+        if integer:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        for yi, v, text in zip(y, values, annotate or [f"{v:g}" for v in values]):
+            ax.text(v, yi, f" {text}", va="center", fontsize=8)
+        return _png(fig)
+
+
+def slope_chart(ranks: pd.DataFrame, subset_a: str, subset_b: str) -> bytes:
+    """System ranks on `subset_a` (left) and `subset_b` (right), one panel per metric.
+
+    `ranks` has columns metric, system, rank_a, rank_b (1 = best).
+    """
+    metrics = list(dict.fromkeys(ranks["metric"]))
+    systems = sorted(set(ranks["system"]))
+    colour = {s: OKABE_ITO[i % len(OKABE_ITO)] for i, s in enumerate(systems)}
+    marker = {s: MARKERS[i // len(OKABE_ITO) % len(MARKERS)] for i, s in enumerate(systems)}
+    ncols = min(3, len(metrics))
+    nrows = -(-len(metrics) // ncols)
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(3.1 * ncols, 0.28 * len(systems) * nrows + 1.6 * nrows),
+                                 squeeze=False)
+        for ax, metric in zip(axes.flat, metrics):
+            part = ranks[ranks["metric"] == metric]
+            for row in part.itertuples():
+                ax.plot([0, 1], [row.rank_a, row.rank_b], color=colour[row.system],
+                        marker=marker[row.system], linewidth=2 if row.rank_a != row.rank_b else 1)
+                ax.text(-0.05, row.rank_a, row.system, ha="right", va="center", fontsize=7)
+                ax.text(1.05, row.rank_b, row.system, ha="left", va="center", fontsize=7)
+            ax.set_title(metric)
+            ax.set_xticks([0, 1], [subset_a, subset_b])
+            ax.set_xlim(-0.9, 1.9)
+            ax.set_ylim(len(systems) + 0.5, 0.5)
+            ax.set_yticks(range(1, len(systems) + 1))
+            ax.set_ylabel("rank (1 = best)")
+        for ax in list(axes.flat)[len(metrics):]:
+            ax.set_visible(False)
+        return _png(fig)
+
+
+def forest_plot(metrics: pd.DataFrame) -> bytes:
+    """Metric value with its 95% CI per system, one colour per subset, one panel per metric."""
+    names = list(dict.fromkeys(metrics["metric"]))
+    subsets = list(dict.fromkeys(metrics["subset"]))
+    systems = sorted(set(metrics["system"]))
+    ncols = min(3, len(names))
+    nrows = -(-len(names) // ncols)
+    offset = np.linspace(-0.25, 0.25, len(subsets)) if len(subsets) > 1 else np.zeros(1)
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(3.1 * ncols, (0.3 * len(systems) + 1.2) * nrows),
+                                 squeeze=False)
+        for ax, name in zip(axes.flat, names):
+            part = metrics[metrics["metric"] == name]
+            for j, subset in enumerate(subsets):
+                rows = part[part["subset"] == subset].set_index("system").reindex(systems)
+                y = np.arange(len(systems)) + offset[j]
+                value = rows["value"].to_numpy(float)
+                low = rows.get("ci_low", rows["value"]).to_numpy(float)
+                high = rows.get("ci_high", rows["value"]).to_numpy(float)
+                err = np.vstack([value - low, high - value])
+                ax.errorbar(value, y, xerr=np.nan_to_num(err), fmt=MARKERS[j % len(MARKERS)],
+                            color=OKABE_ITO[j % len(OKABE_ITO)], capsize=2, markersize=4,
+                            label=subset)
+            ax.set_yticks(np.arange(len(systems)), systems)
+            ax.invert_yaxis()
+            ax.set_title(name)
+            ax.set_xlabel(f"{name} (95% CI)")
+        for ax in list(axes.flat)[len(names):]:
+            ax.set_visible(False)
+        handles, labels = axes.flat[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncol=len(subsets), frameon=False)
+        return _png(fig)
+
+
+def grouped_bars(frame: pd.DataFrame, group: str, series: str, value: str, ylabel: str,
+                 low: str | None = None, high: str | None = None) -> bytes:
+    """Bars of `value` per `group`, one colour per `series` (e.g. FR−NL gap per verdict, by system)."""
+    groups = list(dict.fromkeys(frame[group].astype(str)))
+    names = list(dict.fromkeys(frame[series].astype(str)))
+    width = 0.8 / max(len(names), 1)
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(max(4.5, 0.9 * len(groups) * max(1, len(names) / 2)), 3))
+        x = np.arange(len(groups))
+        for j, name in enumerate(names):
+            part = frame[frame[series].astype(str) == name].copy()
+            part[group] = part[group].astype(str)
+            part = part.groupby(group, sort=False).first().reindex(groups)
+            vals = part[value].to_numpy(float)
+            err = None
+            if low and high:
+                err = np.nan_to_num(np.vstack([vals - part[low].to_numpy(float),
+                                               part[high].to_numpy(float) - vals]))
+            ax.bar(x + (j - (len(names) - 1) / 2) * width, vals, width, yerr=err, capsize=2,
+                   color=OKABE_ITO[j % len(OKABE_ITO)], label=name, edgecolor="white")
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xticks(x, groups)
+        ax.set_xlabel(group)
+        ax.set_ylabel(ylabel)
+        ax.legend(frameon=False, fontsize=8, ncol=min(len(names), 4))
+        return _png(fig)

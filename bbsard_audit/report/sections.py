@@ -1,0 +1,591 @@
+"""Turn the outputs of each stage into report sections; a section appears only if its files exist."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from . import plots
+from .document import Figures, Plot, Report, Section, Table, Text
+from .loaders import SKIP_KEYS, Estimate, Workdir, find_estimates
+
+TOP_RISK = 10
+MAX_ROWS = 40
+METRIC_ORDER = ("recall", "map", "mrr", "ndcg")
+
+
+# ---------------------------------------------------------------- formatting
+
+def num(value, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    if isinstance(value, (float, np.floating)):
+        if float(value).is_integer() and abs(value) >= 1000:
+            return f"{int(value):,}"
+        if value != 0 and abs(value) < 10 ** -digits:
+            return f"{value:.1g}" if abs(value) >= 1e-4 else f"{value:.1e}"  # a tiny p-value is not 0.000
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def pct(part: int, whole: int) -> str:
+    return f"{part:,} ({100 * part / whole:.1f}%)" if whole else f"{part:,}"
+
+
+def with_ci(value, low=None, high=None) -> str:
+    if low is None or high is None or any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
+        return num(value)
+    return f"{num(value)} [{num(low)}, {num(high)}]"
+
+
+def as_bool(column: pd.Series) -> pd.Series:
+    if column.dtype == bool:
+        return column
+    return column.astype(str).str.strip().str.lower().isin(("true", "1", "yes", "y", "t"))
+
+
+def split_list(value, sep: str) -> list[str]:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return []
+    return [part.strip() for part in str(value).split(sep) if part.strip()]
+
+
+def frame_table(frame: pd.DataFrame, caption: str, max_rows: int = MAX_ROWS, wide: bool = False) -> Table:
+    """Any stage table as a report table, numbers rounded, long tables cut (the CSV has the rest)."""
+    shown = frame.head(max_rows)
+    if len(frame) > max_rows:
+        caption += f" (first {max_rows} of {len(frame):,} rows; all in the CSV)"
+    rows = tuple(tuple(num(v) if not isinstance(v, str) else v for v in row)
+                 for row in shown.itertuples(index=False))
+    return Table(caption, tuple(map(str, frame.columns)), rows, wide=wide)
+
+
+def estimates_table(estimates: list[Estimate], caption: str) -> Table:
+    rows = tuple((e.name.replace("_", " "), num(e.value),
+                  f"[{num(e.ci_low)}, {num(e.ci_high)}]" if e.ci_low is not None else "–",
+                  num(e.n) if e.n is not None else "–") for e in estimates)
+    return Table(caption, ("measure", "value", "95% CI", "n"), rows)
+
+
+def wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float, float]:
+    """Proportion with its Wilson score interval (sound for small n and for 0 or 1)."""
+    if n == 0:
+        return float("nan"), float("nan"), float("nan")
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return p, max(0.0, centre - half), min(1.0, centre + half)
+
+
+def metric_sort_key(name: str) -> tuple:
+    base, _, k = str(name).partition("@")
+    order = METRIC_ORDER.index(base) if base in METRIC_ORDER else len(METRIC_ORDER)
+    return order, base, int(k) if k.isdigit() else 0
+
+
+# ---------------------------------------------------------------- Audit
+
+def audit_section(wd: Workdir) -> Section:
+    sec = Section("audit", "Audit")
+    audit = wd.table("audit.csv")
+    if audit is not None:
+        flagged = as_bool(audit["flagged"])
+        risk = pd.to_numeric(audit["risk"], errors="coerce").fillna(0.0)
+        items = [("pairs audited", f"{len(audit):,}"), ("flagged", pct(int(flagged.sum()), len(audit))),
+                 ("median risk", num(float(risk.median())))]
+        if "split" in audit.columns:
+            items += [(f"{split} pairs", f"{n:,}") for split, n in audit["split"].value_counts().sort_index().items()]
+        if "severity" in audit.columns:
+            sev = audit["severity"].fillna("none").astype(str).value_counts()
+            items += [(f"severity {s}", f"{int(sev[s]):,}") for s in ("high", "medium", "low") if s in sev]
+        sec.add(Figures(tuple(items)))
+
+        flags = audit.loc[flagged, "flags"].map(lambda v: split_list(v, ";")).explode().dropna()
+        by_type = flags.value_counts()
+        if len(by_type):
+            sub = sec.sub("Flagged pairs by type")
+            sub.add(Table("Flags raised (a pair can carry several)", ("flag", "pairs", "share of flagged"),
+                          tuple((f, f"{n:,}", f"{100 * n / max(int(flagged.sum()), 1):.1f}%")
+                                for f, n in by_type.items())))
+            sub.add(Plot("Flagged pairs per flag type", "Bar chart of the number of flagged pairs per flag type: "
+                         + ", ".join(f"{f} {n}" for f, n in by_type.items()),
+                         plots.horizontal_bars(list(by_type.index), by_type.tolist(), "flagged pairs",
+                                               integer=True)))
+        sub = sec.sub("Risk distribution")
+        sub.add(Plot("Audit risk of every pair (flagged pairs in orange)",
+                     f"Histogram of risk scores for {len(audit)} pairs, {int(flagged.sum())} flagged",
+                     plots.risk_histogram(risk, flagged)))
+
+        top = audit.assign(_risk=risk).sort_values("_risk", ascending=False, kind="stable").head(TOP_RISK)
+        rows = tuple((str(r["id"]), str(r.get("split", "")), num(r["_risk"]), str(r.get("severity", "") or ""),
+                      str(r["question_fr"]), str(r["question_nl"]), _text(r.get("backtranslation")),
+                      "\n".join(split_list(r.get("reasons"), " | ")) or "–")
+                     for _, r in top.iterrows())
+        sec.sub("Top-risk pairs").add(Table(
+            f"The {len(top)} highest-risk pairs, side by side", ("id", "split", "risk", "severity", "French",
+                                                                 "Dutch", "back-translation", "reasons"),
+            rows, wide=True))
+
+    queue = wd.table("review_queue.csv")
+    if queue is not None:
+        sub = sec.sub("Review queue")
+        counts = queue["queue"].astype(str).value_counts()
+        sub.add(Figures((("pairs queued for review", f"{len(queue):,}"),
+                         *((f"queue: {q}", f"{n:,}") for q, n in counts.items()))))
+        if "stratum" in queue.columns:
+            strata = queue.groupby(["queue", "stratum"], dropna=False).size().reset_index(name="pairs")
+            sub.add(frame_table(strata, "Queued pairs per queue and stratum"))
+
+    selftest, selftest_doc = wd.table("selftest.csv"), wd.document("selftest.json")
+    if selftest is not None or selftest_doc is not None:
+        sub = sec.sub("Self-test: recall on injected errors")
+        sub.add(Text("Synthetic errors of known types are injected into Dutch translations and the audit is "
+                     "run on them: recall is the share it flags, the false-flag rate is measured on "
+                     "untouched pairs."))
+        if selftest is not None:
+            recall = pd.to_numeric(selftest["recall"], errors="coerce")
+            sub.add(frame_table(selftest, "Recall per injected error type"))
+            sub.add(Plot("Self-test recall per error type",
+                         "Bar chart of recall per error type: " + ", ".join(
+                             f"{t} {num(r)}" for t, r in zip(selftest["error_type"], recall)),
+                         plots.horizontal_bars(selftest["error_type"].astype(str).tolist(),
+                                               recall.fillna(0).tolist(), "recall (share of injected errors flagged)",
+                                               xlim=(0, 1.12), annotate=[num(r, 2) for r in recall])))
+        if selftest_doc is not None:
+            sub.add(_selftest_summary(selftest_doc, has_table=selftest is not None))
+    return sec
+
+
+SELFTEST_KEYS = (("recall_meaning_changing", "recall on meaning-changing errors"),
+                 ("false_flag_rate", "false-flag rate on untouched pairs"),
+                 ("false_flag_rate_with_file_bt", "false-flag rate with the back-translation file"),
+                 ("roc_auc", "ROC-AUC (risk, injected vs untouched)"), ("n_original", "untouched pairs"),
+                 ("n_injected", "injected errors"), ("flag_threshold", "flag threshold (risk)"))
+
+
+def _selftest_summary(doc, has_table: bool) -> Table:
+    known = [(label, doc[key]) for key, label in SELFTEST_KEYS if isinstance(doc, dict) and key in doc]
+    if known:
+        rows = [(label, num(value)) for label, value in known]
+        if doc.get("backtranslation_mode"):
+            rows.append(("back-translation", str(doc["backtranslation_mode"])))
+        if doc.get("note"):
+            rows.append(("note", str(doc["note"])))
+        return Table("Self-test summary (selftest.json)", ("measure", "value"), tuple(rows))
+    skip = frozenset({*SKIP_KEYS, "recall_by_type", "n_by_type", "by_type"}) if has_table else SKIP_KEYS
+    return estimates_table(find_estimates(doc, skip=skip), "Self-test summary (selftest.json)")
+
+
+def _text(value) -> str:
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+
+
+# ---------------------------------------------------------------- Review campaign
+
+def review_section(wd: Workdir) -> Section:
+    sec = Section("review", "Review campaign")
+    verdicts, raw, queue = wd.table("verdicts.csv"), wd.table("annotations_raw.csv"), wd.table("review_queue.csv")
+    if verdicts is not None:
+        verdict = verdicts["verdict"].astype(str).str.strip().str.lower()
+        items = [("pairs reviewed", f"{len(verdicts):,}")]
+        if queue is not None:
+            done = int(queue["id"].isin(verdicts["id"]).sum())
+            items.append(("review progress", f"{done:,} of {len(queue):,} queued ({100 * done / max(len(queue), 1):.0f}%)"))
+        for v in ("correct", "minor", "legal"):
+            items.append((f"verdict {v}", pct(int((verdict == v).sum()), len(verdicts))))
+        if "corrected_nl" in verdicts.columns:
+            items.append(("with a corrected Dutch text",
+                          f"{int(verdicts['corrected_nl'].fillna('').astype(str).str.strip().ne('').sum()):,}"))
+        sec.add(Figures(tuple(items)))
+        breakdown = [c for c in ("gold_labels_apply", "agreement_status") if c in verdicts.columns]
+        for column in breakdown:
+            counts = verdicts[column].fillna("–").astype(str).value_counts()
+            sec.add(Table(f"Pairs by {column.replace('_', ' ')}", (column, "pairs"),
+                          tuple((k, f"{n:,}") for k, n in counts.items())))
+    if raw is not None:
+        per = raw.assign(verdict=raw["verdict"].astype(str)).pivot_table(
+            index="annotator", columns="verdict", values="id", aggfunc="count", fill_value=0)
+        per.insert(0, "annotations", per.sum(axis=1))
+        sec.sub("Annotators").add(frame_table(per.reset_index(), "Annotations per annotator and verdict"))
+
+    agreement = wd.document("agreement.json")
+    if agreement is not None:
+        sub = sec.sub("Agreement between annotators")
+        sub.add(_agreement_table(agreement))
+    disagreements = wd.table("disagreements.csv")
+    if disagreements is not None:
+        sub = sec.sub("Disagreements") if agreement is None else sec.subsections[-1]
+        sub.add(Text(f"{len(disagreements):,} pair(s) on which annotators disagree (to adjudicate)."))
+        if len(disagreements):
+            sub.add(frame_table(disagreements, "Disagreements", max_rows=15, wide=True))
+
+    estimate = wd.document("estimate.json")
+    if estimate is not None:
+        sub = sec.sub("Estimated error rate of the whole split")
+        for block in _estimate_blocks(estimate):
+            sub.add(block)
+
+    calibration, calibration_csv = wd.document("calibration.json"), wd.table("calibration.csv")
+    audit = wd.table("audit.csv")
+    if calibration is not None or calibration_csv is not None or (audit is not None and verdicts is not None):
+        sub = sec.sub("Calibration: the audit against the experts")
+        if audit is not None and verdicts is not None:
+            sub.add(_calibration_table(audit, verdicts))
+        if isinstance(calibration, dict) and isinstance(calibration.get("combined"), dict):
+            c = calibration["combined"]
+            sub.add(Text("The combined risk score against the expert verdicts (calibration.json):"))
+            sub.add(Figures(tuple((k.replace("_", " "), num(v)) for k, v in c.items())
+                            + ((("positive class", str(calibration.get("positive"))),) if calibration.get("positive") else ())
+                            + ((("verdicts matched", num(calibration["n_matched"])),) if "n_matched" in calibration else ())))
+        elif calibration is not None:
+            found = find_estimates(calibration, skip=frozenset({*SKIP_KEYS, "signals"}))
+            if found:
+                sub.add(estimates_table(found[:MAX_ROWS], "calibration.json"))
+        if calibration_csv is not None:
+            shown = [c for c in ("signal", "kind", "roc_auc", "precision", "recall", "suggested_threshold",
+                                 "precision_at_suggested", "recall_at_suggested", "n_raised")
+                     if c in calibration_csv.columns] or list(calibration_csv.columns)
+            ranked = calibration_csv.sort_values("roc_auc", ascending=False, kind="stable") \
+                if "roc_auc" in calibration_csv.columns else calibration_csv
+            sub.add(frame_table(ranked[shown], "Per-signal precision / recall / ROC-AUC against the expert verdicts, "
+                                               "with suggested thresholds (calibration.csv)", max_rows=25))
+    return sec
+
+
+def _agreement_table(doc) -> Table | Text:
+    """`{"scores": [{name, value, ci_low, ci_high, n_items, annotators}]}` (annotations stage) or any JSON."""
+    scores = doc.get("scores") if isinstance(doc, dict) else None
+    if isinstance(scores, list) and scores and all(isinstance(x, dict) and "value" in x for x in scores):
+        rows = tuple((str(x.get("name", "")).replace("_", " "),
+                      " & ".join(x.get("annotators") or []) or "all", num(x["value"]),
+                      f"[{num(x.get('ci_low'))}, {num(x.get('ci_high'))}]",
+                      num(x.get("n_items")) if x.get("n_items") is not None else "–") for x in scores)
+        extra = [f"{num(doc[k])} {label}" for k, label in (("n_items_with_2plus_annotations", "items with 2+ annotations"),
+                                                            ("n_disagreements", "disagreements")) if k in doc]
+        return Table("Cohen's kappa (per annotator pair) and Krippendorff's alpha (all annotators), on the three "
+                     "verdicts and on legal-vs-not, with bootstrap 95% CIs" + (f"; {', '.join(extra)}" if extra else ""),
+                     ("statistic", "annotators", "value", "95% CI", "items"), rows)
+    found = find_estimates(doc)
+    return estimates_table(found, "Agreement with bootstrap 95% CIs") if found else Text("agreement.json holds no numbers.")
+
+
+def _interval(low, high) -> str:
+    return "–" if low is None or high is None else f"[{num(low)}, {num(high)}]"
+
+
+def _estimate_blocks(doc) -> list:
+    """`{"share_legal", "ci_low", "ci_high", "strata": [...]}` (annotations stage) or any JSON."""
+    if isinstance(doc, dict) and "share_legal" in doc:
+        level = doc.get("level", 0.95)
+        items = [("estimated share legally inaccurate", with_ci(doc["share_legal"], doc.get("ci_low"), doc.get("ci_high"))),
+                 ("confidence level", f"{100 * float(level):g}%")]
+        if "expected_legal_pairs" in doc and "population" in doc:
+            items.append(("expected inaccurate pairs", f"{num(float(doc['expected_legal_pairs']), 1)} of {num(doc['population'])}"))
+        if doc.get("split"):
+            items.append(("split", str(doc["split"])))
+        blocks: list = [Figures(tuple(items))]
+        strata = doc.get("strata") or []
+        if strata and all(isinstance(x, dict) for x in strata):
+            blocks.append(Table("By stratum (Wilson CIs on the reviewed pairs)",
+                                ("stratum", "pairs", "reviewed", "legal", "rate", "95% CI"),
+                                tuple((str(x.get("name", x.get("stratum", ""))), num(x.get("population")),
+                                       num(x.get("reviewed")), num(x.get("legal")), num(x.get("rate")),
+                                       _interval(x.get("wilson_low", x.get("ci_low")), x.get("wilson_high", x.get("ci_high"))))
+                                      for x in strata)))
+        if doc.get("method"):
+            blocks.append(Text(f"Method: {doc['method']}."))
+        for note in doc.get("assumptions") or []:
+            blocks.append(Text(f"Assumption: {note}."))
+        return blocks
+    found = find_estimates(doc)
+    return [estimates_table(found, "Estimated share of legally inaccurate Dutch translations (95% CI), overall "
+                                   "and by stratum") if found else Text("estimate.json holds no numbers.")]
+
+
+def _calibration_table(audit: pd.DataFrame, verdicts: pd.DataFrame) -> Table:
+    """Precision and recall of the audit's `flagged` against expert verdicts on the reviewed pairs."""
+    joined = verdicts[["id", "verdict"]].merge(audit[["id", "flagged"]], on="id", how="inner")
+    flagged = as_bool(joined["flagged"]).to_numpy()
+    verdict = joined["verdict"].astype(str).str.strip().str.lower().to_numpy()
+    rows = []
+    for label, positive in (("legally inaccurate (legal)", verdict == "legal"),
+                            ("any issue (minor or legal)", verdict != "correct")):
+        tp = int((flagged & positive).sum())
+        p, pl, ph = wilson(tp, int(flagged.sum()))
+        r, rl, rh = wilson(tp, int(positive.sum()))
+        rows.append((label, str(len(joined)), str(int(positive.sum())), str(int(flagged.sum())),
+                     with_ci(p, pl, ph), with_ci(r, rl, rh)))
+    return Table("Audit flags vs expert verdicts on reviewed pairs (Wilson 95% CIs). The review queue "
+                 "over-samples flagged pairs, so precision here is not the population precision.",
+                 ("expert positive =", "reviewed", "positives", "flagged", "precision", "recall"),
+                 tuple(rows))
+
+
+# ---------------------------------------------------------------- Evaluation
+
+def evaluation_section(wd: Workdir) -> Section:
+    sec = Section("evaluation", "Evaluation")
+    metrics, shift = wd.table("metrics.csv"), wd.table("ranking_shift.csv")
+    if metrics is not None:
+        metrics = metrics.copy()
+        metrics["value"] = pd.to_numeric(metrics["value"], errors="coerce")
+        names = sorted(set(metrics["metric"].astype(str)), key=metric_sort_key)
+        subsets = list(dict.fromkeys(metrics["subset"].astype(str)))
+        sec.add(Figures((("systems", str(metrics["system"].nunique())),
+                         ("subsets", ", ".join(subsets)),
+                         *((f"queries ({s})", _queries(metrics, s)) for s in subsets))))
+        rows = []
+        for system in sorted(set(metrics["system"].astype(str))):
+            for name in names:
+                part = metrics[(metrics["system"].astype(str) == system) & (metrics["metric"].astype(str) == name)]
+                cells = []
+                for subset in subsets:
+                    hit = part[part["subset"].astype(str) == subset]
+                    cells.append("–" if hit.empty else with_ci(hit["value"].iloc[0], hit.get("ci_low", pd.Series([None])).iloc[0],
+                                                                  hit.get("ci_high", pd.Series([None])).iloc[0]))
+                rows.append((system, name, *cells))
+        sub = sec.sub("Metrics, full vs verified")
+        sub.add(Table("Value [bootstrap 95% CI] per system, metric and subset", ("system", "metric", *subsets),
+                      tuple(rows)))
+        ordered = metrics.assign(_k=metrics["metric"].map(metric_sort_key)).sort_values("_k", kind="stable")
+        sub.add(Plot("Confidence intervals per system and subset", "Forest plot of each metric's value with "
+                     "its 95% CI per system, one colour per subset", plots.forest_plot(ordered)))
+        pair = _subset_pair(subsets, shift)
+        if pair:
+            ranks = _ranks(metrics, names, *pair)
+            sub = sec.sub(f"System ranks from {pair[0]} to {pair[1]}")
+            sub.add(Plot(f"Slope chart of system ranks on {pair[0]} (left) and {pair[1]} (right), per metric",
+                         "Slope chart: " + "; ".join(f"{r.metric} {r.system} {r.rank_a}→{r.rank_b}"
+                                                     for r in ranks.itertuples() if r.rank_a != r.rank_b)
+                         if (ranks["rank_a"] != ranks["rank_b"]).any() else "Slope chart: no rank changes",
+                         plots.slope_chart(ranks, *pair)))
+            moved = ranks[ranks["rank_a"] != ranks["rank_b"]]
+            sub.add(Text(f"{len(moved)} system/metric rank change(s) between {pair[0]} and {pair[1]} "
+                         "(ranks from metrics.csv; tied systems share the better rank)."))
+            if len(moved):
+                sub.add(frame_table(moved.rename(columns={"rank_a": f"rank {pair[0]}", "rank_b": f"rank {pair[1]}"}),
+                                    "Rank changes"))
+    null = wd.table("null_model.csv")
+    if shift is not None or null is not None:
+        sub = sec.sub("Ranking shift: Kendall tau and the random-removal null")
+    if shift is not None:
+        shown = [c for c in ("metric", "subset_a", "subset_b", "kendall_tau", "tau_ap", "n_flips", "n_flips_significant",
+                             "n_queries_a", "n_queries_b", "order_a", "order_b") if c in shift.columns]
+        extra = [c for c in shift.columns if c not in shown and c not in ("rank_changes", "flips", "n_systems")]
+        shift = _verified_first(shift, "subset_b")
+        sub.add(frame_table(shift[shown + extra], "Kendall tau-b / tau-AP between the system orders on two subsets, "
+                                                  "per metric, with the number of flipped system pairs "
+                                                  "(significant: Holm-corrected paired test)", wide=True))
+    if null is not None:
+        sub.add(Text("Null model: the same number of questions removed at random many times. Where the observed "
+                     "change falls in that distribution says whether verification moved the rankings more than "
+                     "removing any questions would (percentile and p-value of the observed value)."))
+        if "subset" in null.columns:
+            null = _verified_first(null, "subset")
+        if "statistic" in null.columns:
+            stat = null["statistic"].astype(str)
+            taus = null[stat.isin(["kendall_tau", "tau_ap"])]
+            deltas = null[~stat.isin(["kendall_tau", "tau_ap"])]
+            drop = [c for c in ("draws",) if c in null.columns]
+            if len(taus):
+                sub.add(frame_table(taus.drop(columns=drop + [c for c in ("system",) if c in taus.columns]),
+                                    "Observed Kendall tau / tau-AP vs the random-removal null (95% null interval)"))
+            if len(deltas):
+                sub.add(frame_table(deltas.drop(columns=drop), "Observed metric change per system vs the "
+                                                               "random-removal null", max_rows=30))
+        else:
+            sub.add(frame_table(null, "Observed change vs the random-removal null"))
+    pairwise = wd.table("pairwise.csv")
+    if pairwise is not None:
+        sub = sec.sub("Flipped system pairs")
+        flip_col = next((c for c in ("flips_vs_full", "flipped", "flip", "order_flipped", "is_flip")
+                         if c in pairwise.columns), None)
+        flips = pairwise[as_bool(pairwise[flip_col])] if flip_col else pairwise
+        p_col = next((c for c in ("p_holm", "p_adjusted", "p_value", "p") if c in pairwise.columns), None)
+        if p_col:
+            flips = flips.sort_values(p_col, kind="stable")
+        sub.add(Text(f"{len(flips):,} system pair(s) whose order on a subset differs from the full set"
+                     + (f"; p-values from a paired test on that subset (sorted by `{p_col}`)." if p_col else ".")
+                     if flip_col else f"{len(flips):,} system pair comparisons."))
+        if len(flips):
+            sub.add(frame_table(flips.drop(columns=[flip_col] if flip_col else []),
+                                "System pairs whose order flips, with paired-test p-values"))
+    gap = wd.table("fr_nl_gap.csv")
+    if gap is not None:
+        sub = sec.sub("French − Dutch gap by verdict")
+        sub.add(Text("Per system, the French score minus the Dutch score on the same questions: a gap that grows on "
+                     "pairs the experts judged inaccurate points at translation damage."))
+        sub.add(_gap_table(gap))
+        plot = _gap_plot(gap)
+        if plot is not None:
+            sub.add(plot)
+    return sec
+
+
+SUBSET_ORDER = ("full", "verified", "corrected", "flagged", "unflagged")
+
+
+def _verified_first(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Full vs verified is the question the report answers first; other subsets follow."""
+    rank = frame[column].astype(str).map(lambda v: SUBSET_ORDER.index(v) if v in SUBSET_ORDER else len(SUBSET_ORDER))
+    return frame.assign(_order=rank).sort_values("_order", kind="stable").drop(columns="_order")
+
+
+def _queries(metrics: pd.DataFrame, subset: str) -> str:
+    if "n_queries" not in metrics.columns:
+        return "–"
+    values = pd.to_numeric(metrics.loc[metrics["subset"].astype(str) == subset, "n_queries"], errors="coerce")
+    return num(int(values.max())) if values.notna().any() else "–"
+
+
+def _subset_pair(subsets: list[str], shift: pd.DataFrame | None) -> tuple[str, str] | None:
+    if "full" in subsets and "verified" in subsets:
+        return "full", "verified"
+    if shift is not None and len(shift):
+        a, b = str(shift["subset_a"].iloc[0]), str(shift["subset_b"].iloc[0])
+        if a in subsets and b in subsets:
+            return a, b
+    if "full" in subsets and "verified" in subsets:
+        return "full", "verified"
+    return (subsets[0], subsets[1]) if len(subsets) >= 2 else None
+
+
+def _ranks(metrics: pd.DataFrame, names: list[str], a: str, b: str) -> pd.DataFrame:
+    """Rank of each system per metric on subsets a and b (1 = best; ties share the better rank)."""
+    out = []
+    for name in names:
+        part = metrics[metrics["metric"].astype(str) == name]
+        ra = part[part["subset"].astype(str) == a].set_index("system")["value"].rank(ascending=False, method="min")
+        rb = part[part["subset"].astype(str) == b].set_index("system")["value"].rank(ascending=False, method="min")
+        both = pd.concat([ra.rename("rank_a"), rb.rename("rank_b")], axis=1).dropna()
+        for system, row in both.sort_values("rank_a").iterrows():
+            out.append((name, str(system), int(row["rank_a"]), int(row["rank_b"])))
+    return pd.DataFrame(out, columns=["metric", "system", "rank_a", "rank_b"])
+
+
+def _gap_table(gap: pd.DataFrame) -> Table:
+    """One row per system and group, one column per metric: `gap [ci_low, ci_high]`."""
+    if not {"level", "group", "metric", "gap"} <= set(gap.columns):
+        return frame_table(gap, "FR − NL difference per system and group")
+    rows = gap[gap["level"].astype(str) != "question"]
+    names = sorted(set(rows["metric"].astype(str)), key=metric_sort_key)
+    keys = ["system", "level", "group"] + (["n_queries"] if "n_queries" in rows.columns else [])
+    out = []
+    for key, part in rows.groupby(keys, sort=False):
+        by_metric = part.set_index(part["metric"].astype(str))
+        out.append((*map(str, key), *(with_ci(by_metric.at[m, "gap"], by_metric.get("ci_low", {}).get(m),
+                                              by_metric.get("ci_high", {}).get(m)) if m in by_metric.index else "–"
+                                      for m in names)))
+    return Table("FR − NL difference (bootstrap 95% CI) per system and question group; positive = French "
+                 "retrieves better", (*keys, *names), tuple(out))
+
+
+HEADLINE_METRICS = ("ndcg@10", "map@100", "mrr@100")
+
+
+def _gap_plot(gap: pd.DataFrame) -> Plot | None:
+    """FR−NL gap per verdict (or flag) group and system, for the headline metric."""
+    frame, group = gap, None
+    if "level" in gap.columns and "group" in gap.columns:
+        levels = set(gap["level"].astype(str))
+        level = next((lv for lv in ("verdict", "flag") if lv in levels), None)
+        if level is None:
+            return None
+        frame = gap[gap["level"].astype(str) == level].drop(columns=[level], errors="ignore")
+        frame, group = frame.rename(columns={"group": level}), level
+    else:
+        group = next((c for c in ("verdict", "group", "stratum", "flag", "subset") if c in gap.columns), None)
+    value = next((c for c in ("gap", "mean_gap", "fr_minus_nl", "diff", "delta") if c in frame.columns), None)
+    if value is None or group is None or frame.empty:
+        return None
+    metric = None
+    if "metric" in frame.columns:
+        present = sorted(set(frame["metric"].astype(str)), key=metric_sort_key)
+        metric = next((m for m in HEADLINE_METRICS if m in present), present[0])
+        frame = frame[frame["metric"].astype(str) == metric]
+    low = "ci_low" if "ci_low" in frame.columns else None
+    high = "ci_high" if "ci_high" in frame.columns else None
+    return Plot(f"French − Dutch difference by {group}" + (f" ({metric}, 95% CI)" if metric else ""),
+                f"Bar chart of the FR−NL difference per {group} and system" + (f" for {metric}" if metric else ""),
+                plots.grouped_bars(frame, group, "system", value, f"FR − NL {metric or value}", low, high))
+
+
+# ---------------------------------------------------------------- Provenance
+
+PROVENANCE_KEYS = ("tool_version", "created", "dataset.source", "dataset.revision")
+PROVENANCE_ROWS = 60
+
+
+def provenance_section(wd: Workdir) -> Section:
+    sec = Section("provenance", "Provenance")
+    sec.add(Figures((("report made by", f"bbsard-audit {__version__}"),
+                     ("report created", _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")),
+                     ("work folder", wd.root.name or str(wd.root)),
+                     ("stage outputs found", ", ".join(wd.found) or "none"))))
+    if not wd.sidecars:
+        sec.add(Text("No provenance sidecars (*.meta.json) in the work folder."))
+        return sec
+    flat = {name: dict(flatten(doc)) for name, doc in wd.sidecars.items()}
+    sec.add(Table("Outputs and the data they were made from",
+                  ("sidecar", "output", "tool version", "created", "dataset", "revision"),
+                  tuple((name, f.get("output", "–"), f.get("tool_version", "–"), f.get("created", "–"),
+                         f.get("dataset.source", "–"), f.get("dataset.revision", "–")) for name, f in flat.items())))
+    shown: dict[str, str] = {}  # the eval stage writes the same record next to each of its tables
+    for name, fields in flat.items():
+        rest = [(k, v) for k, v in fields.items()
+                if k not in (*PROVENANCE_KEYS, "output", "tool", "python", "table")
+                and not k.startswith("dataset.files_sha256")]
+        key = json.dumps(rest)
+        if not rest:
+            continue
+        if key in shown:
+            sec.subsections[list(shown).index(key)].add(Text(f"The same record is in {name}."))
+            continue
+        shown[key] = name
+        caption = f"Models, signatures, config, seeds and timings recorded in {name}"
+        if len(rest) > PROVENANCE_ROWS:
+            caption += f" (first {PROVENANCE_ROWS} of {len(rest)} fields; all in the file)"
+        sec.sub(name).add(Table(caption, ("field", "value"), tuple(rest[:PROVENANCE_ROWS])))
+    return sec
+
+
+def flatten(obj, prefix: str = ""):
+    """("a.b", "value") pairs of a nested JSON object; lists of scalars joined, long values cut."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            yield from flatten(value, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(obj, list) and any(isinstance(v, (dict, list)) for v in obj):
+        for i, value in enumerate(obj):
+            yield from flatten(value, f"{prefix}[{i}]")
+    else:
+        text = ", ".join(map(str, obj)) if isinstance(obj, list) else (
+            json.dumps(obj) if obj is None or isinstance(obj, bool) else str(obj))
+        yield prefix, text if len(text) <= 240 else text[:237] + "…"
+
+
+# ---------------------------------------------------------------- the whole report
+
+def build(wd: Workdir) -> Report:
+    sections = [s for s in (audit_section(wd), review_section(wd), evaluation_section(wd)) if not s.empty]
+    sections.append(provenance_section(wd))
+    source = _dataset_source(wd)
+    return Report(title="bBSARD translation audit report",
+                  subtitle=f"Dataset: {source}" if source else "bBSARD (French/Dutch statutory article retrieval)",
+                  sections=sections)
+
+
+def _dataset_source(wd: Workdir) -> str | None:
+    for doc in wd.sidecars.values():
+        ds = doc.get("dataset")
+        if isinstance(ds, dict) and ds.get("source"):
+            return f"{ds['source']} (revision {ds.get('revision', 'unknown')})"
+    return None

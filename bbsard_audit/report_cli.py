@@ -1,0 +1,34 @@
+"""`bbsard-audit report`: thin CLI over `bbsard_audit.report.build_report`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def report(
+        workdir: Annotated[Path, typer.Option("--workdir", "-w", help="Folder holding the stage outputs "
+                                              "(audit.csv, verdicts.csv, metrics.csv, ...).")] = Path("reports"),
+        out: Annotated[Path | None, typer.Option(help="Where to write report.html and report.md "
+                                                 "(default: the work folder).")] = None,
+    ) -> None:
+        """Summarise a work folder as report.html (self-contained, offline) and report.md (tables).
+
+        Sections appear only for the stage outputs present: Audit, Review campaign, Evaluation,
+        Provenance.
+
+        Example: `bbsard-audit report --workdir reports/demo`
+        """
+        from rich.console import Console
+
+        from .report import build_report
+
+        with Console(stderr=True).status(f"rendering the report of {workdir}"):
+            files = build_report(workdir, out)
+        typer.echo(f"sections: {', '.join(files.sections)}")
+        typer.echo(f"wrote {files.markdown}")
+        typer.echo(f"wrote {files.html}")

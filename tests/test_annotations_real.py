@@ -1,0 +1,105 @@
+"""Done-when of the annotation stage, on the real 222-question test split and a real server.
+
+The audit and its review queue come from `bbsard-audit audit --review-budget 40 --control 40`
+when the audit stage is installed, else from a stand-in that writes the same contract
+(docs/formats.md) from the real pairs and back-translations; two simulated reviewers annotate
+through the API; pull, agreement and the error-rate estimate run through the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from annotations import simulate
+from annotations.connection import Connection
+from annotations.project import ReviewProject
+from bbsard_audit.cli import app
+from bbsard_audit.dataset import load_dataset
+from conftest import write_review_files
+
+pytestmark = [pytest.mark.shared, pytest.mark.label_studio, pytest.mark.timeout(1800)]
+
+
+def test_real_test_split_push_annotate_pull_agreement_estimate(shared_dir, ls_env, tmp_path):
+    ds = load_dataset(str(shared_dir), strict=False, with_corpus=False)
+    pairs = ds.select("test")
+    assert len(pairs) == 222
+    bt = {int(r["id"]): r["backtranslation"] for r in map(json.loads, (
+        shared_dir / "backtranslations_nl_fr.jsonl").read_text(encoding="utf-8").splitlines())}
+    run = tmp_path / "run"
+    invoke = CliRunner().invoke
+    audit, queue = _review_files(invoke, shared_dir, run, pairs, bt)
+    n_queued = len(pd.read_csv(queue))
+    assert 40 < n_queued <= 80
+
+    res = invoke(app, ["annotate", "push", "--audit", str(audit), "--queue", str(queue),
+                       "--project", "bbsard-test-review", "--dataset", str(shared_dir)])
+    assert res.exit_code == 0, res.output
+    assert f"{n_queued} task(s) imported" in res.output
+    project = ReviewProject.open(Connection(ls_env.url, ls_env.token), "bbsard-test-review")
+    task = project.export()[0]
+    pair = ds.by_id()[task["data"]["question_id"]]
+    assert task["data"]["question_nl"] == pair.question_nl
+    assert task["data"]["backtranslation"] == bt[pair.id]
+    assert task["data"]["gold_articles"].split("\n") == [str(a) for a in pair.article_ids]
+
+    # two reviewers: A calls risky pairs legal more often; B agrees with A on ~85% of pairs
+    q = pd.read_csv(queue)
+    rng = np.random.default_rng(5)
+    legal_p = np.where(q["queue"] == "risk", 0.4, 0.05)
+    a = dict(zip(q["id"], np.where(rng.random(len(q)) < legal_p, "legal",
+                                   np.where(rng.random(len(q)) < 0.2, "minor", "correct"))))
+    flip = rng.random(len(q)) < 0.15
+    b = {qid: (("correct" if v != "correct" else "minor") if f else v) for (qid, v), f in zip(a.items(), flip)}
+    assert simulate.annotate(project, "reviewer.a@example.org", a.get) == n_queued
+    assert simulate.annotate(project, "reviewer.b@example.org", b.get,
+                             corrected=lambda qid: ds.by_id()[qid].question_nl + " (gecorrigeerd)") == n_queued
+
+    out = run / "verdicts.csv"
+    res = invoke(app, ["annotate", "pull", "--project", "bbsard-test-review", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    verdicts = pd.read_csv(out, keep_default_na=False)
+    assert len(verdicts) == n_queued and (verdicts["n_annotations"] == 2).all()
+    n_disagree = sum(a[k] != b[k] for k in a)
+    assert (verdicts["adjudicated_by"] == "rule:stricter").sum() == n_disagree
+
+    res = invoke(app, ["annotate", "agreement", "--raw", str(run / "annotations_raw.csv"), "--out", str(run)])
+    assert res.exit_code == 0, res.output
+    report = json.loads((run / "agreement.json").read_text())
+    kappa = next(s for s in report["scores"] if s["name"] == "cohen_kappa[verdict]")
+    assert 0.3 < kappa["value"] < 0.95 and kappa["ci_low"] < kappa["value"] < kappa["ci_high"]
+    assert report["n_disagreements"] == n_disagree
+
+    res = invoke(app, ["annotate", "estimate", "--audit", str(audit), "--queue", str(queue),
+                       "--verdicts", str(out), "--out", str(run / "estimate.json"), "--split", "test"])
+    assert res.exit_code == 0, res.output
+    est = json.loads((run / "estimate.json").read_text())
+    strata = {s["name"]: s for s in est["strata"]}
+    assert sum(s["population"] for s in strata.values()) == 222
+    assert strata["risk_queue"]["population"] == strata["risk_queue"]["reviewed"] == (q["queue"] == "risk").sum()
+    control = [s for name, s in strata.items() if name.startswith("unflagged:") and name != "unflagged:other"]
+    assert sum(s["reviewed"] for s in control) == (q["queue"] == "control").sum() == 40
+    expected = sum((s["population"] * s["legal"] / s["reviewed"]) for s in strata.values() if s["reviewed"])
+    if strata["flagged"]["population"]:  # flagged pairs beyond the budget borrow the risk queue's rate
+        expected += strata["flagged"]["population"] * strata["risk_queue"]["legal"] / strata["risk_queue"]["reviewed"]
+        assert est["assumptions"]
+    assert est["share_legal"] == pytest.approx(expected / 222)
+    assert est["ci_low"] <= est["share_legal"] <= est["ci_high"]
+    assert json.loads((run / "estimate.meta.json").read_text())["seed"] == 0
+
+
+def _review_files(invoke, shared_dir, run, pairs, bt):
+    """The audit stage's own audit.csv + review_queue.csv when it is installed, else the stand-in."""
+    has_audit = invoke(app, ["audit", "--help"])
+    if has_audit.exit_code == 0 and "--review-budget" in has_audit.output:
+        res = invoke(app, ["audit", "--dataset", str(shared_dir), "--split", "test", "--backtranslations",
+                           str(shared_dir / "backtranslations_nl_fr.jsonl"), "--review-budget", "40",
+                           "--control", "40", "--out", str(run)])
+        assert res.exit_code == 0, res.output
+        return run / "audit.csv", run / "review_queue.csv"
+    return write_review_files(run, pairs, bt, seed=4, budget=40, control=40)
