@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import pandas as pd
 import typer
@@ -13,11 +13,11 @@ from bbsard_audit.io import write_csv, write_json, write_sidecar
 
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
-from .connection import Connection
-from .estimate import estimate as compute_estimate
-from .project import ReviewProject
 from .pull import RAW_FILE, pull as pull_verdicts, raw_from_export, read_export_file, read_raw, read_table
 from .tasks import AUDIT_COLUMNS, QUEUE_COLUMNS, audit_version, build_tasks, read_audit
+
+if TYPE_CHECKING:  # label_studio_sdk and scipy load in ~1.5 s: only the commands that talk to them import them
+    from .connection import Connection
 
 annotate = typer.Typer(no_args_is_help=True, rich_markup_mode="markdown",
                        help="Expert review in Label Studio: push the review queue, pull verdicts, "
@@ -36,7 +36,15 @@ Timeout = Annotated[float, typer.Option(help="Seconds before one HTTP request ti
 
 
 def _connection(url, config, retries, timeout) -> Connection:
+    from .connection import Connection
+
     return Connection.resolve(url, config, retries=retries, timeout=timeout)
+
+
+def _open_project(conn, title: str, **options):
+    from .project import ReviewProject
+
+    return ReviewProject.open(conn, title, **options)
 
 
 def _queue_tasks(audit: Path, queue: Optional[Path], dataset: Optional[str]) -> tuple[list[dict], pd.DataFrame]:
@@ -63,7 +71,7 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage.
     """
     tasks, _ = _queue_tasks(audit, queue, dataset)
     conn = _connection(url, config, retries, timeout)
-    proj = ReviewProject.open(conn, project, create=True, overlap=overlap)
+    proj = _open_project(conn, project, create=True, overlap=overlap)
     with Progress(transient=True) as bar:
         job = bar.add_task("importing tasks", total=len(tasks))
         result = proj.push(tasks, batch_size=batch_size, progress=lambda n: bar.advance(job, n))
@@ -108,7 +116,7 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
     else:
         if not project:
             raise typer.BadParameter("give --project (or --from-file)")
-        proj = ReviewProject.open(_connection(url, config, retries, timeout), project)
+        proj = _open_project(_connection(url, config, retries, timeout), project)
         tasks, users = proj.export(), proj.users()
         source = {"label_studio_url": proj.conn.url, "project": project, "project_id": proj.id}
     raw, verdicts = pull_verdicts(tasks, out, users=users, rule=rule, source=source)
@@ -124,7 +132,7 @@ def status(project: Project, url: Url = None, config: Config = None, retries: Re
     Example: `bbsard-audit annotate status --project bbsard-review`
     """
     conn = _connection(url, config, retries, timeout)
-    proj = ReviewProject.open(conn, project)
+    proj = _open_project(conn, project)
     tasks = proj.export()
     overlap = conn.call("get project", lambda: proj.client.projects.get(proj.id)).maximum_annotations or 1
     raw = raw_from_export(tasks, proj.users())
@@ -177,6 +185,8 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
     if split != "all":
         population = population[population["split"] == split]
     table = read_table(verdicts, ["id", "verdict"])
+    from .estimate import estimate as compute_estimate
+
     result = compute_estimate(population, table, read_audit(queue, QUEUE_COLUMNS) if queue else None,
                               level=level, seed=seed)
     write_json(out, result.to_dict())
