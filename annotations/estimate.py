@@ -147,6 +147,16 @@ def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | 
              level: float = 0.95, draws: int = 20000, seed: int = 0) -> Estimate:
     labels, sizes, assumptions = _labels(audit, queue)
     final = verdicts[verdicts["verdict"].isin(["correct", "minor", "legal"]) & verdicts["id"].isin(labels.index)]
+    unflagged = labels.index[labels.str.startswith("unflagged").to_numpy()]
+    if queue is not None and not set(unflagged) <= set(final["id"]):
+        # An unflagged pair reviewed outside the control sample was not drawn at random: it cannot
+        # stand for its stratum (counting it put 52 reviews into a 3-pair stratum once). A full
+        # census of the unflagged pairs needs no sampling design and keeps every review.
+        in_design = final["id"].isin(queue["id"]).to_numpy() | (labels.loc[final["id"]] == "flagged").to_numpy()
+        if (~in_design).any():
+            assumptions.append(f"{int((~in_design).sum())} verdict(s) for unflagged pairs outside the control "
+                               "sample were not used: they were not drawn at random")
+        final = final[in_design]
     reviewed = pd.DataFrame({"stratum": labels.loc[final["id"]].to_numpy(),
                              "legal": (final["verdict"] == "legal").to_numpy()})
     counts = reviewed.groupby("stratum")["legal"].agg(["size", "sum"])
@@ -166,6 +176,14 @@ def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | 
     n_all = len(labels)
     tail = (1 - level) / 2
     low, high = np.quantile(total / n_all, [tail, 1 - tail])
-    return Estimate(share_legal=point / n_all, ci_low=float(low), ci_high=float(high),
+    share = point / n_all
+    if not low <= share <= high:
+        # The Jeffreys prior pulls small strata towards 1/2 while the point estimate is the plain
+        # stratified proportion; with few reviews the two can part. Never print an estimate
+        # outside its own interval: widen the interval to it and say so.
+        assumptions.append(f"the Monte Carlo interval [{low:.3f}, {high:.3f}] did not cover the "
+                           f"stratified estimate {share:.3f} (few reviewed pairs); it was widened to include it")
+        low, high = min(low, share), max(high, share)
+    return Estimate(share_legal=share, ci_low=float(low), ci_high=float(high),
                     expected_legal_pairs=point, population=n_all, strata=strata,
                     level=level, draws=draws, seed=seed, assumptions=assumptions)

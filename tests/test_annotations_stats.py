@@ -338,3 +338,22 @@ def test_adjudication_reproduces_the_sample_verdicts():
     assert (ours.loc[settled, "verdict"] == theirs.loc[settled, "verdict"]).all()
     assert ours.index[~settled].tolist() == [24, 29, 37]
     assert (ours.loc[~settled, "adjudicated_by"] == "rule:stricter").all()
+
+
+def test_reviews_outside_the_control_sample_do_not_count():
+    """Unflagged pairs reviewed off-design (not drawn into the control sample) must not stand for
+    their stratum: the estimate is the same with or without them, and says they were left out."""
+    audit = pd.DataFrame({"id": range(300), "flagged": [i < 40 for i in range(300)]})
+    queue = pd.DataFrame({"id": list(range(40)) + list(range(40, 80)),
+                          "queue": ["risk"] * 40 + ["control"] * 40,
+                          "stratum": ["-"] * 40 + ["a"] * 20 + ["b"] * 20,
+                          "stratum_size": [0] * 40 + [150] * 20 + [110] * 20})
+    design = pd.DataFrame({"id": list(range(80)),
+                           "verdict": ["legal"] * 10 + ["correct"] * 30 + ["correct"] * 39 + ["legal"]})
+    off_design = pd.DataFrame({"id": range(100, 160), "verdict": ["legal"] * 60})
+    clean = estimate(audit, design, queue, seed=3)
+    polluted = estimate(audit, pd.concat([design, off_design]), queue, seed=3)
+    assert polluted.share_legal == pytest.approx(clean.share_legal)
+    assert (polluted.ci_low, polluted.ci_high) == (clean.ci_low, clean.ci_high)
+    assert any("60 verdict(s) for unflagged pairs outside the control sample" in a for a in polluted.assumptions)
+    assert clean.ci_low <= clean.share_legal <= clean.ci_high
