@@ -115,3 +115,10 @@ def toy_pairs():
     return [QuestionPair(id=100 + i, split="test", question_fr=f"Question juridique numéro {i} ?",
                          question_nl=f"Juridische vraag nummer {i}?", article_ids=(i, i + 1))
             for i in range(30)]
+
+
+@pytest.fixture(scope="session")
+def embedding_cache(tmp_path_factory) -> Path:
+    """One embedding and signal cache for the session: each text is embedded once, not once per test.
+    Tests about caching itself use their own empty folder."""
+    return tmp_path_factory.mktemp("embedding-cache")

@@ -21,10 +21,10 @@ def _run(*args):
 
 
 @pytest.fixture(scope="session")
-def sample_audit(tmp_path_factory):
+def sample_audit(tmp_path_factory, embedding_cache):
     root = tmp_path_factory.mktemp("audit_sample")
     result = _run("audit", "--dataset", "sample", "--review-budget", 6, "--control", 8, "--seed", 3,
-                  "--cache-dir", root / "cache", "--out", root / "out")
+                  "--cache-dir", embedding_cache, "--out", root / "out")
     assert result.exit_code == 0, result.output
     return root / "out", result.output
 
@@ -85,12 +85,12 @@ def test_control_sample_is_reproducible_and_seeded(sample_audit):
     assert list(a["id"]) == list(queued["id"]) and list(a["id"]) != list(b["id"])
 
 
-def test_audit_without_backtranslations_skips_and_says_so(tmp_path):
+def test_audit_without_backtranslations_skips_and_says_so(tmp_path, embedding_cache):
     data = tmp_path / "data"
     data.mkdir()
     for name in ("questions_fr_test.csv", "questions_nl_test.csv"):
         shutil.copy(sample_dir() / name, data / name)
-    result = _run("audit", "--dataset", data, "--split", "test", "--cache-dir", tmp_path / "cache", "--out", tmp_path / "o")
+    result = _run("audit", "--dataset", data, "--split", "test", "--cache-dir", embedding_cache, "--out", tmp_path / "o")
     assert result.exit_code == 0, result.output
     assert "back-translation signal skipped" in result.output
     meta = json.loads((tmp_path / "o" / "audit.meta.json").read_text())
@@ -107,12 +107,12 @@ def test_audit_without_backtranslations_skips_and_says_so(tmp_path):
     (["--split", "dev"], "unknown split 'dev'"),
     (["--review-budget", "-1"], "--review-budget and --control must be >= 0"),
 ])
-def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, extra, message):
+def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, extra, message, embedding_cache):
     (tmp_path / "bad.toml").write_text("[risk\n")
     (tmp_path / "bad.jsonl").write_text('{"id": 1, "backtranslation": "ok"}\n{"id": 2,\n')
     (tmp_path / "short.jsonl").write_text('{"id": 1, "backtranslation": "ok"}\n')
     args = [a.format(tmp=tmp_path) for a in extra]
-    result = _run("audit", "--dataset", "sample", *args, "--cache-dir", tmp_path / "cache", "--out", tmp_path / "out")
+    result = _run("audit", "--dataset", "sample", *args, "--cache-dir", embedding_cache, "--out", tmp_path / "out")
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], result.output
@@ -147,10 +147,10 @@ def test_calibrate_bad_verdict_is_one_line(sample_audit, tmp_path):
 
 
 @pytest.mark.shared
-def test_real_test_split_audit(shared_dir, tmp_path_factory):
+def test_real_test_split_audit(shared_dir, tmp_path_factory, embedding_cache):
     root = tmp_path_factory.mktemp("audit_real")
     result = _run("audit", "--dataset", shared_dir, "--split", "test", "--backtranslations",
-                  shared_dir / "backtranslations_nl_fr.jsonl", "--cache-dir", root / "cache", "--out", root / "out")
+                  shared_dir / "backtranslations_nl_fr.jsonl", "--cache-dir", embedding_cache, "--out", root / "out")
     assert result.exit_code == 0, result.output
     frame = pd.read_csv(root / "out" / "audit.csv")
     assert len(frame) == 222 and frame["backtranslation"].notna().all()
@@ -163,11 +163,11 @@ def test_real_test_split_audit(shared_dir, tmp_path_factory):
     assert rows.loc[819, "flagged"] and "sentence_dropped" in rows.loc[819, "flags"]
 
 
-def test_selftest_cli_on_the_sample(sample_audit):
+def test_selftest_cli_on_the_sample(sample_audit, embedding_cache):
     out, _ = sample_audit
     st = out.parent / "selftest"
     result = _run("audit", "selftest", "--dataset", "sample", "--split", "all", "--max-per-type", 4,
-                  "--cache-dir", out.parent / "cache", "--out", st)
+                  "--cache-dir", embedding_cache, "--out", st)
     assert result.exit_code == 0, result.output
     summary = json.loads((st / "selftest.json").read_text())
     assert summary["n_original"] == 40 and 20 <= summary["n_injected"] <= 32
