@@ -288,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.data_dir:
         parser.error("give --ensure-venv, --ensure-template or --data-dir")
     server = LabelStudioServer(args.data_dir, port=args.port)
+    # SIGTERM would kill Python without unwinding `with`, orphaning Label Studio: unwind instead.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     with server:
         print(f"Label Studio {server.version} at {server.url} (user {server.username}; "
               f"token in {server.data_dir / CREDENTIALS_FILE}); Ctrl-C to stop")

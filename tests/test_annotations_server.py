@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import uuid
 
@@ -259,3 +260,33 @@ def test_token_never_in_outputs_or_logs(ls_env, review, tmp_path, caplog, capfd)
     assert len(files) >= 8
     for path in files:
         assert ls_env.token not in path.read_text(errors="replace"), path
+
+
+def test_sigterm_to_the_local_server_command_stops_label_studio(ls_template, tmp_path):
+    """`python -m annotations.server --data-dir D` stopped with SIGTERM must not orphan Label Studio."""
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    shutil.copytree(ls_template, tmp_path / "d")
+    proc = subprocess.Popen([sys.executable, "-m", "annotations.server", "--data-dir", str(tmp_path / "d")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = proc.stdout.readline()  # printed once the server answers /health
+        assert " at http://127.0.0.1:" in line, line
+        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        assert children, "Label Studio should run as a child of the command"
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") and
+                                                  "Z" not in open(f"/proc/{pid}/stat").read().split()[2]
+                                                  for pid in children):
+            time.sleep(0.5)
+        assert not [pid for pid in children if os.path.exists(f"/proc/{pid}")
+                    and "Z" not in open(f"/proc/{pid}/stat").read().split()[2]]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
