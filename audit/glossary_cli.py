@@ -51,7 +51,8 @@ def glossary_warnings(glossary: Glossary) -> list[str]:
 
 def register_glossary_cli(audit_app: typer.Typer) -> None:
     """Add the `glossary` sub-command group (mine, show, check, flags) to the `audit` typer."""
-    app = typer.Typer(no_args_is_help=True, help="Curate the Belgian legal glossary: mine proposals, show, check.")
+    app = typer.Typer(no_args_is_help=True, help="Curate the Belgian legal glossary: mine proposals, show, check.\n\n"
+                      "Example: `bbsard-audit audit glossary check audit/data/glossary.yaml`")
 
     @app.command()
     def mine(
