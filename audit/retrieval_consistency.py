@@ -8,14 +8,13 @@ gap, not translation errors (measured in benchmarks/bench_audit.py), so it must 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.errors import InputError
+from eval.runs import Run
 
 from .findings import Finding
 
@@ -23,32 +22,9 @@ FLAGS: dict[str, str] = {}
 
 
 def load_run(path: str | Path) -> dict[str, list[str]]:
-    """{qid: [docid in rank order]} from a TREC or JSON run file (ids as strings)."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("run file not found", file=str(path))
-    text = path.read_text(encoding="utf-8")
-    if text.lstrip().startswith("{"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg})", file=str(path), row=exc.lineno) from None
-        if not all(isinstance(v, list) for v in data.values()):
-            raise InputError("JSON run must map each question id to a list of article ids", file=str(path))
-        return {str(q): [str(d) for d in docs] for q, docs in data.items()}
-    ranked: dict[str, list[tuple[float, str]]] = {}
-    for line_no, line in enumerate(text.splitlines(), start=1):
-        parts = line.split()
-        if not parts:
-            continue
-        if len(parts) != 6:
-            raise InputError(f"TREC run lines need 6 fields, got {len(parts)}", file=str(path), row=line_no)
-        try:
-            rank = float(parts[3])
-        except ValueError:
-            raise InputError(f"rank is not a number: {parts[3]!r}", file=str(path), row=line_no, id=parts[0]) from None
-        ranked.setdefault(parts[0], []).append((rank, parts[2]))
-    return {q: [d for _, d in sorted(docs)] for q, docs in ranked.items()}
+    """{qid: [docid in rank order]} from a TREC or JSON run, read by eval's reader so the audit and
+    the evaluation agree on ordering, tie-breaks, duplicates and errors."""
+    return {qid: list(docs) for qid, docs in Run.read(path).ranking.items()}
 
 
 def gold_rank(run: dict[str, list[str]], qid: int, gold: Sequence[int]) -> float:

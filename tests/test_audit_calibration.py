@@ -69,7 +69,7 @@ def test_runs_trec_and_json_agree_and_give_gold_ranks(tmp_path):
 
 def test_bad_trec_line_is_an_input_error(tmp_path):
     (tmp_path / "bad.trec").write_text("7 Q0 100 1 0.5 x\n7 Q0 100\n")
-    with pytest.raises(InputError, match=r"bad.trec, row 2: TREC run lines need 6 fields"):
+    with pytest.raises(InputError, match=r"bad.trec, row 2: expected 6 columns \(qid Q0 docid rank score tag\), found 3"):
         load_run(tmp_path / "bad.trec")
 
 
