@@ -16,8 +16,8 @@ from scipy.stats import rankdata
 
 from bbsard_audit.errors import InputError
 from bbsard_audit.io import write_csv, write_json, write_sidecar
+from eval.subsets import Verdicts
 
-VERDICTS = ("correct", "minor", "legal")
 POSITIVES = {"legal": {"legal"}, "minor+legal": {"minor", "legal"}}
 # Which way is "worse" for the continuous signals (anything else numeric is oriented by its name).
 LOWER_IS_WORSE = ("bt_chrf", "bt_bleu", "bt_cosine", "xling_cosine", "xling_margin", "xling_z", "qa_len_z")
@@ -54,19 +54,9 @@ def best_f1_threshold(y: np.ndarray, score: np.ndarray) -> tuple[float, float, f
 
 
 def read_verdicts(path: str | Path) -> pd.DataFrame:
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("verdicts file not found", file=str(path))
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    if not {"id", "verdict"} <= set(frame.columns):
-        raise InputError("verdicts need columns id, verdict", file=str(path), row=1)
-    for i, row in enumerate(frame.itertuples(), start=2):
-        if not row.id.strip().lstrip("-").isdigit():
-            raise InputError(f"id must be an integer, got {row.id!r}", file=str(path), row=i)
-        if row.verdict.strip() not in VERDICTS:
-            raise InputError(f"verdict must be one of {', '.join(VERDICTS)}, got {row.verdict!r}",
-                             file=str(path), row=i, id=row.id)
-    return pd.DataFrame({"id": frame["id"].astype(int), "verdict": frame["verdict"].str.strip()})
+    """`id, verdict` as a frame, through eval's verdict reader: one rule for every stage."""
+    verdicts = Verdicts.read(path).verdict
+    return pd.DataFrame({"id": [int(q) for q in verdicts], "verdict": list(verdicts.values())})
 
 
 @dataclass

@@ -20,7 +20,7 @@ import pandas as pd
 
 from .dataset import LANGS, QUESTION_COLUMNS, SPLITS, Dataset, QuestionPair, sample_dir
 from .errors import InputError
-from .io import write_csv, write_sidecar, write_text
+from .io import sidecar_path, write_csv, write_sidecar, write_text
 from .report.loaders import find_estimates, read_json, read_table
 
 VERDICTS = ("correct", "minor", "legal")
@@ -127,7 +127,7 @@ def _annotation_dates(path: Path) -> dict[int, str]:
 
 
 def _sidecar_date(path: Path) -> str:
-    meta = path.with_name(path.name.split(".")[0] + ".meta.json")
+    meta = sidecar_path(path)
     if meta.is_file():
         created = str(read_json(meta).get("created", ""))
         if created:

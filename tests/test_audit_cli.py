@@ -142,7 +142,7 @@ def test_calibrate_bad_verdict_is_one_line(sample_audit, tmp_path):
     bad = tmp_path / "v.csv"
     bad.write_text("id,verdict\n1,correct\n2,wrong\n")
     result = _run("audit", "calibrate", "--audit", out / "audit.csv", "--verdicts", bad, "--out", tmp_path / "cal")
-    assert result.exit_code == 2 and "v.csv, row 3, id 2: verdict must be one of correct, minor, legal" in result.output
+    assert result.exit_code == 2 and "v.csv, row 3, id 2: verdict 'wrong' is not one of correct, minor, legal" in result.output
     assert not (tmp_path / "cal").exists()
 
 
