@@ -6,8 +6,8 @@ lock so concurrent test sessions don't race). `LabelStudioServer` initialises a 
 non-interactively, starts the server on 127.0.0.1, and checks that the port it asked for is the
 one answering (Label Studio silently moves to port+1 when the port is taken).
 
-    python -m annotations.server --ensure-venv      # build the venv (CI calls this once)
-    python -m annotations.server --data-dir DIR     # run a local server until Ctrl-C
+    python -m bbsard_audit.annotations.server --ensure-venv      # build the venv (CI calls this once)
+    python -m bbsard_audit.annotations.server --data-dir DIR     # run a local server until Ctrl-C
 """
 
 from __future__ import annotations
@@ -272,7 +272,7 @@ def ensure_template(version: str = LS_VERSION) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m annotations.server", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m bbsard_audit.annotations.server", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ensure-venv", action="store_true", help="build the private venv and exit")
     parser.add_argument("--ensure-template", action="store_true",

@@ -22,7 +22,7 @@ from sacrebleu.metrics import BLEU, CHRF, TER
 
 from bbsard_audit.errors import InputError
 
-from .embeddings import Embedder
+from bbsard_audit.embeddings import Embedder
 from .findings import Finding
 
 DEFAULT_MODEL = "Helsinki-NLP/opus-mt-nl-fr"

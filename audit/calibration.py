@@ -16,7 +16,7 @@ from scipy.stats import rankdata
 
 from bbsard_audit.errors import InputError
 from bbsard_audit.io import write_csv, write_json, write_sidecar
-from eval.subsets import Verdicts
+from bbsard_audit.eval.subsets import Verdicts
 
 POSITIVES = {"legal": {"legal"}, "minor+legal": {"minor", "legal"}}
 # Which way is "worse" for the continuous signals (anything else numeric is oriented by its name).

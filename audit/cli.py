@@ -1,4 +1,4 @@
-"""`bbsard-audit audit [selftest|calibrate|glossary]`: thin typer layer over audit.pipeline & co."""
+"""`bbsard-audit audit [selftest|calibrate|glossary]`: thin typer layer over bbsard_audit.audit.pipeline & co."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bbsard_audit.cli import DatasetOption
+from bbsard_audit.cli_options import DatasetOption
 
 console = Console(stderr=True)
 

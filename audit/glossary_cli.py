@@ -1,7 +1,7 @@
 """`bbsard-audit audit glossary ...`: mine proposals from a corpus, show and check a glossary file.
 
 auditcore's `audit/cli.py` calls `register_glossary_cli(audit_app)`; the commands are thin wrappers
-over `audit.glossary` and `audit.glossary_mining`, which the tests call directly.
+over `bbsard_audit.audit.glossary` and `bbsard_audit.audit.glossary_mining`, which the tests call directly.
 """
 
 from __future__ import annotations

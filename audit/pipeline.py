@@ -23,7 +23,7 @@ from bbsard_audit.io import atomic_path, write_csv, write_sidecar
 from . import qa_checks
 from .backtranslation import BackTranslationScorer, BackTranslationThresholds, Translator, get_translator
 from .crosslingual import CrossLingualConfig, CrossLingualScorer
-from .embeddings import Embedder, default_cache_dir, get_embedder
+from bbsard_audit.embeddings import Embedder, default_cache_dir, get_embedder
 from .findings import Finding
 from . import glossary as glossary_module
 from . import termmatch

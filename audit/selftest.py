@@ -26,7 +26,7 @@ from bbsard_audit.io import write_csv, write_json, write_sidecar
 from . import qa_checks
 from .backtranslation import FileTranslator, get_translator
 from .calibration import roc_auc
-from .embeddings import default_cache_dir, get_embedder
+from bbsard_audit.embeddings import default_cache_dir, get_embedder
 from .glossary import Glossary
 from .pipeline import AuditEngine, default_backtranslations
 from .risk import RiskConfig

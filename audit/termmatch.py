@@ -33,7 +33,7 @@ import simplemma
 
 from bbsard_audit.io import write_json
 
-from .embeddings import default_cache_dir
+from bbsard_audit.embeddings import default_cache_dir
 
 Compound = Literal["exact", "head", "part"]
 

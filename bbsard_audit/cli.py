@@ -1,7 +1,8 @@
 """The `bbsard-audit` command: a thin typer layer over the library API.
 
-Stage packages plug in by exposing `register(app)` in their `cli` module (`audit.cli`,
-`annotations.cli`, `eval.cli`, `bbsard_audit.report_cli`); a stage not built yet is simply absent.
+Stage packages plug in by exposing `register(app)` in their `cli` module (`bbsard_audit.audit.cli`,
+`bbsard_audit.annotations.cli`, `bbsard_audit.eval.cli`, `bbsard_audit.report_cli`, ...). An
+ImportError is never swallowed: a stage that cannot be imported is a broken install.
 """
 
 from __future__ import annotations
@@ -11,34 +12,16 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from typer.core import TyperGroup
 
 from . import __version__
 from .dataset import load_dataset
-from .errors import InputError
+from .cli_options import DatasetOption, OneLineErrors
 
-STAGE_MODULES = ("audit.cli", "annotations.cli", "eval.cli", "bbsard_audit.report_cli",
-                 "bbsard_audit.release_cli")
-
-DatasetOption = Annotated[str, typer.Option(
-    "--dataset", "-d", metavar="SRC",
-    help="`sample` (embedded), a CSV directory (questions_{fr,nl}_{train,test}.csv "
-         "[+ articles_{fr,nl}.csv]) or hf:clips/bBSARD[@REVISION].")]
-
-
-class _OneLineErrors(TyperGroup):
-    """Bad input becomes one line on stderr and exit code 2, never a traceback."""
-
-    def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except InputError as exc:
-            typer.echo(f"error: {exc.one_line()}", err=True)
-            raise typer.Exit(2) from None
-
+STAGE_MODULES = ("bbsard_audit.audit.cli", "bbsard_audit.annotations.cli", "bbsard_audit.eval.cli",
+                 "bbsard_audit.report_cli", "bbsard_audit.release_cli")
 
 app = typer.Typer(
-    cls=_OneLineErrors, no_args_is_help=True, add_completion=False, rich_markup_mode="markdown",
+    cls=OneLineErrors, no_args_is_help=True, add_completion=False, rich_markup_mode="markdown",
     help="Translation validation and dataset audit for bBSARD (French/Dutch statutory article "
          "retrieval).\n\nExample: `bbsard-audit demo --out reports/demo`",
 )
@@ -99,14 +82,9 @@ def demo(out: Annotated[Path, typer.Option(help="Folder for every stage's output
 
 
 def _register_stages() -> None:
+    """Every stage is part of the install: a stage that fails to import is a bug, never skipped."""
     for name in STAGE_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name and name.startswith(exc.name):
-                continue  # stage not built yet
-            raise
-        module.register(app)
+        importlib.import_module(name).register(app)
 
 
 _register_stages()

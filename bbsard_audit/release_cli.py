@@ -7,7 +7,7 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from .cli import DatasetOption
+    from .cli_options import DatasetOption
 
     @app.command()
     def release(

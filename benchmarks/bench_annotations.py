@@ -22,13 +22,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from annotations import simulate  # noqa: E402
-from annotations.adjudication import AdjudicationRule  # noqa: E402
-from annotations.connection import Connection  # noqa: E402
-from annotations.project import ReviewProject  # noqa: E402
-from annotations.pull import pull  # noqa: E402
-from annotations.server import LabelStudioServer, ensure_template, ensure_venv, version_root  # noqa: E402
-from annotations.tasks import AUDIT_COLUMNS, build_tasks, read_audit  # noqa: E402
+from bbsard_audit.annotations import simulate  # noqa: E402
+from bbsard_audit.annotations.adjudication import AdjudicationRule  # noqa: E402
+from bbsard_audit.annotations.connection import Connection  # noqa: E402
+from bbsard_audit.annotations.project import ReviewProject  # noqa: E402
+from bbsard_audit.annotations.pull import pull  # noqa: E402
+from bbsard_audit.annotations.server import LabelStudioServer, ensure_template, ensure_venv, version_root  # noqa: E402
+from bbsard_audit.annotations.tasks import AUDIT_COLUMNS, build_tasks, read_audit  # noqa: E402
 from bbsard_audit.dataset import load_dataset  # noqa: E402
 from bbsard_audit.io import write_json  # noqa: E402
 from conftest import write_review_files  # noqa: E402

@@ -25,10 +25,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from eval.bootstrap import Bootstrap  # noqa: E402
-from eval.metrics import DEFAULT_METRICS, hit_matrix, parse_metrics, per_query_matrix  # noqa: E402
-from eval.retrievers import BM25Retriever  # noqa: E402
-from eval.runs import Qrels, Run  # noqa: E402
+from bbsard_audit.eval.bootstrap import Bootstrap  # noqa: E402
+from bbsard_audit.eval.metrics import DEFAULT_METRICS, hit_matrix, parse_metrics, per_query_matrix  # noqa: E402
+from bbsard_audit.eval.retrievers import BM25Retriever  # noqa: E402
+from bbsard_audit.eval.runs import Qrels, Run  # noqa: E402
 
 N_QUERIES, N_SYSTEMS, DEPTH, N_DOCS = 1108, 20, 500, 22_600
 

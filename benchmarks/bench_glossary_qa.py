@@ -22,8 +22,8 @@ import json, sys, time, resource
 from collections import Counter
 start = time.perf_counter()
 from bbsard_audit.dataset import load_dataset
-from audit.glossary import Glossary
-from audit import qa_checks
+from bbsard_audit.audit.glossary import Glossary
+from bbsard_audit.audit import qa_checks
 ds = load_dataset(sys.argv[1], with_corpus=False)
 pairs = [(p.question_fr, p.question_nl) for p in ds.pairs]
 t0 = time.perf_counter()

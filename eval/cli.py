@@ -1,4 +1,4 @@
-"""`bbsard-audit eval`: a thin typer layer over `eval.pipeline`."""
+"""`bbsard-audit eval`: a thin typer layer over `bbsard_audit.eval.pipeline`."""
 
 from __future__ import annotations
 

@@ -242,7 +242,7 @@ class DenseRetriever(_Base):
         label = re.sub(r"[^A-Za-z0-9]+", "-", embedder_spec).strip("-")
         super().__init__(lang, f"dense-{label}_{lang}")
         if embedder is None:
-            from audit.embeddings import get_embedder
+            from bbsard_audit.embeddings import get_embedder
 
             embedder = get_embedder(embedder_spec)
         self.embedder, self.window = embedder, window

@@ -34,13 +34,13 @@ def shared_runs(shared_dir) -> Path:
 
 @pytest.fixture(scope="session")
 def ls_template():
-    from annotations.server import ensure_template
+    from bbsard_audit.annotations.server import ensure_template
     return ensure_template()
 
 
 @pytest.fixture(scope="session")
 def ls_factory(ls_template, tmp_path_factory):
-    from annotations.server import LabelStudioServer
+    from bbsard_audit.annotations.server import LabelStudioServer
     started = []
 
     def make(start: bool = True):

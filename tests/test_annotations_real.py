@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from annotations import simulate
-from annotations.connection import Connection
-from annotations.project import ReviewProject
+from bbsard_audit.annotations import simulate
+from bbsard_audit.annotations.connection import Connection
+from bbsard_audit.annotations.project import ReviewProject
 from bbsard_audit.cli import app
 from bbsard_audit.dataset import load_dataset
 from conftest import write_review_files

@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from annotations import simulate
-from annotations.connection import Connection
-from annotations.project import ReviewProject
-from annotations.server import LabelStudioServer
-from annotations.tasks import QUEUE_COLUMNS, build_tasks, read_audit
+from bbsard_audit.annotations import simulate
+from bbsard_audit.annotations.connection import Connection
+from bbsard_audit.annotations.project import ReviewProject
+from bbsard_audit.annotations.server import LabelStudioServer
+from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, build_tasks, read_audit
 from bbsard_audit.cli import app
 from conftest import write_review_files
 
@@ -263,7 +263,7 @@ def test_token_never_in_outputs_or_logs(ls_env, review, tmp_path, caplog, capfd)
 
 
 def test_sigterm_to_the_local_server_command_stops_label_studio(ls_template, tmp_path):
-    """`python -m annotations.server --data-dir D` stopped with SIGTERM must not orphan Label Studio."""
+    """`python -m bbsard_audit.annotations.server --data-dir D` stopped with SIGTERM must not orphan Label Studio."""
     import shutil
     import signal
     import subprocess
@@ -271,7 +271,7 @@ def test_sigterm_to_the_local_server_command_stops_label_studio(ls_template, tmp
     import time
 
     shutil.copytree(ls_template, tmp_path / "d")
-    proc = subprocess.Popen([sys.executable, "-m", "annotations.server", "--data-dir", str(tmp_path / "d")],
+    proc = subprocess.Popen([sys.executable, "-m", "bbsard_audit.annotations.server", "--data-dir", str(tmp_path / "d")],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         line = proc.stdout.readline()  # printed once the server answers /health

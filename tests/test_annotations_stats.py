@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from annotations.adjudication import AdjudicationRule, adjudicate, disagreements
-from annotations.agreement import RatingMatrix, agreement, cohen_kappa, krippendorff_alpha
-from annotations.estimate import estimate
-from annotations.pull import RAW_COLUMNS, merge_raw, pull, raw_from_export
-from annotations.simulate import annotation_result
-from annotations.tasks import QUEUE_COLUMNS, build_tasks, read_audit
+from bbsard_audit.annotations.adjudication import AdjudicationRule, adjudicate, disagreements
+from bbsard_audit.annotations.agreement import RatingMatrix, agreement, cohen_kappa, krippendorff_alpha
+from bbsard_audit.annotations.estimate import estimate
+from bbsard_audit.annotations.pull import RAW_COLUMNS, merge_raw, pull, raw_from_export
+from bbsard_audit.annotations.simulate import annotation_result
+from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, build_tasks, read_audit
 from bbsard_audit.cli import app
 from bbsard_audit.errors import InputError
 from conftest import write_review_files
@@ -326,7 +326,7 @@ def test_adjudication_reproduces_the_sample_verdicts():
     Its three disagreements were adjudicated by a person (id 37 ended `minor`, where the
     stricter rule says `legal`), so only which ids need adjudication is compared for those.
     """
-    from annotations.pull import read_raw
+    from bbsard_audit.annotations.pull import read_raw
     from bbsard_audit.dataset import sample_dir
 
     raw = read_raw(sample_dir() / "annotations_raw.csv")

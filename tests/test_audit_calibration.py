@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.calibration import best_f1_threshold, calibrate, read_verdicts, roc_auc
-from audit.retrieval_consistency import RetrievalConsistency, gold_rank, load_run
+from bbsard_audit.audit.calibration import best_f1_threshold, calibrate, read_verdicts, roc_auc
+from bbsard_audit.audit.retrieval_consistency import RetrievalConsistency, gold_rank, load_run
 from bbsard_audit.errors import InputError
 
 

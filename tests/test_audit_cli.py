@@ -75,7 +75,7 @@ def test_review_queue_is_riskiest_flagged_plus_stratified_unflagged_control(samp
 
 
 def test_control_sample_is_reproducible_and_seeded(sample_audit):
-    from audit.pipeline import review_queue
+    from bbsard_audit.audit.pipeline import review_queue
 
     out, _ = sample_audit
     frame = pd.read_csv(out / "audit.csv")

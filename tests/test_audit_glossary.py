@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit import glossary as glossary_module
-from audit.glossary import Glossary
+from bbsard_audit.audit import glossary as glossary_module
+from bbsard_audit.audit.glossary import Glossary
 from bbsard_audit.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -194,7 +194,7 @@ def test_traffic_offences_are_overtredingen(glossary):
 def test_lemma_cache_survives_damage_and_writes_atomically(tmp_path):
     import json
 
-    from audit.termmatch import LemmaCache
+    from bbsard_audit.audit.termmatch import LemmaCache
 
     path = tmp_path / "lemmas" / "simplemma.json"
     path.parent.mkdir()

@@ -11,10 +11,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from audit.glossary import Glossary
-from audit.glossary_cli import flags_markdown, register_glossary_cli
-from audit.glossary_mining import COLUMNS, mine
-from bbsard_audit.cli import _OneLineErrors
+from bbsard_audit.audit.glossary import Glossary
+from bbsard_audit.audit.glossary_cli import flags_markdown, register_glossary_cli
+from bbsard_audit.audit.glossary_mining import COLUMNS, mine
+from bbsard_audit.cli_options import OneLineErrors
 from bbsard_audit.dataset import Corpus, load_dataset, sample_dir
 from bbsard_audit.errors import InputError
 
@@ -96,7 +96,7 @@ def _write_dataset(root: Path, corpus: Corpus | None) -> Path:
 
 @pytest.fixture()
 def cli() -> typer.Typer:
-    root = typer.Typer(cls=_OneLineErrors)
+    root = typer.Typer(cls=OneLineErrors)
     audit_app = typer.Typer()
     register_glossary_cli(audit_app)
     root.add_typer(audit_app, name="audit")

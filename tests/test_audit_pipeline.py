@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.embeddings import get_embedder
-from audit.pipeline import AuditEngine, run_audit
-from audit.risk import RiskConfig
+from bbsard_audit.embeddings import get_embedder
+from bbsard_audit.audit.pipeline import AuditEngine, run_audit
+from bbsard_audit.audit.risk import RiskConfig
 from bbsard_audit.dataset import load_dataset
 from bbsard_audit.errors import InputError
 

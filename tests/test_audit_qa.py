@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit import qa_checks
-from audit.qa_checks import FLAGS, check_pairs
+from bbsard_audit.audit import qa_checks
+from bbsard_audit.audit.qa_checks import FLAGS, check_pairs
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -159,7 +159,7 @@ def _role_key(nl: str) -> str:
 
 
 def _institution_key(nl: str) -> str:
-    from audit.termmatch import fold
+    from bbsard_audit.audit.termmatch import fold
     return next(k for k, (_, nls) in qa_checks.INSTITUTIONS.items() if fold(nl) in {fold(x) for x in nls})
 
 
@@ -175,8 +175,8 @@ def test_real_data_fast_and_not_noisy(shared_dir):
     also decodes simplemma's dictionaries, ~1.5 s more), flagging at most ~25% of the pairs."""
     import time
 
-    from audit.glossary import Glossary
-    from audit.termmatch import tokenize
+    from bbsard_audit.audit.glossary import Glossary
+    from bbsard_audit.audit.termmatch import tokenize
 
     pairs = []
     for split in ("train", "test"):
@@ -234,7 +234,7 @@ EXPECTED_FLAGS = {  # sample flaws.csv error_type -> flags that should catch it
 
 def test_sample_flaws_are_caught_and_clean_pairs_are_not_flagged():
     """The embedded sample's deliberately flawed translations, by the flag their error type needs."""
-    from audit.glossary import Glossary
+    from bbsard_audit.audit.glossary import Glossary
     from bbsard_audit.dataset import load_dataset, sample_dir
 
     ds = load_dataset("sample")

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.findings import Finding
-from audit.risk import RiskConfig, combine
+from bbsard_audit.audit.findings import Finding
+from bbsard_audit.audit.risk import RiskConfig, combine
 from bbsard_audit.errors import InputError
 
 
@@ -70,9 +70,9 @@ def test_bad_config_is_one_input_error_naming_the_file(tmp_path, text, message):
 
 
 def test_flags_doc_is_generated_and_complete():
-    from audit.flagdoc import DOC, all_flags, render
+    from bbsard_audit.audit.flagdoc import DOC, all_flags, render
 
-    assert DOC.read_text(encoding="utf-8") == render(), "run `python -m audit.flagdoc`"
+    assert DOC.read_text(encoding="utf-8") == render(), "run `python -m bbsard_audit.audit.flagdoc`"
     cfg = RiskConfig.load()
     for flag in all_flags():
         assert f"`{flag}`" in DOC.read_text(encoding="utf-8")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from audit.glossary import Glossary
-from audit.selftest import ErrorInjector
+from bbsard_audit.audit.glossary import Glossary
+from bbsard_audit.audit.selftest import ErrorInjector
 
 
 @pytest.fixture(scope="module")

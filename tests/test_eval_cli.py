@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from eval.metrics import Metric, hit_matrix
-from eval.runs import Qrels, Run
+from bbsard_audit.eval.metrics import Metric, hit_matrix
+from bbsard_audit.eval.runs import Qrels, Run
 
 REPO = Path(__file__).resolve().parents[1]
 SYSTEMS = ("bm25_fr", "bm25_nl", "e5_fr", "e5_nl", "jina_fr", "jina_nl")

@@ -9,8 +9,8 @@ import random
 import numpy as np
 import pytest
 
-from eval.metrics import DEFAULT_METRICS, Metric, hit_matrix, parse_metrics
-from eval.runs import Qrels, Run
+from bbsard_audit.eval.metrics import DEFAULT_METRICS, Metric, hit_matrix, parse_metrics
+from bbsard_audit.eval.runs import Qrels, Run
 
 SYSTEMS = ("bm25_fr", "bm25_nl", "e5_fr", "e5_nl", "jina_fr", "jina_nl")
 

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from scipy.stats import kendalltau
 
-from eval.bootstrap import resample_indices, sign_flips
-from eval.pipeline import EvalConfig, evaluate, write_outputs
-from eval.ranking_shift import random_subsets
+from bbsard_audit.eval.bootstrap import resample_indices, sign_flips
+from bbsard_audit.eval.pipeline import EvalConfig, evaluate, write_outputs
+from bbsard_audit.eval.ranking_shift import random_subsets
 
 METRICS = ("recall@5", "map@10", "mrr@10", "ndcg@5")
 SEED, RESAMPLES, DRAWS = 11, 1000, 300

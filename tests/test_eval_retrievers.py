@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from bbsard_audit.dataset import load_dataset, sample_dir
-from eval.pipeline import EvalConfig, evaluate, write_outputs
-from eval.retrievers import (Analyzer, BM25Retriever, DenseRetriever, TfidfRetriever, max_by_owner,
+from bbsard_audit.eval.pipeline import EvalConfig, evaluate, write_outputs
+from bbsard_audit.eval.retrievers import (Analyzer, BM25Retriever, DenseRetriever, TfidfRetriever, max_by_owner,
                              split_windows, top_k)
-from eval.runs import Run
+from bbsard_audit.eval.runs import Run
 
 
 def test_analyzer_stems_lemmas_and_stopwords():
@@ -65,7 +65,7 @@ def test_lexical_retrievers_on_sample_with_corrected_reruns(tmp_path, spec):
 
 
 def test_dense_retriever_windows_and_disk_cache(tmp_path):
-    from audit.embeddings import get_embedder
+    from bbsard_audit.embeddings import get_embedder
 
     filler = " ".join(["Le présent chapitre règle la procédure administrative générale."] * 40)
     ids = [3, 1, 2]

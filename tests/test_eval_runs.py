@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from bbsard_audit.errors import InputError
-from eval.cli import parse_run_specs
-from eval.runs import Qrels, Run
+from bbsard_audit.eval.cli import parse_run_specs
+from bbsard_audit.eval.runs import Qrels, Run
 
 REPO = Path(__file__).resolve().parents[1]
 

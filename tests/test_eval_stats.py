@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
-from eval.bootstrap import Bootstrap, holm, paired_randomisation
-from eval.ranking_shift import Shift, kendall_tau_b, random_subsets, tau_ap
+from bbsard_audit.eval.bootstrap import Bootstrap, holm, paired_randomisation
+from bbsard_audit.eval.ranking_shift import Shift, kendall_tau_b, random_subsets, tau_ap
 
 
 def test_bootstrap_is_seeded_and_paths_agree():

@@ -55,14 +55,14 @@ def real_workdir(shared_dir, shared_runs, tmp_path_factory):
     ds = load_dataset(str(shared_dir))
     verdicts = illustrative_verdicts(ds, work / "verdicts.csv")
     real = []
-    audit_api = _stage("audit.pipeline", "run_audit", "write_audit")
+    audit_api = _stage("bbsard_audit.audit.pipeline", "run_audit", "write_audit")
     if audit_api:
         run_audit, write_audit = audit_api
         result = run_audit(str(shared_dir), split="test",
                            backtranslations=shared_dir / "backtranslations_nl_fr.jsonl")
         write_audit(result, work, review_budget=40, control=20, seed=0)
         real.append("audit")
-    eval_api = _stage("eval.pipeline", "EvalConfig", "evaluate", "write_outputs")
+    eval_api = _stage("bbsard_audit.eval.pipeline", "EvalConfig", "evaluate", "write_outputs")
     if eval_api:
         EvalConfig, evaluate, write_outputs = eval_api
         config = EvalConfig(runs={n: shared_runs / f"{n}.trec" for n in RUNS}, qrels=shared_runs / "qrels_test203.trec",
@@ -70,19 +70,19 @@ def real_workdir(shared_dir, shared_runs, tmp_path_factory):
                             resamples=1000, null_draws=1000, seed=0)
         write_outputs(evaluate(config), work)
         real.append("eval")
-    agreement_api = _stage("annotations.agreement", "agreement")
+    agreement_api = _stage("bbsard_audit.annotations.agreement", "agreement")
     if agreement_api:
         report = agreement_api[0](pd.read_csv(work / "annotations_raw.csv", keep_default_na=False))
         (work / "agreement.json").write_text(json.dumps(report.to_dict()))
         real.append("agreement")
-    estimate_api = _stage("annotations.estimate", "estimate")
+    estimate_api = _stage("bbsard_audit.annotations.estimate", "estimate")
     if estimate_api and audit_api:
         audit = pd.read_csv(work / "audit.csv")
         queue = pd.read_csv(work / "review_queue.csv")
         result = estimate_api[0](audit, pd.read_csv(verdicts, keep_default_na=False), queue, seed=0)
         (work / "estimate.json").write_text(json.dumps(result.to_dict()))
         real.append("estimate")
-    calibrate_api = _stage("audit.calibration", "calibrate", "write_calibration")
+    calibrate_api = _stage("bbsard_audit.audit.calibration", "calibrate", "write_calibration")
     if calibrate_api and audit_api:
         calibrate, write_calibration = calibrate_api
         write_calibration(calibrate(work / "audit.csv", verdicts), work)
