@@ -14,14 +14,24 @@ import numpy as np
 from .bootstrap import _rng
 
 
+TIE_DECIMALS = 12
+
+
+def settle(values: np.ndarray) -> np.ndarray:
+    """Round means to 12 decimals before ranking: equal means computed by different summation orders
+    (BLAS, pairwise sums) differ in the last bits, and such noise must not break a tie."""
+    return np.round(np.asarray(values, dtype=np.float64), TIE_DECIMALS)
+
+
 def system_order(values: np.ndarray, names: Sequence[str]) -> list[int]:
     """Indices best first: value desc, then system name (a deterministic order for ties)."""
+    values = settle(values)
     return sorted(range(len(names)), key=lambda i: (-values[i], names[i]))
 
 
 def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Kendall tau-b between matching rows of x and y (draws x systems); NaN when a row is all ties."""
-    x, y = np.atleast_2d(x), np.atleast_2d(y)
+    x, y = settle(np.atleast_2d(x)), settle(np.atleast_2d(y))
     i, j = np.triu_indices(x.shape[1], k=1)
     sx, sy = np.sign(x[:, i] - x[:, j]), np.sign(y[:, i] - y[:, j])
     denom = np.sqrt((sx ** 2).sum(axis=1) * (sy ** 2).sum(axis=1))
@@ -36,7 +46,7 @@ def tau_ap(evaluated: np.ndarray, truth: np.ndarray, names: Sequence[str]) -> np
     position i by `evaluated` that `truth` also places above it. Unlike tau-b it weighs swaps at
     the top more. Ties are broken by system name (see `system_order`).
     """
-    evaluated, truth = np.atleast_2d(evaluated), np.atleast_2d(truth)
+    evaluated, truth = settle(np.atleast_2d(evaluated)), settle(np.atleast_2d(truth))
     n_sys = evaluated.shape[1]
     if n_sys < 2:
         return np.full(len(evaluated), np.nan)
@@ -76,10 +86,10 @@ class Shift:
 
     def flips(self) -> list[tuple[str, str]]:
         """Pairs (x, y) with x ahead on a and y strictly ahead on b (ties are not flips)."""
-        out = []
+        out, a, b = [], settle(self.values_a), settle(self.values_b)
         for i in range(len(self.names)):
             for j in range(len(self.names)):
-                if self.values_a[i] > self.values_a[j] and self.values_b[j] > self.values_b[i]:
+                if a[i] > a[j] and b[j] > b[i]:
                     out.append((self.names[i], self.names[j]))
         return out
 
