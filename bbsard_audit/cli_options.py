@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import os
+from typing import Annotated, Iterable
 
+import click
 import typer
 from typer.core import TyperGroup
 
 from .errors import InputError
+from .io import OutputGuard, guard_outputs
 
 DatasetOption = Annotated[str, typer.Option(
     "--dataset", "-d", metavar="SRC",
@@ -24,3 +27,10 @@ class OneLineErrors(TyperGroup):
         except InputError as exc:
             typer.echo(f"error: {exc.one_line()}", err=True)
             raise typer.Exit(2) from None
+
+
+def guard_out(out: str | os.PathLike, *, command: str, inputs: Iterable[str | os.PathLike | None] = (),
+              names: Iterable[str] = (), folder: bool = True) -> OutputGuard:
+    """One call near the top of a command: its writes run under `bbsard_audit.io.guard_outputs` until it returns."""
+    return click.get_current_context().with_resource(
+        guard_outputs(out, command=command, inputs=inputs, names=names, folder=folder))
