@@ -122,7 +122,7 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
             raise typer.BadParameter("give --project (or --from-file)")
         proj = _open_project(_connection(url, config, retries, timeout), project)
         tasks, users = proj.export(), proj.users()
-        source = {"label_studio_url": proj.conn.url, "project": project, "project_id": proj.id}
+        source = {"label_studio_url": proj.conn.shown_url, "project": project, "project_id": proj.id}
     raw, verdicts = pull_verdicts(tasks, out, users=users, rule=rule, source=source)
     counts = verdicts["agreement_status"].value_counts().to_dict()
     typer.echo(f"{len(raw)} annotation(s), {len(verdicts)} question(s) -> {out} {counts}")

@@ -11,6 +11,7 @@ from typer.core import TyperGroup
 
 from .errors import InputError
 from .io import OutputGuard, guard_outputs
+from .redact import redact
 
 DatasetOption = Annotated[str, typer.Option(
     "--dataset", "-d", metavar="SRC",
@@ -19,13 +20,13 @@ DatasetOption = Annotated[str, typer.Option(
 
 
 class OneLineErrors(TyperGroup):
-    """Bad input becomes one line on stderr and exit code 2, never a traceback."""
+    """Bad input becomes one line on stderr and exit code 2, never a traceback (nor a credential)."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except InputError as exc:
-            typer.echo(f"error: {exc.one_line()}", err=True)
+            typer.echo(f"error: {redact(exc.one_line())}", err=True)
             raise typer.Exit(2) from None
 
 

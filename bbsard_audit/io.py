@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import datetime as _dt
+import errno
 import hashlib
 import json
 import os
@@ -50,6 +51,23 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+def file_problem(path: str | os.PathLike) -> str | None:
+    """Why `path` cannot be read as a regular file (missing, symlink loop, FIFO, device, folder), else
+    None. Checked before opening: reading a FIFO would block forever, a device never ends."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symlink loop"
+        return "is a broken symlink" if os.path.islink(path) else "not found"
+    if stat.S_ISREG(mode):
+        return None
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a folder" if stat.S_ISDIR(mode) else "not a regular file")
+    return f"is {kind}, not a regular file"
 
 
 def write_text(path: str | os.PathLike, text: str) -> Path:

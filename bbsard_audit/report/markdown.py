@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 from .document import Figures, Plot, Report, Section, Table, Text
 
 
@@ -19,12 +21,13 @@ def _section(section: Section, level: int) -> str:
 
 
 def _cell(value: str) -> str:
-    return value.replace("|", "\\|").replace("\n", "<br>")
+    """Table cells hold data (questions, flags): HTML in them is shown, never rendered."""
+    return html.escape(value, quote=False).replace("|", "\\|").replace("\n", "<br>")
 
 
 def _block(block) -> str:
     if isinstance(block, Text):
-        return block.text + "\n"
+        return html.escape(block.text, quote=False) + "\n"
     if isinstance(block, Figures):
         return "".join(f"- **{k}**: {_cell(v)}\n" for k, v in block.items)
     if isinstance(block, Table):
