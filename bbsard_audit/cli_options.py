@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 from typing import Annotated, Iterable
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -23,15 +24,25 @@ class OneLineErrors(TyperGroup):
     """Bad input becomes one line on stderr and exit code 2, never a traceback (nor a credential)."""
 
     def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except InputError as exc:
-            typer.echo(f"error: {redact(exc.one_line())}", err=True)
-            raise typer.Exit(2) from None
+        with contextlib.ExitStack() as resources:  # closed when the command returns or fails
+            token = _RESOURCES.set(resources)
+            try:
+                return super().invoke(ctx)
+            except InputError as exc:
+                typer.echo(f"error: {redact(exc.one_line())}", err=True)
+                raise typer.Exit(2) from None
+            finally:
+                _RESOURCES.reset(token)
+
+
+_RESOURCES: contextvars.ContextVar[contextlib.ExitStack | None] = contextvars.ContextVar("bbsard_cli_resources",
+                                                                                         default=None)
 
 
 def guard_out(out: str | os.PathLike, *, command: str, inputs: Iterable[str | os.PathLike | None] = (),
               names: Iterable[str] = (), folder: bool = True) -> OutputGuard:
     """One call near the top of a command: its writes run under `bbsard_audit.io.guard_outputs` until it returns."""
-    return click.get_current_context().with_resource(
-        guard_outputs(out, command=command, inputs=inputs, names=names, folder=folder))
+    resources = _RESOURCES.get()
+    if resources is None:
+        raise RuntimeError("guard_out is for commands run through the bbsard-audit CLI")
+    return resources.enter_context(guard_outputs(out, command=command, inputs=inputs, names=names, folder=folder))
