@@ -90,7 +90,7 @@ def _template(defaults: Mapping) -> dict:
 
 
 def _read_config(path: Path, defaults: Mapping) -> dict:
-    data = read_toml(path, "audit config")
+    data = read_toml(path)
     check_against(data, _template(defaults), file=str(path))
     return data
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import html
-
 from .document import Figures, Plot, Report, Section, Table, Text
 
 
@@ -21,13 +19,17 @@ def _section(section: Section, level: int) -> str:
 
 
 def _cell(value: str) -> str:
-    """Table cells hold data (questions, flags): HTML in them is shown, never rendered."""
-    return html.escape(value, quote=False).replace("|", "\\|").replace("\n", "<br>")
+    return _no_html(value).replace("|", "\\|").replace("\n", "<br>")
+
+
+def _no_html(text: str) -> str:
+    """Cells and text hold data (questions, reasons): a tag in them is shown, never rendered."""
+    return text.replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _block(block) -> str:
     if isinstance(block, Text):
-        return html.escape(block.text, quote=False) + "\n"
+        return _no_html(block.text) + "\n"
     if isinstance(block, Figures):
         return "".join(f"- **{k}**: {_cell(v)}\n" for k, v in block.items)
     if isinstance(block, Table):
