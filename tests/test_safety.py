@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 from bbsard_audit.cli import app
 from bbsard_audit.dataset import load_dataset
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import MANIFEST, guard_outputs, write_text
 from bbsard_audit.redact import redact, redact_record
 from bbsard_audit.release import ReleasePolicy, build_release
 from report_fixtures import write_workdir
@@ -156,6 +155,8 @@ def test_demo_refuses_a_folder_holding_a_campaigns_files(tmp_path):
 
 
 def test_a_command_replaces_its_own_outputs_but_not_a_foreign_or_edited_file(tmp_path):
+    from bbsard_audit.io import MANIFEST
+
     work = write_workdir(tmp_path / "w")
     out = tmp_path / "agree"
     args = ("annotate", "agreement", "--raw", work / "annotations_raw.csv", "--n-boot", "50", "--out", out)
@@ -176,6 +177,8 @@ def test_a_command_replaces_its_own_outputs_but_not_a_foreign_or_edited_file(tmp
 
 
 def test_a_file_written_by_another_command_is_not_replaced(tmp_path):
+    from bbsard_audit.io import guard_outputs, write_text
+
     with guard_outputs(tmp_path, command="annotate pull"):
         write_text(tmp_path / "verdicts.csv", "id,verdict\n1,legal\n")
     with pytest.raises(InputError, match="was written by `bbsard-audit annotate pull`"):
