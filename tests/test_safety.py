@@ -110,6 +110,16 @@ def test_eval_retriever_never_overwrites_an_input_run(tmp_path):
     assert run.read_bytes() == before
 
 
+def test_glossary_mine_never_overwrites_its_glossary_input(tmp_path):
+    from bbsard_audit.audit.glossary import SHIPPED
+
+    glossary = tmp_path / "glossary.yaml"
+    glossary.write_bytes(SHIPPED.read_bytes())
+    code, output = invoke("audit", "glossary", "mine", "--glossary", glossary, "--out", glossary)
+    one_line_refusal(code, output, "would overwrite the input")
+    assert glossary.read_bytes() == SHIPPED.read_bytes()
+
+
 # ---------------------------------------------------------------- --out of the wrong kind: one line
 
 def _out_file_cases(tmp_path: Path) -> dict[str, list]:
