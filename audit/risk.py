@@ -118,7 +118,8 @@ class RiskConfig:
                 if not 0 <= r.weight < 1 or r.scale <= 0 or r.direction not in ("below", "above")]
         bad += [f"risk.{k}" for k, v in [("flag_threshold", self.flag_threshold), *self.severity.items()]
                 if not 0 < v <= 1]
-        bad += [f"signals.{c}" for c, r in self.rules.items() if not (math.isfinite(r.threshold) and math.isfinite(r.scale))]
+        bad += [f"signals.{c}" for c, r in self.rules.items()
+                if not (math.isfinite(r.threshold) and math.isfinite(r.scale))]
         for column, rule in self.rules.items():
             try:
                 rule.explain(0.0)
