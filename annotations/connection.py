@@ -53,7 +53,7 @@ def _read_config(path: Path | None) -> dict:
 
 @dataclass
 class Connection:
-    url: str
+    url: str = field(repr=False)  # may carry credentials: shown only as `shown_url`
     api_key: str = field(repr=False)
     timeout: float = 60.0
     retries: int = 3

@@ -213,6 +213,10 @@ def test_label_studio_url_credentials_never_printed(monkeypatch, url, secret):
     code, output = invoke("annotate", "status", "--project", "p", "--url", url, "--retries", "0", "--timeout", "2")
     assert code == 2 and "Traceback" not in output, output
     assert "127.0.0.1:9" in output and secret not in output and "the-api-key-0123" not in output, output
+    from bbsard_audit.annotations.connection import Connection
+
+    conn = Connection.resolve(url)
+    assert secret not in repr(conn) and secret not in conn.shown_url and "127.0.0.1:9" in conn.shown_url
 
 
 def test_redact_masks_values_not_only_key_names():
