@@ -110,6 +110,18 @@ def test_eval_retriever_never_overwrites_an_input_run(tmp_path):
     assert run.read_bytes() == before
 
 
+def test_out_folder_whose_output_would_land_on_an_input_is_refused(tmp_path):
+    work = write_workdir(tmp_path / "w")
+    out = tmp_path / "o"
+    out.mkdir()
+    raw = out / "disagreements.csv"  # the raw annotations, saved under a name agreement writes
+    raw.write_bytes((work / "annotations_raw.csv").read_bytes())
+    code, output = invoke("annotate", "agreement", "--raw", raw, "--n-boot", "20", "--out", out)
+    one_line_refusal(code, output, "--out would overwrite the input")
+    assert raw.read_bytes() == (work / "annotations_raw.csv").read_bytes()
+    assert sorted(p.name for p in out.iterdir()) == ["disagreements.csv"]
+
+
 def test_glossary_mine_never_overwrites_its_glossary_input(tmp_path):
     from bbsard_audit.audit.glossary import SHIPPED
 
