@@ -21,7 +21,7 @@ import pandas as pd
 
 from .dataset import LANGS, QUESTION_COLUMNS, SPLITS, Dataset, QuestionPair, sample_dir
 from .errors import InputError
-from .io import guard_outputs, sidecar_path, write_csv, write_sidecar, write_text
+from .io import OutputGuard, guard_outputs, sidecar_path, write_csv, write_sidecar, write_text
 from .report.loaders import find_estimates, read_json, read_table
 
 VERDICTS = ("correct", "minor", "legal")
@@ -397,17 +397,21 @@ CC BY-NC-SA 4.0, as bBSARD and BSARD.
 
 
 def push_to_hub(release: Path, repo: str) -> str:
-    """Upload the release folder (CSV layout + card; the card's YAML configs define the splits)."""
+    """Upload the release's own files (CSV layout + card; the card's YAML configs define the splits),
+    never anything else the folder holds (the verdicts, notes, the ownership manifest)."""
     token = os.environ.get("HF_TOKEN")
     if not token:
         raise InputError("--push-to-hub needs a Hugging Face token in the HF_TOKEN environment variable")
+    files = [name for name in OutputGuard(Path(release), "release").previous() if name != "hf"]
+    if not files:
+        raise InputError("no release written by `bbsard-audit release` here", file=str(release))
     from huggingface_hub import HfApi
 
     api = HfApi(token=token)
     try:
         api.create_repo(repo, repo_type="dataset", exist_ok=True, private=True)
         info = api.upload_folder(folder_path=str(release), repo_id=repo, repo_type="dataset",
-                                 ignore_patterns=["hf/**"], commit_message="bbsard-audit release")
+                                 allow_patterns=files, commit_message="bbsard-audit release")
     except Exception as exc:  # network, auth, permissions: one line, never the token
         raise InputError(f"push to {repo} failed: {type(exc).__name__}") from None
     return str(getattr(info, "oid", "") or repo)

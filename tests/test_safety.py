@@ -19,6 +19,7 @@ from report_fixtures import write_workdir
 from test_release import make_dataset, write_review
 
 runner = CliRunner()
+MANIFEST_NAME = ".bbsard-audit-outputs.json"
 
 
 def invoke(*args: str):
@@ -68,6 +69,39 @@ def test_release_removes_its_own_stale_files_and_nothing_else(tmp_path):
     build_release(load_dataset(str(test_only)), tmp_path / "work" / "verdicts5.csv", out)
     assert not (out / "questions_fr_train.csv").exists() and (out / "questions_fr_test.csv").is_file()
     assert (out / "keep.csv").read_text() == "mine"
+
+
+def test_push_to_hub_uploads_only_the_release_files(tmp_path, monkeypatch):
+    """The release folder may hold the campaign's verdicts and notes: they never go to the hub."""
+    import huggingface_hub
+    from huggingface_hub.utils import filter_repo_objects
+
+    from bbsard_audit.release import push_to_hub
+
+    ds = load_dataset(str(make_dataset(tmp_path / "src")))
+    out = tmp_path / "rel"
+    build_release(ds, write_review(tmp_path / "work"), out)
+    (out / "verdicts.csv").write_text("id,verdict\n1,legal\n")
+    (out / "notes.txt").write_text("private reviewer notes")
+    uploaded: list[str] = []
+
+    class Hub:  # the network end of HfApi: record what upload_folder would send
+        def __init__(self, token):
+            pass
+
+        def create_repo(self, *args, **kwargs):
+            pass
+
+        def upload_folder(self, *, folder_path, allow_patterns=None, ignore_patterns=None, **kwargs):
+            names = [p.relative_to(folder_path).as_posix() for p in Path(folder_path).rglob("*") if p.is_file()]
+            uploaded.extend(filter_repo_objects(names, allow_patterns=allow_patterns, ignore_patterns=ignore_patterns))
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", Hub)
+    monkeypatch.setenv("HF_TOKEN", "hf_test0123456789")
+    push_to_hub(out, "me/clean")
+    assert "README.md" in uploaded and "CHANGELOG.csv" in uploaded and "questions_nl_test.csv" in uploaded
+    assert not {"verdicts.csv", "notes.txt", MANIFEST_NAME} & set(uploaded)
+    assert not [n for n in uploaded if n.startswith("hf/")]
 
 
 def test_release_refuses_to_write_over_its_dataset_input(tmp_path):
