@@ -9,13 +9,13 @@ recorded in verdicts.csv's sidecar via `AdjudicationRule.describe()`.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from bbsard_audit.config import check_against, read_toml
 from bbsard_audit.errors import InputError
 
 from .agreement import VERDICTS
@@ -35,12 +35,12 @@ class AdjudicationRule:
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> "AdjudicationRule":
+        """The shipped rule, overridden by `path`: unknown keys, wrong kinds and bad rules are one line."""
+        defaults = read_toml(DEFAULT_CONFIG, "adjudication config")
         path = Path(path) if path else DEFAULT_CONFIG
-        try:
-            config = tomllib.loads(path.read_text(encoding="utf-8")).get("adjudication", {})
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise InputError(f"cannot read adjudication config: {exc}", file=str(path)) from None
-        rule = cls(**{k: v for k, v in config.items() if k in ("rule", "third_annotation_resolves")})
+        data = read_toml(path, "adjudication config")
+        check_against(data, defaults, file=str(path))
+        rule = cls(**{**defaults["adjudication"], **data.get("adjudication", {})})
         if rule.rule not in RULES:
             raise InputError(f"adjudication rule {rule.rule!r} is not one of {', '.join(RULES)}",
                              file=str(path))

@@ -9,7 +9,8 @@ import pandas as pd
 import typer
 from rich.progress import Progress
 
-from bbsard_audit.io import write_csv, write_json, write_sidecar
+from bbsard_audit.cli_options import guard_out
+from bbsard_audit.io import sidecar_path, write_csv, write_json, write_sidecar
 
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
@@ -91,6 +92,7 @@ def export_tasks(audit: Annotated[Path, typer.Option(help="audit.csv of the audi
 
     Example: `bbsard-audit annotate export-tasks --audit out/audit.csv --queue out/review_queue.csv --out out/tasks.json`
     """
+    guard_out(out, command="annotate export-tasks", inputs=[audit, queue], folder=False)
     tasks, _ = _queue_tasks(audit, queue, dataset)
     write_json(out, tasks)
     write_sidecar(out, audit=str(audit), queue=str(queue) if queue else None, n_tasks=len(tasks),
@@ -110,6 +112,8 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
 
     Example: `bbsard-audit annotate pull --project bbsard-review --out out/verdicts.csv`
     """
+    guard_out(out, command="annotate pull", inputs=[from_file, adjudication, config], folder=False,
+              names=[RAW_FILE, sidecar_path(RAW_FILE).name])
     rule = AdjudicationRule.load(adjudication)
     if from_file:
         tasks, users, source = read_export_file(from_file), {}, {"export_file": str(from_file)}
@@ -118,7 +122,7 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
             raise typer.BadParameter("give --project (or --from-file)")
         proj = _open_project(_connection(url, config, retries, timeout), project)
         tasks, users = proj.export(), proj.users()
-        source = {"label_studio_url": proj.conn.url, "project": project, "project_id": proj.id}
+        source = {"label_studio_url": proj.conn.shown_url, "project": project, "project_id": proj.id}
     raw, verdicts = pull_verdicts(tasks, out, users=users, rule=rule, source=source)
     counts = verdicts["agreement_status"].value_counts().to_dict()
     typer.echo(f"{len(raw)} annotation(s), {len(verdicts)} question(s) -> {out} {counts}")
@@ -154,6 +158,8 @@ def agreement(raw: Annotated[Path, typer.Option(help=f"{RAW_FILE} written by pul
 
     Example: `bbsard-audit annotate agreement --raw out/annotations_raw.csv --out out`
     """
+    guard_out(out, command="annotate agreement", inputs=[raw, adjudication],
+              names=["agreement.json", "agreement.meta.json", "disagreements.csv", "disagreements.meta.json"])
     table = read_raw(raw)
     report = compute_agreement(table, n_boot=n_boot, seed=seed)
     rule = AdjudicationRule.load(adjudication)
@@ -181,6 +187,7 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
 
     Example: `bbsard-audit annotate estimate --audit out/audit.csv --queue out/review_queue.csv --verdicts out/verdicts.csv --out out/estimate.json --split test`
     """
+    guard_out(out, command="annotate estimate", inputs=[audit, verdicts, queue], folder=False)
     population = read_audit(audit)
     if split != "all":
         population = population[population["split"] == split]

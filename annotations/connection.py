@@ -3,7 +3,8 @@
 The key comes from `LABEL_STUDIO_API_KEY` or a TOML config file, never from a command-line flag
 (shell history) and never into a message: every failure becomes one `LabelStudioError` line
 built from the status code and the server's `detail`, not from the SDK's exception text (which
-carries the response headers, cookies included). Legacy tokens (`Authorization: Token`) and
+carries the response headers, cookies included). The URL is only ever shown as `shown_url`, with
+any credentials in it (userinfo, token query parameters) masked. Legacy tokens (`Authorization: Token`) and
 personal access tokens (JWT refresh tokens, exchanged for access tokens by the SDK) both work.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -20,7 +21,9 @@ import httpx
 from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
 
+from bbsard_audit.config import check_against, read_toml
 from bbsard_audit.errors import InputError
+from bbsard_audit.redact import redact
 
 DEFAULT_CONFIG = Path("~/.config/bbsard-audit/config.toml")
 TRANSIENT_STATUS = {408, 429, 500, 502, 503, 504}
@@ -41,19 +44,25 @@ def _read_config(path: Path | None) -> dict:
         if explicit:
             raise InputError("config file not found", file=str(path))
         return {}
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8")).get("label_studio", {})
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"invalid TOML: {exc}", file=str(path)) from None
+    section = read_toml(path).get("label_studio", {})
+    if not isinstance(section, Mapping):
+        raise InputError(f"label_studio must be a table ([label_studio]), not {section!r}", file=str(path))
+    check_against(section, {"url": "", "api_key": ""}, file=str(path), prefix="label_studio.")
+    return dict(section)
 
 
 @dataclass
 class Connection:
-    url: str
+    url: str = field(repr=False)  # may carry credentials: shown only as `shown_url`
     api_key: str = field(repr=False)
     timeout: float = 60.0
     retries: int = 3
     backoff: float = 0.5
+
+    @property
+    def shown_url(self) -> str:
+        """The URL as it may appear in a message or a sidecar: credentials masked."""
+        return redact(self.url)
 
     @classmethod
     def resolve(cls, url: str | None = None, config: Path | None = None, **kwargs) -> "Connection":
@@ -88,7 +97,7 @@ class Connection:
             attempt += 1
 
     def _describe(self, what: str, exc: Exception) -> LabelStudioError:
-        where = f"Label Studio at {self.url}"
+        where = f"Label Studio at {self.shown_url}"
         if isinstance(exc, httpx.TimeoutException):
             return LabelStudioError(f"{what}: {where} timed out after {self.timeout:.0f} s", transient=True)
         if isinstance(exc, httpx.HTTPError):

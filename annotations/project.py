@@ -49,7 +49,7 @@ class ReviewProject:
         if found:
             return cls(conn, client, found[0].id, title)
         if not create:
-            raise InputError(f"no Label Studio project titled {title!r} at {conn.url}")
+            raise InputError(f"no Label Studio project titled {title!r} at {conn.shown_url}")
         project = conn.call("create project", lambda: client.projects.create(
             title=title, label_config=LABEL_CONFIG.read_text(encoding="utf-8"),
             maximum_annotations=overlap, show_collab_predictions=True,

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bbsard_audit.cli_options import DatasetOption
+from bbsard_audit.cli_options import DatasetOption, guard_out
 
 console = Console(stderr=True)
 
@@ -86,6 +86,9 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
         raise InputError("--out DIR is required")
     if control and review_budget is None:
         raise InputError("--control needs --review-budget")
+    guard_out(out, command="audit", inputs=[backtranslations, glossary, config, runs_fr, runs_nl],
+              names=["audit.csv", "audit.parquet", "audit.meta.json"]
+              + (["review_queue.csv", "review_queue.meta.json"] if review_budget is not None else []))
     bar = _Bar()
     with bar.progress:
         result = run_audit(dataset, split=split, backtranslations=backtranslations, translator=translator,
@@ -120,6 +123,8 @@ def selftest(dataset: DatasetOption = "sample", split: Split = "test",
     """
     from .selftest import run_selftest, write_selftest
 
+    guard_out(out, command="audit selftest", inputs=[backtranslations, glossary, config],
+              names=["selftest.csv", "selftest.json", "selftest_pairs.csv", "selftest.meta.json"])
     with console.status("self-test: injecting errors and auditing"):
         result = run_selftest(dataset, split=split, backtranslations=backtranslations, translator=translator,
                               embedder=embedder, glossary=glossary, config=config, seed=seed, cache_dir=cache_dir,
@@ -144,6 +149,8 @@ def calibrate(audit_csv: Annotated[Path, typer.Option("--audit", metavar="FILE",
     """
     from .calibration import calibrate as run_calibration, write_calibration
 
+    guard_out(out, command="audit calibrate", inputs=[audit_csv, verdicts],
+              names=["calibration.json", "calibration.csv", "calibration.meta.json"])
     result = run_calibration(audit_csv, verdicts, positive=positive)
     for path in write_calibration(result, out):
         console.print(f"  wrote {path}")

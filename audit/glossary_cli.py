@@ -69,10 +69,12 @@ def register_glossary_cli(audit_app: typer.Typer) -> None:
         """
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+        from bbsard_audit.cli_options import guard_out
         from bbsard_audit.dataset import load_dataset
 
         from .glossary_mining import mine as mine_corpus
 
+        guard_out(out, command="audit glossary mine", inputs=[glossary], folder=False)
         ds = load_dataset(dataset, with_corpus=True)
         corpus = ds.corpus
         if corpus is None or corpus.text_fr is None or corpus.text_nl is None:

@@ -4,7 +4,8 @@ Each raised flag stands for an independent piece of evidence with a configured w
 "P(meaning-changing error | this flag alone)"; continuous signals (chrF++, cosines, z-scores) add a
 soft version of their flag, w * logistic((threshold - value) / scale), so pairs just below a
 threshold and far below it are ranked apart. risk = 1 - prod(1 - p). Everything is in
-audit/default_config.toml; `--config FILE` (TOML or YAML) overrides any part of it.
+audit/default_config.toml; `--config FILE` (TOML or YAML) overrides any part of it, strictly: an
+unknown key is an error naming the nearest valid one, numbers must be finite, severities ordered.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-import yaml
 
+from bbsard_audit.config import check_against, read_toml
 from bbsard_audit.errors import InputError
 
 from .findings import Finding
@@ -73,16 +74,24 @@ def _deep_merge(base: dict, override: Mapping) -> dict:
     return out
 
 
-def _read_config(path: Path) -> dict:
-    if not path.is_file():
-        raise InputError("config file not found", file=str(path))
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = yaml.safe_load(text) if path.suffix.lower() in (".yaml", ".yml") else tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot parse config: {str(exc).splitlines()[0]}", file=str(path)) from None
-    if not isinstance(data, dict):
-        raise InputError("config must be a table/mapping at the top level", file=str(path))
+# The keys a [signals.NAME] table may hold, with the kind of value each takes.
+SIGNAL_KEYS = {"flag": "", "threshold": 0.0, "scale": 0.0, "weight": 0.0, "direction": "", "reason": ""}
+
+
+def _template(defaults: Mapping) -> dict:
+    """What a user config may contain: the defaults' shape, [weights] for any known flag, and the
+    keys of any shipped [signals.*] table (optional ones included)."""
+    from .flagdoc import all_flags  # flagdoc imports this module: import at call time
+
+    template = copy.deepcopy(dict(defaults))
+    template["weights"] = {flag: 0.0 for flag in [*defaults.get("weights", {}), *all_flags()]}
+    template["signals"] = {name: dict(SIGNAL_KEYS) for name in defaults.get("signals", {})}
+    return template
+
+
+def _read_config(path: Path, defaults: Mapping) -> dict:
+    data = read_toml(path)
+    check_against(data, _template(defaults), file=str(path))
     return data
 
 
@@ -109,6 +118,8 @@ class RiskConfig:
                 if not 0 <= r.weight < 1 or r.scale <= 0 or r.direction not in ("below", "above")]
         bad += [f"risk.{k}" for k, v in [("flag_threshold", self.flag_threshold), *self.severity.items()]
                 if not 0 < v <= 1]
+        bad += [f"signals.{c}" for c, r in self.rules.items()
+                if not (math.isfinite(r.threshold) and math.isfinite(r.scale))]
         for column, rule in self.rules.items():
             try:
                 rule.explain(0.0)
@@ -116,7 +127,11 @@ class RiskConfig:
                 bad.append(f"signals.{column}.reason")
         if bad:
             raise InputError(f"invalid audit config values: {', '.join(bad)} (weights in [0,1), "
-                             "scale > 0, direction below|above, thresholds in (0,1])", file=source)
+                             "finite thresholds, scale > 0, direction below|above, thresholds in (0,1])", file=source)
+        levels = [self.severity[s] for s in SEVERITIES]
+        if any(a <= b for a, b in zip(levels, levels[1:])):
+            raise InputError("risk.severity levels must be ordered high > medium > low, got "
+                             + ", ".join(f"{s} = {v:g}" for s, v in zip(SEVERITIES, levels)), file=source)
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> "RiskConfig":
@@ -124,7 +139,7 @@ class RiskConfig:
         data = tomllib.loads(DEFAULT_CONFIG.read_text(encoding="utf-8"))
         if path is None:
             return cls(data)
-        return cls(_deep_merge(data, _read_config(Path(path))), source=str(path))
+        return cls(_deep_merge(data, _read_config(Path(path), data)), source=str(path))
 
     def section(self, name: str) -> dict:
         return dict(self.data.get(name, {}))

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import contextlib
+import contextvars
+import os
+from typing import Annotated, Iterable
 
 import typer
 from typer.core import TyperGroup
 
 from .errors import InputError
+from .io import OutputGuard, guard_outputs
+from .redact import redact
 
 DatasetOption = Annotated[str, typer.Option(
     "--dataset", "-d", metavar="SRC",
@@ -16,11 +21,28 @@ DatasetOption = Annotated[str, typer.Option(
 
 
 class OneLineErrors(TyperGroup):
-    """Bad input becomes one line on stderr and exit code 2, never a traceback."""
+    """Bad input becomes one line on stderr and exit code 2, never a traceback (nor a credential)."""
 
     def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except InputError as exc:
-            typer.echo(f"error: {exc.one_line()}", err=True)
-            raise typer.Exit(2) from None
+        with contextlib.ExitStack() as resources:  # closed when the command returns or fails
+            token = _RESOURCES.set(resources)
+            try:
+                return super().invoke(ctx)
+            except InputError as exc:
+                typer.echo(f"error: {redact(exc.one_line())}", err=True)
+                raise typer.Exit(2) from None
+            finally:
+                _RESOURCES.reset(token)
+
+
+_RESOURCES: contextvars.ContextVar[contextlib.ExitStack | None] = contextvars.ContextVar("bbsard_cli_resources",
+                                                                                         default=None)
+
+
+def guard_out(out: str | os.PathLike, *, command: str, inputs: Iterable[str | os.PathLike | None] = (),
+              names: Iterable[str] = (), folder: bool = True) -> OutputGuard:
+    """One call near the top of a command: its writes run under `bbsard_audit.io.guard_outputs` until it returns."""
+    resources = _RESOURCES.get()
+    if resources is None:
+        raise RuntimeError("guard_out is for commands run through the bbsard-audit CLI")
+    return resources.enter_context(guard_outputs(out, command=command, inputs=inputs, names=names, folder=folder))

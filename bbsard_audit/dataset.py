@@ -9,12 +9,15 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import os
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from .errors import InputError
+from .io import file_problem
 
 SPLITS = ("train", "test")
 LANGS = ("fr", "nl")
@@ -23,6 +26,8 @@ REQUIRED_QUESTION_COLUMNS = ("id", "question", "article_ids")
 ARTICLE_COLUMNS = ("id", "article")
 META_COLUMNS = ("category", "subcategory", "extra_description")
 SAMPLE = "sample"
+PLAIN_INT = re.compile(r"[0-9]+")
+"""Ids are plain ASCII digits: not `7_75`, `+7`, ` 7` or `٣`, all of which int() would accept."""
 
 
 @dataclass(frozen=True)
@@ -150,11 +155,10 @@ class _Checker:
         out: dict[int, dict] = {}
         for line, row in rows:
             raw_id = _cell(row.get("id"))
-            try:
-                qid = int(raw_id)
-            except ValueError:
-                self.error(f"question id {raw_id!r} is not an integer", label, line)
+            if not PLAIN_INT.fullmatch(raw_id):
+                self.error(f"question id {raw_id!r} is not an integer (ASCII digits only)", label, line)
                 continue
+            qid = int(raw_id)
             if qid in out:
                 self.error("duplicate question id", label, line, qid)
                 continue
@@ -179,7 +183,7 @@ class _Checker:
         if not parts:
             self.error("article_ids is empty", label, line, qid)
             return None
-        bad = [p for p in parts if not p.isdigit()]
+        bad = [p for p in parts if not PLAIN_INT.fullmatch(p)]
         if bad:
             self.error(f"article_ids has non-integer value(s) {', '.join(map(repr, bad))}", label, line, qid)
             return None
@@ -230,8 +234,8 @@ class _Checker:
         out: dict[int, dict] = {}
         for line, row in rows:
             raw = _cell(row.get("id"))
-            if not raw.isdigit():
-                self.error(f"article id {raw!r} is not an integer", label, line)
+            if not PLAIN_INT.fullmatch(raw):
+                self.error(f"article id {raw!r} is not an integer (ASCII digits only)", label, line)
                 continue
             aid = int(raw)
             if aid in out:
@@ -313,6 +317,10 @@ def sample_dir() -> Path:
 
 def _read_csv(path: Path, checker: _Checker, required: Sequence[str]) -> list[tuple[int, dict]] | None:
     """Rows of a CSV with their 1-based line numbers (header = line 1); None if unusable."""
+    problem = file_problem(path)
+    if problem:
+        checker.error(f"cannot read file: {problem}", file=str(path))
+        return None
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -324,8 +332,17 @@ def _read_csv(path: Path, checker: _Checker, required: Sequence[str]) -> list[tu
         line = raw[: exc.start].count(b"\n") + 1
         checker.error(f"not valid UTF-8 (byte {raw[exc.start]:#04x})", file=str(path), row=line)
         return None
+    if "\x00" in text:
+        checker.error("NUL byte in the file (binary or corrupt?)", file=str(path),
+                      row=text[: text.index("\x00")].count("\n") + 1)
+        return None
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    if not checker.columns(str(path), reader.fieldnames or [], required):
+    names = reader.fieldnames or []
+    duplicated = sorted({c for c in names if names.count(c) > 1})
+    if duplicated:
+        checker.error(f"duplicated column name(s) {', '.join(map(repr, duplicated))}", file=str(path), row=1)
+        return None
+    if not checker.columns(str(path), names, required):
         return None
     rows = []
     try:
@@ -350,7 +367,7 @@ def _load_dir(root: Path, with_corpus: bool, label: str) -> Dataset:
     split_labels: dict[str, str] = {}
     for split in SPLITS:
         paths = {lang: root / f"questions_{lang}_{split}.csv" for lang in LANGS}
-        present = [lang for lang, p in paths.items() if p.exists()]
+        present = [lang for lang, p in paths.items() if os.path.lexists(p)]  # a symlink loop is present, and wrong
         if not present:
             continue
         if len(present) == 1:
@@ -374,8 +391,8 @@ def _load_dir(root: Path, with_corpus: bool, label: str) -> Dataset:
         for lang in LANGS:
             p = root / f"articles_{lang}.csv"
             labels[lang] = str(p)
-            if p.exists():
-                files[p.name] = _sha256(p)
+            if os.path.lexists(p):
+                files[p.name] = _sha256(p) if p.is_file() else ""
                 rows = _read_csv(p, checker, ARTICLE_COLUMNS)
                 arts[lang] = None if rows is None else checker.articles(str(p), rows)
             else:

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from .dataset import Dataset, load_dataset, sample_dir
-from .io import write_json, write_sidecar
+from .io import atomic_path, guard_outputs, write_json, write_sidecar
 
 console = Console(stderr=True)
 REVIEW_BUDGET, CONTROL, SEED = 12, 8, 0
@@ -100,7 +100,8 @@ def _verdicts(ctx: dict) -> tuple[str, list[Path]]:
         src = sample_dir() / name
         if not src.is_file():
             raise Skipped(f"the embedded sample has no {name}")
-        shutil.copyfile(src, ctx["out"] / name)
+        with atomic_path(ctx["out"] / name) as tmp:
+            shutil.copyfile(src, tmp)
         written.append(ctx["out"] / name)
     write_sidecar(ctx["out"] / "verdicts.csv", dataset=ctx["dataset"].provenance(),
                   source="illustrative verdicts shipped with the embedded sample (not a real review)")
@@ -214,9 +215,19 @@ STEPS: tuple[tuple[str, Callable[[dict], tuple[str, list[Path]]]], ...] = (
     ("report", _report), ("release", _release))
 
 
+# Refused up front unless a demo wrote them: a real campaign's files in `--out` are never replaced.
+CAMPAIGN_FILES = ("verdicts.csv", "annotations_raw.csv", "audit.csv", "review_queue.csv", "metrics.csv",
+                  "agreement.json", "estimate.json", "calibration.json", "report.html", "report.md")
+
+
 def run_demo(out: Path) -> DemoResult:
     """Run every available step on `sample` into `out`; a step that cannot run is skipped and said so."""
     out = Path(out)
+    with guard_outputs(out, command="demo", names=CAMPAIGN_FILES):
+        return _run_demo(out)
+
+
+def _run_demo(out: Path) -> DemoResult:
     out.mkdir(parents=True, exist_ok=True)
     ctx: dict = {"out": out}
     steps: list[Step] = []

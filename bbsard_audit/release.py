@@ -1,6 +1,7 @@
 """`bbsard-audit release`: a cleaned bBSARD built from expert verdicts, in the loader's own layouts.
 
-Outputs (one folder, written to a temp folder and renamed into place, so never half-written):
+Outputs (built in a temp folder, then each renamed into the release folder; only this command's own
+earlier files there are replaced or removed, anything else in the folder is left alone):
 the CSV layout `load_dataset` reads, with a `verification` column; `CHANGELOG.csv`; a dataset card
 `README.md` (its YAML `configs` make the folder loadable by `datasets` and pushable to the hub);
 and `hf/<config>/` (`DatasetDict.save_to_disk`, configs corpus/train/test, splits fr/nl).
@@ -20,7 +21,7 @@ import pandas as pd
 
 from .dataset import LANGS, QUESTION_COLUMNS, SPLITS, Dataset, QuestionPair, sample_dir
 from .errors import InputError
-from .io import sidecar_path, write_csv, write_sidecar, write_text
+from .io import OutputGuard, guard_outputs, sidecar_path, write_csv, write_sidecar, write_text
 from .report.loaders import find_estimates, read_json, read_table
 
 VERDICTS = ("correct", "minor", "legal")
@@ -157,10 +158,18 @@ def decide(pair: QuestionPair, verdict: Verdict | None, flagged: bool, policy: R
 def build_release(dataset: Dataset, verdicts: str | Path, out: str | Path, policy: ReleasePolicy = ReleasePolicy(),
                   *, audit: str | Path | None = None, annotations: str | Path | None = None,
                   agreement: str | Path | None = None, estimate: str | Path | None = None) -> ReleaseSummary:
-    """Write the cleaned release of `dataset` to `out` (replacing an earlier release there)."""
+    """Write the cleaned release of `dataset` to `out`, replacing only an earlier release's own files there."""
     out = Path(out)
-    if out.exists() and any(out.iterdir()) and not (out / "CHANGELOG.csv").exists():
-        raise InputError("output folder exists and is not an earlier release; choose an empty folder", file=str(out))
+    src = _source_dir(dataset)
+    inputs = [verdicts, audit, annotations, agreement, estimate, *((src / n for n in dataset.files) if src else ())]
+    with guard_outputs(out, command="release", inputs=inputs,
+                       names=["CHANGELOG.csv", "CHANGELOG.meta.json", "README.md", "hf"]) as guard:
+        return _build_release(dataset, verdicts, out, policy, guard, audit=audit, annotations=annotations,
+                              agreement=agreement, estimate=estimate)
+
+
+def _build_release(dataset, verdicts, out: Path, policy: ReleasePolicy, guard, *, audit, annotations, agreement,
+                   estimate) -> ReleaseSummary:
     verdict_by_id = read_verdicts(verdicts, dataset, annotations)
     flagged = read_flagged(audit)
     decisions = [decide(p, verdict_by_id.get(p.id), p.id in flagged, policy) for p in dataset.pairs]
@@ -190,21 +199,23 @@ def build_release(dataset: Dataset, verdicts: str | Path, out: str | Path, polic
                               **{k: str(v) for k, v in (("agreement", agreement), ("estimate", estimate)) if v.is_file()}},
                       policy={"legal_uncorrected": policy.legal, "keep_minor": policy.keep_minor},
                       counts=summary.counts)
-        _swap_into_place(tmp, out)
+        _move_into_place(tmp, out, guard)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)
     return summary
 
 
-def _swap_into_place(tmp: Path, out: Path) -> None:
-    old = None
-    if out.exists():
-        old = out.with_name(f".{out.name}.old-{os.getpid()}")
-        os.replace(out, old)
-    os.replace(tmp, out)
-    if old is not None:
-        shutil.rmtree(old)
+def _move_into_place(tmp: Path, out: Path, guard) -> None:
+    """Every name checked first, then this command's stale earlier files removed, then each renamed in."""
+    names = sorted(p.name for p in tmp.iterdir())
+    for name in names:
+        guard.check(out / name)
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in set(guard.previous()) - set(names):  # e.g. the train files of an earlier, bigger release
+        guard.remove(stale)
+    for name in names:
+        guard.move_into(tmp / name, name)
 
 
 def _question_rows(decisions: list[Decision], split: str, lang: str) -> pd.DataFrame:
@@ -386,17 +397,21 @@ CC BY-NC-SA 4.0, as bBSARD and BSARD.
 
 
 def push_to_hub(release: Path, repo: str) -> str:
-    """Upload the release folder (CSV layout + card; the card's YAML configs define the splits)."""
+    """Upload the release's own files (CSV layout + card; the card's YAML configs define the splits),
+    never anything else the folder holds (the verdicts, notes, the ownership manifest)."""
     token = os.environ.get("HF_TOKEN")
     if not token:
         raise InputError("--push-to-hub needs a Hugging Face token in the HF_TOKEN environment variable")
+    files = [name for name in OutputGuard(Path(release), "release").previous() if name != "hf"]
+    if not files:
+        raise InputError("no release written by `bbsard-audit release` here", file=str(release))
     from huggingface_hub import HfApi
 
     api = HfApi(token=token)
     try:
         api.create_repo(repo, repo_type="dataset", exist_ok=True, private=True)
         info = api.upload_folder(folder_path=str(release), repo_id=repo, repo_type="dataset",
-                                 ignore_patterns=["hf/**"], commit_message="bbsard-audit release")
+                                 allow_patterns=files, commit_message="bbsard-audit release")
     except Exception as exc:  # network, auth, permissions: one line, never the token
         raise InputError(f"push to {repo} failed: {type(exc).__name__}") from None
     return str(getattr(info, "oid", "") or repo)

@@ -12,7 +12,8 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def release(
         verdicts: Annotated[Path, typer.Option(help="Expert verdicts CSV (id, verdict[, corrected_nl, ...]).")],
-        out: Annotated[Path, typer.Option(help="Release folder to write (replaced if it holds an earlier release).")],
+        out: Annotated[Path, typer.Option(help="Release folder to write; only an earlier release's own "
+                                            "files there are replaced, anything else is left alone.")],
         dataset: DatasetOption = "sample",
         policy: Annotated[str, typer.Option(help="Legally inaccurate, uncorrected pairs: `exclude` (remove) "
                                             "or `keep-marked` (keep, verification=excluded).")] = "exclude",

@@ -25,8 +25,11 @@ def register(app: typer.Typer) -> None:
         """
         from rich.console import Console
 
+        from .cli_options import guard_out
         from .report import build_report
 
+        guard_out(out if out is not None else workdir, command="report",
+                  names=["report.html", "report.md", "report.meta.json"])
         with Console(stderr=True).status(f"rendering the report of {workdir}"):
             files = build_report(workdir, out)
         typer.echo(f"sections: {', '.join(files.sections)}")

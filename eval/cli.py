@@ -61,11 +61,16 @@ def register(app: typer.Typer) -> None:
         """
         from rich.console import Console
 
-        from .pipeline import EvalConfig, evaluate, write_outputs
+        from bbsard_audit.cli_options import guard_out
 
+        from .pipeline import OUTPUTS, EvalConfig, evaluate, write_outputs
+
+        runs = parse_run_specs(run or [])
+        guard_out(out, command="eval", inputs=[*runs.values(), qrels, verdicts, audit],
+                  names=["eval.meta.json", *(f"{n}{ext}" for n in OUTPUTS for ext in (".csv", ".meta.json"))])
         console = Console(stderr=True)
         config = EvalConfig(
-            runs=parse_run_specs(run or []), qrels=qrels, dataset=dataset, split=split,
+            runs=runs, qrels=qrels, dataset=dataset, split=split,
             retrievers=tuple(retriever or ()), langs=tuple(lang or ("fr", "nl")), normaliser=normaliser,
             verdicts=verdicts, keep=tuple(v.strip() for v in keep.split(",") if v.strip()),
             corrected=corrected, audit=audit, metrics=tuple(k or DEFAULT_METRICS), resamples=resamples,

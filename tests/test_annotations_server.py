@@ -174,8 +174,9 @@ def test_reset_server_keeps_earlier_annotations_and_stopped_server_fails_cleanly
     assert res.output.strip().count("\n") == 0 and "cannot reach Label Studio" in res.output
     assert "Traceback" not in res.output
     assert out.read_bytes() == before
-    assert sorted(p.name for p in out.parent.iterdir()) == [
-        "annotations_raw.csv", "annotations_raw.meta.json", "verdicts.csv", "verdicts.meta.json"]
+    assert sorted(p.name for p in out.parent.iterdir()) == [  # + the ownership manifest (docs/reliability.md)
+        ".bbsard-audit-outputs.json", "annotations_raw.csv", "annotations_raw.meta.json", "verdicts.csv",
+        "verdicts.meta.json"]
 
     # Label Studio reset (a fresh data dir): a new reviewer annotates; the early ones stay
     fresh = ls_factory()

@@ -60,7 +60,7 @@ def test_yaml_override_deep_merges(tmp_path):
     ("[risk\nflag_threshold = 1", "cannot parse config"),
     ("[weights]\nterm_missing = 1.5\n", "weights.term_missing"),
     ("[signals.bt_chrf]\nscale = 0\n", "signals.bt_chrf"),
-    ("[risk]\nflag_threshold = \"high\"\n", "invalid audit config"),
+    ("[risk]\nflag_threshold = \"high\"\n", "risk.flag_threshold must be a number"),
     ("[signals.qa_len_z]\nreason = \"too short {nope}\"\n", "signals.qa_len_z.reason"),
 ])
 def test_bad_config_is_one_input_error_naming_the_file(tmp_path, text, message):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -112,6 +115,99 @@ def test_unreadable_file(tmp_path):
     (tmp_path / "questions_nl_test.csv").mkdir()
     with pytest.raises(InputError, match="questions_nl_test.csv: cannot read file"):
         load_dataset(str(tmp_path))
+
+
+@pytest.mark.parametrize("raw_id", ["7_75", "\u0663", " 7", "+7", "7 ", "-7"])
+def test_question_ids_must_be_plain_ascii_integers(tmp_path, raw_id):
+    """int() accepts all of these; an id is only ASCII digits, so `7_75` is never read as 775."""
+    fr, nl = [dict(r) for r in FR], [dict(r) for r in NL]
+    fr[0]["id"] = nl[0]["id"] = raw_id
+    make(tmp_path, fr, nl)
+    with pytest.raises(InputError) as err:
+        load_dataset(str(tmp_path))
+    assert f"questions_fr_test.csv, row 2: question id {raw_id!r} is not an integer" in err.value.one_line()
+
+
+@pytest.mark.parametrize("value", ["101,\u00b2", "\u0661\u0660\u0661"])
+def test_article_ids_must_be_plain_ascii_integers(tmp_path, value):
+    fr, nl = [dict(r) for r in FR], [dict(r) for r in NL]
+    fr[0]["article_ids"] = nl[0]["article_ids"] = value
+    make(tmp_path, fr, nl)
+    code, out = cli_validate(tmp_path)
+    assert code == 1 and "row 2, id 1: article_ids has non-integer value(s)" in out and "Traceback" not in out
+
+
+def test_duplicated_column_name_is_an_error_not_last_copy_wins(tmp_path):
+    make(tmp_path)
+    (tmp_path / "questions_nl_test.csv").write_text(
+        "id,question,article_ids,question\n1,Wat is de termijn?,\"101,102\",Hoe?\n2,Hoe scheiden?,103,x\n",
+        encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_dataset(str(tmp_path))
+    assert "questions_nl_test.csv, row 1: duplicated column name(s) 'question'" in err.value.one_line()
+
+
+def test_nul_byte_names_the_row(tmp_path):
+    make(tmp_path)
+    path = tmp_path / "questions_fr_test.csv"
+    path.write_bytes(path.read_bytes().replace(b"Comment divorcer", b"Comment\x00divorcer"))
+    with pytest.raises(InputError, match=r"questions_fr_test.csv, row 3: NUL byte"):
+        load_dataset(str(tmp_path))
+
+
+@contextlib.contextmanager
+def deadline(seconds: int):
+    """Fail instead of hanging: reading a FIFO with no writer blocks forever."""
+    def expire(signum, frame):
+        raise TimeoutError(f"still blocked after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_fifo_is_rejected_without_hanging(tmp_path):
+    make(tmp_path)
+    (tmp_path / "questions_nl_test.csv").unlink()
+    os.mkfifo(tmp_path / "questions_nl_test.csv")
+    with deadline(20), pytest.raises(InputError) as err:
+        load_dataset(str(tmp_path))
+    assert "questions_nl_test.csv: cannot read file: is a FIFO, not a regular file" in err.value.one_line()
+    (tmp_path / "articles_fr.csv").unlink()
+    os.mkfifo(tmp_path / "articles_fr.csv")
+    (tmp_path / "questions_nl_test.csv").unlink()
+    write(tmp_path / "questions_nl_test.csv", NL)
+    with deadline(20):
+        code, out = cli_validate(tmp_path)
+    assert code == 1 and "articles_fr.csv: cannot read file: is a FIFO" in out
+
+
+def test_device_is_rejected(tmp_path):
+    make(tmp_path)
+    (tmp_path / "articles_nl.csv").unlink()
+    (tmp_path / "articles_nl.csv").symlink_to("/dev/null")
+    with deadline(20), pytest.raises(InputError) as err:
+        load_dataset(str(tmp_path))
+    assert "articles_nl.csv: cannot read file: is a character device, not a regular file" in err.value.one_line()
+
+
+def test_self_referencing_symlink_is_named_not_taken_for_missing(tmp_path):
+    make(tmp_path)
+    path = tmp_path / "questions_nl_test.csv"
+    path.unlink()
+    path.symlink_to(path.name)
+    with deadline(20), pytest.raises(InputError) as err:
+        load_dataset(str(tmp_path))
+    assert "questions_nl_test.csv: cannot read file: is a symlink loop" in err.value.one_line()
+    for lang in ("fr", "nl"):  # both files loops: the split is not silently skipped
+        (tmp_path / f"questions_{lang}_test.csv").unlink()
+        (tmp_path / f"questions_{lang}_test.csv").symlink_to(f"questions_{lang}_test.csv")
+    code, out = cli_validate(tmp_path)
+    assert code == 1 and out.count("is a symlink loop") == 2
 
 
 def test_one_language_missing(tmp_path):

@@ -144,16 +144,20 @@ def test_dataset_card(release):
     assert "**removed**" in card
 
 
-def test_rerun_replaces_release_and_refuses_foreign_folder(release, tmp_path):
+def test_rerun_replaces_release_and_leaves_foreign_files_alone(release, tmp_path):
     ds, _, out = release
     build_release(ds, tmp_path / "work" / "verdicts.csv", out, ReleasePolicy("keep-marked"))
     assert len(pd.read_csv(out / "questions_nl_test.csv")) == 5
     foreign = tmp_path / "mine"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")
-    with pytest.raises(InputError, match="exists and is not an earlier release"):
+    build_release(ds, tmp_path / "work" / "verdicts.csv", foreign)
+    assert (foreign / "notes.txt").read_text() == "keep me" and (foreign / "CHANGELOG.csv").is_file()
+    (foreign / "README.md").unlink()
+    (foreign / "README.md").write_text("my own card")  # no longer the release's own file
+    with pytest.raises(InputError, match="README.md exists and was changed since"):
         build_release(ds, tmp_path / "work" / "verdicts.csv", foreign)
-    assert (foreign / "notes.txt").read_text() == "keep me"
+    assert (foreign / "README.md").read_text() == "my own card"
 
 
 @pytest.mark.parametrize("edit, message", [

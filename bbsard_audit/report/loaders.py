@@ -14,6 +14,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from ..errors import InputError
+from ..redact import redact_record
 
 # file -> columns a section cannot do without (the rest of docs/formats.md is optional here)
 REQUIRED: dict[str, tuple[str, ...]] = {
@@ -72,7 +73,7 @@ def load_workdir(root: str | Path) -> Workdir:
     for path in sorted(root.glob("*.meta.json")):
         if path.name == "report.meta.json":  # our own previous run, not a stage output
             continue
-        wd.sidecars[path.name] = redact(read_json(path))
+        wd.sidecars[path.name] = redact_record(read_json(path))
     return wd
 
 

@@ -19,12 +19,17 @@ def _section(section: Section, level: int) -> str:
 
 
 def _cell(value: str) -> str:
-    return value.replace("|", "\\|").replace("\n", "<br>")
+    return _no_html(value).replace("|", "\\|").replace("\n", "<br>")
+
+
+def _no_html(text: str) -> str:
+    """Cells and text hold data (questions, reasons): a tag in them is shown, never rendered."""
+    return text.replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _block(block) -> str:
     if isinstance(block, Text):
-        return block.text + "\n"
+        return _no_html(block.text) + "\n"
     if isinstance(block, Figures):
         return "".join(f"- **{k}**: {_cell(v)}\n" for k, v in block.items)
     if isinstance(block, Table):

@@ -1,0 +1,52 @@
+"""Credentials never reach a message, a sidecar or a report: redaction by value, not only by key name.
+
+`redact(text)` masks URL userinfo (`http://user:pw@host`), secret query parameters (`?token=`,
+`access_token`, `api_key`, ...), `Bearer`/`Token`/`Basic` authorisation values and Hugging Face
+`hf_...` tokens. `redact_record(obj)` also drops mapping keys that name a credential, however
+deeply nested (sidecars hold configs).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+MASK = "***"
+SECRET_KEYS = ("token", "api_key", "apikey", "api-key", "password", "passwd", "secret", "authorization",
+               "credential", "private_key", "cookie")
+_QUERY_KEYS = (r"access_token|refresh_token|id_token|token|api_key|apikey|api-key|key|secret|client_secret|"
+               r"password|passwd|pwd|auth|sig|signature|private_token|x-amz-signature|x-amz-credential")
+_PATTERNS = (
+    # scheme://user:password@host -> scheme://***@host (the user name can identify an account too)
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#]+@"), rf"\1{MASK}@"),
+    # ?token=...&api_key=... -> ?token=***
+    (re.compile(rf"(?i)([?&;](?:{_QUERY_KEYS})=)[^&#\s'\"]+"), rf"\1{MASK}"),
+    # Authorization values: Bearer / Token / Basic followed by something token-like (has a digit, or long)
+    (re.compile(r"(?i)\b(bearer|token|basic)(\s+|=|:\s*)(?=[A-Za-z0-9._~+/=\-]*\d|[A-Za-z0-9._~+/=\-]{20})"
+                r"[A-Za-z0-9._~+/=\-]{8,}"), rf"\1\2{MASK}"),
+    # Hugging Face user access tokens
+    (re.compile(r"\bhf_[A-Za-z0-9]{8,}\b"), f"hf_{MASK}"),
+)
+
+
+def redact(text: str) -> str:
+    """`text` with every credential-looking value masked."""
+    for pattern, replacement in _PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def redact_record(obj: Any) -> Any:
+    """A JSON-like value with credential-named keys dropped and credential-looking strings masked."""
+    if isinstance(obj, Mapping):
+        return {k: redact_record(v) for k, v in obj.items() if not is_secret_key(k)}
+    if isinstance(obj, (list, tuple)):
+        return [redact_record(v) for v in obj]
+    if isinstance(obj, str):
+        return redact(obj)
+    return obj
+
+
+def is_secret_key(key: object) -> bool:
+    name = str(key).lower()
+    return any(marker in name for marker in SECRET_KEYS)
