@@ -112,6 +112,8 @@ MANIFEST = ".bbsard-audit-outputs.json"
 """Per output folder: relative name -> {command, sha256} of every file bbsard-audit wrote there."""
 DEMO = "demo"
 """Files the demo wrote are sample illustrations: any command may replace them."""
+REGENERATED = ("report",)
+"""Commands whose outputs only re-render the folder: the demo may replace them (demo -> report -> demo)."""
 _GUARD: contextvars.ContextVar["OutputGuard | None"] = contextvars.ContextVar("bbsard_output_guard", default=None)
 
 
@@ -167,8 +169,11 @@ class OutputGuard:
         """`key` was written by this command (or by the demo) and has not changed since."""
         entry = self.manifest.get(key)
         path = self.root / key
-        return (entry is not None and entry.get("command") in (self.command, DEMO)
+        return (entry is not None and self._may_replace(entry.get("command"))
                 and _is_regular_or_dir(path) and digest_of(path) == entry.get("sha256"))
+
+    def _may_replace(self, writer: str | None) -> bool:
+        return writer in (self.command, DEMO) or (self.command == DEMO and writer in REGENERATED)
 
     def check(self, path: str | os.PathLike) -> None:
         """Refuse (one line) to write `path` when it is an input or an existing file this command does not own."""
@@ -185,7 +190,7 @@ class OutputGuard:
         entry = self.manifest.get(key)
         if entry is None:
             why = "was not written by bbsard-audit"
-        elif entry.get("command") not in (self.command, DEMO):
+        elif not self._may_replace(entry.get("command")):
             why = f"was written by `bbsard-audit {entry.get('command')}`"
         else:
             why = f"was changed since `bbsard-audit {self.command}` wrote it"

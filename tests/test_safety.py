@@ -210,6 +210,23 @@ def test_demo_refuses_a_folder_holding_a_campaigns_files(tmp_path):
     assert snapshot(work) == before
 
 
+def test_the_demo_may_replace_a_report_rendered_from_its_folder(tmp_path):
+    from bbsard_audit.io import guard_outputs, write_text
+
+    with guard_outputs(tmp_path, command="demo"):
+        write_text(tmp_path / "audit.csv", "id\n1\n")
+    with guard_outputs(tmp_path, command="report"):
+        write_text(tmp_path / "report.md", "# report\n")
+    with guard_outputs(tmp_path, command="demo", names=["report.md", "audit.csv"]):
+        write_text(tmp_path / "report.md", "# demo report\n")
+    assert (tmp_path / "report.md").read_text() == "# demo report\n"
+    with guard_outputs(tmp_path, command="annotate pull"):
+        write_text(tmp_path / "verdicts.csv", "id,verdict\n1,legal\n")
+    with pytest.raises(InputError, match="was written by `bbsard-audit annotate pull`"):
+        with guard_outputs(tmp_path, command="demo", names=["verdicts.csv"]):
+            pass
+
+
 def test_a_command_replaces_its_own_outputs_but_not_a_foreign_or_edited_file(tmp_path):
     from bbsard_audit.io import MANIFEST
 
