@@ -15,7 +15,7 @@ FLAG_CATEGORIES: dict[str, str] = {
     "term_missing": "terminology", "term_rejected": "terminology", "non_belgian": "terminology",
     "number_mismatch": "number", "negation_mismatch": "negation",
     "region_mismatch": "entity", "institution_mismatch": "entity", "role_mismatch": "role",
-    "omission": "omission", "sentence_dropped": "omission", "addition": "addition",
+    "omission": "omission", "sentence_dropped": "omission", "short_translation": "omission", "addition": "addition",
     "untranslated": "untranslated", "identical_to_source": "untranslated",
     "not_a_question": "mistranslation", "bt_divergent": "mistranslation", "bt_meaning_drift": "mistranslation",
     "xling_outlier": "mistranslation",
