@@ -263,3 +263,19 @@ def test_spans_column_round_trips_through_csv_and_queue(embedder, tmp_path):
     assert ", " not in audit.loc[0, "spans"] and '": ' not in audit.loc[0, "spans"]  # compact JSON
     assert (queue["spans"] != "[]").all()
     assert pd.read_parquet(tmp_path / "audit.parquet")["spans"].tolist() == audit["spans"].tolist()
+
+
+def test_editing_a_word_list_changes_only_that_checks_signature(tmp_path, monkeypatch):
+    import shutil
+
+    from bbsard_audit.audit.checks import base
+
+    before = {c.name: c.signature() for c in checks.all_checks()}
+    for path in DATA_DIR.glob("*.yaml"):
+        shutil.copy(path, tmp_path / path.name)
+    roles_file = tmp_path / "roles.yaml"
+    roles_file.write_text(roles_file.read_text(encoding="utf-8").replace("[werkgever]", "[werkgever, patroon]"),
+                          encoding="utf-8")
+    monkeypatch.setattr(base, "DATA_DIR", tmp_path)
+    after = {c.name: c.signature() for c in checks.all_checks()}
+    assert {name for name in before if before[name] != after[name]} == {"roles"}
