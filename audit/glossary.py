@@ -302,8 +302,8 @@ def _read(path: Path) -> tuple[list[GlossaryEntry], str, Path, list[Layer]]:
 
 
 def _learned(entry: GlossaryEntry) -> str:
-    """A learned rule's findings name the review it was learned from."""
-    return f" [learned from {entry.source}]" if entry.learned else ""
+    """A learned rule's findings name the rule and the review it was learned from."""
+    return f" [learned rule {entry.id} from {entry.source}]" if entry.learned else ""
 
 
 def _spans(side: Literal["fr", "nl"], tokens: Tokens, matches, flag: str) -> tuple[Span, ...]:
