@@ -47,7 +47,7 @@ def parse_id(value: object) -> int:
     """A question id: plain ASCII digits (no sign, no decimals, no other script's digits)."""
     text = str(value).strip()
     if not _ID.fullmatch(text):
-        raise ValueError(f"{value!r} is not a plain integer id")
+        raise ValueError(f"{value!r} is not an integer")
     return int(text)
 
 

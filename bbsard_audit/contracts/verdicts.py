@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Iterable, Mapping
 
 import pandas as pd
+
+from bbsard_audit.errors import InputError
 
 from .table import Column, TableSpec
 
@@ -15,6 +17,13 @@ VERDICTS = ("correct", "minor", "legal")
 SEVERITY = {v: i for i, v in enumerate(VERDICTS)}
 GOLD_LABELS_APPLY = ("yes", "no", "unsure")
 AGREEMENT_STATUSES = ("single", "agreed", "adjudicated", "unresolved")
+
+
+def check_known(values: Iterable[object]) -> None:
+    """A verdict outside the vocabulary in frames built in memory: an error, never a dropped row."""
+    unknown = sorted({str(v) for v in values} - set(VERDICTS))
+    if unknown:
+        raise InputError(f"verdict {unknown[0]!r} is not one of {', '.join(VERDICTS)}")
 
 
 def _adjudicated_by(text: str) -> str:
