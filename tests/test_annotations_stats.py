@@ -296,7 +296,7 @@ def test_export_tasks_offline_round_trip(tmp_path, toy_pairs):
     bad.to_csv(tmp_path / "bad_verdicts.csv", index=False)
     res = runner.invoke(app, ["annotate", "estimate", "--audit", str(audit), "--verdicts",
                               str(tmp_path / "bad_verdicts.csv"), "--out", str(tmp_path / "e.json")])
-    assert res.exit_code == 2 and res.output.strip().endswith("row 4, id x7: id 'x7' is not an integer")
+    assert res.exit_code == 2 and res.output.strip().endswith("row 4: id 'x7' is not an integer")
     assert not (tmp_path / "e.json").exists()
 
 

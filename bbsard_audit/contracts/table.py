@@ -28,7 +28,7 @@ from bbsard_audit.io import atomic_path, sidecar_path
 TRUE, FALSE = ("true", "1"), ("false", "0")
 _ID = re.compile(r"[0-9]+")
 _INT = re.compile(r"-?[0-9]+")
-KINDS = ("id", "int", "float", "bool", "text", "enum", "json")
+KINDS = ("id", "int", "float", "bool", "text", "enum", "json", "any")
 
 
 def parse_flag(value: object) -> bool:
@@ -53,7 +53,8 @@ def parse_id(value: object) -> int:
 
 @dataclass(frozen=True)
 class Column:
-    """The rule for one column. `kind`: id | int | float | bool | text | enum | json.
+    """The rule for one column. `kind`: id | int | float | bool | text | enum | json | any (only
+    required to be present: a number column when every cell is a number, else text).
 
     `required`: the column must be present. `empty_ok`: an empty cell is allowed (NaN for numbers,
     "" for text/enum, None for json). `choices`: the enum's values. `lo`/`hi`: inclusive bounds.
@@ -76,9 +77,9 @@ class Column:
     def value(self, text: str) -> Any:
         """The typed value of one cell; ValueError with a short reason when the rule is broken."""
         if text == "":
-            if not self.empty_ok and self.kind != "text":
+            if not self.empty_ok and self.kind not in ("text", "any"):
                 raise ValueError("is empty")
-            return {"float": math.nan, "int": math.nan, "json": None}.get(self.kind, "" if self.kind != "bool" else None)
+            return {"float": math.nan, "int": math.nan, "json": None, "bool": None}.get(self.kind, "")
         if self.parse is not None:
             return self.parse(text)
         if self.kind == "id":
@@ -171,7 +172,7 @@ class TableSpec:
         missing = [c for c in self.required if c not in header]
         if missing:
             raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(header) or 'none'})",
-                             file=source, row=1)
+                             file=source)
         rules = {c.name: c for c in self.columns}
         id_at = header.index("id") if "id" in header else None
         values: dict[str, list] = {h: [] for h in header}
@@ -188,7 +189,8 @@ class TableSpec:
                 try:
                     row[name] = rule.value(text if rule.kind == "text" else text.strip())
                 except ValueError as exc:
-                    raise InputError(f"{name} {exc}", file=source, row=row_no, id=rid or None) from None
+                    raise InputError(f"{name} {exc}", file=source, row=row_no,
+                                     id=(rid or None) if name != "id" else None) from None
             for check in self.row_checks:
                 problem = check(row)
                 if problem:
@@ -235,10 +237,12 @@ class TableSpec:
 
 
 def _column(values: list, rule: Column | None):
-    """A column of typed cells; undeclared columns are numbers when every cell is one, else text."""
-    if rule is None:
+    """A column of typed cells; undeclared columns are integers or numbers when every cell is one, else text."""
+    if rule is None or rule.kind == "any":
+        if values and all(_INT.fullmatch(v.strip()) for v in values):
+            return pd.Series([int(v) for v in values], dtype="int64")
         try:
-            numbers = [float(v) if v != "" else math.nan for v in values]
+            numbers = [float(v) if v.strip() != "" else math.nan for v in values]
         except ValueError:
             return pd.Series(values, dtype=object)
         return pd.Series(numbers, dtype=float)
