@@ -25,16 +25,16 @@ def parse_spans(text: str) -> list[dict]:
         raise ValueError("is not a JSON array")
     for i, span in enumerate(spans):
         if not isinstance(span, dict) or set(span) != set(SPAN_KEYS):
-            raise ValueError(f"[{i}] must have exactly the keys {', '.join(SPAN_KEYS)}")
+            raise ValueError(f"element {i} must have exactly the keys {', '.join(SPAN_KEYS)}")
         for key, kind in SPAN_KEYS.items():
             if not isinstance(span[key], kind) or isinstance(span[key], bool):
-                raise ValueError(f"[{i}].{key} is not {kind.__name__}")
+                raise ValueError(f"element {i}: {key} is not {kind.__name__}")
         if span["side"] not in SPAN_SIDES:
-            raise ValueError(f"[{i}].side {span['side']!r} is not fr or nl")
+            raise ValueError(f"element {i}: side {span['side']!r} is not fr or nl")
         if span["category"] not in SPAN_CATEGORIES:
-            raise ValueError(f"[{i}].category {span['category']!r} is not one of {', '.join(SPAN_CATEGORIES)}")
+            raise ValueError(f"element {i}: category {span['category']!r} is not one of {', '.join(SPAN_CATEGORIES)}")
         if not 0 <= span["start"] <= span["end"]:
-            raise ValueError(f"[{i}] start {span['start']} / end {span['end']} are not 0 <= start <= end")
+            raise ValueError(f"element {i}: start {span['start']} / end {span['end']} are not 0 <= start <= end")
     return spans
 
 

@@ -220,6 +220,10 @@ class TableSpec:
         """Atomically write `frame` as CSV (or Parquet); return the record for the sidecar."""
         path = Path(path)
         self.check(frame, path.name)
+        as_json = [c.name for c in self.columns if c.kind == "json" and c.name in frame.columns]
+        if as_json:  # parsed cells (e.g. spans lists) go back to the compact JSON text they came from
+            frame = frame.assign(**{c: frame[c].map(lambda v: v if isinstance(v, str) else _cell_text(v))
+                                    for c in as_json})
         with atomic_path(path) as tmp:
             if parquet or path.suffix.lower() == ".parquet":
                 frame.to_parquet(tmp, index=False)
