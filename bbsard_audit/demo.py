@@ -105,9 +105,9 @@ def _verdicts(ctx: dict) -> tuple[str, list[Path]]:
     write_sidecar(ctx["out"] / "verdicts.csv", dataset=ctx["dataset"].provenance(),
                   source="illustrative verdicts shipped with the embedded sample (not a real review)")
     ctx["verdicts"] = ctx["out"] / "verdicts.csv"
-    import pandas as pd
+    from .contracts.verdicts import read_verdicts
 
-    verdicts = pd.read_csv(ctx["verdicts"])
+    verdicts = read_verdicts(ctx["verdicts"])
     counts = verdicts["verdict"].value_counts()
     return (f"{len(verdicts)} illustrative verdicts ("
             + ", ".join(f"{v} {int(counts.get(v, 0))}" for v in ("correct", "minor", "legal")) + ")"), written
