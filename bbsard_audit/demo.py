@@ -159,8 +159,8 @@ def _calibrate(ctx: dict) -> tuple[str, list[Path]]:
                                                                              "write_calibration"))
     result = calibrate(ctx["audit"], ctx["verdicts"])
     written = write_calibration(result, ctx["out"])
-    c = result.summary.get("combined", {})
-    return f"risk vs expert 'legal': ROC-AUC {c.get('roc_auc', float('nan')):.2f}", list(written)
+    auc = result.summary.combined.roc_auc
+    return f"risk vs expert 'legal': ROC-AUC {'n/a' if auc is None else f'{auc:.2f}'}", list(written)
 
 
 def _eval(ctx: dict) -> tuple[str, list[Path]]:
