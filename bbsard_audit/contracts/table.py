@@ -28,6 +28,7 @@ from bbsard_audit.io import atomic_path, sidecar_path
 TRUE, FALSE = ("true", "1"), ("false", "0")
 _ID = re.compile(r"[0-9]+")
 _INT = re.compile(r"-?[0-9]+")
+_COUNT = re.compile(r"-?[0-9]+(\.0*)?")  # pandas writes an integer column holding a NaN as 3.0
 KINDS = ("id", "int", "float", "bool", "text", "enum", "json", "any")
 
 
@@ -85,9 +86,9 @@ class Column:
         if self.kind == "id":
             return parse_id(text)
         if self.kind == "int":
-            if not _INT.fullmatch(text.strip()):
+            if not _COUNT.fullmatch(text):
                 raise ValueError(f"{text!r} is not an integer")
-            return self._bounded(int(text))
+            return self._bounded(int(float(text)) if "." in text else int(text))
         if self.kind == "float":
             try:
                 number = float(text)
