@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -116,7 +117,6 @@ def _cell_text(value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
         return ""
     if isinstance(value, (list, dict)):
-        import json
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
         value = value.item()
@@ -167,8 +167,9 @@ class TableSpec:
 
     def typed(self, header: Sequence[str], records: Sequence[tuple[int, Sequence[str]]], source: str) -> pd.DataFrame:
         """Apply the column rules to text records [(row number, fields)] under `header`."""
+        header = list(header)
         if len(set(header)) != len(header):
-            twice = sorted({h for h in header if list(header).count(h) > 1})
+            twice = sorted({h for h in header if header.count(h) > 1})
             raise InputError(f"column(s) {', '.join(twice)} appear more than once in the header", file=source, row=1)
         missing = [c for c in self.required if c not in header]
         if missing:
@@ -178,7 +179,6 @@ class TableSpec:
         id_at = header.index("id") if "id" in header else None
         values: dict[str, list] = {h: [] for h in header}
         seen: dict[tuple, int] = {}
-        key_at = [header.index(k) for k in self.key]
         for row_no, fields in records:
             rid = fields[id_at].strip() if id_at is not None else None
             row = {}
@@ -196,7 +196,7 @@ class TableSpec:
                 problem = check(row)
                 if problem:
                     raise InputError(problem, file=source, row=row_no, id=rid or None)
-            if key_at:
+            if self.key:
                 key = tuple(row[k] for k in self.key)
                 if key in seen:
                     what = "id" if self.key == ("id",) else f"({', '.join(self.key)})"
