@@ -129,7 +129,7 @@ def audit_frame(ids, flagged):
     import pandas as pd
 
     flagged = [bool(f) for f in flagged]
-    return pd.DataFrame({"id": [int(i) for i in ids], "split": "test", "category": "housing", "question_fr": "fr", "question_nl": "nl",
-                         "risk": [0.9 if f else 0.1 for f in flagged],
+    return pd.DataFrame({"id": [int(i) for i in ids], "split": "test", "category": "housing", "question_fr": "fr",
+                         "question_nl": "nl", "backtranslation": "", "risk": [0.9 if f else 0.1 for f in flagged],
                          "severity": ["high" if f else "none" for f in flagged], "flagged": flagged,
                          "flags": ["number" if f else "" for f in flagged], "reasons": ""})

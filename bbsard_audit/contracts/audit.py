@@ -53,7 +53,7 @@ AUDIT_COLUMNS = (
     Column("split", "text"),
     Column("question_fr", "text"),
     Column("question_nl", "text"),
-    Column("backtranslation", "text", required=False),
+    Column("backtranslation", "text"),
     Column("risk", "float", lo=0.0, hi=1.0),
     Column("severity", "enum", choices=SEVERITIES),
     Column("flagged", "bool"),
