@@ -7,9 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Iterable, Literal, Sequence
 
-CATEGORIES = ("terminology", "mistranslation", "omission", "addition", "untranslated", "number", "negation",
-              "entity", "role", "other")
-"""The MQM-style error categories of evidence spans (and of the review's span labels)."""
+from bbsard_audit.contracts.audit import SPAN_CATEGORIES as CATEGORIES  # the MQM-style span vocabulary
 
 FLAG_CATEGORIES: dict[str, str] = {
     "term_missing": "terminology", "term_rejected": "terminology", "non_belgian": "terminology",

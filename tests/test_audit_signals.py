@@ -248,6 +248,7 @@ def test_spans_column_round_trips_through_csv_and_queue(embedder, tmp_path):
     frame.insert(2, "category", "x")
     frame.insert(3, "question_fr", fr)
     frame.insert(4, "question_nl", nl)
+    frame.insert(5, "backtranslation", "")
     write_audit(AuditResult(frame, {"dataset": {}, "backtranslation": {}}), tmp_path, review_budget=5)
     audit = pd.read_csv(tmp_path / "audit.csv", keep_default_na=False)
     queue = pd.read_csv(tmp_path / "review_queue.csv", keep_default_na=False)
