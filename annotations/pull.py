@@ -17,6 +17,7 @@ from bbsard_audit.errors import InputError
 from bbsard_audit.io import write_csv, write_sidecar
 
 from .adjudication import AdjudicationRule, adjudicate
+from .spans import SPAN_COLUMNS, SPANS_FILE, merge_spans, spans_from_export
 from .tasks import EXTERNAL_ID
 
 RAW_COLUMNS = ["id", "task_id", "annotation_id", "annotator", "verdict", "corrected_nl",
@@ -114,14 +115,19 @@ def merge_raw(previous: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
 
 def pull(tasks: list[dict], out: str | Path, *, users: dict[int, str] | None = None,
          rule: AdjudicationRule, source: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Write annotations_raw.csv and verdicts.csv (+ sidecars) next to `out`; return both."""
+    """Write annotations_raw.csv, error_spans.csv and verdicts.csv (+ sidecars) next to `out`."""
     out = Path(out)
-    raw_path = out.with_name(RAW_FILE)
+    raw_path, spans_path = out.with_name(RAW_FILE), out.with_name(SPANS_FILE)
     new = raw_from_export(tasks, users)
+    new_spans = spans_from_export(tasks, lambda ann: _annotator(ann.get("completed_by"), users or {}),
+                                  EXTERNAL_ID, file=source.get("export_file"))
     raw = merge_raw(read_raw(raw_path, missing_ok=True), new)
+    spans = merge_spans(read_table(spans_path, SPAN_COLUMNS) if spans_path.exists() else None, new_spans, new, raw)
     verdicts = adjudicate(raw, rule)
     write_csv(raw_path, raw)
     write_sidecar(raw_path, source=source, n_annotations=len(raw), n_in_this_pull=len(new))
+    write_csv(spans_path, spans)
+    write_sidecar(spans_path, source=source, n_spans=len(spans), offsets="Python str offsets, end exclusive")
     write_csv(out, verdicts)
     write_sidecar(out, source=source, adjudication=rule.describe(), n_questions=len(verdicts),
                   n_annotations=len(raw), status_counts=verdicts["agreement_status"].value_counts().to_dict())

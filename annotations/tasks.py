@@ -1,8 +1,9 @@
 """Label Studio tasks from the audit's review queue (docs/formats.md contracts).
 
 Each task carries the question id as its stable external id (`data.question_id`), everything a
-reviewer needs to judge the Dutch text, and the audit's verdict guess as a prediction
-(model_version = audit version, score = risk) so reviewers see it pre-filled and can sort by it.
+reviewer needs to judge the Dutch text, and the audit's verdict guess and evidence spans as a
+prediction (model_version = audit version, score = risk) so reviewers see them pre-filled, can sort
+by risk and confirm, delete or add spans. An audit.csv without a `spans` column has no spans.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import pandas as pd
 from bbsard_audit.dataset import Dataset
 from bbsard_audit.errors import InputError
 from bbsard_audit.io import sidecar_path
+
+from .spans import parse_spans, prediction_result
 
 AUDIT_COLUMNS = ["id", "split", "question_fr", "question_nl", "backtranslation", "risk", "severity",
                  "flagged", "flags", "reasons"]
@@ -50,7 +53,21 @@ def read_audit(path: str | Path, columns: list[str] = AUDIT_COLUMNS) -> pd.DataF
     _bad(path, frame, (~flagged.isin(["true", "false", "1", "0"])).to_numpy(), "flagged is not true/false")
     if "queue" in columns:
         _bad(path, frame, (~frame["queue"].isin(QUEUES)).to_numpy(), "queue is not risk or control")
-    return frame.assign(id=ids.astype(int), risk=risk.astype(float), flagged=flagged.isin(["true", "1"]))
+    frame = frame.assign(id=ids.astype(int), risk=risk.astype(float), flagged=flagged.isin(["true", "1"]))
+    return frame.assign(spans=_spans(path, frame))
+
+
+def _spans(path: Path, frame: pd.DataFrame) -> list[list[dict]]:
+    """The `spans` column parsed and checked against each pair's texts ([] without the column)."""
+    if "spans" not in frame.columns:
+        return [[] for _ in range(len(frame))]
+    out = []
+    for i, (cell, fr, nl) in enumerate(zip(frame["spans"], frame["question_fr"], frame["question_nl"])):
+        try:
+            out.append(parse_spans(cell, {"fr": fr, "nl": nl}))
+        except ValueError as exc:
+            raise InputError(str(exc), file=str(path), row=i + 2, id=frame["id"].iloc[i]) from None
+    return out
 
 
 def audit_version(audit_path: str | Path) -> str:
@@ -102,8 +119,9 @@ def build_tasks(queue: pd.DataFrame, *, model_version: str, dataset: Dataset | N
             "queue": getattr(row, "queue", ""), "stratum": getattr(row, "stratum", ""),
         }
         guess = verdict_guess(str(row.severity), bool(row.flagged))
+        spans = prediction_result(row.spans, {"fr": row.question_fr, "nl": row.question_nl})
         tasks.append({"data": data, "predictions": [{
             "model_version": model_version, "score": float(row.risk),
             "result": [{"from_name": "verdict", "to_name": "question_nl", "type": "choices",
-                        "value": {"choices": [guess]}}]}]})
+                        "value": {"choices": [guess]}}, *spans]}]})
     return tasks

@@ -1,0 +1,169 @@
+"""Error spans: the audit's evidence spans as a Label Studio prediction, reviewers' spans back out.
+
+The labelling config has one `Labels` control per text (`fr_spans` on `question_fr`, `nl_spans`
+on `question_nl`) with the MQM-style categories, and a per-region note (`fr_note`, `nl_note`).
+The audit's spans are the task's prediction, so reviewers start from them and confirm, delete or
+add spans; every span an annotator submits becomes one row of error_spans.csv.
+
+Offsets: audit.csv and error_spans.csv count Python str characters (code points); Label Studio
+counts JavaScript string positions (UTF-16 code units). They differ after any character outside
+the Basic Multilingual Plane, so offsets are converted both ways and a span never shifts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+import pandas as pd
+
+from bbsard_audit.errors import InputError
+
+CATEGORIES = ("terminology", "mistranslation", "omission", "addition", "untranslated", "number",
+              "negation", "entity", "role", "other")
+# side -> (Labels control, Text object = task data field, per-region note control)
+SIDES = {"fr": ("fr_spans", "question_fr", "fr_note"), "nl": ("nl_spans", "question_nl", "nl_note")}
+SPAN_COLUMNS = ["id", "annotator", "side", "start", "end", "text", "category", "note"]
+SPANS_FILE = "error_spans.csv"
+
+
+def _js(text: str, i: int) -> int:
+    """Python offset -> UTF-16 offset."""
+    return i if text.isascii() else len(text[:i].encode("utf-16-le")) // 2
+
+
+def _py(text: str, j: int) -> int | None:
+    """UTF-16 offset -> Python offset; None when it falls inside a surrogate pair or past the end."""
+    units = 0
+    for i, ch in enumerate(text):
+        if units == j:
+            return i
+        units += 2 if ord(ch) > 0xFFFF else 1
+        if units > j:
+            return None
+    return len(text) if units == j else None
+
+
+def parse_spans(cell: str, texts: dict[str, str]) -> list[dict]:
+    """The audit's `spans` cell (docs/formats.md), checked against the pair's texts; '' means none.
+
+    Raises ValueError with the reason; the caller adds file, row and id.
+    """
+    if not str(cell).strip():
+        return []
+    try:
+        spans = json.loads(cell)
+    except ValueError as exc:
+        raise ValueError(f"spans is not JSON ({exc})") from None
+    if not isinstance(spans, list) or not all(isinstance(s, dict) for s in spans):
+        raise ValueError("spans is not a JSON list of objects")
+    for k, s in enumerate(spans):
+        side, start, end = s.get("side"), s.get("start"), s.get("end")
+        if side not in SIDES:
+            raise ValueError(f"span {k}: side {side!r} is not fr or nl")
+        if s.get("category") not in CATEGORIES:
+            raise ValueError(f"span {k}: category {s.get('category')!r} is not one of {', '.join(CATEGORIES)}")
+        text = texts[side]
+        if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text)):
+            raise ValueError(f"span {k}: offsets {start}..{end} are outside question_{side} ({len(text)} characters)")
+        if s.get("text") != text[start:end]:
+            raise ValueError(f"span {k}: text {s.get('text')!r} is not question_{side}[{start}:{end}] "
+                             f"{text[start:end]!r}")
+    return spans
+
+
+def prediction_result(spans: list[dict], texts: dict[str, str], *, prefix: str = "audit") -> list[dict]:
+    """Label Studio result items (UTF-16 offsets) for spans: one `labels` region per span, plus its
+    per-region note (a `textarea` item with the region's id) when the span has a `note`."""
+    out = []
+    for k, s in enumerate(spans):
+        control, obj, note = SIDES[s["side"]]
+        text = texts[s["side"]]
+        offsets = {"start": _js(text, s["start"]), "end": _js(text, s["end"])}
+        region = f"{prefix}-{s['side']}-{k}"
+        out.append({"id": region, "from_name": control, "to_name": obj, "type": "labels",
+                    "value": {**offsets, "text": text[s["start"]:s["end"]], "labels": [s["category"]]}})
+        if s.get("note"):
+            out.append({"id": region, "from_name": note, "to_name": obj, "type": "textarea",
+                        "value": {**offsets, "text": [s["note"]]}})
+    return out
+
+
+def spans_from_result(result: list[dict], texts: dict[str, str], *, id: object = None,
+                      file: str | None = None) -> list[dict]:
+    """The spans one annotation submitted: dicts with side, start, end, text, category, note.
+
+    A region whose offsets fall outside its text, whose text does not match, or whose label is
+    not a category is an InputError (one line): the export does not belong to this config/data.
+    """
+    labels = {control: side for side, (control, _, _) in SIDES.items()}
+    notes_from = {note for _, _, note in SIDES.values()}
+    notes = {}
+    for item in result or []:
+        if item.get("from_name") in notes_from and item.get("id") is not None:
+            note = (item.get("value") or {}).get("text") or ""
+            notes[item["id"]] = (note[0] if isinstance(note, list) and note else str(note or "")).strip()
+    rows = []
+    for item in result or []:
+        side = labels.get(item.get("from_name"))
+        if side is None:
+            continue
+        value = item.get("value") or {}
+        text = texts.get(side) or ""
+        try:
+            start, end = _py(text, int(value["start"])), _py(text, int(value["end"]))
+        except (KeyError, TypeError, ValueError):
+            raise InputError(f"{side} span without integer start/end: {value}", file=file, id=id) from None
+        if start is None or end is None or not start < end:
+            raise InputError(f"{side} span {value['start']}..{value['end']} is outside question_{side} "
+                             f"({len(text)} characters)", file=file, id=id)
+        if "text" in value and value["text"] != text[start:end]:
+            raise InputError(f"{side} span text {value['text']!r} is not question_{side}[{start}:{end}] "
+                             f"{text[start:end]!r}", file=file, id=id)
+        cats = value.get("labels") or []
+        if len(cats) != 1 or cats[0] not in CATEGORIES:
+            raise InputError(f"{side} span label {cats} is not one of {', '.join(CATEGORIES)}", file=file, id=id)
+        rows.append({"side": side, "start": start, "end": end, "text": text[start:end], "category": cats[0],
+                     "note": notes.get(item.get("id"), "")})
+    return rows
+
+
+def spans_from_export(tasks: list[dict], annotator: Callable[[dict], str], external_id: str, *,
+                      file: str | None = None) -> pd.DataFrame:
+    """error_spans.csv rows (+ annotation_id, to follow pull's merge) for every submitted annotation
+    with a verdict (the annotations pull counts) of a task carrying `data[external_id]`."""
+    rows = []
+    for task in tasks:
+        data = task.get("data", {})
+        qid = data.get(external_id)
+        if qid is None:
+            continue
+        texts = {side: str(data.get(obj) or "") for side, (_, obj, _) in SIDES.items()}
+        for ann in task.get("annotations", []):
+            result = ann.get("result") or []
+            if ann.get("was_cancelled") or not any(r.get("from_name") == "verdict" for r in result):
+                continue
+            who = annotator(ann)
+            rows += [{"id": int(qid), "annotator": who, **span, "annotation_id": str(ann.get("id"))}
+                     for span in spans_from_result(result, texts, id=qid, file=file)]
+    return pd.DataFrame(rows, columns=SPAN_COLUMNS + ["annotation_id"])
+
+
+def merge_spans(previous: pd.DataFrame | None, new: pd.DataFrame, new_raw: pd.DataFrame,
+                raw: pd.DataFrame) -> pd.DataFrame:
+    """The spans of the annotation that won pull's merge for each (id, annotator).
+
+    `new_raw` is this pull's annotations, `raw` the merged annotations_raw.csv: keys whose winner
+    is this pull's annotation take its spans (possibly none: the reviewer deleted them all), the
+    others keep their earlier spans.
+    """
+    key = ["id", "annotator", "annotation_id"]
+    won = raw[key].astype(str).merge(new_raw[key].astype(str), on=key)
+    won_keys = set(zip(won["id"], won["annotator"]))
+    fresh = new.astype({"id": str, "annotation_id": str}).merge(won, on=key)
+    frames = [fresh.astype({"id": int})[SPAN_COLUMNS]]
+    if previous is not None and len(previous):
+        keep = [(str(i), a) not in won_keys for i, a in zip(previous["id"], previous["annotator"])]
+        frames.insert(0, previous.loc[keep, SPAN_COLUMNS])
+    merged = pd.concat(frames, ignore_index=True).astype({"id": int, "start": int, "end": int})
+    return merged.sort_values(["id", "annotator", "side", "start", "end"]).reset_index(drop=True)
