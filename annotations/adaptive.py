@@ -154,6 +154,8 @@ class Campaign:
     def design_queue(self) -> pd.DataFrame:
         """The cumulative queue with each control stratum's size = its start-unflagged pairs no batch took."""
         queue = self.queue.copy()
+        for column in ("stratum_size", "stratum_sampled"):
+            queue[column] = pd.to_numeric(queue[column], errors="coerce") if column in queue else float("nan")
         risk = set(queue.loc[queue["queue"] == "risk", "id"])
         members = self.record["design"]["unflagged_strata"]
         control = queue["queue"] == "control"
@@ -165,7 +167,7 @@ class Campaign:
         counts = queue[later].groupby("batch")["id"].transform("size")
         queue.loc[later, "stratum_size"] = counts
         queue.loc[later, "stratum_sampled"] = counts
-        queue["sample_weight"] = pd.to_numeric(queue["stratum_size"]) / pd.to_numeric(queue["stratum_sampled"])
+        queue["sample_weight"] = queue["stratum_size"] / queue["stratum_sampled"]
         return queue
 
     def design_population(self, audit: pd.DataFrame, audit_path: Path) -> pd.DataFrame:
