@@ -212,6 +212,63 @@ def test_unreviewed_errors_and_targets_match_a_hand_computation():
     assert estimate(audit, verdicts, queue, seed=1).target is None
 
 
+# --- adaptive campaign without a server ----------------------------------------------------------
+
+def test_campaign_design_keeps_control_and_shrinks_strata_by_batches(tmp_path):
+    """Two control strata (split/category) as the audit stage draws them; batches take unflagged pairs."""
+    n = 40
+    ids = np.arange(1, n + 1)
+    audit = pd.DataFrame({"id": ids, "split": "test", "category": np.where(ids % 2, "Logement", "Travail"),
+                          "question_fr": [f"q{i} ?" for i in ids], "question_nl": [f"v{i}?" for i in ids],
+                          "backtranslation": "", "risk": np.round(1 - ids / 100, 2), "severity": "none",
+                          "flagged": ids <= 6, "flags": "", "reasons": ""})
+    audit_path = tmp_path / "audit.csv"
+    audit.to_csv(audit_path, index=False)
+    pool = audit[~audit["flagged"]]
+    sizes = pool.groupby("category").size()
+    control = pd.concat([pool[pool["category"] == c].tail(3) for c in sizes.index])
+    queue = pd.concat([audit[audit["flagged"]].head(4).assign(queue="risk", stratum="flagged", stratum_size=6,
+                                                              stratum_sampled=4),
+                       control.assign(queue="control", stratum="test/" + control["category"],
+                                      stratum_size=control["category"].map(sizes), stratum_sampled=3)])
+    queue_path = tmp_path / "review_queue.csv"
+    queue.to_csv(queue_path, index=False)
+    camp = tmp_path / "camp"
+    state = Campaign.start(camp, project="p", audit=read_audit(audit_path), audit_path=audit_path,
+                           queue=read_audit(queue_path, QUEUE_COLUMNS), queue_path=queue_path)
+    assert state.record["design"]["strata_from"] == "strata"
+    state.save()
+    # reviewed (in the folder's verdicts.csv) or held on the server: never queued again
+    pd.DataFrame({"id": [5], "verdict": ["legal"]}).to_csv(camp / "verdicts.csv", index=False)
+    state = Campaign.load(camp)
+    batch = state.add_batch(read_audit(audit_path), audit_path, 5, exclude={7})
+    assert batch["id"].tolist() == [6, 8, 9, 10, 11]  # by risk; 1-4 queued, 5 reviewed, 7 on the server
+    state.save()
+    design = Campaign.load(camp).design_queue()
+    ctrl = design[design["queue"] == "control"].groupby("stratum")[["stratum_size", "stratum_sampled"]].max()
+    # 8, 9, 10, 11 were unflagged at the start: Logement loses 9 and 11, Travail 8 and 10
+    assert ctrl.loc["test/Logement"].tolist() == [sizes["Logement"] - 2, 3]
+    assert ctrl.loc["test/Travail"].tolist() == [sizes["Travail"] - 2, 3]
+    assert sorted(design.loc[design["queue"] == "control", "id"]) == sorted(control["id"])
+
+    # the estimate follows the start design whatever today's audit flags
+    verdicts = pd.DataFrame({"id": design["id"], "verdict": np.where(design["queue"] == "risk", "legal", "correct")})
+    verdicts.to_csv(camp / "verdicts.csv", index=False)
+    today = audit.assign(flagged=True)
+    today.to_csv(tmp_path / "today.csv", index=False)
+    res = cli("estimate", "--audit", tmp_path / "today.csv", "--campaign", camp, "--out", tmp_path / "e.json",
+              "--target-halfwidth", 0.5)
+    assert res.exit_code == 0, res.output
+    est = json.loads((tmp_path / "e.json").read_text())
+    strata = {s["name"]: (s["population"], s["reviewed"], s["legal"]) for s in est["strata"]}
+    assert strata["risk_queue"] == (9, 9, 9) and strata["flagged"] == (1, 0, 0)  # id 5, flagged at the start
+    assert strata["unflagged:test/Logement"] == (sizes["Logement"] - 2, 3, 0)
+    assert {m["name"]: m["unreviewed"] for m in est["unreviewed"]} == {"all": 40 - 15, "flagged": 1,
+                                                                         "unflagged": 40 - 15 - 1}
+    assert est["target"]["met"] and "target met" in res.output
+    assert json.loads((tmp_path / "e.meta.json").read_text())["batches"] == 2
+
+
 # --- real Label Studio round trip ---------------------------------------------------------------------
 
 def _project(server, name) -> ReviewProject:
