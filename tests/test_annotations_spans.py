@@ -353,6 +353,13 @@ def test_real_server_spans_round_trip_config_guard_and_adaptive_batches(ls_env, 
     assert sum(s["population"] for s in strata.values()) == 20
     assert est["unreviewed"][0]["name"] == "all" and est["target"]["met"] is True
     assert "target met" in res.output
+    # status reports the same errors left, from the server's project and the campaign's design
+    res = cli("status", "--project", name, "--campaign", camp, "--audit", rerun, "--max-missed", 0)
+    assert res.exit_code == 0, res.output
+    left = est["unreviewed"][0]
+    assert f"legal errors left unreviewed (all): {left['expected']:.1f}" in res.output
+    assert f"among {left['unreviewed']} pair(s)" in res.output
+    assert ("target met" if left["expected"] == 0 else "target not met") in res.output
 
 
 def _project_client(server):
