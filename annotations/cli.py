@@ -190,6 +190,8 @@ def status(project: Project,
 
     Example: `bbsard-audit annotate status --project bbsard-review --campaign camp --audit out/audit.csv --max-missed 5`
     """
+    if audit is not None and verdicts is None and campaign is None:
+        raise typer.BadParameter("--audit needs --verdicts or --campaign")
     conn = _connection(url, config, retries, timeout)
     proj = _open_project(conn, project)
     tasks = proj.export()
