@@ -74,9 +74,14 @@ def parse_spans(cell: str, texts: dict[str, str]) -> list[dict]:
 
 def prediction_result(spans: list[dict], texts: dict[str, str], *, prefix: str = "audit") -> list[dict]:
     """Label Studio result items (UTF-16 offsets) for spans: one `labels` region per span, plus its
-    per-region note (a `textarea` item with the region's id) when the span has a `note`."""
-    out = []
+    per-region note (a `textarea` item with the region's id) when the span has a `note`. The same
+    words and category raised by two flags (e.g. term_missing and term_rejected) are one region."""
+    out, seen = [], set()
     for k, s in enumerate(spans):
+        key = (s["side"], s["start"], s["end"], s["category"])
+        if key in seen:
+            continue
+        seen.add(key)
         control, obj, note = SIDES[s["side"]]
         text = texts[s["side"]]
         offsets = {"start": _js(text, s["start"]), "end": _js(text, s["end"])}

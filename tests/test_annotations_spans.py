@@ -75,7 +75,9 @@ def review(tmp_path, pairs):
 # --- spans without a server ---------------------------------------------------------------------
 
 def test_prediction_offsets_are_utf16_and_round_trip():
-    result = prediction_result(AUDIT_SPANS, {"fr": FR, "nl": NL})
+    twice = {**AUDIT_SPANS[0], "flag": "term_missing"}  # the same words from another flag: one region
+    result = prediction_result([*AUDIT_SPANS, twice], {"fr": FR, "nl": NL})
+    assert [r["from_name"] for r in result] == ["fr_spans", "nl_spans"]
     nl = next(r for r in result if r["from_name"] == "nl_spans")
     # the emoji is 1 Python character but 2 UTF-16 code units (JavaScript's string positions)
     assert nl["value"]["start"] == NL.index("onbewoonbaarheid") + 1
