@@ -5,9 +5,10 @@ on `question_nl`) with the MQM-style categories, and a per-region note (`fr_note
 The audit's spans are the task's prediction, so reviewers start from them and confirm, delete or
 add spans; every span an annotator submits becomes one row of error_spans.csv.
 
-Offsets: audit.csv and error_spans.csv count Python str characters (code points); Label Studio
-counts JavaScript string positions (UTF-16 code units). They differ after any character outside
-the Basic Multilingual Plane, so offsets are converted both ways and a span never shifts.
+Offsets: audit.csv, error_spans.csv and Label Studio's Text regions all count characters as code
+points (Python str offsets), not UTF-16 code units: a span after an emoji is highlighted on the
+right words in Label Studio's UI with the Python offsets, one position off with UTF-16 ones
+(tests/test_annotations_spans.py checks it in a real browser).
 """
 
 from __future__ import annotations
@@ -25,23 +26,6 @@ CATEGORIES = ("terminology", "mistranslation", "omission", "addition", "untransl
 SIDES = {"fr": ("fr_spans", "question_fr", "fr_note"), "nl": ("nl_spans", "question_nl", "nl_note")}
 SPAN_COLUMNS = ["id", "annotator", "side", "start", "end", "text", "category", "note"]
 SPANS_FILE = "error_spans.csv"
-
-
-def _js(text: str, i: int) -> int:
-    """Python offset -> UTF-16 offset."""
-    return i if text.isascii() else len(text[:i].encode("utf-16-le")) // 2
-
-
-def _py(text: str, j: int) -> int | None:
-    """UTF-16 offset -> Python offset; None when it falls inside a surrogate pair or past the end."""
-    units = 0
-    for i, ch in enumerate(text):
-        if units == j:
-            return i
-        units += 2 if ord(ch) > 0xFFFF else 1
-        if units > j:
-            return None
-    return len(text) if units == j else None
 
 
 def parse_spans(cell: str, texts: dict[str, str]) -> list[dict]:
@@ -73,7 +57,7 @@ def parse_spans(cell: str, texts: dict[str, str]) -> list[dict]:
 
 
 def prediction_result(spans: list[dict], texts: dict[str, str], *, prefix: str = "audit") -> list[dict]:
-    """Label Studio result items (UTF-16 offsets) for spans: one `labels` region per span, plus its
+    """Label Studio result items for spans: one `labels` region per span, plus its
     per-region note (a `textarea` item with the region's id) when the span has a `note`. The same
     words and category raised by two flags (e.g. term_missing and term_rejected) are one region."""
     out, seen = [], set()
@@ -84,7 +68,7 @@ def prediction_result(spans: list[dict], texts: dict[str, str], *, prefix: str =
         seen.add(key)
         control, obj, note = SIDES[s["side"]]
         text = texts[s["side"]]
-        offsets = {"start": _js(text, s["start"]), "end": _js(text, s["end"])}
+        offsets = {"start": s["start"], "end": s["end"]}
         region = f"{prefix}-{s['side']}-{k}"
         out.append({"id": region, "from_name": control, "to_name": obj, "type": "labels",
                     "value": {**offsets, "text": text[s["start"]:s["end"]], "labels": [s["category"]]}})
@@ -115,11 +99,10 @@ def spans_from_result(result: list[dict], texts: dict[str, str], *, id: object =
             continue
         value = item.get("value") or {}
         text = texts.get(side) or ""
-        try:
-            start, end = _py(text, int(value["start"])), _py(text, int(value["end"]))
-        except (KeyError, TypeError, ValueError):
-            raise InputError(f"{side} span without integer start/end: {value}", file=file, id=id) from None
-        if start is None or end is None or not start < end:
+        start, end = value.get("start"), value.get("end")
+        if not (isinstance(start, int) and isinstance(end, int)):
+            raise InputError(f"{side} span without integer start/end: {value}", file=file, id=id)
+        if not 0 <= start < end <= len(text):
             raise InputError(f"{side} span {value['start']}..{value['end']} is outside question_{side} "
                              f"({len(text)} characters)", file=file, id=id)
         if "text" in value and value["text"] != text[start:end]:

@@ -8,7 +8,10 @@ error_spans.csv, an older-config project refused, next batches that never re-pus
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 import uuid
+from pathlib import Path
 from xml.etree import ElementTree
 
 import numpy as np
@@ -49,7 +52,7 @@ AUDIT_SPANS = [span("fr", FR, "insalubrité", "terminology", flag="term_rejected
 
 @pytest.fixture
 def pairs():
-    """20 pairs; the first has an emoji before its spans (UTF-16 offsets differ from Python's)."""
+    """20 pairs; the first has an emoji before its spans (UTF-16 offsets would differ from Python's)."""
     return [QuestionPair(id=1, split="test", question_fr=FR, question_nl=NL, article_ids=(1,))] + [
         QuestionPair(id=100 + i, split="test", question_fr=f"Question juridique numéro {i} ?",
                      question_nl=f"Juridische vraag nummer {i}?", article_ids=(i,)) for i in range(19)]
@@ -74,13 +77,13 @@ def review(tmp_path, pairs):
 
 # --- spans without a server ---------------------------------------------------------------------
 
-def test_prediction_offsets_are_utf16_and_round_trip():
+def test_prediction_offsets_are_python_offsets_and_round_trip():
     twice = {**AUDIT_SPANS[0], "flag": "term_missing"}  # the same words from another flag: one region
     result = prediction_result([*AUDIT_SPANS, twice], {"fr": FR, "nl": NL})
     assert [r["from_name"] for r in result] == ["fr_spans", "nl_spans"]
     nl = next(r for r in result if r["from_name"] == "nl_spans")
-    # the emoji is 1 Python character but 2 UTF-16 code units (JavaScript's string positions)
-    assert nl["value"]["start"] == NL.index("onbewoonbaarheid") + 1
+    # the emoji is 1 code point (2 UTF-16 code units): Label Studio counts code points, as Python does
+    assert nl["value"]["start"] == NL.index("onbewoonbaarheid")
     assert nl["value"]["text"] == "onbewoonbaarheid" and nl["value"]["labels"] == ["terminology"]
     back = spans_from_result(result, {"fr": FR, "nl": NL})
     assert [(r["side"], r["start"], r["end"], r["text"], r["category"]) for r in back] == \
@@ -295,15 +298,15 @@ def test_real_server_spans_round_trip_config_guard_and_adaptive_batches(ls_env, 
     assert res.exit_code == 0, res.output
     assert "labelling config updated" in res.output and f"{len(start)} task(s) imported" in res.output
 
-    # the audit's spans are the task's prediction, at Label Studio (UTF-16) offsets
+    # the audit's spans are the task's prediction, at their offsets
     project = _project(ls_env, name)
     task = next(t for t in project.export() if t["data"]["question_id"] == 1)
     pred = project.client.predictions.get(task["predictions"][0] if isinstance(task["predictions"][0], int)
                                           else task["predictions"][0]["id"])
     regions = {r["from_name"]: r["value"] for r in pred.result if r["type"] == "labels"}
-    assert regions["nl_spans"] == {"start": NL.index("onbewoonbaarheid") + 1, "end": NL.index("onbewoonbaarheid") + 17,
+    assert regions["nl_spans"] == {"start": NL.index("onbewoonbaarheid"), "end": NL.index("onbewoonbaarheid") + 16,
                                    "text": "onbewoonbaarheid", "labels": ["terminology"]}
-    assert regions["fr_spans"]["start"] == FR.index("insalubrité") + 1
+    assert regions["fr_spans"]["start"] == FR.index("insalubrité")
 
     # reviewer A keeps the Dutch span, deletes the French one and adds one with a note; B judges all
     added = span("nl", NL, "opzeggen", "mistranslation", note="ontbinden")
@@ -366,3 +369,44 @@ def test_real_server_spans_round_trip_config_guard_and_adaptive_batches(ls_env, 
 
 def _project_client(server):
     return Connection(server.url, server.token).client()
+
+
+@pytest.mark.label_studio
+@pytest.mark.timeout(600)
+def test_real_ui_highlights_predicted_spans_on_their_words(ls_server):
+    """Label Studio's own UI, in a real browser, marks each predicted span on its words after an
+    emoji (offsets are code points; UTF-16 offsets were one character off)."""
+    from chromium import CHROMEDRIVER, CHROMIUM, FLAGS, require_chromium
+
+    require_chromium()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    spans = [*AUDIT_SPANS, span("nl", NL, "opzeggen", "mistranslation")]
+    project = ReviewProject.open(Connection(ls_server.url, ls_server.token), f"t-{uuid.uuid4().hex[:10]}", create=True)
+    data = {"question_id": 1, "question_fr": FR, "question_nl": NL, "backtranslation": "-", "audit_summary": "-",
+            "gold_articles": "-"}
+    project.push([{"data": data, "predictions": [{"model_version": "audit-test", "score": 0.9,
+                                                   "result": prediction_result(spans, {"fr": FR, "nl": NL})}]}])
+    task_id = project.question_ids()[1][0]
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    profile = Path(tempfile.mkdtemp(prefix="bbsard-ls-ui-"))
+    for flag in (*FLAGS, f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    try:
+        driver.get(f"{ls_server.url}/user/login/")
+        driver.find_element("name", "email").send_keys(ls_server.username)
+        driver.find_element("name", "password").send_keys(ls_server.password)
+        driver.find_element("css selector", "button[type=submit], input[type=submit]").click()
+        WebDriverWait(driver, 30).until(lambda d: "/login" not in d.current_url)
+        driver.get(f"{ls_server.url}/projects/{project.id}/data?task={task_id}")
+        marks = WebDriverWait(driver, 90).until(lambda d: d.execute_script(
+            "const m = Array.from(document.querySelectorAll('.htx-highlight')).map(e => e.textContent);"
+            f"return m.length >= {len(spans)} ? m : null;"))
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+    assert sorted(m.strip() for m in marks) == sorted(s["text"] for s in spans)
