@@ -387,8 +387,9 @@ def test_real_ui_highlights_predicted_spans_on_their_words(ls_server):
     project = ReviewProject.open(Connection(ls_server.url, ls_server.token), f"t-{uuid.uuid4().hex[:10]}", create=True)
     data = {"question_id": 1, "question_fr": FR, "question_nl": NL, "backtranslation": "-", "audit_summary": "-",
             "gold_articles": "-"}
-    project.push([{"data": data, "predictions": [{"model_version": "audit-test", "score": 0.9,
-                                                   "result": prediction_result(spans, {"fr": FR, "nl": NL})}]}])
+    verdict = {"from_name": "verdict", "to_name": "question_nl", "type": "choices", "value": {"choices": ["legal"]}}
+    project.push([{"data": data, "predictions": [{"model_version": "audit-test", "score": 0.9, "result": [
+        verdict, *prediction_result(spans, {"fr": FR, "nl": NL})]}]}])
     task_id = project.question_ids()[1][0]
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
@@ -406,7 +407,15 @@ def test_real_ui_highlights_predicted_spans_on_their_words(ls_server):
         marks = WebDriverWait(driver, 90).until(lambda d: d.execute_script(
             "const m = Array.from(document.querySelectorAll('.htx-highlight')).map(e => e.textContent);"
             f"return m.length >= {len(spans)} ? m : null;"))
+        # the reviewer confirms the pre-filled spans and verdict: the UI's own result pulls back unchanged
+        driver.find_element("xpath", "//button[normalize-space()='Submit']").click()
+        exported = WebDriverWait(driver, 60).until(lambda d: [t for t in project.export() if t.get("annotations")])
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
     assert sorted(m.strip() for m in marks) == sorted(s["text"] for s in spans)
+    result = exported[0]["annotations"][0]["result"]
+    key = ("side", "start", "end", "text", "category")
+    assert sorted(tuple(r[k] for k in key) for r in spans_from_result(result, {"fr": FR, "nl": NL})) == \
+        sorted(tuple(s[k] for k in key) for s in spans)
+    assert next(r for r in result if r["from_name"] == "verdict")["value"]["choices"] == ["legal"]
