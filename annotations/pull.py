@@ -119,8 +119,7 @@ def pull(tasks: list[dict], out: str | Path, *, users: dict[int, str] | None = N
     out = Path(out)
     raw_path, spans_path = out.with_name(RAW_FILE), out.with_name(SPANS_FILE)
     new = raw_from_export(tasks, users)
-    new_spans = spans_from_export(tasks, lambda ann: _annotator(ann.get("completed_by"), users or {}),
-                                  EXTERNAL_ID, file=source.get("export_file"))
+    new_spans = spans_from_export(tasks, EXTERNAL_ID, file=source.get("export_file"))
     raw = merge_raw(read_raw(raw_path, missing_ok=True), new)
     spans = merge_spans(read_table(spans_path, SPAN_COLUMNS) if spans_path.exists() else None, new_spans, new, raw)
     verdicts = adjudicate(raw, rule)

@@ -14,8 +14,6 @@ right words in Label Studio's UI with the Python offsets, one position off with 
 from __future__ import annotations
 
 import json
-from typing import Callable
-
 import pandas as pd
 
 from bbsard_audit.errors import InputError
@@ -116,10 +114,10 @@ def spans_from_result(result: list[dict], texts: dict[str, str], *, id: object =
     return rows
 
 
-def spans_from_export(tasks: list[dict], annotator: Callable[[dict], str], external_id: str, *,
-                      file: str | None = None) -> pd.DataFrame:
-    """error_spans.csv rows (+ annotation_id, to follow pull's merge) for every submitted annotation
-    with a verdict (the annotations pull counts) of a task carrying `data[external_id]`."""
+def spans_from_export(tasks: list[dict], external_id: str, *, file: str | None = None) -> pd.DataFrame:
+    """The spans of every submitted annotation with a verdict (the annotations pull counts) of a
+    task carrying `data[external_id]`: error_spans.csv columns but `annotator`, + `annotation_id`
+    (the merge names the annotator as annotations_raw.csv does)."""
     rows = []
     for task in tasks:
         data = task.get("data", {})
@@ -131,22 +129,22 @@ def spans_from_export(tasks: list[dict], annotator: Callable[[dict], str], exter
             result = ann.get("result") or []
             if ann.get("was_cancelled") or not any(r.get("from_name") == "verdict" for r in result):
                 continue
-            who = annotator(ann)
-            rows += [{"id": int(qid), "annotator": who, **span, "annotation_id": str(ann.get("id"))}
+            rows += [{"id": int(qid), "annotation_id": str(ann.get("id")), **span}
                      for span in spans_from_result(result, texts, id=qid, file=file)]
-    return pd.DataFrame(rows, columns=SPAN_COLUMNS + ["annotation_id"])
+    return pd.DataFrame(rows, columns=["id", "annotation_id", *SPAN_COLUMNS[2:]])
 
 
 def merge_spans(previous: pd.DataFrame | None, new: pd.DataFrame, new_raw: pd.DataFrame,
                 raw: pd.DataFrame) -> pd.DataFrame:
     """The spans of the annotation that won pull's merge for each (id, annotator).
 
-    `new_raw` is this pull's annotations, `raw` the merged annotations_raw.csv: keys whose winner
-    is this pull's annotation take its spans (possibly none: the reviewer deleted them all), the
-    others keep their earlier spans.
+    `new_raw` is this pull's annotations, `raw` the merged annotations_raw.csv. Annotations are
+    matched by (question id, annotation id), and named as in `raw`: an (id, annotator) whose winner
+    is one of this pull's annotations takes its spans (possibly none: the reviewer deleted them
+    all); the others keep their earlier spans.
     """
-    key = ["id", "annotator", "annotation_id"]
-    won = raw[key].astype(str).merge(new_raw[key].astype(str), on=key)
+    key = ["id", "annotation_id"]
+    won = raw[[*key, "annotator"]].astype(str).merge(new_raw[key].astype(str).drop_duplicates(), on=key)
     won_keys = set(zip(won["id"], won["annotator"]))
     fresh = new.astype({"id": str, "annotation_id": str}).merge(won, on=key)
     frames = [fresh.astype({"id": int})[SPAN_COLUMNS]]
