@@ -274,6 +274,21 @@ def test_campaign_design_keeps_control_and_shrinks_strata_by_batches(tmp_path):
     assert json.loads((tmp_path / "e.meta.json").read_text())["batches"] == 2
 
 
+def test_campaign_push_mistakes_are_one_line_before_any_server_call(tmp_path, review, monkeypatch):
+    audit, queue = review
+    monkeypatch.setenv("LABEL_STUDIO_URL", "http://127.0.0.1:9")  # nothing listens: the checks come first
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "x")
+    camp = tmp_path / "camp"
+    res = cli("push", "--audit", audit, "--project", "p", "--next", 3)
+    assert res.exit_code == 2 and "--next needs --campaign" in res.output
+    for extra in ([], ["--next", 3]):
+        res = cli("push", "--audit", audit, "--project", "p", "--campaign", camp, *extra)
+        assert res.exit_code == 2 and f"no campaign in {camp}: start it with --queue" in res.output
+    assert not camp.exists()
+    res = cli("estimate", "--audit", audit, "--out", tmp_path / "e.json")
+    assert res.exit_code == 2 and "give --verdicts (or --campaign)" in res.output
+
+
 # --- real Label Studio round trip ---------------------------------------------------------------------
 
 def _project(server, name) -> ReviewProject:
