@@ -24,10 +24,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from bbsard_audit.contracts.audit import QUEUE
+from bbsard_audit.contracts.sidecar import write_sidecar
+from bbsard_audit.contracts.verdicts import read_raw, read_verdicts
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import write_csv, write_json, write_sidecar
+from bbsard_audit.io import write_json
 
-from .pull import RAW_FILE, read_table
+from .pull import RAW_FILE
 from .tasks import QUEUE_COLUMNS, read_audit
 
 CAMPAIGN_FILE = "campaign.json"
@@ -127,9 +130,9 @@ class Campaign:
     def reviewed(self) -> set[int]:
         """Question ids with a verdict or an annotation in the campaign folder."""
         ids: set[int] = set()
-        for name, cols in ((VERDICTS_FILE, ["id", "verdict"]), (RAW_FILE, ["id"])):
+        for name, read in ((VERDICTS_FILE, read_verdicts), (RAW_FILE, read_raw)):
             if (self.folder / name).exists():
-                ids |= set(read_table(self.folder / name, cols)["id"])
+                ids |= set(read(self.folder / name)["id"])
         return ids
 
     def add_batch(self, audit: pd.DataFrame, audit_path: Path, n: int, exclude: set[int]) -> pd.DataFrame:
@@ -181,9 +184,7 @@ class Campaign:
     def save(self) -> None:
         """campaign.json and the cumulative review_queue.csv (+ sidecars), atomically."""
         queue = self.design_queue()
-        queue = queue.assign(spans=[json.dumps(s, ensure_ascii=False) for s in queue["spans"]])
-        write_csv(self.folder / QUEUE_FILE, queue)
-        write_sidecar(self.folder / QUEUE_FILE, campaign=CAMPAIGN_FILE, n_risk=int((queue["queue"] == "risk").sum()),
-                      n_control=int((queue["queue"] == "control").sum()), batches=len(self.record["batches"]))
+        QUEUE.write(self.folder / QUEUE_FILE, queue, campaign=CAMPAIGN_FILE, batches=len(self.record["batches"]),
+                    n_risk=int((queue["queue"] == "risk").sum()), n_control=int((queue["queue"] == "control").sum()))
         write_json(self.folder / CAMPAIGN_FILE, self.record)
         write_sidecar(self.folder / CAMPAIGN_FILE, project=self.record["project"])

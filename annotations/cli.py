@@ -9,12 +9,14 @@ import pandas as pd
 import typer
 from rich.progress import Progress
 
+from bbsard_audit.contracts.sidecar import write_sidecar
+from bbsard_audit.contracts.verdicts import read_raw, read_verdicts
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import write_csv, write_json, write_sidecar
+from bbsard_audit.io import write_csv, write_json
 
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
-from .pull import RAW_FILE, pull as pull_verdicts, raw_from_export, read_export_file, read_raw, read_table
+from .pull import RAW_FILE, pull as pull_verdicts, raw_from_export, read_export_file
 from .tasks import AUDIT_COLUMNS, QUEUE_COLUMNS, audit_version, build_tasks, read_audit
 
 if TYPE_CHECKING:  # label_studio_sdk and scipy load in ~1.5 s: only the commands that talk to them import them
@@ -222,8 +224,9 @@ def agreement(raw: Annotated[Path, typer.Option(help=f"{RAW_FILE} written by pul
     report = compute_agreement(table, n_boot=n_boot, seed=seed)
     rule = AdjudicationRule.load(adjudication)
     wide = disagreements(table, rule)
-    write_json(out / "agreement.json", report.to_dict() | {"n_disagreements": len(wide)})
-    write_sidecar(out / "agreement.json", raw=str(raw), n_boot=n_boot, seed=seed)
+    report.n_disagreements = len(wide)
+    record = report.write(out / "agreement.json")
+    write_sidecar(out / "agreement.json", files=[record], raw=str(raw), n_boot=n_boot, seed=seed)
     write_csv(out / "disagreements.csv", wide)
     write_sidecar(out / "disagreements.csv", raw=str(raw), adjudication=rule.describe())
     for score in report.scores:
@@ -251,8 +254,8 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
     Example: `bbsard-audit annotate estimate --audit out/audit.csv --queue out/review_queue.csv --verdicts out/verdicts.csv --out out/estimate.json --split test`
     """
     result, inputs = _estimate(audit, verdicts, queue, campaign, split, level, seed, target_halfwidth, max_missed)
-    write_json(out, result.to_dict())
-    write_sidecar(out, **inputs, split=split, level=level, seed=seed, method=result.method)
+    record = result.write(out)
+    write_sidecar(out, files=[record], **inputs, split=split, level=level, seed=seed, method=result.method)
     typer.echo(f"legally inaccurate: {result.share_legal:.1%} [{result.ci_low:.1%}, {result.ci_high:.1%}] "
                f"of {result.population} pairs ({split})")
     for s in result.strata:
@@ -285,8 +288,12 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
     if verdicts is None:
         raise typer.BadParameter("give --verdicts (or --campaign)")
     if split != "all":
+        splits = sorted(population["split"].unique())
         population = population[population["split"] == split]
-    result = compute_estimate(population, read_table(verdicts, ["id", "verdict"]), design, level=level, seed=seed,
+        if population.empty:
+            raise InputError(f"no audited pair in split {split!r} (the audit has: {', '.join(splits) or 'none'})",
+                             file=str(audit))
+    result = compute_estimate(population, read_verdicts(verdicts), design, level=level, seed=seed,
                               target_halfwidth=target_halfwidth, max_missed=max_missed)
     return result, inputs | {"verdicts": str(verdicts)}
 

@@ -28,76 +28,13 @@ expectation and central interval, and checked against a target: the error-rate C
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from bbsard_audit.contracts.estimate import Estimate, Missed, Stratum, Target
+from bbsard_audit.contracts.verdicts import check_known
 from bbsard_audit.errors import InputError
-
-
-
-@dataclass(frozen=True)
-class Stratum:
-    name: str
-    population: int
-    reviewed: int
-    legal: int
-    rate: float | None
-    wilson_low: float | None
-    wilson_high: float | None
-
-
-@dataclass(frozen=True)
-class Missed:
-    """Legal errors expected among the pairs not reviewed yet (one group, or all)."""
-    name: str
-    unreviewed: int
-    expected: float
-    ci_low: float
-    ci_high: float
-
-
-@dataclass(frozen=True)
-class Target:
-    """A stopping target and whether the current reviews meet it."""
-    target_halfwidth: float | None
-    max_missed: float | None
-    halfwidth: float
-    expected_missed: float
-    met: bool
-
-
-@dataclass
-class Estimate:
-    share_legal: float
-    ci_low: float
-    ci_high: float
-    expected_legal_pairs: float
-    population: int
-    strata: list[Stratum]
-    level: float
-    draws: int
-    seed: int
-    unreviewed: list[Missed] = field(default_factory=list)
-    target: Target | None = None
-    method: str = ("stratified proportion; CI = Monte Carlo posterior predictive of the error count "
-                   "(Jeffreys Beta + Beta-binomial for unreviewed pairs, finite population)")
-    assumptions: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def wilson(x: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    if n == 0:
-        return float("nan"), float("nan")
-    z = stats.norm.ppf(0.5 + level / 2)
-    p = x / n
-    centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
-    half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)
-    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+from bbsard_audit.stats import wilson
 
 
 def _labels(audit: pd.DataFrame, queue: pd.DataFrame | None) -> tuple[pd.Series, dict[str, int], list[str]]:
@@ -173,8 +110,17 @@ def _groups(by: dict[str, Stratum], assumptions: list[str]) -> list[tuple[str, i
 def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | None = None, *,
              level: float = 0.95, draws: int = 20000, seed: int = 0,
              target_halfwidth: float | None = None, max_missed: float | None = None) -> Estimate:
+    """The estimate for the pairs of `audit` (one split) from `verdicts` (verdicts.csv rows; empty
+    verdicts are unresolved disagreements and count as not reviewed)."""
+    if audit.empty:
+        raise InputError("no audited pair in this population (wrong --split?)")
+    final = verdicts[verdicts["verdict"] != ""]
+    check_known(final["verdict"])
+    twice = final["id"][final["id"].duplicated()]
+    if len(twice):
+        raise InputError("duplicate verdict for one question", id=int(twice.iloc[0]))
     labels, sizes, assumptions = _labels(audit, queue)
-    final = verdicts[verdicts["verdict"].isin(["correct", "minor", "legal"]) & verdicts["id"].isin(labels.index)]
+    final = final[final["id"].isin(labels.index)]
     unflagged = labels.index[labels.str.startswith("unflagged").to_numpy()]
     if queue is not None and not set(unflagged) <= set(final["id"]):
         # An unflagged pair reviewed outside the control sample was not drawn at random: it cannot

@@ -13,45 +13,16 @@ right words in Label Studio's UI with the Python offsets, one position off with 
 
 from __future__ import annotations
 
-import json
 import pandas as pd
 
+from bbsard_audit.contracts.audit import SPAN_CATEGORIES as CATEGORIES
+from bbsard_audit.contracts.error_spans import ERROR_SPANS
 from bbsard_audit.errors import InputError
 
-CATEGORIES = ("terminology", "mistranslation", "omission", "addition", "untranslated", "number",
-              "negation", "entity", "role", "other")
 # side -> (Labels control, Text object = task data field, per-region note control)
 SIDES = {"fr": ("fr_spans", "question_fr", "fr_note"), "nl": ("nl_spans", "question_nl", "nl_note")}
-SPAN_COLUMNS = ["id", "annotator", "side", "start", "end", "text", "category", "note"]
+SPAN_COLUMNS = [c.name for c in ERROR_SPANS.columns]
 SPANS_FILE = "error_spans.csv"
-
-
-def parse_spans(cell: str, texts: dict[str, str]) -> list[dict]:
-    """The audit's `spans` cell (docs/formats.md), checked against the pair's texts; '' means none.
-
-    Raises ValueError with the reason; the caller adds file, row and id.
-    """
-    if not str(cell).strip():
-        return []
-    try:
-        spans = json.loads(cell)
-    except ValueError as exc:
-        raise ValueError(f"spans is not JSON ({exc})") from None
-    if not isinstance(spans, list) or not all(isinstance(s, dict) for s in spans):
-        raise ValueError("spans is not a JSON list of objects")
-    for k, s in enumerate(spans):
-        side, start, end = s.get("side"), s.get("start"), s.get("end")
-        if side not in SIDES:
-            raise ValueError(f"span {k}: side {side!r} is not fr or nl")
-        if s.get("category") not in CATEGORIES:
-            raise ValueError(f"span {k}: category {s.get('category')!r} is not one of {', '.join(CATEGORIES)}")
-        text = texts[side]
-        if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text)):
-            raise ValueError(f"span {k}: offsets {start}..{end} are outside question_{side} ({len(text)} characters)")
-        if s.get("text") != text[start:end]:
-            raise ValueError(f"span {k}: text {s.get('text')!r} is not question_{side}[{start}:{end}] "
-                             f"{text[start:end]!r}")
-    return spans
 
 
 def prediction_result(spans: list[dict], texts: dict[str, str], *, prefix: str = "audit") -> list[dict]:

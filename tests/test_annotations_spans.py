@@ -106,7 +106,8 @@ def test_audit_spans_checked_with_file_row_id(tmp_path, review):
     frame.loc[frame["id"] == "1", "spans"] = json.dumps([{**AUDIT_SPANS[1], "end": 999}])
     frame.to_csv(tmp_path / "bad.csv", index=False)
     row = int(np.flatnonzero(frame["id"] == "1")[0]) + 2
-    with pytest.raises(InputError, match=rf"bad.csv, row {row}, id 1: span 0: offsets .* outside question_nl"):
+    with pytest.raises(InputError, match=rf"bad.csv, row {row}, id 1: spans\[0\] text 'onbewoonbaarheid' is not "
+                                         r"question_nl\[56:999\]"):
         read_audit(tmp_path / "bad.csv", QUEUE_COLUMNS)
     # no spans column: no spans, and the prediction is the verdict guess alone
     plain = pd.read_csv(queue).drop(columns="spans")
