@@ -313,6 +313,14 @@ def test_real_server_spans_round_trip_config_guard_and_adaptive_batches(ls_env, 
     res = cli("push", "--audit", audit, "--queue", queue, "--project", name, "--campaign", camp, "--update-config")
     assert res.exit_code == 0, res.output
     assert "labelling config updated" in res.output and f"{len(start)} task(s) imported" in res.output
+    # a foreign config is never replaced, even when asked
+    foreign = f"t-{uuid.uuid4().hex[:10]}"
+    _project_client(ls_env).projects.create(title=foreign, label_config=(
+        '<View><Text name="question_nl" value="$question_nl"/><Choices name="verdict" toName="question_nl">'
+        '<Choice value="ok"/></Choices></View>'))
+    res = cli("push", "--audit", audit, "--queue", queue, "--project", foreign, "--update-config")
+    assert res.exit_code == 2 and res.output.count("\n") == 1
+    assert "uses a labelling config that is not bbsard-audit's: push to a new --project title" in res.output
 
     # the audit's spans are the task's prediction, at their offsets
     project = _project(ls_env, name)
