@@ -37,6 +37,10 @@ Config = Annotated[Optional[Path], typer.Option(help="TOML file with [label_stud
 Project = Annotated[str, typer.Option("--project", help="Label Studio project title.")]
 Retries = Annotated[int, typer.Option(help="Retries (exponential backoff) on transient errors.")]
 Timeout = Annotated[float, typer.Option(help="Seconds before one HTTP request times out.")]
+TargetHalfwidth = Annotated[Optional[float], typer.Option(help="Stopping target: half-width of the error-rate "
+                                                                "CI (a share, e.g. 0.02).")]
+MaxMissed = Annotated[Optional[float], typer.Option(help="Stopping target: expected legal errors left among "
+                                                         "unreviewed pairs.")]
 
 
 def _connection(url, config, retries, timeout) -> Connection:
@@ -51,31 +55,61 @@ def _open_project(conn, title: str, **options):
     return ReviewProject.open(conn, title, **options)
 
 
+def _dataset(source: Optional[str]):
+    if not source:
+        return None
+    from bbsard_audit.dataset import load_dataset
+    return load_dataset(source, strict=False)
+
+
 def _queue_tasks(audit: Path, queue: Optional[Path], dataset: Optional[str]) -> tuple[list[dict], pd.DataFrame]:
     frame = read_audit(queue, QUEUE_COLUMNS) if queue else read_audit(audit, AUDIT_COLUMNS)
-    ds = None
-    if dataset:
-        from bbsard_audit.dataset import load_dataset
-        ds = load_dataset(dataset, strict=False)
-    return build_tasks(frame, model_version=audit_version(audit), dataset=ds), frame
+    return build_tasks(frame, model_version=audit_version(audit), dataset=_dataset(dataset)), frame
 
 
 @annotate.command()
-def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage.")],
+def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage (with --next: the audit re-run "
+                                                   "with `audit --learned`).")],
          project: Project,
          queue: Annotated[Optional[Path], typer.Option(help="review_queue.csv (default: every audit row).")] = None,
+         campaign: Annotated[Optional[Path], typer.Option(help="Campaign folder: the first push records the design "
+                                                               "(start flags + control sample) in campaign.json; "
+                                                               "pull into DIR/verdicts.csv.")] = None,
+         next_n: Annotated[Optional[int], typer.Option("--next", metavar="N",
+                                                       help="Add a batch: the N riskiest pairs of --audit never "
+                                                            "queued or reviewed (needs --campaign).")] = None,
          dataset: Annotated[Optional[str], typer.Option(help="Dataset source, to show gold article ids "
                                                              "(and titles when a corpus is loaded).")] = None,
          overlap: Annotated[int, typer.Option(help="Annotations wanted per task.")] = 2,
          batch_size: Annotated[int, typer.Option(help="Tasks per import request.")] = 250,
+         update_config: Annotated[bool, typer.Option(help="Add the span labels to a project created with an older "
+                                                          "labelling config (nothing is removed).")] = False,
          url: Url = None, config: Config = None, retries: Retries = 3, timeout: Timeout = 60.0) -> None:
     """Create the project if absent and import the queued questions not yet there (never a duplicate).
 
     Example: `bbsard-audit annotate push --audit out/audit.csv --queue out/review_queue.csv --project bbsard-review`
+
+    Adaptive campaign: `--campaign camp --queue out/review_queue.csv` first, then after pull and
+    `audit learn` / `audit --learned`: `--campaign camp --audit out2/audit.csv --next 20`.
     """
-    tasks, _ = _queue_tasks(audit, queue, dataset)
+    if next_n is not None and campaign is None:
+        raise typer.BadParameter("--next needs --campaign (the folder that holds campaign.json)")
+    state = _campaign(campaign, audit, queue, project, next_n) if campaign else None
     conn = _connection(url, config, retries, timeout)
     proj = _open_project(conn, project, create=True, overlap=overlap)
+    if proj.check_config(update=update_config):
+        typer.echo(f"project {project!r}: labelling config updated (span labels added)")
+    if state is not None:
+        if next_n is not None:
+            rows = state.add_batch(read_audit(audit), audit, next_n, set(proj.question_ids()))
+            typer.echo(f"campaign {campaign}: batch {len(state.record['batches']) - 1} queues {len(rows)} pair(s)"
+                       + ("" if len(rows) == next_n else f" (only {len(rows)} unreviewed pair(s) left)"))
+        state.save()  # before importing: an interrupted push is resumed by the next one
+        reviewed = state.reviewed()
+        frame = state.queue[~state.queue["id"].isin(reviewed)]
+        tasks = build_tasks(frame, model_version=audit_version(audit), dataset=_dataset(dataset))
+    else:
+        tasks, _ = _queue_tasks(audit, queue, dataset)
     with Progress(transient=True) as bar:
         job = bar.add_task("importing tasks", total=len(tasks))
         result = proj.push(tasks, batch_size=batch_size, progress=lambda n: bar.advance(job, n))
@@ -84,6 +118,23 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage.
     if result.duplicates_on_server:
         typer.echo(f"warning: {len(result.duplicates_on_server)} question(s) have several tasks on the "
                    f"server (ids {result.duplicates_on_server[:10]}); pull merges them", err=True)
+
+
+def _campaign(folder: Path, audit: Path, queue: Optional[Path], project: str, next_n: Optional[int]):
+    """The campaign in `folder`: loaded (its start queue unchanged), or started from --queue."""
+    from .adaptive import Campaign
+
+    if Campaign.exists(folder):
+        state = Campaign.load(folder)
+        if queue is not None:
+            state.check_start_queue(queue)
+        if state.record["project"] != project:
+            raise InputError(f"campaign {folder} reviews in project {state.record['project']!r}, not {project!r}")
+        return state
+    if next_n is not None or queue is None:
+        raise InputError(f"no campaign in {folder}: start it with --queue review_queue.csv (no --next)")
+    return Campaign.start(folder, project=project, audit=read_audit(audit), audit_path=audit,
+                          queue=read_audit(queue, QUEUE_COLUMNS), queue_path=queue)
 
 
 @annotate.command("export-tasks")
@@ -132,12 +183,21 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
 
 
 @annotate.command()
-def status(project: Project, url: Url = None, config: Config = None, retries: Retries = 3,
-           timeout: Timeout = 60.0) -> None:
-    """Tasks, annotated, remaining, and annotations per annotator.
+def status(project: Project,
+           audit: Annotated[Optional[Path], typer.Option(help="audit.csv: also report the errors left unreviewed "
+                                                             "and the stopping target (with --verdicts or --campaign).")] = None,
+           verdicts: Annotated[Optional[Path], typer.Option(help="verdicts.csv written by pull.")] = None,
+           queue: Annotated[Optional[Path], typer.Option(help="review_queue.csv (risk queue + control).")] = None,
+           campaign: Annotated[Optional[Path], typer.Option(help="Campaign folder (its design, queue and verdicts.csv).")] = None,
+           split: Annotated[str, typer.Option(help="train, test or all.")] = "all",
+           target_halfwidth: TargetHalfwidth = None, max_missed: MaxMissed = None,
+           url: Url = None, config: Config = None, retries: Retries = 3, timeout: Timeout = 60.0) -> None:
+    """Tasks, annotated, remaining, annotations per annotator (and, with --audit, the errors left).
 
-    Example: `bbsard-audit annotate status --project bbsard-review`
+    Example: `bbsard-audit annotate status --project bbsard-review --campaign camp --audit out/audit.csv --max-missed 5`
     """
+    if audit is not None and verdicts is None and campaign is None:
+        raise typer.BadParameter("--audit needs --verdicts or --campaign")
     conn = _connection(url, config, retries, timeout)
     proj = _open_project(conn, project)
     tasks = proj.export()
@@ -149,6 +209,9 @@ def status(project: Project, url: Url = None, config: Config = None, retries: Re
                f"{done} with {overlap} annotation(s), {len(tasks) - done} remaining")
     for name, n in raw.groupby("annotator").size().sort_values(ascending=False).items():
         typer.echo(f"  {name}: {n}")
+    if audit is not None:
+        result, _ = _estimate(audit, verdicts, queue, campaign, split, 0.95, 0, target_halfwidth, max_missed)
+        _report_missed(result)
 
 
 @annotate.command()
@@ -181,32 +244,25 @@ def agreement(raw: Annotated[Path, typer.Option(help=f"{RAW_FILE} written by pul
 
 @annotate.command()
 def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population: every pair of the split).")],
-             verdicts: Annotated[Path, typer.Option(help="verdicts.csv written by pull.")],
              out: Annotated[Path, typer.Option(help="estimate.json to write.")],
+             verdicts: Annotated[Optional[Path], typer.Option(help="verdicts.csv written by pull "
+                                                                   "(default with --campaign: DIR/verdicts.csv).")] = None,
              queue: Annotated[Optional[Path], typer.Option(help="review_queue.csv (risk queue + control).")] = None,
+             campaign: Annotated[Optional[Path], typer.Option(help="Campaign folder: the design of its first push "
+                                                                   "(start flags, control sample) and every batch.")] = None,
              split: Annotated[str, typer.Option(help="train, test or all.")] = "all",
              level: Annotated[float, typer.Option(help="Confidence level.")] = 0.95,
-             seed: Annotated[int, typer.Option(help="Monte Carlo seed.")] = 0) -> None:
-    """Estimated share of legally inaccurate translations in the split, stratified, with a CI.
+             seed: Annotated[int, typer.Option(help="Monte Carlo seed.")] = 0,
+             target_halfwidth: TargetHalfwidth = None, max_missed: MaxMissed = None) -> None:
+    """Estimated share of legally inaccurate translations in the split, stratified, with a CI, and the
+    legal errors expected among the pairs not reviewed yet (the stopping rule).
 
     Example: `bbsard-audit annotate estimate --audit out/audit.csv --queue out/review_queue.csv --verdicts out/verdicts.csv --out out/estimate.json --split test`
     """
-    guard_out(out, command="annotate estimate", inputs=[audit, verdicts, queue], folder=False)
-    population = read_audit(audit)
-    if split != "all":
-        splits = sorted(population["split"].unique())
-        population = population[population["split"] == split]
-        if population.empty:
-            raise InputError(f"no audited pair in split {split!r} (the audit has: {', '.join(splits) or 'none'})",
-                             file=str(audit))
-    table = read_verdicts(verdicts)
-    from .estimate import estimate as compute_estimate
-
-    result = compute_estimate(population, table, read_audit(queue, QUEUE_COLUMNS) if queue else None,
-                              level=level, seed=seed)
+    guard_out(out, command="annotate estimate", inputs=[audit, verdicts, queue, campaign], folder=False)
+    result, inputs = _estimate(audit, verdicts, queue, campaign, split, level, seed, target_halfwidth, max_missed)
     record = result.write(out)
-    write_sidecar(out, files=[record], audit=str(audit), verdicts=str(verdicts), queue=str(queue) if queue else None,
-                  split=split, level=level, seed=seed, method=result.method)
+    write_sidecar(out, files=[record], **inputs, split=split, level=level, seed=seed, method=result.method)
     typer.echo(f"legally inaccurate: {result.share_legal:.1%} [{result.ci_low:.1%}, {result.ci_high:.1%}] "
                f"of {result.population} pairs ({split})")
     for s in result.strata:
@@ -214,6 +270,50 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
         typer.echo(f"  {s.name}: {s.legal}/{s.reviewed} reviewed legal ({rate}) of {s.population} pairs")
     for note in result.assumptions:
         typer.echo(f"  assumption: {note}")
+    _report_missed(result)
+
+
+def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], campaign: Optional[Path], split: str,
+              level: float, seed: int, target_halfwidth: Optional[float], max_missed: Optional[float]):
+    """The estimate of `audit` + verdicts, by the campaign's design when a campaign folder is given."""
+    from .estimate import estimate as compute_estimate
+
+    population = read_audit(audit)
+    inputs: dict = {"audit": str(audit), "queue": str(queue) if queue else None}
+    design = None
+    if campaign is not None:
+        from .adaptive import VERDICTS_FILE, Campaign
+
+        if queue is not None:
+            raise typer.BadParameter("give --campaign or --queue, not both")
+        state = Campaign.load(campaign)
+        population, design = state.design_population(population, audit), state.design_queue()
+        verdicts = verdicts or campaign / VERDICTS_FILE
+        inputs |= {"campaign": str(campaign), "batches": len(state.record["batches"])}
+    elif queue is not None:
+        design = read_audit(queue, QUEUE_COLUMNS)
+    if verdicts is None:
+        raise typer.BadParameter("give --verdicts (or --campaign)")
+    if split != "all":
+        splits = sorted(population["split"].unique())
+        population = population[population["split"] == split]
+        if population.empty:
+            raise InputError(f"no audited pair in split {split!r} (the audit has: {', '.join(splits) or 'none'})",
+                             file=str(audit))
+    result = compute_estimate(population, read_verdicts(verdicts), design, level=level, seed=seed,
+                              target_halfwidth=target_halfwidth, max_missed=max_missed)
+    return result, inputs | {"verdicts": str(verdicts)}
+
+
+def _report_missed(result) -> None:
+    for m in result.unreviewed:
+        typer.echo(f"legal errors left unreviewed ({m.name}): {m.expected:.1f} [{m.ci_low:.0f}, {m.ci_high:.0f}] "
+                   f"among {m.unreviewed} pair(s)")
+    t = result.target
+    if t is not None:
+        wanted = [f"half-width {t.halfwidth:.1%} <= {t.target_halfwidth:.1%}" if t.target_halfwidth is not None else "",
+                  f"expected errors left {t.expected_missed:.1f} <= {t.max_missed:g}" if t.max_missed is not None else ""]
+        typer.echo(f"target {'met' if t.met else 'not met'}: {'; '.join(w for w in wanted if w)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -19,6 +19,11 @@ prior, so 0 errors in 50 still gets an honest upper bound and a fully reviewed g
 uncertainty; seeded Monte Carlo, central interval. A stratum with pairs but no reviewed pair borrows a rate — `flagged`
 from the risk queue (an overstatement: the queue holds the riskiest), `unflagged:*` from the
 pooled control sample — and says so in `assumptions`.
+
+Stopping rule: the same draws without the x observed errors are the legal errors still among
+the unreviewed pairs — flagged (risk queue + flagged rest) and unflagged — reported with their
+expectation and central interval, and checked against a target: the error-rate CI's half-width
+(`target_halfwidth`) and/or the expected errors left (`max_missed`).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.contracts.estimate import Estimate, Stratum
+from bbsard_audit.contracts.estimate import Estimate, Missed, Stratum, Target
 from bbsard_audit.contracts.verdicts import check_known
 from bbsard_audit.errors import InputError
 from bbsard_audit.stats import wilson
@@ -63,8 +68,8 @@ def _labels(audit: pd.DataFrame, queue: pd.DataFrame | None) -> tuple[pd.Series,
     return labels, sizes, notes
 
 
-def _groups(by: dict[str, Stratum], assumptions: list[str]) -> list[tuple[int, int, int, float, float]]:
-    """(population, reviewed, legal, rate, effective n) for the risk queue, the flagged rest and
+def _groups(by: dict[str, Stratum], assumptions: list[str]) -> list[tuple[str, int, int, int, float, float]]:
+    """(name, population, reviewed, legal, rate, effective n) for the risk queue, the flagged rest and
     all unflagged pairs together. The unflagged control strata enter through their stratified rate
     and Kish's effective sample size (sum w)^2 / sum w^2 with w = N_h / n_h, so many small strata
     do not each add a prior's worth of phantom errors to the interval."""
@@ -78,12 +83,12 @@ def _groups(by: dict[str, Stratum], assumptions: list[str]) -> list[tuple[int, i
         if not s.population:
             continue
         if s.reviewed:
-            out.append((s.population, s.reviewed, s.legal, s.legal / s.reviewed, s.reviewed))
+            out.append((s.name, s.population, s.reviewed, s.legal, s.legal / s.reviewed, s.reviewed))
         else:
             src = risk if s is flagged else flagged
             assumptions.append(f"stratum {s.name} ({s.population} pairs) has no reviewed pair: its error "
                                f"rate is assumed equal to stratum {src.name}'s")
-            out.append((s.population, 0, 0, src.legal / src.reviewed, src.reviewed))
+            out.append((s.name, s.population, 0, 0, src.legal / src.reviewed, src.reviewed))
     unflagged = [s for s in by.values() if s.name.startswith("unflagged") and s.population]
     if unflagged:
         sampled = [s for s in unflagged if s.reviewed]
@@ -98,12 +103,13 @@ def _groups(by: dict[str, Stratum], assumptions: list[str]) -> list[tuple[int, i
         pop = sum(s.population for s in unflagged)
         rate = sum(s.population * (s.legal / s.reviewed if s.reviewed else x / n) for s in unflagged) / pop
         w = np.concatenate([np.full(s.reviewed, s.population / s.reviewed) for s in sampled])
-        out.append((pop, n, x, rate, float(w.sum() ** 2 / (w**2).sum())))
+        out.append(("unflagged", pop, n, x, rate, float(w.sum() ** 2 / (w**2).sum())))
     return out
 
 
 def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | None = None, *,
-             level: float = 0.95, draws: int = 20000, seed: int = 0) -> Estimate:
+             level: float = 0.95, draws: int = 20000, seed: int = 0,
+             target_halfwidth: float | None = None, max_missed: float | None = None) -> Estimate:
     """The estimate for the pairs of `audit` (one split) from `verdicts` (verdicts.csv rows; empty
     verdicts are unresolved disagreements and count as not reviewed)."""
     if audit.empty:
@@ -135,15 +141,19 @@ def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | 
         strata.append(Stratum(name, n_pop, n, x, x / n if n else None, low, high))
     groups = _groups({s.name: s for s in strata}, assumptions)
     rng = np.random.default_rng(seed)
-    total = np.zeros(draws)
-    point = 0.0
-    for pop, n, x, rate, n_eff in groups:
+    found, point = 0, 0.0
+    missed: dict[str, tuple[int, float, np.ndarray]] = {}  # flagged|unflagged -> unreviewed, expected, draws
+    for name, pop, n, x, rate, n_eff in groups:
         p = rng.beta(rate * n_eff + 0.5, (1 - rate) * n_eff + 0.5, size=draws)
-        total += x + rng.binomial(pop - n, p)
+        group = "unflagged" if name == "unflagged" else "flagged"
+        left, expected, sims = missed.get(group, (0, 0.0, np.zeros(draws)))
+        missed[group] = (left + pop - n, expected + (pop - n) * rate, sims + rng.binomial(pop - n, p))
+        found += x
         point += pop * rate
     n_all = len(labels)
     tail = (1 - level) / 2
-    low, high = np.quantile(total / n_all, [tail, 1 - tail])
+    missed_all = sum((m[2] for m in missed.values()), np.zeros(draws))
+    low, high = np.quantile((found + missed_all) / n_all, [tail, 1 - tail])
     share = point / n_all
     if not low <= share <= high:
         # The Jeffreys prior pulls small strata towards 1/2 while the point estimate is the plain
@@ -152,6 +162,21 @@ def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | 
         assumptions.append(f"the Monte Carlo interval [{low:.3f}, {high:.3f}] did not cover the "
                            f"stratified estimate {share:.3f} (few reviewed pairs); it was widened to include it")
         low, high = min(low, share), max(high, share)
+    unreviewed = [_missed(name, left, expected, sims, tail) for name, (left, expected, sims) in missed.items()]
+    total = _missed("all", sum(m.unreviewed for m in unreviewed), sum(m.expected for m in unreviewed),
+                    missed_all, tail)
+    target = None
+    if target_halfwidth is not None or max_missed is not None:
+        halfwidth = float(high - low) / 2
+        met = ((target_halfwidth is None or halfwidth <= target_halfwidth)
+               and (max_missed is None or total.expected <= max_missed))
+        target = Target(target_halfwidth, max_missed, halfwidth, total.expected, met)
     return Estimate(share_legal=share, ci_low=float(low), ci_high=float(high),
                     expected_legal_pairs=point, population=n_all, strata=strata,
-                    level=level, draws=draws, seed=seed, assumptions=assumptions)
+                    level=level, draws=draws, seed=seed, unreviewed=[total, *unreviewed], target=target,
+                    assumptions=assumptions)
+
+
+def _missed(name: str, unreviewed: int, expected: float, sims: np.ndarray, tail: float) -> Missed:
+    low, high = np.quantile(sims, [tail, 1 - tail]) if unreviewed else (0.0, 0.0)
+    return Missed(name, int(unreviewed), float(expected), float(low), float(high))

@@ -12,6 +12,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from typing import Callable
+from xml.etree import ElementTree
 
 from label_studio_sdk import LabelStudio
 
@@ -28,6 +29,16 @@ class PushResult:
     already_there: int
     duplicates_on_server: list[int] = field(default_factory=list)
     seconds: float = 0.0
+
+
+def config_controls(config: str) -> dict[str, frozenset[str]]:
+    """Control name -> its choice/label values: what an annotation of this config can hold."""
+    try:
+        root = ElementTree.fromstring(config)
+    except ElementTree.ParseError:
+        return {}
+    return {el.get("name"): frozenset(c.get("value") for c in el) for el in root.iter()
+            if el.get("name") and el.get("toName")}
 
 
 @dataclass
@@ -55,6 +66,30 @@ class ReviewProject:
             maximum_annotations=overlap, show_collab_predictions=True,
             description="bbsard-audit expert review of Dutch translations"), retry=False)
         return cls(conn, client, project.id, title)
+
+    def check_config(self, *, update: bool = False) -> bool:
+        """Refuse (one line) a project whose labelling config is not ours; True when it was updated.
+
+        `update` replaces an older config by ours only when ours is a strict superset (every
+        control and value kept, span labels added), so no existing annotation loses its meaning;
+        Label Studio itself also refuses a config that existing annotations do not fit.
+        """
+        ours_text = LABEL_CONFIG.read_text(encoding="utf-8")
+        theirs = config_controls(self.conn.call("get project", lambda: self.client.projects.get(self.id)).label_config or "")
+        ours = config_controls(ours_text)
+        if theirs == ours:
+            return False
+        missing = sorted(set(ours) - set(theirs))
+        superset = all(name in ours and values <= ours[name] for name, values in theirs.items())
+        if update and superset:
+            self.conn.call("update labelling config", lambda: self.client.projects.update(
+                self.id, label_config=ours_text), retry=False)
+            return True
+        what = (f"an older labelling config (without {', '.join(missing)})" if superset and missing
+                else "a labelling config that is not bbsard-audit's")
+        fix = ("push to a new --project title, or add --update-config to add the span labels to this one"
+               if superset else "push to a new --project title")
+        raise InputError(f"Label Studio project {self.title!r} (id {self.id}) uses {what}: {fix}")
 
     def export(self) -> list[dict]:
         """Every task with its annotations (Label Studio JSON export, all tasks)."""

@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from bbsard_audit.contracts.error_spans import ERROR_SPANS
 from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.verdicts import RAW, RAW_COLUMNS, VERDICTS_CSV, read_raw
 from bbsard_audit.errors import InputError
 
 from .adjudication import AdjudicationRule, adjudicate
+from .spans import SPANS_FILE, merge_spans, spans_from_export
 from .tasks import EXTERNAL_ID
 
 RAW_FILE = "annotations_raw.csv"
@@ -88,13 +90,16 @@ def merge_raw(previous: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
 
 def pull(tasks: list[dict], out: str | Path, *, users: dict[int, str] | None = None,
          rule: AdjudicationRule, source: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Write annotations_raw.csv and verdicts.csv (+ sidecars) next to `out`; return both."""
+    """Write annotations_raw.csv, error_spans.csv and verdicts.csv (+ sidecars) next to `out`."""
     out = Path(out)
-    raw_path = out.with_name(RAW_FILE)
+    raw_path, spans_path = out.with_name(RAW_FILE), out.with_name(SPANS_FILE)
     new = raw_from_export(tasks, users)
+    new_spans = spans_from_export(tasks, EXTERNAL_ID, file=source.get("export_file"))
     raw = merge_raw(read_raw(raw_path, missing_ok=True), new)
+    spans = merge_spans(ERROR_SPANS.read(spans_path) if spans_path.exists() else None, new_spans, new, raw)
     verdicts = adjudicate(raw, rule)
     write_sidecar(raw_path, files=[RAW.write_file(raw_path, raw)], source=source, n_annotations=len(raw), n_in_this_pull=len(new))
+    write_sidecar(spans_path, files=[ERROR_SPANS.write_file(spans_path, spans)], source=source, n_spans=len(spans))
     write_sidecar(out, files=[VERDICTS_CSV.write_file(out, verdicts)], source=source, adjudication=rule.describe(), n_questions=len(verdicts),
                   n_annotations=len(raw), status_counts=verdicts["agreement_status"].value_counts().to_dict())
     return raw, verdicts

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from .project import ReviewProject
+from .spans import prediction_result
 
 
 def ensure_reviewer(project: ReviewProject, email: str) -> int:
@@ -22,10 +23,12 @@ def ensure_reviewer(project: ReviewProject, email: str) -> int:
     return user.id
 
 
-def annotation_result(verdict: str, corrected_nl: str = "", gold_labels_apply: str = "") -> list[dict]:
-    """A result as the labelling config's UI stores it (choice aliases)."""
+def annotation_result(verdict: str, corrected_nl: str = "", gold_labels_apply: str = "", *,
+                      spans: list[dict] = (), texts: dict[str, str] | None = None) -> list[dict]:
+    """A result as the labelling config's UI stores it (choice aliases; span regions with their
+    notes, `spans` as in error_spans.csv, on the task's `texts` {"fr": ..., "nl": ...})."""
     result = [{"from_name": "verdict", "to_name": "question_nl", "type": "choices",
-               "value": {"choices": [verdict]}}]
+               "value": {"choices": [verdict]}}, *prediction_result(list(spans), texts or {}, prefix="review")]
     if corrected_nl:
         result.append({"from_name": "corrected_nl", "to_name": "question_nl", "type": "textarea",
                        "value": {"text": [corrected_nl]}})

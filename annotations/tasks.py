@@ -1,8 +1,9 @@
 """Label Studio tasks from the audit's review queue (docs/formats.md contracts).
 
 Each task carries the question id as its stable external id (`data.question_id`), everything a
-reviewer needs to judge the Dutch text, and the audit's verdict guess as a prediction
-(model_version = audit version, score = risk) so reviewers see it pre-filled and can sort by it.
+reviewer needs to judge the Dutch text, and the audit's verdict guess and evidence spans as a
+prediction (model_version = audit version, score = risk) so reviewers see them pre-filled, can sort
+by risk and confirm, delete or add spans. An audit.csv without a `spans` column has no spans.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from bbsard_audit.contracts.sidecar import read_sidecar
 from bbsard_audit.dataset import Dataset
 from bbsard_audit.io import sidecar_path
 
+from .spans import prediction_result
+
 AUDIT_COLUMNS = ["id", "split", "question_fr", "question_nl", "backtranslation", "risk", "severity",
                  "flagged", "flags", "reasons"]
 QUEUE_COLUMNS = AUDIT_COLUMNS + ["queue", "stratum"]
@@ -25,8 +28,10 @@ EXTERNAL_ID = "question_id"
 
 def read_audit(path: str | Path, columns: list[str] = AUDIT_COLUMNS) -> pd.DataFrame:
     """audit.csv, or review_queue.csv when `columns` holds `queue`, through its contract
-    (bbsard_audit.contracts.audit: ids unique integers, risk in [0, 1], flagged boolean, ...)."""
-    return (QUEUE if "queue" in columns else AUDIT).read(path)
+    (bbsard_audit.contracts.audit: ids unique integers, risk in [0, 1], flagged boolean, spans whose
+    text is the question's at their offsets, ...); without a `spans` column every pair has none."""
+    frame = (QUEUE if "queue" in columns else AUDIT).read(path)
+    return frame if "spans" in frame.columns else frame.assign(spans=[[] for _ in range(len(frame))])
 
 
 def audit_version(audit_path: str | Path) -> str:
@@ -77,8 +82,9 @@ def build_tasks(queue: pd.DataFrame, *, model_version: str, dataset: Dataset | N
             "queue": getattr(row, "queue", ""), "stratum": getattr(row, "stratum", ""),
         }
         guess = verdict_guess(str(row.severity), bool(row.flagged))
+        spans = prediction_result(row.spans, {"fr": row.question_fr, "nl": row.question_nl})
         tasks.append({"data": data, "predictions": [{
             "model_version": model_version, "score": float(row.risk),
             "result": [{"from_name": "verdict", "to_name": "question_nl", "type": "choices",
-                        "value": {"choices": [guess]}}]}]})
+                        "value": {"choices": [guess]}}, *spans]}]})
     return tasks

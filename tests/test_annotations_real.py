@@ -42,11 +42,20 @@ def test_real_test_split_push_annotate_pull_agreement_estimate(shared_dir, ls_en
     assert res.exit_code == 0, res.output
     assert f"{n_queued} task(s) imported" in res.output
     project = ReviewProject.open(Connection(ls_env.url, ls_env.token), "bbsard-test-review")
-    task = project.export()[0]
+    exported = project.export()
+    task = exported[0]
     pair = ds.by_id()[task["data"]["question_id"]]
     assert task["data"]["question_nl"] == pair.question_nl
     assert task["data"]["backtranslation"] == bt[pair.id]
     assert task["data"]["gold_articles"].split("\n") == [str(a) for a in pair.article_ids]
+    rows = pd.read_csv(audit, dtype=str, keep_default_na=False).set_index("id")
+    if "spans" in rows.columns:  # the audit's evidence spans are the prediction's labels regions
+        spans_of = {t["id"]: json.loads(rows.loc[str(t["data"]["question_id"]), "spans"] or "[]") for t in exported}
+        task = next(t for t in exported if spans_of[t["id"]])  # the risk queue has evidence spans
+        pred = project.client.predictions.get(task["predictions"][0] if isinstance(task["predictions"][0], int)
+                                              else task["predictions"][0]["id"])
+        regions = {(s["side"], s["start"], s["end"], s["category"]): s["text"] for s in spans_of[task["id"]]}
+        assert sorted(r["value"]["text"] for r in pred.result if r["type"] == "labels") == sorted(regions.values())
 
     # two reviewers: A calls risky pairs legal more often; B agrees with A on ~85% of pairs
     q = pd.read_csv(queue)
@@ -67,6 +76,9 @@ def test_real_test_split_push_annotate_pull_agreement_estimate(shared_dir, ls_en
     assert len(verdicts) == n_queued and (verdicts["n_annotations"] == 2).all()
     n_disagree = sum(a[k] != b[k] for k in a)
     assert (verdicts["adjudicated_by"] == "rule:stricter").sum() == n_disagree
+    spans = pd.read_csv(run / "error_spans.csv")  # the simulated reviewers marked no span
+    assert list(spans.columns) == ["id", "annotator", "side", "start", "end", "text", "category", "note"]
+    assert spans.empty
 
     res = invoke(app, ["annotate", "agreement", "--raw", str(run / "annotations_raw.csv"), "--out", str(run)])
     assert res.exit_code == 0, res.output
@@ -91,6 +103,10 @@ def test_real_test_split_push_annotate_pull_agreement_estimate(shared_dir, ls_en
     assert est["share_legal"] == pytest.approx(expected / 222)
     assert est["ci_low"] <= est["share_legal"] <= est["ci_high"]
     assert json.loads((run / "estimate.meta.json").read_text())["seed"] == 0
+    left = {m["name"]: m for m in est["unreviewed"]}
+    assert left["all"]["unreviewed"] == 222 - n_queued
+    assert left["all"]["expected"] == pytest.approx(left["flagged"]["expected"] + left["unflagged"]["expected"])
+    assert left["all"]["ci_low"] <= left["all"]["expected"] <= left["all"]["ci_high"]
 
 
 def _review_files(invoke, shared_dir, run, pairs, bt):

@@ -175,8 +175,8 @@ def test_reset_server_keeps_earlier_annotations_and_stopped_server_fails_cleanly
     assert "Traceback" not in res.output
     assert out.read_bytes() == before
     assert sorted(p.name for p in out.parent.iterdir()) == [  # + the ownership manifest (docs/reliability.md)
-        ".bbsard-audit-outputs.json", "annotations_raw.csv", "annotations_raw.meta.json", "verdicts.csv",
-        "verdicts.meta.json"]
+        ".bbsard-audit-outputs.json", "annotations_raw.csv", "annotations_raw.meta.json", "error_spans.csv",
+        "error_spans.meta.json", "verdicts.csv", "verdicts.meta.json"]
 
     # Label Studio reset (a fresh data dir): a new reviewer annotates; the early ones stay
     fresh = ls_factory()

@@ -21,6 +21,26 @@ class Stratum:
     wilson_high: float | None
 
 
+@dataclass(frozen=True)
+class Missed:
+    """Legal errors expected among the pairs not reviewed yet: `all`, `flagged` or `unflagged`."""
+    name: str
+    unreviewed: int
+    expected: float
+    ci_low: float
+    ci_high: float
+
+
+@dataclass(frozen=True)
+class Target:
+    """A stopping target (either or both) and whether the current reviews meet it."""
+    target_halfwidth: float | None
+    max_missed: float | None
+    halfwidth: float
+    expected_missed: float
+    met: bool
+
+
 @dataclass
 class Estimate(Record):
     share_legal: float
@@ -32,6 +52,8 @@ class Estimate(Record):
     level: float
     draws: int
     seed: int
+    unreviewed: list[Missed] = field(default_factory=list)
+    target: Target | None = None
     method: str = METHOD
     assumptions: list[str] = field(default_factory=list)
 

@@ -1,0 +1,190 @@
+"""An adaptive review campaign: a design frozen at the start, then batches of the riskiest unreviewed pairs.
+
+The campaign folder holds `campaign.json`, the cumulative `review_queue.csv` (every pair ever
+pushed) and, by convention, the `verdicts.csv` / `annotations_raw.csv` that pull writes. The
+first push records the design: which pairs the start audit flagged, the control sample and its
+strata. Later pushes (`--next N`) take an audit re-run with the learned rules and queue its N
+riskiest pairs that were never queued or reviewed; the control sample is never redrawn, so the
+estimate keeps a valid design:
+
+- `risk_queue` = every pair pushed to the risk queue (the start queue and every batch): a census;
+- `flagged` = pairs the start audit flagged and no batch reached;
+- `unflagged:<stratum>` = pairs the start audit left unflagged, minus those a batch took, sampled
+  by the start control pairs. A batch takes the riskiest pairs, so the control rate overstates
+  the rest of the stratum a little: the estimate of errors left is conservative.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from bbsard_audit.contracts.audit import QUEUE
+from bbsard_audit.contracts.sidecar import write_sidecar
+from bbsard_audit.contracts.verdicts import read_raw, read_verdicts
+from bbsard_audit.errors import InputError
+from bbsard_audit.io import write_json
+
+from .pull import RAW_FILE
+from .tasks import QUEUE_COLUMNS, read_audit
+
+CAMPAIGN_FILE = "campaign.json"
+QUEUE_FILE = "review_queue.csv"
+VERDICTS_FILE = "verdicts.csv"
+STRATA = ("split", "category")  # the audit stage's control strata (review_queue.csv.meta.json `strata`)
+
+
+def file_sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _control_strata(audit: pd.DataFrame, queue: pd.DataFrame, unflagged: pd.Series) -> tuple[dict[str, list[int]], str]:
+    """Start-unflagged pair ids of each control stratum, and how they were found.
+
+    By the audit's own strata columns when their sizes match the queue's `stratum_size`; else,
+    with a single control stratum covering every unflagged pair, that stratum; else one pooled
+    `unflagged` stratum (the control sample read as a simple random sample).
+    """
+    control = queue[queue["queue"] == "control"]
+    sizes = pd.to_numeric(control.groupby("stratum")["stratum_size"].max(), errors="coerce") \
+        if "stratum_size" in control.columns else pd.Series(dtype=float)
+    pool = audit[unflagged.to_numpy()]
+    if all(c in audit.columns for c in STRATA):
+        label = pool[list(STRATA)].astype(str).agg("/".join, axis=1)
+        members = {h: sorted(int(i) for i in pool.loc[label == h, "id"]) for h in sizes.index}
+        if len(sizes) and all(len(members[h]) == sizes[h] for h in sizes.index):
+            return members, "strata"
+    ids = sorted(int(i) for i in pool["id"])
+    if len(sizes) == 1 and sizes.iloc[0] == len(ids):
+        return {str(sizes.index[0]): ids}, "single"
+    return {"unflagged": ids}, "pooled"
+
+
+@dataclass
+class Campaign:
+    folder: Path
+    record: dict
+    queue: pd.DataFrame  # every pair pushed, its audit columns + queue, stratum, batch
+
+    @classmethod
+    def exists(cls, folder: Path) -> bool:
+        return (Path(folder) / CAMPAIGN_FILE).exists()
+
+    @classmethod
+    def load(cls, folder: str | Path) -> "Campaign":
+        folder = Path(folder)
+        path = folder / CAMPAIGN_FILE
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read the campaign file: {exc}", file=str(path)) from None
+        if not (isinstance(record, dict) and record.get("format") == 1 and record.get("batches")):
+            raise InputError("not a campaign file (format 1)", file=str(path))
+        queue = read_audit(folder / QUEUE_FILE, QUEUE_COLUMNS + ["batch"])
+        return cls(folder, record, queue.assign(batch=pd.to_numeric(queue["batch"]).astype(int)))
+
+    @classmethod
+    def start(cls, folder: str | Path, *, project: str, audit: pd.DataFrame, audit_path: Path,
+              queue: pd.DataFrame, queue_path: Path) -> "Campaign":
+        """The design of the start audit + queue (nothing written until `save`)."""
+        missing = set(queue["id"]) - set(audit["id"])
+        if missing:
+            raise InputError(f"{len(missing)} queued id(s) are not in the audit (e.g. {min(missing)})",
+                             file=str(queue_path))
+        risk = set(queue.loc[queue["queue"] == "risk", "id"])
+        unflagged = ~audit["flagged"] & ~audit["id"].isin(risk)
+        members, how = _control_strata(audit, queue, unflagged)
+        control = queue[queue["queue"] == "control"]
+        if how == "pooled":
+            control = control.assign(stratum="unflagged")
+        queue = pd.concat([queue[queue["queue"] == "risk"], control], ignore_index=True).assign(batch=0)
+        record = {
+            "format": 1, "project": project,
+            "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "design": {"audit_sha256": file_sha256(audit_path), "queue_sha256": file_sha256(queue_path),
+                       "flagged": sorted(int(i) for i in audit.loc[audit["flagged"] | audit["id"].isin(risk), "id"]),
+                       "unflagged_strata": members, "strata_from": how},
+            "batches": [{"batch": 0, "kind": "start", "audit_sha256": file_sha256(audit_path),
+                         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                         "risk": sorted(int(i) for i in risk), "control": sorted(int(i) for i in control["id"])}],
+        }
+        return cls(Path(folder), record, queue)
+
+    @property
+    def population(self) -> set[int]:
+        design = self.record["design"]
+        return set(design["flagged"]) | {i for ids in design["unflagged_strata"].values() for i in ids} \
+            | set(self.queue["id"])
+
+    def check_start_queue(self, queue_path: Path) -> None:
+        if file_sha256(queue_path) != self.record["design"]["queue_sha256"]:
+            raise InputError(f"campaign {self.folder} was started with another review queue: add pairs with "
+                             "--next N (no --queue), or start a new campaign in another folder",
+                             file=str(queue_path))
+
+    def reviewed(self) -> set[int]:
+        """Question ids with a verdict or an annotation in the campaign folder."""
+        ids: set[int] = set()
+        for name, read in ((VERDICTS_FILE, read_verdicts), (RAW_FILE, read_raw)):
+            if (self.folder / name).exists():
+                ids |= set(read(self.folder / name)["id"])
+        return ids
+
+    def add_batch(self, audit: pd.DataFrame, audit_path: Path, n: int, exclude: set[int]) -> pd.DataFrame:
+        """Queue the `n` riskiest pairs of `audit` never queued, reviewed or in `exclude` (on the server)."""
+        if n < 1:
+            raise InputError("--next must be >= 1")
+        outside = set(audit["id"]) - self.population
+        if outside:
+            raise InputError(f"{len(outside)} id(s) are not in the campaign's population (e.g. {min(outside)}): "
+                             "re-run the audit on the campaign's split", file=str(audit_path))
+        taken = set(self.queue["id"]) | self.reviewed() | exclude
+        pool = audit[~audit["id"].isin(taken)].sort_values(["risk", "id"], ascending=[False, True])
+        k = len(self.record["batches"])
+        rows = pool.head(n).assign(queue="risk", stratum=f"batch{k}", batch=k)
+        self.record["batches"].append({
+            "batch": k, "kind": "next", "audit_sha256": file_sha256(audit_path),
+            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "risk": sorted(int(i) for i in rows["id"]), "control": []})
+        self.queue = pd.concat([self.queue, rows], ignore_index=True)
+        return rows
+
+    def design_queue(self) -> pd.DataFrame:
+        """The cumulative queue with each control stratum's size = its start-unflagged pairs no batch took."""
+        queue = self.queue.copy()
+        for column in ("stratum_size", "stratum_sampled"):
+            queue[column] = pd.to_numeric(queue[column], errors="coerce") if column in queue else float("nan")
+        risk = set(queue.loc[queue["queue"] == "risk", "id"])
+        members = self.record["design"]["unflagged_strata"]
+        control = queue["queue"] == "control"
+        sampled = queue[control].groupby("stratum")["id"].size()
+        sizes = {h: len(set(ids) - risk) for h, ids in members.items()}
+        queue.loc[control, "stratum_size"] = queue.loc[control, "stratum"].map(sizes)
+        queue.loc[control, "stratum_sampled"] = queue.loc[control, "stratum"].map(sampled)
+        later = ~control & (queue["batch"] > 0)
+        counts = queue[later].groupby("batch")["id"].transform("size")
+        queue.loc[later, "stratum_size"] = counts
+        queue.loc[later, "stratum_sampled"] = counts
+        queue["sample_weight"] = queue["stratum_size"] / queue["stratum_sampled"]
+        return queue
+
+    def design_population(self, audit: pd.DataFrame, audit_path: Path) -> pd.DataFrame:
+        """`audit` with the start audit's flags: the estimate's strata are the design's, not today's flags."""
+        outside = set(audit["id"]) - self.population
+        if outside:
+            raise InputError(f"{len(outside)} id(s) are not in the campaign's population (e.g. {min(outside)})",
+                             file=str(audit_path))
+        return audit.assign(flagged=audit["id"].isin(self.record["design"]["flagged"]))
+
+    def save(self) -> None:
+        """campaign.json and the cumulative review_queue.csv (+ sidecars), atomically."""
+        queue = self.design_queue()
+        QUEUE.write(self.folder / QUEUE_FILE, queue, campaign=CAMPAIGN_FILE, batches=len(self.record["batches"]),
+                    n_risk=int((queue["queue"] == "risk").sum()), n_control=int((queue["queue"] == "control").sum()))
+        write_json(self.folder / CAMPAIGN_FILE, self.record)
+        write_sidecar(self.folder / CAMPAIGN_FILE, project=self.record["project"])
