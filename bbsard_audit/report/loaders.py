@@ -187,3 +187,26 @@ def _ci(doc: Mapping) -> tuple[float, float] | None:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+
+
+# ---------------------------------------------------------------- fragility.csv (eval stage, issue 11)
+# Kept apart from the table above so the contracts migration can move it as one block.
+
+FRAGILITY_REQUIRED = ("metric", "system_a", "system_b", "delta", "n_queries", "removal_fragility")
+REQUIRED["fragility.csv"] = FRAGILITY_REQUIRED
+
+
+def fragility(wd: Workdir) -> pd.DataFrame | None:
+    """fragility.csv with typed columns (`robust`: True/False, or NA without an estimate), most fragile first."""
+    frame = wd.table("fragility.csv")
+    if frame is None:
+        return None
+    frame = frame.copy()
+    for column in ("delta", "removal_fragility", "n_queries", "p_value", "expected_errors_unverified",
+                   "expected_errors_unverified_high"):
+        if column in frame.columns:
+            frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    if "robust" in frame.columns:
+        text = frame["robust"].astype(str).str.strip().str.lower()
+        frame["robust"] = text.map({"true": True, "false": False}).astype("boolean")
+    return frame.sort_values("removal_fragility", kind="stable", ignore_index=True)
