@@ -95,8 +95,8 @@ if __name__ == "__main__":  # python tests/chromium.py REPORT.html OUT.png: the 
 
     from PIL import Image
 
-    page = visit(Path(sys.argv[1]), Path(sys.argv[2]))
+    page = visit(Path(sys.argv[1]), Path(sys.argv[2]), width=1400)
     assert not page.console_errors, page.console_errors
-    top = Image.open(page.screenshot).crop((0, 0, 1280, 1500)).resize((853, 1000), Image.LANCZOS)
+    top = Image.open(page.screenshot).crop((0, 0, 1400, 1000)).resize((1050, 750), Image.LANCZOS)  # the Findings
     top.convert("RGB").quantize(colors=128, method=Image.Quantize.FASTOCTREE).save(page.screenshot, optimize=True)
     print(f"{page.screenshot}: {page.screenshot.stat().st_size:,} bytes")

@@ -154,8 +154,8 @@ def test_findings_first_in_sentences_with_numbers_linking_to_their_sections(tmp_
     assert md.index("## Findings") < md.index("## Audit")
     lines = [line for line in findings.splitlines() if line.startswith("- ")]
     assert lines[0] == ("- 6 of 30 translations (20.0%) are flagged as suspect; the most frequent flags are "
-                        "`legal_term` (2 pairs), `negation` (1 pair), `number` (1 pair) (7 flags raised on flagged "
-                        "pairs in all). ([Flagged pairs by type](#audit-flags))")
+                        "`legal_term` (2 pairs), `negation` (1 pair), `number` (1 pair); 7 flags raised on flagged "
+                        "pairs in all. ([Flagged pairs by type](#audit-flags))")
     assert lines[1].startswith("- An estimated 8.3% (95% CI 3.1%–17.2%) of the split's 30 translations are legally "
                                "inaccurate (about 2 pairs), from 12 expert-reviewed pairs of which 2 were judged")
     assert lines[1].endswith("(#review-estimate))")

@@ -655,8 +655,8 @@ def findings_section(wd: Workdir, sections: list[Section]) -> Section:
         by_type = flags_on_flagged(audit)
         kinds = ", ".join(f"`{f}` ({n:,} pair{'s' if n != 1 else ''})" for f, n in by_type.head(3).items())
         say(f"{flagged:,} of {len(audit):,} translations ({100 * flagged / max(len(audit), 1):.1f}%) are flagged "
-            "as suspect" + (f"; the most frequent flags are {kinds} ({int(by_type.sum()):,} "
-                            f"{FLAG_COUNT_LABEL} in all)." if kinds else "."), "audit-flags", "audit")
+            "as suspect" + (f"; the most frequent flags are {kinds}; {int(by_type.sum()):,} "
+                            f"{FLAG_COUNT_LABEL} in all." if kinds else "."), "audit-flags", "audit")
     say(*_estimate_finding(wd), "review-estimate", "review")
     for text in _shift_findings(wd):
         say(text, "evaluation-shift", "evaluation")
