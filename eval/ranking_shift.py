@@ -19,9 +19,18 @@ def system_order(values: np.ndarray, names: Sequence[str]) -> list[int]:
     return sorted(range(len(names)), key=lambda i: (-values[i], names[i]))
 
 
+DECIMALS = 12
+"""Means equal in exact arithmetic can differ by an ulp when summed in another order (a matrix
+product for the null draws): scores are compared rounded to this many decimals, so those are ties."""
+
+
+def _quantise(values: np.ndarray) -> np.ndarray:
+    return np.round(np.asarray(values, dtype=np.float64), DECIMALS)
+
+
 def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Kendall tau-b between matching rows of x and y (draws x systems); NaN when a row is all ties."""
-    x, y = np.atleast_2d(x), np.atleast_2d(y)
+    x, y = _quantise(np.atleast_2d(x)), _quantise(np.atleast_2d(y))
     i, j = np.triu_indices(x.shape[1], k=1)
     sx, sy = np.sign(x[:, i] - x[:, j]), np.sign(y[:, i] - y[:, j])
     denom = np.sqrt((sx ** 2).sum(axis=1) * (sy ** 2).sum(axis=1))
@@ -36,7 +45,7 @@ def tau_ap(evaluated: np.ndarray, truth: np.ndarray, names: Sequence[str]) -> np
     position i by `evaluated` that `truth` also places above it. Unlike tau-b it weighs swaps at
     the top more. Ties are broken by system name (see `system_order`).
     """
-    evaluated, truth = np.atleast_2d(evaluated), np.atleast_2d(truth)
+    evaluated, truth = _quantise(np.atleast_2d(evaluated)), _quantise(np.atleast_2d(truth))
     n_sys = evaluated.shape[1]
     if n_sys < 2:
         return np.full(len(evaluated), np.nan)
