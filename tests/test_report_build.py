@@ -206,3 +206,25 @@ def test_long_tables_fold_into_details_without_scripts(tmp_path):
     for stage in ("audit", "review", "eval"):
         assert f'<section id="provenance-{stage}">' in prov
     assert prov.count("<details><summary>") >= 3
+
+
+def test_findings_before_any_review(tmp_path):
+    """Audit + eval without verdicts: the order full -> unflagged, fragility against 5% of the questions."""
+    wd = write_workdir(tmp_path, review=False)
+    shift = pd.read_csv(wd / "ranking_shift.csv").assign(subset_b="unflagged")
+    shift.to_csv(wd / "ranking_shift.csv", index=False)
+    frag = pd.read_csv(wd / "fragility.csv")
+    frag.assign(expected_errors_unverified=None, expected_errors_unverified_high=None, robust=None).to_csv(
+        wd / "fragility.csv", index=False)
+    md = build_report(wd).markdown.read_text()
+    findings = md.split("## Findings", 1)[1].split("\n## ", 1)[0]
+    assert "legally inaccurate" not in findings  # no verdicts, no estimate: no sentence about them
+    assert ("- ndcg@10: Kendall τ between the system orders on the full set and after keeping only the unflagged "
+            "questions is 0.33; 1 system pair(s) swap places, 0 significantly: the order survives keeping only "
+            "the unflagged questions.") in findings
+    assert ("- 1 of 3 pairwise conclusions (system a beats b on a metric) are undone by removing at most 10 of 203 "
+            "judged questions (5%); the most fragile, recall@100 bm25_fr > e5_fr (Δ 0.008, p = 0.41), is undone by "
+            "removing 2 of 203 questions.") in findings
+    evaluation = md.split("## Evaluation", 1)[1]
+    assert "| recall@100 | bm25_fr | e5_fr | 0.008 | 0.410 | 2 of 203 |" in evaluation
+    assert "expected errors, upper bound" not in evaluation

@@ -646,7 +646,7 @@ def findings_section(wd: Workdir, sections: list[Section]) -> Section:
 
     def say(text: str, *keys: str) -> None:
         key = next((k for k in keys if k in anchors), None)
-        if key is not None:
+        if text and key is not None:
             sec.add(Finding(text, key, anchors[key]))
 
     audit = wd.table("audit.csv")
@@ -657,7 +657,7 @@ def findings_section(wd: Workdir, sections: list[Section]) -> Section:
         say(f"{flagged:,} of {len(audit):,} translations ({100 * flagged / max(len(audit), 1):.1f}%) are flagged "
             "as suspect" + (f"; the most frequent flags are {kinds}; {int(by_type.sum()):,} "
                             f"{FLAG_COUNT_LABEL} in all." if kinds else "."), "audit-flags", "audit")
-    say(*_estimate_finding(wd), "review-estimate", "review")
+    say(_estimate_finding(wd), "review-estimate", "review")
     for text in _shift_findings(wd):
         say(text, "evaluation-shift", "evaluation")
     text = _fragility_finding(fragility(wd), (wd.sidecars.get("fragility.meta.json") or {}).get("fragility") or {})
@@ -666,7 +666,7 @@ def findings_section(wd: Workdir, sections: list[Section]) -> Section:
     return sec
 
 
-def _estimate_finding(wd: Workdir) -> tuple[str]:
+def _estimate_finding(wd: Workdir) -> str:
     doc, verdicts = wd.document("estimate.json"), wd.table("verdicts.csv")
     if isinstance(doc, dict) and "share_legal" in doc:
         strata = [x for x in doc.get("strata") or [] if isinstance(x, dict)]
@@ -677,14 +677,14 @@ def _estimate_finding(wd: Workdir) -> tuple[str]:
                 f"{100 * float(doc['ci_low']):.1f}%–{100 * float(doc['ci_high']):.1f}%) of the split's "
                 f"{num(doc.get('population'))} translations are legally inaccurate "
                 f"(about {float(doc.get('expected_legal_pairs', 0)):.0f} pairs), from {reviewed:,} expert-reviewed "
-                f"pairs of which {legal:,} were judged legally inaccurate.",)
+                f"pairs of which {legal:,} were judged legally inaccurate.")
     if verdicts is not None and len(verdicts):
         verdict = verdicts["verdict"].astype(str).str.strip().str.lower()
         p, low, high = wilson(int((verdict == "legal").sum()), len(verdicts))
         return (f"{int((verdict == 'legal').sum()):,} of {len(verdicts):,} reviewed translations were judged legally "
                 f"inaccurate ({100 * p:.1f}% [{100 * low:.1f}%, {100 * high:.1f}%], Wilson 95% CI); the review "
-                "queue over-samples suspect pairs, so this is not the split's rate (run `annotate estimate`).",)
-    return ("",)
+                "queue over-samples suspect pairs, so this is not the split's rate (run `annotate estimate`).")
+    return ""
 
 
 def _shift_findings(wd: Workdir) -> list[str]:
