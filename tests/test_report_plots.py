@@ -43,8 +43,15 @@ def test_slope_chart_labels_never_overlap_even_on_ties(n_systems):
     boxes = _label_boxes(fig)
     assert len(boxes) == 2 * len(ranks)
     overlaps = [(a, b) for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2) if box_a.overlaps(box_b)]
+    renderer = fig.canvas.get_renderer()
+    ticks = [t.get_window_extent(renderer) for ax in fig.axes if ax.get_visible()
+             for t in ax.get_yticklabels() + [ax.yaxis.label, ax.title] if t.get_text()]
+    on_ticks = [name for name, box in boxes if any(box.overlaps(t) for t in ticks)]
+    outside = [name for ax in fig.axes for text, name in ((t, t.get_text()) for t in ax.texts)
+               if not (ax.get_window_extent(renderer).x0 <= text.get_window_extent(renderer).x0
+                       and text.get_window_extent(renderer).x1 <= ax.get_window_extent(renderer).x1)]
     plt.close(fig)
-    assert overlaps == []
+    assert overlaps == [] and on_ticks == [] and outside == []
     assert slope_chart(ranks, "full", "verified").startswith(b"\x89PNG")
 
 

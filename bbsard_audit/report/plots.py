@@ -117,7 +117,6 @@ def slope_figure(ranks: pd.DataFrame, subset_a: str, subset_b: str):
                 ax.text(1.08, right[i], row.system, ha="left", va="center", fontsize=7, color=colour[row.system])
             ax.set_title(metric)
             ax.set_xticks([0, 1], [subset_a, subset_b])
-            ax.set_xlim(-1.1, 2.1)
             low = min(0.5, float(np.min(left, initial=1)) - LABEL_GAP / 2, float(np.min(right, initial=1)) - LABEL_GAP / 2)
             high = max(len(systems) + 0.5, float(np.max(left, initial=1)) + LABEL_GAP / 2,
                        float(np.max(right, initial=1)) + LABEL_GAP / 2)
@@ -126,7 +125,23 @@ def slope_figure(ranks: pd.DataFrame, subset_a: str, subset_b: str):
             ax.set_ylabel("rank (1 = best)")
         for ax in list(axes.flat)[len(metrics):]:
             ax.set_visible(False)
+        _fit_labels(fig, list(axes.flat)[:len(metrics)], pad=0.08)
         return fig
+
+
+def _fit_labels(fig, axes, pad: float) -> None:
+    """Widen each panel's x range so its system labels (at -pad, 1 + pad) fit inside the panel,
+    clear of the rank tick labels: with label widths l, r and panel width W (pixels), a range S
+    leaves them room when S * (1 - (l + r) / W - 2 * 2%) = 1 + 2 * pad."""
+    for _ in range(3):  # the layout moves the panels once the limits change: settle it
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        for ax in axes:
+            width = ax.get_window_extent(renderer).width
+            left = max((t.get_window_extent(renderer).width for t in ax.texts if t.get_ha() == "right"), default=0)
+            right = max((t.get_window_extent(renderer).width for t in ax.texts if t.get_ha() == "left"), default=0)
+            span = (1 + 2 * pad) / max(1 - (left + right) / width - 0.04, 0.1)
+            ax.set_xlim(-pad - (left / width + 0.02) * span, 1 + pad + (right / width + 0.02) * span)
 
 
 def forest_plot(metrics: pd.DataFrame) -> bytes:
