@@ -635,6 +635,8 @@ def flatten(obj, prefix: str = ""):
 
 # ---------------------------------------------------------------- Findings
 
+SIGNIFICANCE = 0.05
+"""An observed tau below the random-removal null at p < 0.05 means verification moved the order."""
 FRAGILE_SHARE = 0.05
 """Without an estimate, a conclusion is called fragile when removing <= 5% of the judged questions undoes it."""
 
@@ -700,8 +702,7 @@ def _shift_findings(wd: Workdir) -> list[str]:
     out = []
     for metric in chosen:
         row = rows[rows["metric"].astype(str) == metric].iloc[0]
-        tau, flips = float(row["kendall_tau"]), int(row.get("n_flips", 0) or 0)
-        significant = int(row.get("n_flips_significant", 0) or 0)
+        tau, flips, significant = float(row["kendall_tau"]), _count(row, "n_flips"), _count(row, "n_flips_significant")
         verb = "verification" if target == "verified" else f"keeping only the {target} questions"
         text = f"{metric}: Kendall τ between the system orders on the full set and after {verb} is {num(tau, 2)}"
         hit = None
@@ -711,7 +712,7 @@ def _shift_findings(wd: Workdir) -> list[str]:
         if hit is not None and len(hit):
             h = hit.iloc[0]
             p = float(h["p_value"])
-            within = p >= 0.05
+            within = p >= SIGNIFICANCE
             text += (f" ({'within' if within else 'below'} the 95% range [{num(float(h['null_low']), 2)}, "
                      f"{num(float(h['null_high']), 2)}] of removing {num(h.get('n_removed'))} questions at random, "
                      f"p = {num(p, 2)})")
@@ -721,6 +722,11 @@ def _shift_findings(wd: Workdir) -> list[str]:
         survives = within and significant == 0
         out.append(text + (f": the order survives {verb}." if survives else f": the order does not survive {verb}."))
     return out
+
+
+def _count(row: pd.Series, key: str) -> int:
+    value = pd.to_numeric(row.get(key), errors="coerce")
+    return 0 if pd.isna(value) else int(value)
 
 
 def _fragility_finding(frag: pd.DataFrame | None, exposure: dict) -> str:
