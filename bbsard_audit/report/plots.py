@@ -117,10 +117,8 @@ def slope_figure(ranks: pd.DataFrame, subset_a: str, subset_b: str):
                 ax.text(1.08, right[i], row.system, ha="left", va="center", fontsize=7, color=colour[row.system])
             ax.set_title(metric)
             ax.set_xticks([0, 1], [subset_a, subset_b])
-            low = min(0.5, float(np.min(left, initial=1)) - LABEL_GAP / 2, float(np.min(right, initial=1)) - LABEL_GAP / 2)
-            high = max(len(systems) + 0.5, float(np.max(left, initial=1)) + LABEL_GAP / 2,
-                       float(np.max(right, initial=1)) + LABEL_GAP / 2)
-            ax.set_ylim(high, low)
+            labels = np.concatenate([left, right, [1.0]])  # a spread tie may reach past ranks 1 and N
+            ax.set_ylim(max(len(systems) + 0.5, labels.max() + LABEL_GAP / 2), min(0.5, labels.min() - LABEL_GAP / 2))
             ax.set_yticks(range(1, len(systems) + 1))
             ax.set_ylabel("rank (1 = best)")
         for ax in list(axes.flat)[len(metrics):]:
