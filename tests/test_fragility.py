@@ -173,3 +173,17 @@ def test_cli_audit_without_verdicts_and_explicit_estimate(tmp_path):
     frag = pd.read_csv(root / "out" / "fragility.csv")
     flagged = sum(int(q) % 3 == 0 for q in qids)  # nothing verified: every judged query counts
     assert frag.expected_errors_unverified_high.tolist() == pytest.approx([flagged * 0.7 + (len(qids) - flagged) * 0.25])
+
+
+def test_a_bad_estimate_is_one_clear_error(tmp_path):
+    from bbsard_audit.errors import InputError
+
+    root, _ = _bench(tmp_path)
+    config = dict(runs={"good": root / "good.json"}, qrels=root / "qrels.trec", metrics=("mrr@10",),
+                  resamples=1000, null_draws=10)
+    (root / "bad.json").write_text('{"share": 0.1}')
+    with pytest.raises(InputError, match=r"bad.json: not an estimate.json \(needs share_legal, ci_high, strata\)"):
+        evaluate(EvalConfig(**config, estimate=root / "bad.json"))
+    (root / "broken.json").write_text("{")
+    with pytest.raises(InputError, match=r"broken.json: not valid JSON"):
+        evaluate(EvalConfig(**config, estimate=root / "broken.json"))
