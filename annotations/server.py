@@ -279,7 +279,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="also build the initialised template data dir and exit")
     parser.add_argument("--data-dir", type=Path, help="run a server on this data dir until Ctrl-C")
     parser.add_argument("--port", type=int)
+    parser.add_argument("--print-token", action="store_true",
+                        help="print the API token of the server on --data-dir (for LABEL_STUDIO_API_KEY) and exit")
     args = parser.parse_args(argv)
+    if args.print_token:
+        if not args.data_dir:
+            parser.error("--print-token needs --data-dir")
+        creds = args.data_dir / CREDENTIALS_FILE
+        if not creds.exists():
+            parser.error(f"no credentials in {args.data_dir}: start the server once with --data-dir {args.data_dir}")
+        print(LabelStudioServer(args.data_dir).token)
+        return 0
     if args.ensure_venv or args.ensure_template:
         print(ensure_venv())
         if args.ensure_template:

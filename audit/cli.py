@@ -101,7 +101,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
         console.print("[yellow]back-translation signal skipped[/yellow]: no --backtranslations or --translator")
     console.print(f"audited {meta['n_pairs']} pairs in {meta['timings_s']['total']:.1f}s: "
                   f"{meta['n_flagged']} flagged ({meta['n_flagged'] / meta['n_pairs']:.0%}); "
-                  f"flags: {', '.join(f'{k} {v}' for k, v in meta['flag_counts'].items()) or 'none'}")
+                  f"{_flags_on_flagged(result.frame)}")
     for path in written:
         console.print(f"  wrote {path}")
 
@@ -168,3 +168,12 @@ def register(app: typer.Typer) -> None:
 
     register_glossary_cli(audit_app)
     app.add_typer(audit_app, name="audit")
+
+
+def _flags_on_flagged(frame) -> str:
+    """The flag count the report shows too: flags of flagged pairs only, labelled as such."""
+    from .pipeline import flag_counts
+
+    counts = flag_counts(frame[frame["flagged"]])
+    listed = ", ".join(f"{k} {v}" for k, v in counts.items())
+    return f"{sum(counts.values())} flags raised on flagged pairs" + (f" ({listed})" if listed else "")

@@ -79,8 +79,16 @@ def _audit(ctx: dict) -> tuple[str, list[Path]]:
     frame = result.frame
     ctx["audit"] = ctx["out"] / "audit.csv"
     ctx["queue"] = ctx["out"] / "review_queue.csv"
-    return (f"{len(frame)} pairs audited, {int(frame['flagged'].sum())} flagged; review queue of "
-            f"{REVIEW_BUDGET} riskiest + {CONTROL} control"), list(written)
+    import pandas as pd
+
+    from .report.sections import FLAG_COUNT_LABEL, flags_on_flagged
+
+    n_flagged = int(frame["flagged"].sum())
+    queue = pd.read_csv(ctx["queue"], usecols=["queue"])["queue"].value_counts()  # the queue actually written
+    risk, control = int(queue.get("risk", 0)), int(queue.get("control", 0))
+    coverage = "all" if risk == n_flagged else f"the {risk} riskiest of {n_flagged}"
+    return (f"{len(frame)} pairs audited, {n_flagged} flagged, {int(flags_on_flagged(frame).sum())} "
+            f"{FLAG_COUNT_LABEL}; review queue: {risk} flagged ({coverage}) + {control} control"), list(written)
 
 
 def _selftest(ctx: dict) -> tuple[str, list[Path]]:

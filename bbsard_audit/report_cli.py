@@ -18,8 +18,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Summarise a work folder as report.html (self-contained, offline) and report.md (tables).
 
-        Sections appear only for the stage outputs present: Audit, Review campaign, Evaluation,
-        Provenance.
+        Sections appear only for the stage outputs present: Findings (a few sentences answering what
+        is suspect, how much is legally wrong, whether the benchmark's conclusions survive), Audit,
+        Review campaign, Evaluation, Provenance.
 
         Example: `bbsard-audit report --workdir reports/demo`
         """

@@ -47,6 +47,8 @@ def register(app: typer.Typer) -> None:
         keep: Annotated[str, typer.Option(help="Verdicts kept in the `verified` subset.")] = "correct,minor",
         corrected: Annotated[bool, typer.Option("--corrected", help="Add the `corrected` subset (re-retrieves corrected Dutch questions).")] = False,
         audit: Annotated[Optional[Path], typer.Option(help="audit.csv (id, flagged) for the flagged/unflagged subsets.")] = None,
+        estimate: Annotated[Optional[Path], typer.Option(help="estimate.json of `annotate estimate`: expected legal errors "
+                                                         "among unverified queries in fragility.csv (default: the one next to --verdicts).")] = None,
         k: Annotated[Optional[list[str]], typer.Option(
             "--k", "--metric", metavar="METRIC@K", help=f"Metrics (default {','.join(DEFAULT_METRICS)}). Repeat or comma-separate.")] = None,
         resamples: Annotated[int, typer.Option(help="Bootstrap / randomisation resamples.")] = DEFAULT_RESAMPLES,
@@ -55,7 +57,9 @@ def register(app: typer.Typer) -> None:
         depth: Annotated[int, typer.Option(help="Documents retrieved per query by built-in retrievers.")] = 500,
     ) -> None:
         """Score runs on the full and verified/corrected/flagged subsets, with CIs, paired tests,
-        ranking shift (Kendall tau-b, tau-AP), a null model and the FR-NL gap.
+        ranking shift (Kendall tau-b, tau-AP), a null model, the FR-NL gap and the fragility of every
+        pairwise conclusion (fragility.csv). Without --verdicts: the full set and, with --audit, the
+        flagged/unflagged subsets.
 
         Example: `bbsard-audit eval --run bm25_fr=runs/bm25_fr.trec --run bm25_nl=runs/bm25_nl.trec --qrels runs/qrels_test203.trec --verdicts verdicts.csv --out reports/eval`
         """
@@ -73,7 +77,7 @@ def register(app: typer.Typer) -> None:
             runs=runs, qrels=qrels, dataset=dataset, split=split,
             retrievers=tuple(retriever or ()), langs=tuple(lang or ("fr", "nl")), normaliser=normaliser,
             verdicts=verdicts, keep=tuple(v.strip() for v in keep.split(",") if v.strip()),
-            corrected=corrected, audit=audit, metrics=tuple(k or DEFAULT_METRICS), resamples=resamples,
+            corrected=corrected, audit=audit, estimate=estimate, metrics=tuple(k or DEFAULT_METRICS), resamples=resamples,
             null_draws=null_draws, seed=seed, depth=depth)
         with console.status("eval") as status:
             result = evaluate(config, progress=lambda step: status.update(f"eval: {step}"))

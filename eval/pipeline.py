@@ -16,19 +16,23 @@ import numpy as np
 import pandas as pd
 
 from bbsard_audit.errors import InputError
-from bbsard_audit.contracts.eval_tables import METRICS, PAIRWISE, RANKING_SHIFT
+from bbsard_audit.contracts.estimate import Estimate
+from bbsard_audit.contracts.eval_tables import FRAGILITY, METRICS, PAIRWISE, RANKING_SHIFT
 from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.table import FileRecord
 from bbsard_audit.io import write_csv
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap, holm, paired_randomisation
+from .fragility import expected_unverified_errors, removal_fragility
 from .metrics import DEFAULT_METRICS, SIGNATURE, Metric, hit_matrix, parse_metrics, per_query_matrix
 from .ranking_shift import Shift, kendall_tau_b, null_means, position, tau_ap
 from .runs import Qrels, Run
 from .subsets import (DEFAULT_KEEP, Verdicts, build_subsets, language_pairs, question_groups,
                       read_flags)
 
-OUTPUTS = ("metrics", "ranking_shift", "pairwise", "per_query", "null_model", "fr_nl_gap")
+OUTPUTS = ("metrics", "ranking_shift", "pairwise", "per_query", "null_model", "fr_nl_gap", "fragility")
+FRAGILITY_COLUMNS = ["metric", "system_a", "system_b", "delta", "n_queries", "removal_fragility", "p_value",
+                     "expected_errors_unverified", "expected_errors_unverified_high", "robust"]
 REMOVAL_SUBSETS = ("verified", "flagged", "unflagged")
 _NEEDS_CORPUS = "--retriever needs --dataset SRC with the article corpus (articles_{fr,nl}.csv)"
 
@@ -48,6 +52,8 @@ class EvalConfig:
     keep: Sequence[str] = DEFAULT_KEEP
     corrected: bool = False
     audit: str | Path | None = None
+    estimate: str | Path | None = None
+    """estimate.json of `annotate estimate`; default: an estimate.json next to `verdicts`."""
     metrics: Sequence[str] = DEFAULT_METRICS
     resamples: int = DEFAULT_RESAMPLES
     null_draws: int = DEFAULT_RESAMPLES
@@ -105,6 +111,8 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
         runs[name] = Run.read(path, name)
     verdicts = Verdicts.read(config.verdicts) if config.verdicts is not None else None
     flags = read_flags(config.audit) if config.audit is not None else None
+    estimate_path = _estimate_path(config)
+    estimate = Estimate.read(estimate_path) if estimate_path is not None else None
 
     built, corrected_runs, retriever_params = _builtin_runs(config, dataset, qrels, verdicts, runs, progress)
     runs.update(built)
@@ -142,6 +150,7 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
     progress("FR-NL gap")
     gap_df = _fr_nl_gap(systems, full, metrics, verdicts, flags, config)
     per_query_df = _per_query(values, subsets, metrics, verdicts, flags)
+    fragility_df, exposure = _fragility(values, full, metrics, pairwise_df, verdicts, flags, estimate)
 
     meta = {
         "inputs": _inputs(config, runs, qrels, dataset),
@@ -157,16 +166,18 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
         "keep": list(config.keep),
         "corrected": config.corrected,
         "subsets": {n: len(ids) for n, ids in subsets.items()},
+        "fragility": exposure,
         "retrievers": retriever_params,
         "warnings": warnings,
         "seconds": round(time.perf_counter() - started, 3),
     }
     tables = {"metrics": metrics_df, "ranking_shift": shift_df, "pairwise": pairwise_df,
-              "per_query": per_query_df, "null_model": null_df, "fr_nl_gap": gap_df}
+              "per_query": per_query_df, "null_model": null_df, "fr_nl_gap": gap_df,
+              "fragility": fragility_df}
     return EvalResult(tables, {**built, **{f"{n}.corrected": r for n, r in corrected_runs.items()}}, meta, warnings)
 
 
-CONTRACTS = {"metrics": METRICS, "ranking_shift": RANKING_SHIFT, "pairwise": PAIRWISE}
+CONTRACTS = {"metrics": METRICS, "ranking_shift": RANKING_SHIFT, "pairwise": PAIRWISE, "fragility": FRAGILITY}
 
 
 def write_outputs(result: EvalResult, out: str | Path) -> list[Path]:
@@ -399,6 +410,54 @@ def _fr_nl_gap(systems, full, metrics, verdicts, flags, config):
     return pd.DataFrame(rows, columns=columns)
 
 
+def _estimate_path(config) -> Path | None:
+    if config.estimate is not None:
+        return Path(config.estimate)
+    if config.verdicts is not None and (Path(config.verdicts).parent / "estimate.json").is_file():
+        return Path(config.verdicts).parent / "estimate.json"
+    return None
+
+
+def _fragility(values, full, metrics, pairwise, verdicts, flags, estimate):
+    """fragility.csv: every (metric, a, b) with a's full-set mean above b's, and how many judged
+    queries that conclusion rests on, against the legal errors expected among unverified queries."""
+    systems = values.get("full", {})
+    names = list(systems)
+    exposure: dict = {"definition": "removal_fragility = smallest k such that the k largest per-query "
+                                    "differences a - b sum to at least the total difference (docs/metrics.md)"}
+    expected = high = np.nan
+    if estimate is not None:
+        unverified = [q for q in full if verdicts is None or q not in verdicts.verdict]
+        flagged = sum(1 for q in unverified if flags is not None and flags.get(q) is True)
+        unflagged = sum(1 for q in unverified if flags is not None and flags.get(q) is False)
+        errors = expected_unverified_errors(estimate, flagged, unflagged, len(unverified) - flagged - unflagged)
+        expected, high = errors.expected, errors.high
+        exposure |= {"unverified_judged_queries": len(unverified), "unverified_flagged": flagged,
+                     "unverified_unflagged": unflagged, "expected_errors_unverified": expected,
+                     "expected_errors_unverified_high": high, "method": errors.method}
+    p_full = pairwise[pairwise.subset == "full"].set_index(["metric", "system_a", "system_b"])["p_value"] \
+        if len(pairwise) else pd.Series(dtype=float)
+    rows = []
+    a, b = np.triu_indices(len(names), k=1)
+    for j, m in enumerate(metrics):
+        stack = np.stack([systems[s].values[j] for s in names])
+        diffs = stack[a] - stack[b]
+        winner_first = np.where(diffs.sum(axis=1, keepdims=True) >= 0, diffs, -diffs)
+        fragility = removal_fragility(winner_first)
+        for p in range(len(a)):
+            delta = float(diffs[p].mean())
+            if fragility[p] == 0:  # a tie on the full set: no conclusion to undo
+                continue
+            x, y = (names[a[p]], names[b[p]]) if delta > 0 else (names[b[p]], names[a[p]])
+            rows.append({"metric": m.name, "system_a": x, "system_b": y, "delta": abs(delta),
+                         "n_queries": diffs.shape[1], "removal_fragility": int(fragility[p]),
+                         "p_value": p_full.get((m.name, names[a[p]], names[b[p]]), np.nan),
+                         "expected_errors_unverified": expected, "expected_errors_unverified_high": high,
+                         "robust": bool(fragility[p] > high) if estimate is not None else pd.NA})
+    frame = pd.DataFrame(rows, columns=FRAGILITY_COLUMNS)
+    return frame.sort_values("removal_fragility", kind="stable", ignore_index=True), exposure
+
+
 def _per_query(values, subsets, metrics, verdicts, flags):
     """One row per (system, qid) on the full set (and on `corrected`, whose runs differ)."""
     frames = []
@@ -427,8 +486,8 @@ def _inputs(config, runs, qrels, dataset) -> dict:
     files = {}
     for name, path in config.runs.items():
         files[f"run:{name}"] = {"path": str(path), "sha256": _sha256(path), "queries": len(runs[name].ranking)}
-    for label in ("qrels", "verdicts", "audit"):
-        path = getattr(config, label)
+    for label in ("qrels", "verdicts", "audit", "estimate"):
+        path = _estimate_path(config) if label == "estimate" else getattr(config, label)
         if path is not None:
             files[label] = {"path": str(path), "sha256": _sha256(path)}
     if dataset is not None:

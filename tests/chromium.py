@@ -27,6 +27,10 @@ class PageVisit:
     images_loaded: int
     images_total: int
     screenshot: Path
+    height: int
+    """document height in CSS px at the window width"""
+    anchors_ok: bool
+    """every in-page link (href="#x") has a target element"""
 
 
 def require_chromium() -> None:
@@ -35,8 +39,9 @@ def require_chromium() -> None:
         pytest.skip("chromium and chromedriver not found (apt-get install chromium chromium-driver)")
 
 
-def visit(html: Path, screenshot: Path) -> PageVisit:
-    """Load `html` from disk; collect console errors, every network request and a full-page screenshot."""
+def visit(html: Path, screenshot: Path, width: int = 1280) -> PageVisit:
+    """Load `html` from disk at `width` px; collect console errors, every network request, the page
+    height and a full-page screenshot."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -51,8 +56,9 @@ def visit(html: Path, screenshot: Path) -> PageVisit:
             driver.set_page_load_timeout(30)
             driver.get_log("performance")  # drain the browser's own start-up (new-tab page) traffic
             driver.get(html.resolve().as_uri())
-            height = driver.execute_script("return document.body.scrollHeight")
-            driver.set_window_size(1280, min(max(height, 800), 16000))
+            driver.set_window_size(width, 2000)
+            height = driver.execute_script("return document.documentElement.scrollHeight")
+            driver.set_window_size(width, min(max(height, 800), 16000))
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             driver.save_screenshot(str(screenshot))
             text = driver.find_element("tag name", "body").text
@@ -62,6 +68,9 @@ def visit(html: Path, screenshot: Path) -> PageVisit:
                 "return Array.from(document.querySelectorAll('main > section > h2')).map(h => h.textContent)")
             images = driver.execute_script(
                 "const i = Array.from(document.images); return [i.filter(x => x.complete && x.naturalWidth > 0).length, i.length]")
+            anchors_ok = driver.execute_script(
+                "return Array.from(document.querySelectorAll('a[href^=\"#\"]'))"
+                ".every(a => document.getElementById(a.getAttribute('href').slice(1)) !== null)")
             console = [e["message"] for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
             requests = []
             for entry in driver.get_log("performance"):
@@ -71,7 +80,8 @@ def visit(html: Path, screenshot: Path) -> PageVisit:
                     requests.append(message["params"]["request"]["url"])
         finally:
             driver.quit()
-    return PageVisit(text, console, requests, resources, sections, images[0], images[1], screenshot)
+    return PageVisit(text, console, requests, resources, sections, images[0], images[1], screenshot, height,
+                     anchors_ok)
 
 
 def external(requests: list[str], html: Path) -> list[str]:
@@ -85,8 +95,8 @@ if __name__ == "__main__":  # python tests/chromium.py REPORT.html OUT.png: the 
 
     from PIL import Image
 
-    page = visit(Path(sys.argv[1]), Path(sys.argv[2]))
+    page = visit(Path(sys.argv[1]), Path(sys.argv[2]), width=1400)
     assert not page.console_errors, page.console_errors
-    top = Image.open(page.screenshot).crop((0, 0, 1280, 1500)).resize((853, 1000), Image.LANCZOS)
+    top = Image.open(page.screenshot).crop((0, 0, 1400, 1000)).resize((1050, 750), Image.LANCZOS)  # the Findings
     top.convert("RGB").quantize(colors=128, method=Image.Quantize.FASTOCTREE).save(page.screenshot, optimize=True)
     print(f"{page.screenshot}: {page.screenshot.stat().st_size:,} bytes")

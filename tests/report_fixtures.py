@@ -143,9 +143,15 @@ def write_workdir(root: Path, *, audit: bool = True, review: bool = True, evalua
                for lv, g, n, v in (("all", "all", 203, c), ("verdict", "correct", 7, c), ("verdict", "legal", 2, l),
                                    ("question", "101", 1, 0.0))]
         pd.DataFrame(gap).to_csv(root / "fr_nl_gap.csv", index=False)
-        for stem in ("metrics", "ranking_shift", "pairwise", "null_model", "fr_nl_gap"):
+        pd.DataFrame({"metric": ["recall@100", "map@100", "ndcg@10"], "system_a": ["bm25_fr", "jina_fr", "jina_fr"],
+                      "system_b": ["e5_fr", "e5_fr", "bm25_fr"], "delta": [0.008, 0.044, 0.045], "n_queries": 203,
+                      "removal_fragility": [2, 28, 31], "p_value": [0.41, 0.004, 0.003],
+                      "expected_errors_unverified": 1.2, "expected_errors_unverified_high": 4.5,
+                      "robust": [False, True, True]}).to_csv(root / "fragility.csv", index=False)
+        for stem in ("metrics", "ranking_shift", "pairwise", "null_model", "fr_nl_gap", "fragility"):
             _sidecar(root, stem, dataset=dataset, seed=42, resamples=10000, keep=["correct", "minor"],
-                     seconds=0.7, inputs={"runs": {"bm25_fr": "runs/bm25_fr.trec"}})
+                     seconds=0.7, inputs={"runs": {"bm25_fr": "runs/bm25_fr.trec"}},
+                     fragility={"unverified_judged_queries": 13, "expected_errors_unverified": 1.2})
     return root
 
 

@@ -291,3 +291,15 @@ def test_sigterm_to_the_local_server_command_stops_label_studio(ls_template, tmp
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_print_token_reads_the_data_dirs_credentials_without_starting_a_server(tmp_path, capsys):
+    """The README's way to get LABEL_STUDIO_API_KEY for a local server (no server started here)."""
+    from bbsard_audit.annotations.server import CREDENTIALS_FILE, main
+
+    (tmp_path / CREDENTIALS_FILE).write_text(json.dumps({"username": "u", "password": "p", "token": "abc123"}))
+    assert main(["--data-dir", str(tmp_path), "--print-token"]) == 0
+    assert capsys.readouterr().out == "abc123\n"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--data-dir", str(tmp_path / "fresh"), "--print-token"])
+    assert exit_info.value.code == 2 and "start the server once" in capsys.readouterr().err

@@ -94,3 +94,37 @@ def test_a_missing_stage_is_skipped_with_a_reason(monkeypatch, tmp_path):
     for step, stage in ((demo._eval, "eval"), (demo._audit, "audit")):
         with pytest.raises(demo.Skipped, match=f"{stage} not available"):
             step({"out": tmp_path})
+
+
+def test_terminal_describes_the_queue_written_and_counts_flags_like_the_report(demo_run):
+    """One flag count with one label in the terminal and the report; the queue as review_queue.csv has it."""
+    out, result, _ = demo_run
+    steps = {s["name"]: s for s in json.loads((out / "demo.json").read_text())["steps"]}
+    if steps["audit"]["status"] != "ran":
+        pytest.skip("audit did not run")
+    audit, queue = pd.read_csv(out / "audit.csv"), pd.read_csv(out / "review_queue.csv")
+    flagged = audit[audit["flagged"]]
+    n_flags = int(flagged["flags"].fillna("").str.split(";").explode().ne("").sum())
+    risk, control = int((queue["queue"] == "risk").sum()), int((queue["queue"] == "control").sum())
+    coverage = "all" if risk == len(flagged) else f"the {risk} riskiest of {len(flagged)}"
+    detail = steps["audit"]["detail"]
+    assert detail == (f"{len(audit)} pairs audited, {len(flagged)} flagged, {n_flags} flags raised on flagged pairs; "
+                      f"review queue: {risk} flagged ({coverage}) + {control} control")
+    assert "- **flags raised on flagged pairs**: " + str(n_flags) in (out / "report.md").read_text()
+
+
+@pytest.mark.browser
+def test_demo_report_is_short_and_opens_with_findings_in_chromium(demo_run, tmp_path):
+    from chromium import require_chromium, visit
+
+    require_chromium()
+    out, _, _ = demo_run
+    page = visit(out / "report.html", tmp_path / "demo.png", width=1400)
+    assert page.console_errors == [] and page.anchors_ok
+    assert page.height <= 9000, page.height
+    assert page.sections[0] == "Findings"
+    findings = page.text.split("Findings", 2)[2].split("\nAudit\n", 1)[0]
+    assert "translations" in findings and "flagged as suspect" in findings
+    assert "legally inaccurate" in findings and "% CI" in findings
+    assert "Kendall τ" in findings and "pairwise conclusions" in findings
+    assert findings.count("→ ") >= 4  # every sentence links to its section

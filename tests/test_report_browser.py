@@ -18,14 +18,19 @@ def test_report_renders_in_chromium_without_errors_or_requests(tmp_path):
     assert page.console_errors == []
     assert external(page.requests, files.html) == []
     assert page.resources == []  # nothing fetched besides the document itself
-    assert page.sections == ["Audit", "Review campaign", "Evaluation", "Provenance"]
+    assert page.sections == ["Findings", "Audit", "Review campaign", "Evaluation", "Provenance"]
+    assert page.anchors_ok  # every Findings link lands on its section
     assert page.images_total >= 6 and page.images_loaded == page.images_total
     assert page.screenshot.stat().st_size > 20_000
     text = page.text
     for needle in ("pairs audited\n30", "6 (20.0%)", "0.620", "[0.410, 0.800]", "0.083 [0.031, 0.172]",
-                   "0.604 [0.554, 0.654]", "recall@100", "stricter verdict wins"):
+                   "0.302 [0.252, 0.352]", "recall@100"):
         assert needle in text, needle
     assert "SECRET" not in text
+    html = files.html.read_text()  # provenance is collapsed: its records are in the page, closed
+    assert "stricter verdict wins" in html and "stricter verdict wins" not in text and "SECRET" not in html
+    # folded rows (recall@100 of the metrics table) stay in the page but closed until opened
+    assert "0.604 [0.554, 0.654]" not in text and "0.604 [0.554, 0.654]" in files.html.read_text()
 
 
 def test_injected_external_resource_is_blocked_and_detected(tmp_path):

@@ -16,7 +16,7 @@ from report_fixtures import write_workdir
 
 def test_full_workdir_has_every_section_and_key_numbers(tmp_path):
     files = build_report(write_workdir(tmp_path))
-    assert files.sections == ("Audit", "Review campaign", "Evaluation", "Provenance")
+    assert files.sections == ("Findings", "Audit", "Review campaign", "Evaluation", "Provenance")
     md = files.markdown.read_text()
     assert "- **pairs audited**: 30" in md
     assert "- **flagged**: 6 (20.0%)" in md
@@ -40,9 +40,9 @@ def test_full_workdir_has_every_section_and_key_numbers(tmp_path):
 
 def test_sections_follow_the_files_present(tmp_path):
     only_eval = build_report(write_workdir(tmp_path / "e", audit=False, review=False))
-    assert only_eval.sections == ("Evaluation", "Provenance")
+    assert only_eval.sections == ("Findings", "Evaluation", "Provenance")
     only_audit = build_report(write_workdir(tmp_path / "a", review=False, evaluation=False))
-    assert only_audit.sections == ("Audit", "Provenance")
+    assert only_audit.sections == ("Findings", "Audit", "Provenance")
     (tmp_path / "empty").mkdir()
     empty = build_report(tmp_path / "empty")
     assert empty.sections == ("Provenance",)
@@ -124,7 +124,7 @@ def test_cli_report_and_bad_workdir(tmp_path):
     runner = CliRunner()
     ok = runner.invoke(app, ["report", "--workdir", str(wd), "--out", str(tmp_path / "out")])
     assert ok.exit_code == 0, ok.output
-    assert "sections: Audit, Review campaign, Provenance" in ok.stdout
+    assert "sections: Findings, Audit, Review campaign, Provenance" in ok.stdout
     assert (tmp_path / "out" / "report.html").exists() and (tmp_path / "out" / "report.meta.json").exists()
     bad = runner.invoke(app, ["report", "--workdir", str(tmp_path / "nope")])
     assert bad.exit_code == 2
@@ -146,3 +146,86 @@ def test_empty_files_one_subset_one_system_still_render(tmp_path):
     assert "- **pairs audited**: 0" in md and "- **pairs reviewed**: 0" in md
     assert "System ranks from" not in md  # one subset: no slope chart
     assert "0 system pair(s) whose order" in md
+
+
+def test_findings_first_in_sentences_with_numbers_linking_to_their_sections(tmp_path):
+    files = build_report(write_workdir(tmp_path))
+    md = files.markdown.read_text()
+    findings = md.split("## Findings", 1)[1].split("\n## ", 1)[0]
+    assert md.index("## Findings") < md.index("## Audit")
+    lines = [line for line in findings.splitlines() if line.startswith("- ")]
+    assert lines[0] == ("- 6 of 30 translations (20.0%) are flagged as suspect; the most frequent flags are "
+                        "`legal_term` (2 pairs), `negation` (1 pair), `number` (1 pair); 7 flags raised on flagged "
+                        "pairs in all. ([Flagged pairs by type](#audit-flags))")
+    assert lines[1].startswith("- An estimated 8.3% (95% CI 3.1%–17.2%) of the split's 30 translations are legally "
+                               "inaccurate (about 2 pairs), from 12 expert-reviewed pairs of which 2 were judged")
+    assert lines[1].endswith("(#review-estimate))")
+    shift = [line for line in lines if line.startswith("- ndcg@10:") or line.startswith("- map@100:")]
+    assert len(shift) == 2 and all("(#evaluation-shift)" in line for line in shift)
+    assert shift[0].startswith("- ndcg@10: Kendall τ between the system orders on the full set and after "
+                               "verification is 0.33; 1 system pair(s) swap places, 0 significantly")
+    recall = next(line for line in lines if "recall@100" in line and "Kendall" in line) if any(
+        line.startswith("- recall@100") for line in lines) else None
+    assert recall is None  # only the headline metrics present (ndcg@10, map@100) get a sentence
+    assert lines[-1] == ("- 1 of 3 pairwise conclusions (system a beats b on a metric) are fragile: removing no more "
+                         "questions than the legally inaccurate ones expected among the 13 unverified judged "
+                         "questions (expected 1.2, upper bound 4.5) could undo them; the most fragile, recall@100 "
+                         "bm25_fr > e5_fr (Δ 0.008, p = 0.41), is undone by removing 2 of 203 questions. "
+                         "([Fragile conclusions](#evaluation-fragility))")
+    for anchor in ("audit-flags", "review-estimate", "evaluation-shift", "evaluation-fragility"):
+        assert f'<a id="{anchor}"></a>' in md
+        assert f'<section id="{anchor}">' in files.html.read_text()
+    # the evaluation section lists the fragile conclusions first, the non-robust ones on top
+    evaluation = md.split("## Evaluation", 1)[1]
+    assert evaluation.index("### Fragile conclusions") < evaluation.index("### Metrics, full vs verified")
+    assert "| recall@100 | bm25_fr | e5_fr | 0.008 | 0.410 | 2 of 203 | 4.5 | no |" in evaluation
+
+
+def test_the_null_model_decides_whether_an_order_survives(tmp_path):
+    wd = write_workdir(tmp_path, audit=False, review=False)
+    null = pd.read_csv(wd / "null_model.csv")
+    null.assign(metric="ndcg@10").to_csv(wd / "null_model.csv", index=False)
+    findings = build_report(wd).markdown.read_text().split("## Findings", 1)[1].split("\n## ", 1)[0]
+    ndcg = next(line for line in findings.splitlines() if line.startswith("- ndcg@10"))
+    assert ("is 0.33 (below the 95% range [0.67, 1.00] of removing 13 questions at random, p = 0.02); 1 system "
+            "pair(s) swap places, 0 significantly: the order does not survive verification.") in ndcg
+    assert "- map@100:" in findings and "the order survives verification" in findings  # no null row: flips decide
+
+
+def test_long_tables_fold_into_details_without_scripts(tmp_path):
+    wd = write_workdir(tmp_path)
+    audit = pd.read_csv(wd / "audit.csv")
+    files = build_report(wd)
+    html = files.html.read_text()
+    assert "<script" not in html and "<details><summary>" in html
+    # the top-risk table shows one pair open; the other nine are folded, none lost
+    top = html.split('id="audit-top"', 1)[1].split("</section>", 1)[0]
+    opened, folded = top.split("<details>", 1)
+    assert opened.count("<tr>") == 2 and folded.count("<tr>") == 1 + min(len(audit), 10) - 1
+    # provenance: one collapsed block per stage
+    prov = html.split('<section id="provenance">', 1)[1]
+    for stage in ("audit", "review", "eval"):
+        assert f'<section id="provenance-{stage}">' in prov
+    assert prov.count("<details><summary>") >= 3
+
+
+def test_findings_before_any_review(tmp_path):
+    """Audit + eval without verdicts: the order full -> unflagged, fragility against 5% of the questions."""
+    wd = write_workdir(tmp_path, review=False)
+    shift = pd.read_csv(wd / "ranking_shift.csv").assign(subset_b="unflagged")
+    shift.to_csv(wd / "ranking_shift.csv", index=False)
+    frag = pd.read_csv(wd / "fragility.csv")
+    frag.assign(expected_errors_unverified=None, expected_errors_unverified_high=None, robust=None).to_csv(
+        wd / "fragility.csv", index=False)
+    md = build_report(wd).markdown.read_text()
+    findings = md.split("## Findings", 1)[1].split("\n## ", 1)[0]
+    assert "legally inaccurate" not in findings  # no verdicts, no estimate: no sentence about them
+    assert ("- ndcg@10: Kendall τ between the system orders on the full set and after keeping only the unflagged "
+            "questions is 0.33; 1 system pair(s) swap places, 0 significantly: the order survives keeping only "
+            "the unflagged questions.") in findings
+    assert ("- 1 of 3 pairwise conclusions (system a beats b on a metric) are undone by removing at most 10 of 203 "
+            "judged questions (5%); the most fragile, recall@100 bm25_fr > e5_fr (Δ 0.008, p = 0.41), is undone by "
+            "removing 2 of 203 questions.") in findings
+    evaluation = md.split("## Evaluation", 1)[1]
+    assert "| recall@100 | bm25_fr | e5_fr | 0.008 | 0.410 | 2 of 203 |" in evaluation
+    assert "expected errors, upper bound" not in evaluation

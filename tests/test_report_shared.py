@@ -62,6 +62,14 @@ def real_workdir(shared_dir, shared_runs, tmp_path_factory):
                            backtranslations=shared_dir / "backtranslations_nl_fr.jsonl")
         write_audit(result, work, review_budget=40, control=20, seed=0)
         real.append("audit")
+    # before eval: eval finds the estimate.json next to the verdicts (fragility.csv's expected errors)
+    estimate_api = _stage("bbsard_audit.annotations.estimate", "estimate")
+    if estimate_api and audit_api:
+        audit = pd.read_csv(work / "audit.csv")
+        queue = pd.read_csv(work / "review_queue.csv")
+        result = estimate_api[0](audit, pd.read_csv(verdicts, keep_default_na=False), queue, seed=0)
+        (work / "estimate.json").write_text(json.dumps(result.to_dict()))
+        real.append("estimate")
     eval_api = _stage("bbsard_audit.eval.pipeline", "EvalConfig", "evaluate", "write_outputs")
     if eval_api:
         EvalConfig, evaluate, write_outputs = eval_api
@@ -75,13 +83,6 @@ def real_workdir(shared_dir, shared_runs, tmp_path_factory):
         report = agreement_api[0](pd.read_csv(work / "annotations_raw.csv", keep_default_na=False))
         (work / "agreement.json").write_text(json.dumps(report.to_dict()))
         real.append("agreement")
-    estimate_api = _stage("bbsard_audit.annotations.estimate", "estimate")
-    if estimate_api and audit_api:
-        audit = pd.read_csv(work / "audit.csv")
-        queue = pd.read_csv(work / "review_queue.csv")
-        result = estimate_api[0](audit, pd.read_csv(verdicts, keep_default_na=False), queue, seed=0)
-        (work / "estimate.json").write_text(json.dumps(result.to_dict()))
-        real.append("estimate")
     calibrate_api = _stage("bbsard_audit.audit.calibration", "calibrate", "write_calibration")
     if calibrate_api and audit_api:
         calibrate, write_calibration = calibrate_api
@@ -99,7 +100,7 @@ def real_workdir(shared_dir, shared_runs, tmp_path_factory):
 def test_real_report_renders_in_chromium(real_workdir, tmp_path):
     work, _, _, real = real_workdir
     files = build_report(work)
-    assert files.sections == ("Audit", "Review campaign", "Evaluation", "Provenance")
+    assert files.sections == ("Findings", "Audit", "Review campaign", "Evaluation", "Provenance")
     md = files.markdown.read_text()
     assert "- **pairs reviewed**: 60" in md
     if "eval" in real:
@@ -114,9 +115,24 @@ def test_real_report_renders_in_chromium(real_workdir, tmp_path):
         assert "Per-signal precision / recall / ROC-AUC" in md
     if CHROMIUM is None or CHROMEDRIVER is None:
         pytest.skip("chromium and chromedriver not found (apt-get install chromium chromium-driver)")
-    page = visit(files.html, tmp_path / "shared-report.png")
+    page = visit(files.html, tmp_path / "shared-report.png", width=1400)
     assert page.console_errors == [] and external(page.requests, files.html) == [] and page.resources == []
-    assert page.sections == ["Audit", "Review campaign", "Evaluation", "Provenance"]
+    assert page.sections == ["Findings", "Audit", "Review campaign", "Evaluation", "Provenance"]
+    assert page.anchors_ok
+    findings = page.text.split("Findings", 2)[2].split("\nAudit\n", 1)[0]
+    if "audit" in real:
+        flagged = int(pd.read_csv(work / "audit.csv")["flagged"].sum())
+        assert f"{flagged:,} of 222 translations" in findings
+    if "estimate" in real:
+        share = json.loads((work / "estimate.json").read_text())["share_legal"]
+        assert f"An estimated {100 * share:.1f}% (95% CI " in findings
+    if "eval" in real:
+        frag = pd.read_csv(work / "fragility.csv")
+        assert "ndcg@10: Kendall τ" in findings and "map@100: Kendall τ" in findings
+        assert f"of {len(frag):,} pairwise conclusions" in findings
+        if "estimate" in real:
+            assert frag.robust.notna().all() and "upper bound" in findings
+    assert findings.count("→ ") >= 3
     assert page.images_loaded == page.images_total >= 5
     assert "pairs reviewed\n60" in page.text
     if "eval" in real:

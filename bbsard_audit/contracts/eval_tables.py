@@ -1,4 +1,4 @@
-"""metrics.csv, ranking_shift.csv and pairwise.csv: the evaluation tables read by the report."""
+"""metrics.csv, ranking_shift.csv, pairwise.csv and fragility.csv: the evaluation tables read by the report."""
 
 from __future__ import annotations
 
@@ -44,3 +44,17 @@ PAIRWISE = TableSpec("pairwise.csv", (
     Column("n_queries", "int", required=False, lo=0),
     Column("flips_vs_full", "bool", required=False),
 ))
+
+FRAGILITY = TableSpec("fragility.csv", (
+    Column("metric", "text"),
+    Column("system_a", "text"),
+    Column("system_b", "text"),
+    Column("delta", "float"),
+    Column("n_queries", "int", lo=0),
+    Column("removal_fragility", "int", lo=0),
+    Column("p_value", "float", empty_ok=True, lo=0.0, hi=1.0),
+    Column("expected_errors_unverified", "float", required=False, empty_ok=True, lo=0.0),
+    Column("expected_errors_unverified_high", "float", required=False, empty_ok=True, lo=0.0),
+    Column("robust", "bool", required=False, empty_ok=True),
+), key=("metric", "system_a", "system_b"))
+"""One row per pairwise conclusion (a beats b on the full set); `robust` is empty without an estimate."""

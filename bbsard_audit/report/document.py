@@ -24,6 +24,25 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
     wide: bool = False
     """Long free text (questions side by side): wrap cells and give the table the full width."""
+    visible: int | None = None
+    """Rows shown open; the rest folds into a collapsed `<details>` (no scripts). None: all open."""
+
+
+@dataclass(frozen=True)
+class Details:
+    """Blocks folded under a one-line summary (collapsed until the reader opens it)."""
+
+    summary: str
+    blocks: tuple
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One sentence of the Findings block and the section (anchor) holding its evidence."""
+
+    text: str
+    anchor: str
+    label: str
 
 
 @dataclass(frozen=True)
@@ -43,8 +62,9 @@ class Section:
     def add(self, block) -> None:
         self.blocks.append(block)
 
-    def sub(self, title: str) -> "Section":
-        child = Section(key=f"{self.key}-{len(self.subsections) + 1}", title=title)
+    def sub(self, title: str, key: str | None = None) -> "Section":
+        """A subsection; `key` gives it a stable anchor (else `<parent>-<n>`) for Findings to link to."""
+        child = Section(key=key or f"{self.key}-{len(self.subsections) + 1}", title=title)
         self.subsections.append(child)
         return child
 

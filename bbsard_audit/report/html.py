@@ -7,7 +7,7 @@ import base64
 import re
 from html import escape
 
-from .document import Figures, Plot, Report, Section, Table, Text
+from .document import Details, Figures, Finding, Plot, Report, Section, Table, Text
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
@@ -37,12 +37,18 @@ td.n { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; 
 table.wide { width:100%; table-layout:auto; }
 table.wide td { white-space:pre-line; }
 .blocks { display:flex; flex-wrap:wrap; gap:0 2rem; align-items:flex-start; }
-.blocks > p, .blocks > ul.cards, .blocks > table.wide { flex-basis:100%; }
+.blocks > p, .blocks > ul.cards, .blocks > ul.findings, .blocks > details, .blocks > table.wide { flex-basis:100%; }
 .blocks > table { max-width:100%; }
 figure { margin:.8rem 0 1.2rem; max-width:100%; }
 figure img { max-width:100%; height:auto; border:1px solid var(--line); }
 figcaption { color:var(--muted); font-size:.85rem; }
 code { background:var(--card); padding:0 .2rem; }
+details { margin:.2rem 0 1rem; flex-basis:100%; }
+details > summary { cursor:pointer; color:var(--accent); font-weight:600; }
+details > table { margin-top:.3rem; }
+ul.findings { margin:.6rem 0 1rem; padding-left:1.2rem; font-size:1.02rem; flex-basis:100%; }
+ul.findings li { margin:.35rem 0; }
+ul.findings a { color:var(--accent); white-space:nowrap; }
 footer { color:var(--muted); font-size:.8rem; padding:1rem 2rem; border-top:1px solid var(--line); }
 @media print { nav { display:none; } }
 """
@@ -65,7 +71,7 @@ def render_html(report: Report) -> str:
 
 
 def _section(section: Section, level: int) -> str:
-    inner = f'<div class="blocks">{"".join(_block(b) for b in section.blocks)}</div>\n' if section.blocks else ""
+    inner = f'<div class="blocks">{_blocks(section.blocks)}</div>\n' if section.blocks else ""
     inner += "".join(_section(s, level + 1) for s in section.subsections if not s.empty)
     return (f'<section id="{escape(section.key)}">\n<h{level}>{escape(section.title)}</h{level}>\n'
             f"{inner}</section>\n")
@@ -73,6 +79,33 @@ def _section(section: Section, level: int) -> str:
 
 def _inline(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+
+
+def _table(block: Table, caption: str, rows) -> str:
+    head = "".join(f'<th scope="col">{escape(c)}</th>' for c in block.columns)
+    body = "".join("<tr>" + "".join(
+        f'<td class="n">{escape(v)}</td>' if _NUMERIC.match(v) else f"<td>{escape(v)}</td>" for v in row)
+        + "</tr>\n" for row in rows)
+    cls = ' class="wide"' if block.wide else ""
+    return (f"<table{cls}><caption>{_inline(caption)}</caption>\n<thead><tr>{head}</tr></thead>\n"
+            f"<tbody>\n{body}</tbody></table>\n")
+
+
+def _blocks(blocks) -> str:
+    """Consecutive Findings form one list; every other block renders alone."""
+    out, findings = [], []
+    for block in [*blocks, None]:
+        if isinstance(block, Finding):
+            findings.append(block)
+            continue
+        if findings:
+            out.append('<ul class="findings">' + "".join(
+                f'<li>{_inline(f.text)} <a href="#{escape(f.anchor)}">→ {escape(f.label)}</a></li>'
+                for f in findings) + "</ul>\n")
+            findings = []
+        if block is not None:
+            out.append(_block(block))
+    return "".join(out)
 
 
 def _block(block) -> str:
@@ -83,13 +116,21 @@ def _block(block) -> str:
                         for k, v in block.items)
         return f'<ul class="cards">{items}</ul>\n'
     if isinstance(block, Table):
-        head = "".join(f'<th scope="col">{escape(c)}</th>' for c in block.columns)
-        rows = "".join("<tr>" + "".join(
-            f'<td class="n">{escape(v)}</td>' if _NUMERIC.match(v) else f"<td>{escape(v)}</td>" for v in row)
-            + "</tr>\n" for row in block.rows)
-        cls = ' class="wide"' if block.wide else ""
-        return (f"<table{cls}><caption>{_inline(block.caption)}</caption>\n<thead><tr>{head}</tr></thead>\n"
-                f"<tbody>\n{rows}</tbody></table>\n")
+        if block.visible == 0:  # folded whole: the caption is the summary
+            return (f"<details><summary>{_inline(block.caption)} ({len(block.rows):,} rows)</summary>\n"
+                    f"{_table(block, block.caption, block.rows)}</details>\n")
+        shown = block.rows if block.visible is None else block.rows[:block.visible]
+        html = _table(block, block.caption, shown)
+        rest = block.rows[len(shown):]
+        if rest:
+            html += (f"<details><summary>{len(rest):,} more row(s)</summary>\n"
+                     f"{_table(block, f'{block.caption} (continued)', rest)}</details>\n")
+        return html
+    if isinstance(block, Details):
+        inner = "".join(_block(b) for b in block.blocks)
+        return f"<details><summary>{_inline(block.summary)}</summary>\n{inner}</details>\n"
+    if isinstance(block, Finding):
+        raise TypeError("Finding blocks are rendered as a list by _findings")
     if isinstance(block, Plot):
         data = base64.b64encode(block.png).decode("ascii")
         return (f'<figure><img src="data:image/png;base64,{data}" alt="{escape(block.alt)}">'

@@ -19,7 +19,7 @@ from ..contracts.audit import AUDIT, QUEUE
 from ..contracts.calibration import CALIBRATION_CSV, Calibration
 from ..contracts.error_spans import ERROR_SPANS
 from ..contracts.estimate import Estimate as ErrorRate
-from ..contracts.eval_tables import METRICS, PAIRWISE, RANKING_SHIFT
+from ..contracts.eval_tables import FRAGILITY, METRICS, PAIRWISE, RANKING_SHIFT
 from ..contracts.jsonfile import NamedValue, read_json
 from ..contracts.sidecar import read_sidecar
 from ..contracts.table import Column, TableSpec
@@ -34,7 +34,7 @@ def _loose(name: str, *required: str) -> TableSpec:
 
 TABLES: dict[str, TableSpec] = {spec.name: spec for spec in (
     AUDIT, QUEUE, _loose("selftest.csv", "error_type", "recall"), VERDICTS_CSV, RAW, ERROR_SPANS,
-    _loose("disagreements.csv", "id"), METRICS, RANKING_SHIFT, PAIRWISE, CALIBRATION_CSV,
+    _loose("disagreements.csv", "id"), METRICS, RANKING_SHIFT, PAIRWISE, FRAGILITY, CALIBRATION_CSV,
     _loose("null_model.csv", "metric"), _loose("fr_nl_gap.csv", "system"))}
 RECORDS = {"agreement.json": Agreement, "estimate.json": ErrorRate, "calibration.json": Calibration}
 JSON_FILES = ("selftest.json", *RECORDS)
@@ -139,3 +139,11 @@ def _ci(doc: Mapping) -> tuple[float, float] | None:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+
+
+def fragility(wd: Workdir) -> pd.DataFrame | None:
+    """fragility.csv (typed by its contract), most fragile conclusion first."""
+    frame = wd.table("fragility.csv")
+    if frame is None:
+        return None
+    return frame.sort_values("removal_fragility", kind="stable", ignore_index=True)

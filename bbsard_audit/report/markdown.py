@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .document import Figures, Plot, Report, Section, Table, Text
+from .document import Details, Figures, Finding, Plot, Report, Section, Table, Text
 
 
 def render_markdown(report: Report) -> str:
@@ -12,7 +12,7 @@ def render_markdown(report: Report) -> str:
 
 
 def _section(section: Section, level: int) -> str:
-    out = [f"{'#' * level} {section.title}\n"]
+    out = [f'<a id="{section.key}"></a>\n\n{"#" * level} {section.title}\n']
     out += [_block(b) for b in section.blocks]
     out += [_section(s, level + 1) for s in section.subsections if not s.empty]
     return "\n".join(out)
@@ -27,16 +27,33 @@ def _no_html(text: str) -> str:
     return text.replace("<", "&lt;").replace(">", "&gt;")
 
 
+def _table(block: Table, rows) -> str:
+    lines = [f"*{_cell(block.caption)}*\n", "| " + " | ".join(map(_cell, block.columns)) + " |",
+             "|" + "|".join("---" for _ in block.columns) + "|"]
+    lines += ["| " + " | ".join(map(_cell, row)) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
 def _block(block) -> str:
     if isinstance(block, Text):
         return _no_html(block.text) + "\n"
     if isinstance(block, Figures):
         return "".join(f"- **{k}**: {_cell(v)}\n" for k, v in block.items)
+    if isinstance(block, Finding):
+        return f"- {block.text} ([{block.label}](#{block.anchor}))\n"
     if isinstance(block, Table):
-        lines = [f"*{_cell(block.caption)}*\n", "| " + " | ".join(map(_cell, block.columns)) + " |",
-                 "|" + "|".join("---" for _ in block.columns) + "|"]
-        lines += ["| " + " | ".join(map(_cell, row)) + " |" for row in block.rows]
-        return "\n".join(lines) + "\n"
+        if block.visible == 0:
+            return (f"<details><summary>{_cell(block.caption)} ({len(block.rows):,} rows)</summary>\n\n"
+                    f"{_table(block, block.rows)}\n</details>\n")
+        shown = block.rows if block.visible is None else block.rows[:block.visible]
+        text = _table(block, shown)
+        rest = block.rows[len(shown):]
+        if rest:
+            text += f"\n<details><summary>{len(rest):,} more row(s)</summary>\n\n{_table(block, rest)}\n</details>\n"
+        return text
+    if isinstance(block, Details):
+        inner = "\n".join(_block(b) for b in block.blocks)
+        return f"<details><summary>{_cell(block.summary)}</summary>\n\n{inner}\n</details>\n"
     if isinstance(block, Plot):
         return f"*Figure in report.html: {block.caption}.*\n"
     raise TypeError(f"unknown report block {type(block).__name__}")

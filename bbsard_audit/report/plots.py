@@ -46,7 +46,7 @@ def horizontal_bars(labels: list[str], values: list[float], xlabel: str, *, xlim
                     annotate: list[str] | None = None, integer: bool = False) -> bytes:
     """One bar per category, sorted as given (e.g. flags by type, selftest recall per error type)."""
     with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(6, 0.35 * len(labels) + 0.9))
+        fig, ax = plt.subplots(figsize=(5.2, 0.22 * len(labels) + 0.8))
         y = np.arange(len(labels))
         ax.barh(y, values, color=OKABE_ITO[0])
         ax.set_yticks(y, labels)
@@ -61,11 +61,43 @@ def horizontal_bars(labels: list[str], values: list[float], xlabel: str, *, xlim
         return _png(fig)
 
 
+LABEL_GAP = 0.42
+"""Vertical distance (in rank units) kept between two slope-chart labels on the same side."""
+
+
+def spread(values, gap: float = LABEL_GAP) -> np.ndarray:
+    """Label positions as close as possible to `values` with at least `gap` between neighbours.
+
+    Labels whose ideal positions crowd (tied ranks) form a cluster centred on their mean, evenly
+    spaced; clusters that then touch merge, so the result is ordered like `values` and never overlaps.
+    """
+    values = np.asarray(values, dtype=float)
+    order = np.argsort(values, kind="stable")
+    clusters: list[list[float]] = []  # [sum of ideal positions, size]
+    for v in values[order]:
+        clusters.append([v, 1])
+        while len(clusters) > 1:
+            (s1, n1), (s2, n2) = clusters[-2], clusters[-1]
+            if (s2 / n2 - (n2 - 1) * gap / 2) - (s1 / n1 + (n1 - 1) * gap / 2) >= gap - 1e-9:
+                break
+            clusters[-2:] = [[s1 + s2, n1 + n2]]
+    placed = np.concatenate([s / n + (np.arange(n) - (n - 1) / 2) * gap for s, n in clusters])
+    out = np.empty_like(values)
+    out[order] = placed
+    return out
+
+
 def slope_chart(ranks: pd.DataFrame, subset_a: str, subset_b: str) -> bytes:
     """System ranks on `subset_a` (left) and `subset_b` (right), one panel per metric.
 
     `ranks` has columns metric, system, rank_a, rank_b (1 = best).
     """
+    with plt.rc_context(STYLE):  # savefig reads the style's dpi too
+        return _png(slope_figure(ranks, subset_a, subset_b))
+
+
+def slope_figure(ranks: pd.DataFrame, subset_a: str, subset_b: str):
+    """The slope chart as a matplotlib figure: labels of tied ranks are spread apart (`spread`)."""
     metrics = list(dict.fromkeys(ranks["metric"]))
     systems = sorted(set(ranks["system"]))
     colour = {s: OKABE_ITO[i % len(OKABE_ITO)] for i, s in enumerate(systems)}
@@ -73,24 +105,41 @@ def slope_chart(ranks: pd.DataFrame, subset_a: str, subset_b: str) -> bytes:
     ncols = min(3, len(metrics))
     nrows = -(-len(metrics) // ncols)
     with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(nrows, ncols, figsize=(3.1 * ncols, 0.28 * len(systems) * nrows + 1.6 * nrows),
+        fig, axes = plt.subplots(nrows, ncols, figsize=(3.1 * ncols, (0.4 * len(systems) + 1.3) * nrows),
                                  squeeze=False)
         for ax, metric in zip(axes.flat, metrics):
-            part = ranks[ranks["metric"] == metric]
-            for row in part.itertuples():
+            part = ranks[ranks["metric"] == metric].reset_index(drop=True)
+            left, right = spread(part["rank_a"]), spread(part["rank_b"])
+            for i, row in part.iterrows():
                 ax.plot([0, 1], [row.rank_a, row.rank_b], color=colour[row.system],
                         marker=marker[row.system], linewidth=2 if row.rank_a != row.rank_b else 1)
-                ax.text(-0.05, row.rank_a, row.system, ha="right", va="center", fontsize=7)
-                ax.text(1.05, row.rank_b, row.system, ha="left", va="center", fontsize=7)
+                ax.text(-0.08, left[i], row.system, ha="right", va="center", fontsize=7, color=colour[row.system])
+                ax.text(1.08, right[i], row.system, ha="left", va="center", fontsize=7, color=colour[row.system])
             ax.set_title(metric)
             ax.set_xticks([0, 1], [subset_a, subset_b])
-            ax.set_xlim(-0.9, 1.9)
-            ax.set_ylim(len(systems) + 0.5, 0.5)
+            labels = np.concatenate([left, right, [1.0]])  # a spread tie may reach past ranks 1 and N
+            ax.set_ylim(max(len(systems) + 0.5, labels.max() + LABEL_GAP / 2), min(0.5, labels.min() - LABEL_GAP / 2))
             ax.set_yticks(range(1, len(systems) + 1))
             ax.set_ylabel("rank (1 = best)")
         for ax in list(axes.flat)[len(metrics):]:
             ax.set_visible(False)
-        return _png(fig)
+        _fit_labels(fig, list(axes.flat)[:len(metrics)], pad=0.08)
+        return fig
+
+
+def _fit_labels(fig, axes, pad: float) -> None:
+    """Widen each panel's x range so its system labels (at -pad, 1 + pad) fit inside the panel,
+    clear of the rank tick labels: with label widths l, r and panel width W (pixels), a range S
+    leaves them room when S * (1 - (l + r) / W - 2 * 2%) = 1 + 2 * pad."""
+    for _ in range(3):  # the layout moves the panels once the limits change: settle it
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        for ax in axes:
+            width = ax.get_window_extent(renderer).width
+            left = max((t.get_window_extent(renderer).width for t in ax.texts if t.get_ha() == "right"), default=0)
+            right = max((t.get_window_extent(renderer).width for t in ax.texts if t.get_ha() == "left"), default=0)
+            span = (1 + 2 * pad) / max(1 - (left + right) / width - 0.04, 0.1)
+            ax.set_xlim(-pad - (left / width + 0.02) * span, 1 + pad + (right / width + 0.02) * span)
 
 
 def forest_plot(metrics: pd.DataFrame) -> bytes:

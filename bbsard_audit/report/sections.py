@@ -11,16 +11,20 @@ import pandas as pd
 
 from .. import __version__
 from . import plots
-from .document import Figures, Plot, Report, Section, Table, Text
+from .document import Details, Figures, Finding, Plot, Report, Section, Table, Text
 from ..contracts.agreement import Agreement
 from ..contracts.calibration import Calibration
 from ..contracts.estimate import Estimate as ErrorRate
 from ..contracts.jsonfile import NamedValue
 from ..stats import wilson
-from .loaders import SKIP_KEYS, Workdir, find_estimates
+from .loaders import SKIP_KEYS, Workdir, find_estimates, fragility
 
 TOP_RISK = 10
-MAX_ROWS = 40
+MAX_ROWS = 200
+VISIBLE_ROWS = 5
+"""Long tables show this many rows open; the rest is folded in a <details> (all of it in the CSV)."""
+FLAG_COUNT_LABEL = "flags raised on flagged pairs"
+"""The one flag count of the terminal (audit, demo) and the report: flags of unflagged pairs are not counted."""
 METRIC_ORDER = ("recall", "map", "mrr", "ndcg")
 
 
@@ -58,14 +62,16 @@ def split_list(value, sep: str) -> list[str]:
     return [part.strip() for part in str(value).split(sep) if part.strip()]
 
 
-def frame_table(frame: pd.DataFrame, caption: str, max_rows: int = MAX_ROWS, wide: bool = False) -> Table:
-    """Any stage table as a report table, numbers rounded, long tables cut (the CSV has the rest)."""
+def frame_table(frame: pd.DataFrame, caption: str, max_rows: int = MAX_ROWS, wide: bool = False,
+                visible: int | None = VISIBLE_ROWS) -> Table:
+    """Any stage table as a report table, numbers rounded; the first `visible` rows open, the rest
+    folded, very long tables cut at `max_rows` (the CSV has them all)."""
     shown = frame.head(max_rows)
     if len(frame) > max_rows:
         caption += f" (first {max_rows} of {len(frame):,} rows; all in the CSV)"
     rows = tuple(tuple(num(v) if not isinstance(v, str) else v for v in row)
                  for row in shown.itertuples(index=False))
-    return Table(caption, tuple(map(str, frame.columns)), rows, wide=wide)
+    return Table(caption, tuple(map(str, frame.columns)), rows, wide=wide, visible=visible)
 
 
 def estimates_table(estimates: list[NamedValue], caption: str) -> Table:
@@ -96,20 +102,19 @@ def audit_section(wd: Workdir) -> Section:
         if "severity" in audit.columns:
             sev = audit["severity"].fillna("none").astype(str).value_counts()
             items += [(f"severity {s}", f"{int(sev[s]):,}") for s in ("high", "medium", "low") if s in sev]
-        sec.add(Figures(tuple(items)))
-
-        flags = audit.loc[flagged, "flags"].map(lambda v: split_list(v, ";")).explode().dropna()
-        by_type = flags.value_counts()
+        by_type = flags_on_flagged(audit)
+        sec.add(Figures((*items, (FLAG_COUNT_LABEL, f"{int(by_type.sum()):,}"))))
         if len(by_type):
-            sub = sec.sub("Flagged pairs by type")
-            sub.add(Table("Flags raised (a pair can carry several)", ("flag", "pairs", "share of flagged"),
+            sub = sec.sub("Flagged pairs by type", key="audit-flags")
+            sub.add(Table(f"{FLAG_COUNT_LABEL.capitalize()}, per flag (a pair can carry several; flags on "
+                          "unflagged pairs are not counted)", ("flag", "pairs", "share of flagged"),
                           tuple((f, f"{n:,}", f"{100 * n / max(int(flagged.sum()), 1):.1f}%")
-                                for f, n in by_type.items())))
+                                for f, n in by_type.items()), visible=0))
             sub.add(Plot("Flagged pairs per flag type", "Bar chart of the number of flagged pairs per flag type: "
                          + ", ".join(f"{f} {n}" for f, n in by_type.items()),
                          plots.horizontal_bars(list(by_type.index), by_type.tolist(), "flagged pairs",
                                                integer=True)))
-        sub = sec.sub("Risk distribution")
+        sub = sub if len(by_type) else sec.sub("Risk distribution")
         sub.add(Plot("Audit risk of every pair (flagged pairs in orange)",
                      f"Histogram of risk scores for {len(audit)} pairs, {int(flagged.sum())} flagged",
                      plots.risk_histogram(risk, flagged)))
@@ -119,10 +124,10 @@ def audit_section(wd: Workdir) -> Section:
                       str(r["question_fr"]), str(r["question_nl"]), _text(r.get("backtranslation")),
                       "\n".join(split_list(r.get("reasons"), " | ")) or "–")
                      for _, r in top.iterrows())
-        sec.sub("Top-risk pairs").add(Table(
+        sec.sub("Top-risk pairs", key="audit-top").add(Table(
             f"The {len(top)} highest-risk pairs, side by side", ("id", "split", "risk", "severity", "French",
                                                                  "Dutch", "back-translation", "reasons"),
-            rows, wide=True))
+            rows, wide=True, visible=1))
 
     queue = wd.table("review_queue.csv")
     if queue is not None:
@@ -132,7 +137,7 @@ def audit_section(wd: Workdir) -> Section:
                          *((f"queue: {q}", f"{n:,}") for q, n in counts.items()))))
         if "stratum" in queue.columns:
             strata = queue.groupby(["queue", "stratum"], dropna=False).size().reset_index(name="pairs")
-            sub.add(frame_table(strata, "Queued pairs per queue and stratum"))
+            sub.add(frame_table(strata, "Queued pairs per queue and stratum", visible=0))
 
     selftest, selftest_doc = wd.table("selftest.csv"), wd.document("selftest.json")
     if selftest is not None or selftest_doc is not None:
@@ -142,7 +147,7 @@ def audit_section(wd: Workdir) -> Section:
                      "untouched pairs."))
         if selftest is not None:
             recall = pd.to_numeric(selftest["recall"], errors="coerce")
-            sub.add(frame_table(selftest, "Recall per injected error type"))
+            sub.add(frame_table(selftest, "Recall per injected error type", visible=0))
             sub.add(Plot("Self-test recall per error type",
                          "Bar chart of recall per error type: " + ", ".join(
                              f"{t} {num(r)}" for t, r in zip(selftest["error_type"], recall)),
@@ -161,6 +166,12 @@ SELFTEST_KEYS = (("recall_meaning_changing", "recall on meaning-changing errors"
                  ("n_injected", "injected errors"), ("flag_threshold", "flag threshold (risk)"))
 
 
+def flags_on_flagged(audit: pd.DataFrame) -> pd.Series:
+    """Pairs per flag, over flagged pairs only (the count labelled FLAG_COUNT_LABEL everywhere)."""
+    flags = audit.loc[audit["flagged"].astype(bool), "flags"].map(lambda v: split_list(v, ";")).explode().dropna()
+    return flags.value_counts()
+
+
 def _selftest_summary(doc, has_table: bool) -> Table:
     known = [(label, doc[key]) for key, label in SELFTEST_KEYS if isinstance(doc, dict) and key in doc]
     if known:
@@ -169,7 +180,7 @@ def _selftest_summary(doc, has_table: bool) -> Table:
             rows.append(("back-translation", str(doc["backtranslation_mode"])))
         if doc.get("note"):
             rows.append(("note", str(doc["note"])))
-        return Table("Self-test summary (selftest.json)", ("measure", "value"), tuple(rows))
+        return Table("Self-test summary (selftest.json)", ("measure", "value"), tuple(rows), visible=3)
     skip = frozenset({*SKIP_KEYS, "recall_by_type", "n_by_type", "by_type"}) if has_table else SKIP_KEYS
     return estimates_table(find_estimates(doc, skip=skip), "Self-test summary (selftest.json)")
 
@@ -215,11 +226,11 @@ def review_section(wd: Workdir) -> Section:
         sub = sec.sub("Disagreements") if agreement is None else sec.subsections[-1]
         sub.add(Text(f"{len(disagreements):,} pair(s) on which annotators disagree (to adjudicate)."))
         if len(disagreements):
-            sub.add(frame_table(disagreements, "Disagreements", max_rows=15, wide=True))
+            sub.add(frame_table(disagreements, "Disagreements", wide=True, visible=3))
 
     estimate = wd.document("estimate.json")
     if estimate is not None:
-        sub = sec.sub("Estimated error rate of the whole split")
+        sub = sec.sub("Estimated error rate of the whole split", key="review-estimate")
         for block in _estimate_blocks(estimate):
             sub.add(block)
 
@@ -239,7 +250,7 @@ def review_section(wd: Workdir) -> Section:
             ranked = calibration_csv.sort_values("roc_auc", ascending=False, kind="stable") \
                 if "roc_auc" in calibration_csv.columns else calibration_csv
             sub.add(frame_table(ranked[shown], "Per-signal precision / recall / ROC-AUC against the expert verdicts, "
-                                               "with suggested thresholds (calibration.csv)", max_rows=25))
+                                               "with suggested thresholds (calibration.csv)", visible=0))
     return sec
 
 
@@ -277,9 +288,12 @@ def _estimate_blocks(doc: ErrorRate) -> list:
         blocks.append(Table("By stratum (Wilson CIs on the reviewed pairs)",
                             ("stratum", "pairs", "reviewed", "legal", "rate", "95% CI"),
                             tuple((x.name, num(x.population), num(x.reviewed), num(x.legal), num(x.rate),
-                                   _interval(x.wilson_low, x.wilson_high)) for x in doc.strata)))
+                                   _interval(x.wilson_low, x.wilson_high)) for x in doc.strata),
+                            visible=VISIBLE_ROWS))
     blocks.append(Text(f"Method: {doc.method}."))
-    blocks += [Text(f"Assumption: {note}.") for note in doc.assumptions]
+    if doc.assumptions:
+        blocks.append(Details(f"{len(doc.assumptions)} assumption(s) of the estimate",
+                              tuple(Text(f"Assumption: {note}.") for note in doc.assumptions)))
     return blocks
 
 
@@ -307,6 +321,9 @@ def _calibration_table(audit: pd.DataFrame, verdicts: pd.DataFrame) -> Table:
 
 def evaluation_section(wd: Workdir) -> Section:
     sec = Section("evaluation", "Evaluation")
+    frag = fragility(wd)
+    if frag is not None:
+        _fragility_subsection(sec.sub("Fragile conclusions", key="evaluation-fragility"), frag)
     metrics, shift = wd.table("metrics.csv"), wd.table("ranking_shift.csv")
     if metrics is not None:
         metrics = metrics.copy()
@@ -327,11 +344,15 @@ def evaluation_section(wd: Workdir) -> Section:
                                                                   hit.get("ci_high", pd.Series([None])).iloc[0]))
                 rows.append((system, name, *cells))
         sub = sec.sub("Metrics, full vs verified")
-        sub.add(Table("Value [bootstrap 95% CI] per system, metric and subset", ("system", "metric", *subsets),
-                      tuple(rows)))
+        headline = next((m for m in HEADLINE_METRICS if m in names), names[0])
+        rows.sort(key=lambda r: r[1] != headline)  # the headline metric open, the rest folded
+        sub.add(Table(f"Value [bootstrap 95% CI] per system, metric and subset ({headline} first)",
+                      ("system", "metric", *subsets), tuple(rows),
+                      visible=sum(r[1] == headline for r in rows)))
         ordered = metrics.assign(_k=metrics["metric"].map(metric_sort_key)).sort_values("_k", kind="stable")
-        sub.add(Plot("Confidence intervals per system and subset", "Forest plot of each metric's value with "
-                     "its 95% CI per system, one colour per subset", plots.forest_plot(ordered)))
+        sub.add(Details("Figure: every metric's 95% CI per system and subset (forest plot)", (
+            Plot("Confidence intervals per system and subset", "Forest plot of each metric's value with "
+                 "its 95% CI per system, one colour per subset", plots.forest_plot(ordered)),)))
         pair = _subset_pair(subsets, shift)
         if pair:
             ranks = _ranks(metrics, names, *pair)
@@ -346,18 +367,20 @@ def evaluation_section(wd: Workdir) -> Section:
                          "(ranks from metrics.csv; tied systems share the better rank)."))
             if len(moved):
                 sub.add(frame_table(moved.rename(columns={"rank_a": f"rank {pair[0]}", "rank_b": f"rank {pair[1]}"}),
-                                    "Rank changes"))
+                                    "Rank changes", visible=0))
     null = wd.table("null_model.csv")
     if shift is not None or null is not None:
-        sub = sec.sub("Ranking shift: Kendall tau and the random-removal null")
+        sub = sec.sub("Ranking shift: Kendall tau and the random-removal null", key="evaluation-shift")
     if shift is not None:
         shown = [c for c in ("metric", "subset_a", "subset_b", "kendall_tau", "tau_ap", "n_flips", "n_flips_significant",
-                             "n_queries_a", "n_queries_b", "order_a", "order_b") if c in shift.columns]
-        extra = [c for c in shift.columns if c not in shown and c not in ("rank_changes", "flips", "n_systems")]
+                             "n_queries_a", "n_queries_b") if c in shift.columns]
+        extra = [c for c in shift.columns if c not in shown and c not in ("rank_changes", "flips", "n_systems",
+                                                                          "order_a", "order_b")]
         shift = _verified_first(shift, "subset_b")
         sub.add(frame_table(shift[shown + extra], "Kendall tau-b / tau-AP between the system orders on two subsets, "
                                                   "per metric, with the number of flipped system pairs "
-                                                  "(significant: Holm-corrected paired test)", wide=True))
+                                                  "(significant: Holm-corrected paired test; the orders themselves are in "
+                                                  "ranking_shift.csv)", visible=0))
     if null is not None:
         sub.add(Text("Null model: the same number of questions removed at random many times. Where the observed "
                      "change falls in that distribution says whether verification moved the rankings more than "
@@ -374,7 +397,7 @@ def evaluation_section(wd: Workdir) -> Section:
                                     "Observed Kendall tau / tau-AP vs the random-removal null (95% null interval)"))
             if len(deltas):
                 sub.add(frame_table(deltas.drop(columns=drop), "Observed metric change per system vs the "
-                                                               "random-removal null", max_rows=30))
+                                                               "random-removal null", visible=0))
         else:
             sub.add(frame_table(null, "Observed change vs the random-removal null"))
     pairwise = wd.table("pairwise.csv")
@@ -405,6 +428,26 @@ def evaluation_section(wd: Workdir) -> Section:
 
 
 SUBSET_ORDER = ("full", "verified", "corrected", "flagged", "unflagged")
+
+
+def _fragility_subsection(sub: Section, frag: pd.DataFrame) -> None:
+    """Every pairwise conclusion, the ones removing the fewest questions could undo first."""
+    has_bound = "robust" in frag.columns and frag["robust"].notna().any()
+    sub.add(Text("A conclusion \"a beats b\" on the full set is fragile when removing a few judged questions "
+                 "undoes it: `removal fragility` is the fewest questions whose removal leaves a no longer ahead "
+                 "(docs/metrics.md)." + (" It is robust when that number exceeds the upper bound on legally "
+                                         "inaccurate questions expected among the unverified judged questions "
+                                         "(from estimate.json)." if has_bound else "")))
+    order = frag.assign(is_robust=frag["robust"].fillna(False).astype(bool)) if has_bound else frag.assign(is_robust=False)
+    order = order.sort_values(["is_robust", "removal_fragility"], kind="stable")
+    rows = tuple((str(r.metric), str(r.system_a), str(r.system_b), num(r.delta),
+                  num(getattr(r, "p_value", float("nan"))), f"{int(r.removal_fragility):,} of {int(r.n_queries):,}",
+                  *((num(r.expected_errors_unverified_high, 1), num(bool(r.is_robust))) if has_bound else ()))
+                 for r in order.itertuples())
+    columns = ("metric", "a (ahead)", "b", "Δ mean", "p (paired)", "undone by removing",
+               *(("expected errors, upper bound", "robust") if has_bound else ()))
+    sub.add(Table("Pairwise conclusions on the full set, most fragile first (fragility.csv)", columns, rows,
+                  visible=VISIBLE_ROWS))
 
 
 def _verified_first(frame: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -459,7 +502,7 @@ def _gap_table(gap: pd.DataFrame) -> Table:
                                               by_metric.get("ci_high", {}).get(m)) if m in by_metric.index else "–"
                                       for m in names)))
     return Table("FR − NL difference (bootstrap 95% CI) per system and question group; positive = French "
-                 "retrieves better", (*keys, *names), tuple(out))
+                 "retrieves better", (*keys, *names), tuple(out), visible=0)
 
 
 HEADLINE_METRICS = ("ndcg@10", "map@100", "mrr@100")
@@ -508,27 +551,46 @@ def provenance_section(wd: Workdir) -> Section:
         sec.add(Text("No provenance sidecars (*.meta.json) in the work folder."))
         return sec
     flat = {name: dict(flatten(doc)) for name, doc in wd.sidecars.items()}
-    sec.add(Table("Outputs and the data they were made from",
-                  ("sidecar", "output", "tool version", "created", "dataset", "revision"),
-                  tuple((name, f.get("output", "–"), f.get("tool_version", "–"), f.get("created", "–"),
-                         f.get("dataset.source", "–"), f.get("dataset.revision", "–")) for name, f in flat.items())))
-    shown: dict[str, str] = {}  # the eval stage writes the same record next to each of its tables
-    for name, fields in flat.items():
-        rest = [(k, v) for k, v in fields.items()
-                if k not in (*PROVENANCE_KEYS, "output", "tool", "python", "table")
-                and not k.startswith("dataset.files_sha256")]
-        key = json.dumps(rest)
-        if not rest:
-            continue
-        if key in shown:
-            sec.subsections[list(shown).index(key)].add(Text(f"The same record is in {name}."))
-            continue
-        shown[key] = name
-        caption = f"Models, signatures, config, seeds and timings recorded in {name}"
-        if len(rest) > PROVENANCE_ROWS:
-            caption += f" (first {PROVENANCE_ROWS} of {len(rest)} fields; all in the file)"
-        sec.sub(name).add(Table(caption, ("field", "value"), tuple(rest[:PROVENANCE_ROWS])))
+    by_stage: dict[str, list[str]] = {}
+    for name in flat:
+        by_stage.setdefault(sidecar_stage(name), []).append(name)
+    for stage in sorted(by_stage, key=lambda st: STAGES.index(st) if st in STAGES else len(STAGES)):
+        names = by_stage[stage]
+        blocks: list = [Table("Outputs and the data they were made from",
+                              ("sidecar", "output", "tool version", "created", "dataset", "revision"),
+                              tuple((n, flat[n].get("output", "–"), flat[n].get("tool_version", "–"),
+                                     flat[n].get("created", "–"), flat[n].get("dataset.source", "–"),
+                                     flat[n].get("dataset.revision", "–")) for n in names))]
+        shown: dict[str, list[str]] = {}  # the eval stage writes the same record next to each of its tables
+        for name in names:
+            rest = [(k, v) for k, v in flat[name].items()
+                    if k not in (*PROVENANCE_KEYS, "output", "tool", "python", "table")
+                    and not k.startswith("dataset.files_sha256")]
+            if rest:
+                shown.setdefault(json.dumps(rest), []).append(name)
+        for key, holders in shown.items():
+            rest = json.loads(key)
+            caption = f"Models, signatures, config, seeds and timings recorded in {', '.join(holders)}"
+            if len(rest) > PROVENANCE_ROWS:
+                caption += f" (first {PROVENANCE_ROWS} of {len(rest)} fields; all in the file)"
+            blocks.append(Table(caption, ("field", "value"), tuple(map(tuple, rest[:PROVENANCE_ROWS]))))
+        n_fields = sum(len(flat[n]) for n in names)
+        sec.sub(stage.capitalize(), key=f"provenance-{stage}").add(Details(
+            f"{len(names)} sidecar(s), {n_fields:,} recorded fields: {', '.join(names)}", tuple(blocks)))
     return sec
+
+
+STAGES = ("dataset", "audit", "review", "eval", "release", "other")
+_STAGE_OF = {"dataset": "dataset", "audit": "audit", "review_queue": "audit", "selftest": "audit",
+             "calibration": "audit", "verdicts": "review", "annotations_raw": "review", "agreement": "review",
+             "disagreements": "review", "estimate": "review", "error_spans": "review", "eval": "eval",
+             "metrics": "eval", "ranking_shift": "eval", "pairwise": "eval", "per_query": "eval",
+             "null_model": "eval", "fr_nl_gap": "eval", "fragility": "eval", "release": "release"}
+
+
+def sidecar_stage(name: str) -> str:
+    """The pipeline stage that wrote a sidecar, from its output name (`metrics.meta.json` -> eval)."""
+    return _STAGE_OF.get(name.split(".")[0], "other")
 
 
 def flatten(obj, prefix: str = ""):
@@ -545,11 +607,131 @@ def flatten(obj, prefix: str = ""):
         yield prefix, text if len(text) <= 240 else text[:237] + "…"
 
 
+# ---------------------------------------------------------------- Findings
+
+SIGNIFICANCE = 0.05
+"""An observed tau below the random-removal null at p < 0.05 means verification moved the order."""
+FRAGILE_SHARE = 0.05
+"""Without an estimate, a conclusion is called fragile when removing <= 5% of the judged questions undoes it."""
+
+
+def findings_section(wd: Workdir, sections: list[Section]) -> Section:
+    """The answers a reader came for, in sentences with numbers and CIs, each linking to its evidence."""
+    sec = Section("findings", "Findings")
+    anchors = {s.key: s.title for top in sections for s in (top, *top.subsections)}
+
+    def say(text: str, *keys: str) -> None:
+        key = next((k for k in keys if k in anchors), None)
+        if text and key is not None:
+            sec.add(Finding(text, key, anchors[key]))
+
+    audit = wd.table("audit.csv")
+    if audit is not None:
+        flagged = int(audit["flagged"].astype(bool).sum())
+        by_type = flags_on_flagged(audit)
+        kinds = ", ".join(f"`{f}` ({n:,} pair{'s' if n != 1 else ''})" for f, n in by_type.head(3).items())
+        say(f"{flagged:,} of {len(audit):,} translations ({100 * flagged / max(len(audit), 1):.1f}%) are flagged "
+            "as suspect" + (f"; the most frequent flags are {kinds}; {int(by_type.sum()):,} "
+                            f"{FLAG_COUNT_LABEL} in all." if kinds else "."), "audit-flags", "audit")
+    say(_estimate_finding(wd), "review-estimate", "review")
+    for text in _shift_findings(wd):
+        say(text, "evaluation-shift", "evaluation")
+    text = _fragility_finding(fragility(wd), (wd.sidecars.get("fragility.meta.json") or {}).get("fragility") or {})
+    if text:
+        say(text, "evaluation-fragility", "evaluation")
+    return sec
+
+
+def _estimate_finding(wd: Workdir) -> str:
+    doc, verdicts = wd.document("estimate.json"), wd.table("verdicts.csv")
+    if isinstance(doc, ErrorRate):
+        reviewed, legal = sum(x.reviewed for x in doc.strata), sum(x.legal for x in doc.strata)
+        return (f"An estimated {100 * doc.share_legal:.1f}% ({100 * doc.level:g}% CI "
+                f"{100 * doc.ci_low:.1f}%–{100 * doc.ci_high:.1f}%) of the split's "
+                f"{num(doc.population)} translations are legally inaccurate "
+                f"(about {doc.expected_legal_pairs:.0f} pairs), from {reviewed:,} expert-reviewed "
+                f"pairs of which {legal:,} were judged legally inaccurate.")
+    if verdicts is not None and len(verdicts):
+        n_legal = int((verdicts["verdict"].astype(str) == "legal").sum())
+        low, high = wilson(n_legal, len(verdicts))
+        return (f"{n_legal:,} of {len(verdicts):,} reviewed translations were judged legally "
+                f"inaccurate ({100 * n_legal / len(verdicts):.1f}% [{100 * low:.1f}%, {100 * high:.1f}%], Wilson 95% CI); "
+                "the review queue over-samples suspect pairs, so this is not the split's rate (run `annotate estimate`).")
+    return ""
+
+
+def _shift_findings(wd: Workdir) -> list[str]:
+    """Per headline metric: does the system order on the full set survive on the verified subset?"""
+    shift, null = wd.table("ranking_shift.csv"), wd.table("null_model.csv")
+    if shift is None or not len(shift):
+        return []
+    subsets = list(dict.fromkeys(shift["subset_b"].astype(str)))
+    target = next((s for s in ("verified", "unflagged") if s in subsets), subsets[0])
+    rows = shift[shift["subset_b"].astype(str) == target]
+    present = sorted(set(rows["metric"].astype(str)), key=metric_sort_key)
+    chosen = [m for m in HEADLINE_METRICS if m in present] or present[:1]
+    out = []
+    for metric in chosen:
+        row = rows[rows["metric"].astype(str) == metric].iloc[0]
+        tau, flips, significant = float(row["kendall_tau"]), _count(row, "n_flips"), _count(row, "n_flips_significant")
+        verb = "verification" if target == "verified" else f"keeping only the {target} questions"
+        text = f"{metric}: Kendall τ between the system orders on the full set and after {verb} is {num(tau, 2)}"
+        hit = None
+        if null is not None and {"statistic", "subset", "observed", "null_low", "null_high", "p_value"} <= set(null.columns):
+            hit = null[(null["metric"].astype(str) == metric) & (null["subset"].astype(str) == target)
+                       & (null["statistic"].astype(str) == "kendall_tau")]
+        if hit is not None and len(hit):
+            h = hit.iloc[0]
+            p = float(h["p_value"])
+            within = p >= SIGNIFICANCE
+            text += (f" ({'within' if within else 'below'} the 95% range [{num(float(h['null_low']), 2)}, "
+                     f"{num(float(h['null_high']), 2)}] of removing {num(h.get('n_removed'))} questions at random, "
+                     f"p = {num(p, 2)})")
+        else:
+            within = True
+        text += f"; {flips} system pair(s) swap places, {significant} significantly"
+        survives = within and significant == 0
+        out.append(text + (f": the order survives {verb}." if survives else f": the order does not survive {verb}."))
+    return out
+
+
+def _count(row: pd.Series, key: str) -> int:
+    value = pd.to_numeric(row.get(key), errors="coerce")
+    return 0 if pd.isna(value) else int(value)
+
+
+def _fragility_finding(frag: pd.DataFrame | None, exposure: dict) -> str:
+    if frag is None or not len(frag):
+        return ""
+    total = len(frag)
+    first = frag.iloc[0]
+    worst = (f"the most fragile, {first['metric']} {first['system_a']} > {first['system_b']} "
+             f"(Δ {num(float(first['delta']))}, p = {num(float(first.get('p_value', float('nan'))), 2)}), is undone "
+             f"by removing {int(first['removal_fragility']):,} of {int(first['n_queries']):,} questions")
+    if "robust" in frag.columns and frag["robust"].notna().any():
+        fragile = int((~frag["robust"].fillna(True).astype(bool)).sum())
+        bound = float(frag["expected_errors_unverified_high"].dropna().iloc[0])
+        expected = float(frag["expected_errors_unverified"].dropna().iloc[0])
+        among = (f"the {exposure['unverified_judged_queries']:,} unverified judged questions"
+                 if "unverified_judged_queries" in exposure else "the unverified judged questions")
+        return (f"{fragile:,} of {total:,} pairwise conclusions (system a beats b on a metric) are fragile: removing "
+                f"no more questions than the legally inaccurate ones expected among {among} (expected "
+                f"{expected:.1f}, upper bound {bound:.1f}) could undo them; {worst}.")
+    n = int(frag["n_queries"].max())
+    limit = max(1, math.floor(FRAGILE_SHARE * n))
+    fragile = int((frag["removal_fragility"] <= limit).sum())
+    return (f"{fragile:,} of {total:,} pairwise conclusions (system a beats b on a metric) are undone by removing at "
+            f"most {limit:,} of {n:,} judged questions ({100 * FRAGILE_SHARE:g}%); {worst}.")
+
+
 # ---------------------------------------------------------------- the whole report
 
 def build(wd: Workdir) -> Report:
     sections = [s for s in (audit_section(wd), review_section(wd), evaluation_section(wd)) if not s.empty]
     sections.append(provenance_section(wd))
+    findings = findings_section(wd, sections)
+    if not findings.empty:
+        sections.insert(0, findings)
     source = _dataset_source(wd)
     return Report(title="bBSARD translation audit report",
                   subtitle=f"Dataset: {source}" if source else "bBSARD (French/Dutch statutory article retrieval)",
