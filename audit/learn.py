@@ -26,7 +26,7 @@ import datetime as _dt
 import difflib
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -252,8 +252,8 @@ def read_spans(path: str | Path, questions: Mapping[int, tuple[str, str]]) -> pd
     return pd.DataFrame(rows, columns=list(frame.columns))
 
 
-def read_review_verdicts(path: str | Path, audit_ids: Iterable[int]) -> pd.DataFrame:
-    """id, verdict, corrected_nl, annotator from a verdicts.csv; ids must be audited pairs."""
+def read_review_verdicts(path: str | Path, audit_ids: Iterable[int], where: str = "the audit") -> pd.DataFrame:
+    """id, verdict, corrected_nl, annotator from a verdicts.csv; ids must be in `audit_ids`."""
     from bbsard_audit.eval.subsets import Verdicts  # one verdict reader for every stage (as calibration)
 
     verdicts = Verdicts.read(path)
@@ -263,7 +263,7 @@ def read_review_verdicts(path: str | Path, audit_ids: Iterable[int]) -> pd.DataF
     for row_no, row in zip(range(2, len(raw) + 2), raw.to_dict("records")):
         qid = int(row["id"])
         if qid not in known:
-            raise InputError("verdict for a question that is not in the audit", file=str(path), row=row_no, id=qid)
+            raise InputError(f"verdict for a question that is not in {where}", file=str(path), row=row_no, id=qid)
         who = (row.get("adjudicated_by") or "").strip() or (row.get("annotators") or row.get("annotator") or "").strip()
         rows.append({"id": qid, "verdict": verdicts.verdict[str(qid)], "corrected_nl": (row.get("corrected_nl") or "").strip(), "annotator": who})
     return pd.DataFrame(rows, columns=["id", "verdict", "corrected_nl", "annotator"])
@@ -366,12 +366,86 @@ def to_glossary(entries: Sequence[dict], version: str, path: Path | None = None)
                                    domain=e["domain"], source=e["source"]) for e in entries], version, path)
 
 
-def glossary_yaml(entries: Sequence[dict], learned_from: Mapping[str, str], version: str | None = None) -> str:
+class LayeredGlossary(Glossary):
+    """A base glossary with learned layers merged in; `files` are every file it was read from (the
+    glossary signal's cache key hashes them all)."""
+
+    def __init__(self, entries: Sequence[GlossaryEntry], version: str, files: Sequence[Path]):
+        super().__init__(entries, version, Path(files[0]) if files else None)
+        self.files = tuple(Path(f) for f in files)
+
+
+def layer(base: Glossary, layers: Sequence[Glossary], files: Sequence[Path] = ()) -> LayeredGlossary:
+    """Merge learned entries into the base: an entry whose French term the base already has adds its
+    renderings to that base entry (two entries on one French term would hide each other: the
+    longest, first match wins); any other learned entry is appended. A learned rendering that the
+    base already accepts or rejects is skipped: the base wins (`audit learn` reports such conflicts)."""
+    entries = list(base.entries)
+    by_fr: dict[str, int] = {}
+    for i, e in enumerate(entries):
+        for t in e.fr:
+            by_fr.setdefault(_key(t, "fr"), i)
+    ids = {e.id for e in entries}
+    for g in layers:
+        for le in g.entries:
+            targets = sorted({by_fr[k] for k in (_key(t, "fr") for t in le.fr) if k in by_fr})
+            if not targets:
+                if le.id in ids:
+                    raise InputError("learned entry id already used by another layer", file=str(g.path), id=le.id)
+                ids.add(le.id)
+                entries.append(le)
+                for t in le.fr:
+                    by_fr.setdefault(_key(t, "fr"), len(entries) - 1)
+                continue
+            for i in targets:
+                e = entries[i]
+                known = {_key(t, "nl") for t in e.nl_accepted} | {_key(r.term, "nl") for r in e.nl_rejected}
+                accepted = [t for t in le.nl_accepted if _key(t, "nl") not in known]
+                rejected = [r for r in le.nl_rejected if _key(r.term, "nl") not in known]
+                entries[i] = replace(e, nl_accepted=e.nl_accepted + tuple(accepted),
+                                     nl_rejected=e.nl_rejected + tuple(rejected))
+    version = "+".join([base.version, *(g.version for g in layers)])
+    return LayeredGlossary(entries, version, [*(f for f in [base.path] if f), *files])
+
+
+def load_learned(path: str | Path) -> Glossary:
+    """A learned glossary file (the glossary format; unlike the base, its `entries` may be empty)."""
+    label = str(path)
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("learned glossary not found", file=label) from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise InputError(f"not a glossary ({str(exc).splitlines()[0]})", file=label) from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list) or "version" not in raw:
+        raise InputError("not a glossary: needs top-level `version` and an `entries` list", file=label)
+    return Glossary.load(path) if raw["entries"] else Glossary([], str(raw["version"]), Path(path))
+
+
+def load_layered(glossary: str | Path | None, learned: Sequence[str | Path]) -> LayeredGlossary:
+    """The base glossary (None = shipped) with every learned file layered on, in order."""
+    base = Glossary.load(glossary)
+    return layer(base, [load_learned(p) for p in learned], [Path(p) for p in learned])
+
+
+def entry_dict(entry: GlossaryEntry) -> dict:
+    """A glossary entry in the YAML file's shape."""
+    return {"id": entry.id, "domain": entry.domain, "fr": list(entry.fr), "nl": list(entry.nl_accepted),
+            "reject": [{"term": r.term, "kind": r.kind, "reason": r.reason} for r in entry.nl_rejected],
+            "source": entry.source}
+
+
+LEARNED_HEADER = ("# Learned from expert reviews by `bbsard-audit audit learn` (docs/audit.md). Layer it on the\n"
+                  "# shipped glossary with `bbsard-audit audit --learned FILE`.\n")
+
+
+def glossary_yaml(entries: Sequence[dict], learned_from: Mapping[str, str] | None = None,
+                  version: str | None = None, header: str = LEARNED_HEADER) -> str:
+    """The glossary file format (audit/data/glossary.yaml), plus `learned_from` when given."""
     version = version or f"learned-{_dt.date.today().isoformat()}"
-    header = ("# Learned from expert reviews by `bbsard-audit audit learn` (docs/audit.md). Layer it on the\n"
-              "# shipped glossary with `bbsard-audit audit --learned FILE`.\n")
-    return header + yaml.safe_dump({"version": version, "learned_from": dict(learned_from), "entries": list(entries)},
-                                   allow_unicode=True, sort_keys=False, width=120)
+    top = {"version": version, **({"learned_from": dict(learned_from)} if learned_from is not None else {}),
+           "entries": list(entries)}
+    return header + yaml.safe_dump(top, allow_unicode=True, sort_keys=False, width=120)
 
 
 def refit_weights(audit_csv: Path, verdicts_csv: Path, config: RiskConfig, n_verdicts: int):

@@ -118,9 +118,11 @@ class AuditEngine:
         return findings, columns
 
     def _glossary_check(self, pairs):
-        if not self.glossary_path.is_file():
-            raise InputError("glossary file not found", file=str(self.glossary_path))
-        fp = fingerprint([Path(glossary_module.__file__), Path(termmatch.__file__), self.glossary_path], ("simplemma",))
+        files = getattr(self._glossary, "files", None) or (self.glossary_path,)  # a layered glossary: all of them
+        for path in files:
+            if not path.is_file():
+                raise InputError("glossary file not found", file=str(path))
+        fp = fingerprint([Path(glossary_module.__file__), Path(termmatch.__file__), *files], ("simplemma",))
 
         def compute():
             g = self.glossary
