@@ -24,6 +24,8 @@ from bbsard_audit.errors import InputError
 
 from bbsard_audit.embeddings import Embedder
 from .findings import Finding
+from .signal_cache import fingerprint
+from .signals import Batch, SignalResult
 
 DEFAULT_MODEL = "Helsinki-NLP/opus-mt-nl-fr"
 TEXT_FIELDS = ("backtranslation", "text", "translation", "fr")
@@ -228,3 +230,62 @@ class BackTranslationScorer:
         findings = [[Finding("bt_meaning_drift", f"back-translation's meaning drifts from the French "
                              f"(cosine {c:.3f} < {limit:g})")] if c < limit else [] for c in cosine]
         return findings, pd.DataFrame({"bt_cosine": cosine})
+
+
+def _with_bt(batch: Batch) -> list[int]:
+    return [i for i, b in enumerate(batch.bt or []) if b]
+
+
+def _expand(batch: Batch, have: list[int], findings: list[list[Finding]], columns: pd.DataFrame) -> SignalResult:
+    """Rows without a back-translation get no findings and NaN columns (no evidence)."""
+    full = pd.DataFrame(np.nan, index=range(len(batch)), columns=columns.columns)
+    if have:
+        full.loc[have, columns.columns] = columns.to_numpy()
+    by_row = dict(zip(have, findings))
+    return SignalResult([by_row.get(i, []) for i in range(len(batch))], full)
+
+
+class BackTranslationSurfaceSignal:
+    """chrF++ / BLEU / TER of back-translation vs French (signal-cached); adds the `backtranslation`
+    column. A batch without back-translations gets nothing."""
+
+    name = "bt_surface"
+    flags = {"bt_divergent": FLAGS["bt_divergent"]}
+    reads = ("fr", "bt")
+
+    def __init__(self, scorer: BackTranslationScorer) -> None:
+        self.scorer = scorer
+
+    def signature(self) -> str:
+        sigs = {k: v for k, v in self.scorer.signatures().items() if k != "cosine"}
+        return fingerprint(packages=("sacrebleu",), settings=[sigs, self.scorer.thresholds.chrf])
+
+    def score(self, batch: Batch) -> SignalResult:
+        if batch.bt is None:
+            return SignalResult.empty(len(batch))
+        have = _with_bt(batch)
+        findings, columns = self.scorer.surface_scores([batch.fr[i] for i in have], [batch.bt[i] for i in have])
+        result = _expand(batch, have, findings, columns[["bt_chrf", "bt_bleu", "bt_ter"]])
+        result.columns.insert(0, "backtranslation", [b or "" for b in batch.bt])
+        return result
+
+
+class BackTranslationCosineSignal:
+    """Embedding cosine of back-translation vs French (embeddings are cached by the embedder)."""
+
+    name = "bt_cosine"
+    flags = {"bt_meaning_drift": FLAGS["bt_meaning_drift"]}
+    reads = ("fr", "bt")
+
+    def __init__(self, scorer: BackTranslationScorer) -> None:
+        self.scorer = scorer
+
+    def signature(self) -> None:
+        return None
+
+    def score(self, batch: Batch) -> SignalResult:
+        if batch.bt is None:
+            return SignalResult.empty(len(batch))
+        have = _with_bt(batch)
+        findings, columns = self.scorer.cosine_scores([batch.fr[i] for i in have], [batch.bt[i] for i in have])
+        return _expand(batch, have, findings, columns)

@@ -18,6 +18,7 @@ import pandas as pd
 
 from bbsard_audit.embeddings import Embedder
 from .findings import Finding
+from .signals import Batch, SignalResult
 
 FLAGS = {
     "xling_outlier": "French and Dutch embeddings agree much less than for the usual pair: the margin "
@@ -99,3 +100,21 @@ class CrossLingualScorer:
                     if zz < self.config.z_threshold else []
                     for c, m, zz in zip(cosine, margin, z)]
         return findings, columns
+
+
+class CrossLingualSignal:
+    """The cross-lingual scorer as an audit signal; not signal-cached (its embeddings are, and its
+    z-scores depend on the batch's groups / reference rows)."""
+
+    name = "crosslingual"
+    flags = FLAGS
+    reads = ("fr", "nl")
+
+    def __init__(self, scorer: CrossLingualScorer) -> None:
+        self.scorer = scorer
+
+    def signature(self) -> None:
+        return None
+
+    def score(self, batch: Batch) -> SignalResult:
+        return SignalResult(*self.scorer.score(batch.pairs, batch.groups, batch.reference))

@@ -1,8 +1,45 @@
-"""What every audit signal reports: flags from a documented vocabulary, each with a reason."""
+"""What every audit signal reports: flags from a documented vocabulary, each with a reason and,
+when it is about specific words, the evidence spans in the French and/or Dutch text."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import Iterable, Literal, Sequence
+
+CATEGORIES = ("terminology", "mistranslation", "omission", "addition", "untranslated", "number", "negation",
+              "entity", "role", "other")
+"""The MQM-style error categories of evidence spans (and of the review's span labels)."""
+
+FLAG_CATEGORIES: dict[str, str] = {
+    "term_missing": "terminology", "term_rejected": "terminology", "non_belgian": "terminology",
+    "number_mismatch": "number", "negation_mismatch": "negation",
+    "region_mismatch": "entity", "institution_mismatch": "entity", "role_mismatch": "role",
+    "omission": "omission", "sentence_dropped": "omission", "short_translation": "omission", "addition": "addition",
+    "untranslated": "untranslated", "identical_to_source": "untranslated",
+    "not_a_question": "mistranslation", "bt_divergent": "mistranslation", "bt_meaning_drift": "mistranslation",
+    "xling_outlier": "mistranslation",
+}
+"""Each flag's default category; a flag not listed here (e.g. a plugged-in signal's) is `other`."""
+
+
+def category_of(flag: str) -> str:
+    return FLAG_CATEGORIES.get(flag, "other")
+
+
+@dataclass(frozen=True)
+class Span:
+    """Evidence: `text == question_<side>[start:end]` (Python str offsets, end exclusive)."""
+
+    side: Literal["fr", "nl"]
+    start: int
+    end: int
+    text: str
+    category: str
+
+    @classmethod
+    def of(cls, side: Literal["fr", "nl"], question: str, start: int, end: int, category: str) -> "Span":
+        return cls(side, start, end, question[start:end], category)
 
 
 @dataclass(frozen=True)
@@ -10,8 +47,27 @@ class Finding:
     """One thing a check found wrong (or suspicious) in a Dutch translation.
 
     `flag` is a name from the vocabulary documented in docs/flags.md (e.g. `term_missing`);
-    `reason` says, for a person, what was expected and what was found.
+    `reason` says, for a person, what was expected and what was found; `spans` point at the words.
     """
 
     flag: str
     reason: str
+    spans: tuple[Span, ...] = ()
+
+
+def spans_json(findings: Iterable[Finding]) -> str:
+    """The `spans` column of audit.csv (docs/formats.md): a compact JSON array, one object per span,
+    each naming the flag that produced it; duplicates (same span from the same flag) once."""
+    out: dict[tuple, dict] = {}
+    for f in findings:
+        for s in f.spans:
+            key = (s.side, s.start, s.end, s.category, f.flag)
+            out.setdefault(key, {"side": s.side, "start": s.start, "end": s.end, "text": s.text,
+                                 "category": s.category, "flag": f.flag})
+    return json.dumps(list(out.values()), ensure_ascii=False, separators=(",", ":"))
+
+
+def spans_at(side: Literal["fr", "nl"], question: str, offsets: Sequence[tuple[int, int]], flag: str) -> tuple[Span, ...]:
+    """Spans with the flag's default category, at character offsets of `question`."""
+    category = category_of(flag)
+    return tuple(Span.of(side, question, a, b, category) for a, b in dict.fromkeys(offsets))

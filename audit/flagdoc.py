@@ -8,7 +8,11 @@ from pathlib import Path
 
 from .risk import RiskConfig
 
-SIGNAL_MODULES = ("bbsard_audit.audit.glossary", "bbsard_audit.audit.qa_checks", "bbsard_audit.audit.backtranslation", "bbsard_audit.audit.crosslingual",
+from .checks import CHECKS
+from .findings import category_of
+
+SIGNAL_MODULES = ("bbsard_audit.audit.glossary", *(check.__module__ for check in CHECKS),
+                  "bbsard_audit.audit.backtranslation", "bbsard_audit.audit.crosslingual",
                   "bbsard_audit.audit.retrieval_consistency", "bbsard_audit.audit.risk")
 DOC = Path(__file__).resolve().parents[1] / "docs" / "flags.md"
 
@@ -34,7 +38,8 @@ def render(config: RiskConfig | None = None) -> str:
              f"`flagged` = risk ≥ {cfg.flag_threshold:g}; severity high ≥ {cfg.severity['high']:g}, "
              f"medium ≥ {cfg.severity['medium']:g}, low ≥ {cfg.severity['low']:g}. "
              f"A flag without a configured weight weighs {cfg.default_weight:g}.", "",
-             "| flag | module | weight / rule | meaning |", "|---|---|---|---|"]
+             "Category: the MQM-style category of the flag's evidence spans (the `spans` column, docs/formats.md).", "",
+             "| flag | module | category | weight / rule | meaning |", "|---|---|---|---|---|"]
     for flag, (module, doc) in sorted(all_flags().items(), key=lambda kv: (kv[1][0], kv[0])):
         rule = cfg.rule_for_flag(flag)
         if rule:
@@ -42,7 +47,7 @@ def render(config: RiskConfig | None = None) -> str:
             weight = f"`{rule.column}` {op} {rule.threshold:g} (scale {rule.scale:g}, w {rule.weight:g})"
         else:
             weight = f"{cfg.weights.get(flag, cfg.default_weight):g}"
-        lines.append(f"| `{flag}` | {module} | {weight} | {' '.join(doc.split())} |")
+        lines.append(f"| `{flag}` | {module} | {category_of(flag)} | {weight} | {' '.join(doc.split())} |")
     return "\n".join(lines) + "\n"
 
 

@@ -9,16 +9,21 @@ from the articles it is labelled with. The shipped glossary is `audit/data/gloss
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import json
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Literal, Sequence, Union
 
 import pandas as pd
 import yaml
 
 from bbsard_audit.errors import InputError
 
-from .findings import Finding
+from . import termmatch
+from .findings import Finding, Span, spans_at
+from .signal_cache import fingerprint
+from .signals import Batch, SignalResult
 from .termmatch import LEMMAS, TermMatcher, Tokens, longest_first, tokenize
 
 SHIPPED = Path(__file__).parent / "data" / "glossary.yaml"
@@ -52,6 +57,35 @@ class GlossaryEntry:
     nl_rejected: tuple[Rejection, ...]
     domain: str
     source: str
+    learned: bool = False
+    """From a learned layer: findings name `source` (the expert review) in their reason."""
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One glossary file (or in-memory glossary) of a layered glossary, named by content hash."""
+
+    name: str
+    sha256: str
+    version: str
+    entries: int
+
+
+GlossarySource = Union[str, Path, "Glossary"]
+
+
+def source_digest(source: GlossarySource) -> str:
+    """Content hash of a glossary file or object, without parsing a file: the glossary signal's
+    cache signature, so a changed (or learned) layer recomputes only the glossary signal."""
+    if isinstance(source, Glossary):
+        return "glossary:" + source.digest
+    path = Path(source)
+    try:
+        return "file:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        raise InputError("glossary file not found", file=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"glossary file not readable ({exc.strerror})", file=str(path)) from None
 
 
 def _plain(term: str) -> str:
@@ -61,10 +95,15 @@ def _plain(term: str) -> str:
 class Glossary:
     """The curated entries plus matchers built once, so checking a batch tokenises each text once."""
 
-    def __init__(self, entries: Sequence[GlossaryEntry], version: str, path: Path | None = None):
+    def __init__(self, entries: Sequence[GlossaryEntry], version: str, path: Path | None = None,
+                 layers: Sequence[Layer] | None = None):
         self.entries = list(entries)
         self.version = version
         self.path = path
+        self.digest = hashlib.sha256(json.dumps([version, [asdict(e) for e in self.entries]],
+                                                ensure_ascii=False).encode()).hexdigest()
+        self.layers = list(layers) if layers is not None else [
+            Layer(path.name if path else "in-memory", self.digest, version, len(self.entries))]
         self._by_id = {e.id: e for e in self.entries}
         self._fr = TermMatcher(((e.id, t) for e in self.entries for t in e.fr), "fr")
         self._accepted = TermMatcher(((e.id, t) for e in self.entries for t in e.nl_accepted), "nl", "part")
@@ -75,29 +114,68 @@ class Glossary:
 
     @classmethod
     def load(cls, path: Path | str | None = None) -> "Glossary":
-        """Read a glossary YAML file (None = the shipped one); any bad entry -> InputError naming it."""
+        """Read a glossary YAML file (None = the shipped one); any bad entry -> InputError naming it.
+
+        Entries of a file with a top-level `learned_from` (written by `audit learn`) are learned.
+        """
         path = Path(path) if path is not None else SHIPPED
         label = str(path)
         try:
-            raw = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            data = path.read_bytes()
+            raw = yaml.load(data.decode("utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         except FileNotFoundError:
             raise InputError("glossary file not found", file=label) from None
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
             raise InputError(f"not a readable YAML glossary ({str(exc).splitlines()[0]})", file=label) from None
         if not isinstance(raw, dict) or "entries" not in raw or "version" not in raw:
             raise InputError("a glossary needs top-level `version` and `entries`", file=label)
+        unknown = set(raw) - {"version", "entries", "learned_from"}
+        if unknown:
+            raise InputError(f"unknown top-level key(s) {', '.join(sorted(map(str, unknown)))}", file=label)
         if not isinstance(raw["entries"], list) or not raw["entries"]:
             raise InputError("`entries` must be a non-empty list", file=label)
+        learned = "learned_from" in raw
         entries, seen = [], set()
         for row, item in enumerate(raw["entries"], start=1):
-            entry = _parse_entry(item, label, row)
+            entry = _parse_entry(item, label, row, learned)
             if entry.id in seen:
                 raise InputError("duplicate entry id", file=label, row=row, id=entry.id)
             seen.add(entry.id)
             entries.append(entry)
-        glossary = cls(entries, str(raw["version"]), path)
+        version = str(raw["version"])
+        layer = Layer(path.name, hashlib.sha256(data).hexdigest(), version, len(entries))
+        glossary = cls(entries, version, path, [layer])
         LEMMAS.flush()
         return glossary
+
+    @classmethod
+    def layered(cls, sources: Sequence[GlossarySource]) -> "Glossary":
+        """One glossary from layers (files or Glossary objects), e.g. the shipped one + learned files.
+
+        Entries of every layer after the first are learned (their findings name their source). An
+        entry id already defined by an earlier layer is an InputError: layers add, never override.
+        """
+        if not sources:
+            raise InputError("a layered glossary needs at least one glossary")
+        loaded = [s if isinstance(s, Glossary) else cls.load(s) for s in sources]
+        if len(loaded) == 1:
+            return loaded[0]
+        entries: list[GlossaryEntry] = []
+        owner: dict[str, str] = {}
+        for k, g in enumerate(loaded):
+            label = str(g.path) if g.path else g.layers[0].name
+            for row, e in enumerate(g.entries, start=1):
+                if e.id in owner:
+                    raise InputError(f"entry id already defined in {owner[e.id]} (a layer may add entries, "
+                                     f"not redefine them)", file=label, row=row, id=e.id)
+                owner[e.id] = label
+                entries.append(e if e.learned or k == 0 else replace(e, learned=True))
+        return cls(entries, "+".join(g.version for g in loaded), None, [layer for g in loaded for layer in g.layers])
+
+    def provenance(self) -> dict:
+        """For sidecars: each layer by file name + sha256 (never a local path), and the entry count."""
+        return {"version": self.version, "entries": len(self.entries),
+                "layers": [asdict(layer) for layer in self.layers]}
 
     def domains(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -148,15 +226,17 @@ class Glossary:
                      and self._rejection[(entry_id, m.term)].kind == "wrong_concept"
                      and m.term.lower() not in legit_elsewhere]
             expects = " / ".join(_plain(t) for t in entry.nl_accepted[:3])
+            flag = "term_rejected" if wrong else "term_missing"
+            spans = _spans("fr", fr, [m for m in expected if m.key == entry_id], flag) + _spans("nl", nl, wrong, flag)
             if wrong:
                 n_rejected += 1
                 r = self._rejection[(entry_id, wrong[0].term)]
-                out.append(Finding("term_rejected", f"FR '{fr_form[entry_id]}' expects '{expects}'; NL has "
-                                                    f"'{_surface(nl, wrong[0])}' ({r.reason})"))
+                reason = (f"FR '{fr_form[entry_id]}' expects '{expects}'; NL has "
+                          f"'{_surface(nl, wrong[0])}' ({r.reason})")
             else:
                 missing += 1
-                out.append(Finding("term_missing", f"FR '{fr_form[entry_id]}' expects '{expects}'; "
-                                                   f"not found in NL"))
+                reason = f"FR '{fr_form[entry_id]}' expects '{expects}'; not found in NL"
+            out.append(Finding(flag, reason + _learned(entry), spans))
         reported: list = []
         for m in sorted(rejected, key=lambda m: m.start - m.end):  # longest first
             r = self._rejection[(m.key, m.term)]
@@ -164,14 +244,66 @@ class Glossary:
                 continue
             reported.append(m)
             n_non_belgian += 1
-            belgian = " / ".join(_plain(t) for t in self._by_id[m.key].nl_accepted[:2])
+            entry = self._by_id[m.key]
+            belgian = " / ".join(_plain(t) for t in entry.nl_accepted[:2])
             out.append(Finding("non_belgian", f"NL '{_surface(nl, m)}' is Netherlands usage; Belgian law says "
-                                              f"'{belgian}' ({r.reason})"))
+                                              f"'{belgian}' ({r.reason})" + _learned(entry),
+                               _spans("nl", nl, [m], "non_belgian")))
         return out, (len(expected_ids), matched, missing, n_rejected, n_non_belgian)
 
 
+def glossary_sources(glossary: GlossarySource | Sequence[GlossarySource] | None) -> list[GlossarySource]:
+    """None -> [the shipped glossary]; one file or Glossary -> [it]; a list stays the list of layers."""
+    if glossary is None:
+        return [SHIPPED]
+    if isinstance(glossary, (str, Path, Glossary)):
+        return [glossary]
+    sources = list(glossary)
+    if not sources:
+        raise InputError("a layered glossary needs at least one glossary")
+    return sources
+
+
+class GlossarySignal:
+    """The glossary as an audit signal. Its cache signature hashes the content of every layer, so
+    a re-audit with a changed or newly learned layer recomputes this signal only; the glossary
+    itself is parsed only when its result is not cached."""
+
+    name = "glossary"
+    flags = FLAGS
+    reads = ("fr", "nl")
+
+    def __init__(self, glossary: GlossarySource | Sequence[GlossarySource] | None = None) -> None:
+        self.sources = glossary_sources(glossary)
+        self._glossary: Glossary | None = None
+
+    @property
+    def glossary(self) -> Glossary:
+        if self._glossary is None:
+            self._glossary = Glossary.layered(self.sources)
+        return self._glossary
+
+    def signature(self) -> str:
+        return fingerprint([Path(__file__), Path(termmatch.__file__)], ("simplemma",),
+                           [source_digest(s) for s in self.sources])
+
+    def score(self, batch: Batch) -> SignalResult:
+        g = self.glossary
+        findings, columns = g.check_pairs(batch.pairs)
+        return SignalResult(findings, columns, g.provenance())
+
+
+def _learned(entry: GlossaryEntry) -> str:
+    """A learned rule's findings name the review it was learned from."""
+    return f" [learned from {entry.source}]" if entry.learned else ""
+
+
+def _spans(side: Literal["fr", "nl"], tokens: Tokens, matches, flag: str) -> tuple[Span, ...]:
+    return spans_at(side, tokens.original, [tokens.offsets(m.start, m.end) for m in matches], flag)
+
+
 def _surface(tokens: Tokens, match) -> str:
-    start, end = tokens.spans[match.start][0], tokens.spans[match.end - 1][1]
+    start, end = tokens.offsets(match.start, match.end)
     return tokens.text[start:end]
 
 
@@ -187,7 +319,7 @@ def _terms(value, label: str, row: int, entry_id, field: str, required: bool) ->
     return tuple(v.strip() for v in value)
 
 
-def _parse_entry(item, label: str, row: int) -> GlossaryEntry:
+def _parse_entry(item, label: str, row: int, learned: bool = False) -> GlossaryEntry:
     if not isinstance(item, dict):
         raise InputError("an entry must be a mapping", file=label, row=row)
     entry_id = item.get("id")
@@ -222,4 +354,5 @@ def _parse_entry(item, label: str, row: int) -> GlossaryEntry:
         nl_rejected=tuple(rejections),
         domain=item["domain"].strip(),
         source=item["source"].strip(),
+        learned=learned,
     )

@@ -15,7 +15,7 @@ from bbsard_audit.errors import InputError
 from bbsard_audit.io import write_csv, write_sidecar
 
 from . import glossary as glossary_module
-from . import qa_checks
+from . import checks
 from .glossary import Glossary
 
 GlossaryOption = Annotated[Optional[Path], typer.Option(
@@ -25,7 +25,7 @@ GlossaryOption = Annotated[Optional[Path], typer.Option(
 def flags_markdown() -> str:
     """The flag table of docs/glossary.md, generated from the modules' FLAGS so it cannot drift."""
     lines = ["| flag | signal | meaning |", "|---|---|---|"]
-    for signal, flags in (("glossary", glossary_module.FLAGS), ("qa", qa_checks.FLAGS)):
+    for signal, flags in (("glossary", glossary_module.FLAGS), ("qa", checks.FLAGS)):
         lines += [f"| `{name}` | {signal} | {doc} |" for name, doc in flags.items()]
     return "\n".join(lines) + "\n"
 

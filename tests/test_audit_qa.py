@@ -7,8 +7,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bbsard_audit.audit import qa_checks
-from bbsard_audit.audit.qa_checks import FLAGS, check_pairs
+from bbsard_audit.audit.checks import FLAGS, check_pairs, institutions, regions, roles
+from bbsard_audit.audit.checks.negation import count_negations
+from bbsard_audit.audit.checks.numbers import number_values
+from bbsard_audit.audit.termmatch import fold, tokenize
+
+
+def negations(text: str) -> tuple[int, int]:
+    n = count_negations(tokenize(text, "fr"))
+    return n.clause, n.lexical
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -104,16 +111,16 @@ def test_reasons_say_what_changed():
 
 
 def test_ne_que_is_not_negation_but_ne_plus_is():
-    assert qa_checks._count_negations(qa_checks.tokenize("Je ne paie que la moitié.", "fr")) == (0, 0)
-    assert qa_checks._count_negations(qa_checks.tokenize("Je ne paie plus le loyer.", "fr")) == (1, 0)
+    assert negations("Je ne paie que la moitié.") == (0, 0)
+    assert negations("Je ne paie plus le loyer.") == (1, 0)
     # "ni … ni" right after "jamais" continues the same negation
-    assert qa_checks._count_negations(qa_checks.tokenize("Je n'ai jamais payé, ni le loyer ni les charges.", "fr"))[0] == 1
+    assert negations("Je n'ai jamais payé, ni le loyer ni les charges.")[0] == 1
 
 
 def test_number_normalisation():
-    values = qa_checks._number_values(qa_checks.tokenize("1.500 €, 1 500 €, 2,5 %, vingt-deux, 1er", "fr"))
+    values = number_values(tokenize("1.500 €, 1 500 €, 2,5 %, vingt-deux, 1er", "fr"))
     assert values == {1500.0: 2, 2.5: 1, 22.0: 1, 1.0: 1}
-    values = qa_checks._number_values(qa_checks.tokenize("tweeëntwintig, drieënhalf, vijftig, 2de", "nl"))
+    values = number_values(tokenize("tweeëntwintig, drieënhalf, vijftig, 2de", "nl"))
     assert values[22.0] == 1 and values[50.0] == 1 and values[2.0] == 1
 
 
@@ -141,26 +148,25 @@ def test_columns_numeric_one_row_per_pair():
 
 def test_selftest_vocabularies_are_swappable():
     # every swap the selftest may inject must be detected
-    for a, b in qa_checks.ROLE_PAIRS_NL:
-        fr = f"Le rôle: {qa_checks.ROLES[_role_key(a)][0][0]} ?"
+    for a, b in roles.selftest_swaps():
+        fr = f"Le rôle: {roles.roles()[0].table[_role_key(a)][0][0]} ?"
         assert "role_mismatch" in flags_of(fr, f"De rol: {b}?"), (a, b)
-    for a, b in qa_checks.INSTITUTIONS_NL:
-        fr_form = qa_checks.INSTITUTIONS[_institution_key(a)][0][0]
+    for a, b in institutions.selftest_swaps():
+        fr_form = institutions.institutions().table[_institution_key(a)][0][0]
         assert "institution_mismatch" in flags_of(f"Je vais au {fr_form} ?", f"Ik ga naar {b}?"), (a, b)
-    for region in qa_checks.REGIONS_NL:
-        other = next(r for r in qa_checks.REGIONS_NL if r != region)
+    names = regions.selftest_names()
+    for region in names:
+        other = next(r for r in names if r != region)
         fr_region = {"Wallonië": "Wallonie", "Brussel": "Bruxelles", "Vlaanderen": "Flandre"}[region]
         assert "region_mismatch" in flags_of(f"J'habite en {fr_region} ?", f"Ik woon in {other}?")
-    assert {"niet", "geen", "nooit"} <= set(qa_checks.NEGATORS_NL)
 
 
 def _role_key(nl: str) -> str:
-    return next(k for k, (_, nls) in qa_checks.ROLES.items() if nl in nls)
+    return next(k for k, (_, nls) in roles.roles()[0].table.items() if nl in nls)
 
 
 def _institution_key(nl: str) -> str:
-    from bbsard_audit.audit.termmatch import fold
-    return next(k for k, (_, nls) in qa_checks.INSTITUTIONS.items() if fold(nl) in {fold(x) for x in nls})
+    return next(k for k, (_, nls) in institutions.institutions().table.items() if fold(nl) in {fold(x) for x in nls})
 
 
 def test_flags_are_documented_in_docs():
@@ -176,7 +182,6 @@ def test_real_data_fast_and_not_noisy(shared_dir):
     import time
 
     from bbsard_audit.audit.glossary import Glossary
-    from bbsard_audit.audit.termmatch import tokenize
 
     pairs = []
     for split in ("train", "test"):
@@ -214,8 +219,8 @@ def test_idioms_are_not_flagged(fr, nl):
 
 
 def test_pas_a_pas_is_not_negation():
-    assert qa_checks._count_negations(qa_checks.tokenize("La procédure pas à pas.", "fr")) == (0, 0)
-    assert qa_checks._count_negations(qa_checks.tokenize("Il n'a pas à payer.", "fr")) == (1, 0)
+    assert negations("La procédure pas à pas.") == (0, 0)
+    assert negations("Il n'a pas à payer.") == (1, 0)
 
 
 def test_short_french_phrase_left_in_dutch_is_untranslated():

@@ -1,0 +1,38 @@
+"""QA check `identical`: the Dutch is the French text unchanged (after case/accent folding); the
+whole Dutch text is the evidence span."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+
+from ..findings import Finding, spans_at
+from ..termmatch import fold
+from .base import Check, frame
+
+FLAGS = {
+    "identical_to_source": "The Dutch text is the French text (after case/accent folding).",
+}
+COLUMNS = ["qa_identical"]
+
+
+def is_identical(fr: str, nl: str) -> bool:
+    return fold(fr.strip()) == fold(nl.strip()) and bool(fr.strip())
+
+
+class IdenticalCheck(Check):
+    name = "identical"
+    flags = FLAGS
+    packages = ()
+
+    def check(self, fr: Sequence[str], nl: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
+        findings, rows = [], []
+        for fr_text, nl_text in zip(fr, nl):
+            same = is_identical(fr_text, nl_text)
+            start = len(nl_text) - len(nl_text.lstrip())
+            findings.append([Finding("identical_to_source", "the Dutch is the French text unchanged",
+                                     spans_at("nl", nl_text, [(start, len(nl_text.rstrip()))], "identical_to_source"))]
+                            if same else [])
+            rows.append((int(same),))
+        return findings, frame(rows, COLUMNS)

@@ -1,0 +1,93 @@
+"""QA check `length`: omission and addition, from the Dutch/French length ratio and sentence counts.
+
+The length ratio is judged against the batch itself (robust z-score of the log ratio), so this check
+is batch-dependent; it has no evidence spans (what is missing is not in the text). Word list
+(abbreviations that do not end a sentence): audit/data/length.yaml.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..findings import Finding
+from .base import Check, frame, word_lists
+
+FLAGS = {
+    "omission": "The Dutch is much shorter than the French relative to the batch (robust z-score of the log "
+                "length ratio) or has fewer sentences while also being shorter than usual.",
+    "addition": "The Dutch is much longer than the French relative to the batch, or has more sentences while "
+                "also being longer than usual.",
+}
+SCHEMA = {"abbreviations": "words"}
+COLUMNS = ["qa_sentences_fr", "qa_sentences_nl", "qa_len_ratio", "qa_len_z", "qa_sentence_gap"]
+
+# Median and robust scale (1.4826·MAD) of log(len_nl/len_fr) in characters, measured on the bBSARD
+# train split; used when a batch is too small (< MIN_BATCH_FOR_STATS pairs) to estimate its own.
+REFERENCE_LOG_RATIO = (0.02, 0.12)
+MIN_BATCH_FOR_STATS = 50
+LENGTH_Z = 3.5
+MIN_CHARS = 40
+"""A length outlier must also miss (or add) at least this many characters: "Qu'est-ce que la traite
+d'êtres humains ?" -> "Wat is mensenhandel?" is half as long and still complete."""
+OMISSION_SENTENCE_Z = 0.0
+"""Fewer Dutch sentences flags an omission when the Dutch is also shorter than the batch median
+(a dropped sentence shortens it; two sentences merged into one keep the usual length)."""
+ADDITION_SENTENCE_Z = 1.5
+"""More Dutch sentences flags an addition only when clearly longer (GPT-4o often splits a sentence)."""
+
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s+[A-ZÀ-ÖØ-Þ«\"(]|\s*$)")
+
+
+@cache
+def _abbreviations() -> re.Pattern:
+    words = word_lists("length", SCHEMA)["abbreviations"]
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\.", re.I)
+
+
+def count_sentences(text: str) -> int:
+    masked = _abbreviations().sub(lambda m: m.group().replace(".", "_"), text.strip())
+    return max(1, len(_SENTENCE_END.findall(masked)) + (0 if re.search(r"[.!?]\W*$", masked) else 1))
+
+
+def _length_stats(log_ratio: np.ndarray) -> tuple[float, float]:
+    if len(log_ratio) < MIN_BATCH_FOR_STATS:
+        return REFERENCE_LOG_RATIO
+    median = float(np.median(log_ratio))
+    scale = float(1.4826 * np.median(np.abs(log_ratio - median)))
+    return median, max(scale, 0.05)
+
+
+class LengthCheck(Check):
+    name = "length"
+    flags = FLAGS
+    data = "length"
+    packages = ("numpy",)
+
+    def check(self, fr: Sequence[str], nl: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
+        n = len(fr)
+        fr_len = np.array([max(len(t.strip()), 1) for t in fr], dtype=float)
+        nl_len = np.array([max(len(t.strip()), 1) for t in nl], dtype=float)
+        log_ratio = np.log(nl_len / fr_len) if n else np.zeros(0)
+        median, scale = _length_stats(log_ratio)
+        z = (log_ratio - median) / scale
+        findings, rows = [], []
+        for k, (fr_text, nl_text) in enumerate(zip(fr, nl)):
+            fr_s, nl_s = count_sentences(fr_text), count_sentences(nl_text)
+            # characters the Dutch lacks (or adds) against a typical translation of this French
+            excess = nl_len[k] - fr_len[k] * np.exp(median)
+            detail = (f"NL is {nl_len[k] / fr_len[k]:.0%} of the French length (z = {z[k]:.1f}); "
+                      f"sentences FR {fr_s}, NL {nl_s}")
+            out = []
+            if (z[k] <= -LENGTH_Z and -excess >= MIN_CHARS) or (nl_s < fr_s and z[k] <= -OMISSION_SENTENCE_Z):
+                out.append(Finding("omission", detail))
+            elif (z[k] >= LENGTH_Z and excess >= MIN_CHARS) or (nl_s > fr_s and z[k] >= ADDITION_SENTENCE_Z):
+                out.append(Finding("addition", detail))
+            findings.append(out)
+            # qa_sentence_gap: how many more sentences the French has (the `sentence_dropped` rule)
+            rows.append((fr_s, nl_s, nl_len[k] / fr_len[k], z[k], fr_s - nl_s))
+        return findings, frame(rows, COLUMNS)

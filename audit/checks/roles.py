@@ -1,0 +1,65 @@
+"""QA check `roles`: a party role swapped for its counterpart (tenant/landlord, employer/employee, …)
+keeps every legal term right but inverts the question. Word lists: audit/data/roles.yaml."""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cache
+from typing import Sequence
+
+import pandas as pd
+
+from bbsard_audit.errors import InputError
+
+from ..findings import Finding
+from ..termmatch import tokenize
+from .base import DATA_DIR, Check, Concepts, frame, match_spans, word_lists
+
+FLAGS = {
+    "role_mismatch": "A party role was swapped for its counterpart (tenant/landlord, employer/employee, "
+                     "creditor/debtor, buyer/seller, …): the Dutch has more of one role and fewer of the other.",
+}
+SCHEMA = {"concepts": "concepts", "counterparts": "pairs", "selftest_swaps": "pairs"}
+COLUMNS = ["qa_roles_swapped"]
+
+
+@cache
+def roles() -> tuple[Concepts, list[tuple[str, str]]]:
+    data = word_lists("roles", SCHEMA)
+    unknown = {r for pair in data["counterparts"] for r in pair} - set(data["concepts"])
+    if unknown:
+        raise InputError(f"`counterparts` names unknown role(s) {', '.join(sorted(unknown))}",
+                         file=str(DATA_DIR / "roles.yaml"))
+    return Concepts(data["concepts"]), data["counterparts"]
+
+
+def selftest_swaps() -> list[tuple[str, str]]:
+    """Dutch role-word pairs the self-test swaps."""
+    return word_lists("roles", SCHEMA)["selftest_swaps"]
+
+
+class RolesCheck(Check):
+    name = "roles"
+    flags = FLAGS
+    data = "roles"
+
+    def check(self, fr: Sequence[str], nl: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
+        concepts, counterparts = roles()
+        table = concepts.table
+        findings, rows = [], []
+        for fr_text, nl_text in zip(fr, nl):
+            fr_t, nl_t = tokenize(fr_text, "fr"), tokenize(nl_text, "nl")
+            fr_m, nl_m = concepts.find(fr_t), concepts.find(nl_t)
+            fr_c, nl_c = Counter(m.key for m in fr_m), Counter(m.key for m in nl_m)
+            out, swapped = [], 0
+            for a, b in counterparts:
+                for x, y in ((a, b), (b, a)):
+                    if fr_c[x] > nl_c[x] and nl_c[y] > fr_c[y]:
+                        swapped += 1
+                        spans = (match_spans("fr", fr_t, [m for m in fr_m if m.key == x], "role_mismatch")
+                                 + match_spans("nl", nl_t, [m for m in nl_m if m.key == y], "role_mismatch"))
+                        out.append(Finding("role_mismatch", f"FR '{table[x][0][0]}' ({fr_c[x]}×) became NL "
+                                                            f"'{table[y][1][0]}' ({nl_c[y]}× vs {fr_c[y]}× in FR)", spans))
+            findings.append(out)
+            rows.append((swapped,))
+        return findings, frame(rows, COLUMNS)
