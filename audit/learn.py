@@ -363,22 +363,14 @@ def to_glossary(entries: Sequence[dict], version: str, path: Path | None = None)
     """The learned entries as a Glossary object (no file needed)."""
     return Glossary([GlossaryEntry(id=e["id"], fr=tuple(e["fr"]), nl_accepted=tuple(e["nl"]),
                                    nl_rejected=tuple(Rejection(r["term"], r["kind"], r["reason"]) for r in e["reject"]),
-                                   domain=e["domain"], source=e["source"]) for e in entries], version, path)
+                                   domain=e["domain"], source=e["source"], learned=True) for e in entries], version, path)
 
 
-class LayeredGlossary(Glossary):
-    """A base glossary with learned layers merged in; `files` are every file it was read from (the
-    glossary signal's cache key hashes them all)."""
-
-    def __init__(self, entries: Sequence[GlossaryEntry], version: str, files: Sequence[Path]):
-        super().__init__(entries, version, Path(files[0]) if files else None)
-        self.files = tuple(Path(f) for f in files)
-
-
-def layer(base: Glossary, layers: Sequence[Glossary], files: Sequence[Path] = ()) -> LayeredGlossary:
+def layer(base: Glossary, layers: Sequence[Glossary]) -> Glossary:
     """Merge learned entries into the base: an entry whose French term the base already has adds its
     renderings to that base entry (two entries on one French term would hide each other: the
-    longest, first match wins); any other learned entry is appended. A learned rendering that the
+    longest, first match wins, which is why Glossary.layered's plain concatenation is not enough);
+    any other learned entry is appended. A learned rendering that the
     base already accepts or rejects is skipped: the base wins (`audit learn` reports such conflicts)."""
     entries = list(base.entries)
     by_fr: dict[str, int] = {}
@@ -405,7 +397,7 @@ def layer(base: Glossary, layers: Sequence[Glossary], files: Sequence[Path] = ()
                 entries[i] = replace(e, nl_accepted=e.nl_accepted + tuple(accepted),
                                      nl_rejected=e.nl_rejected + tuple(rejected))
     version = "+".join([base.version, *(g.version for g in layers)])
-    return LayeredGlossary(entries, version, [*(f for f in [base.path] if f), *files])
+    return Glossary(entries, version, None, [*base.layers, *(x for g in layers for x in g.layers)])
 
 
 def load_learned(path: str | Path) -> Glossary:
@@ -422,10 +414,9 @@ def load_learned(path: str | Path) -> Glossary:
     return Glossary.load(path) if raw["entries"] else Glossary([], str(raw["version"]), Path(path))
 
 
-def load_layered(glossary: str | Path | None, learned: Sequence[str | Path]) -> LayeredGlossary:
+def load_layered(glossary: str | Path | None, learned: Sequence[str | Path]) -> Glossary:
     """The base glossary (None = shipped) with every learned file layered on, in order."""
-    base = Glossary.load(glossary)
-    return layer(base, [load_learned(p) for p in learned], [Path(p) for p in learned])
+    return layer(Glossary.load(glossary), [load_learned(p) for p in learned])
 
 
 def entry_dict(entry: GlossaryEntry) -> dict:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -87,25 +86,6 @@ class CampaignResult:
     meta: dict = field(default_factory=dict)
 
 
-class _Layered:
-    """Base glossary + learned entries, each layer in a file of its own: the glossary signal's cache
-    key hashes the files, so a round whose rules did not change is a cache hit."""
-
-    def __init__(self, base: Glossary, folder: Path):
-        self.folder = folder
-        if base.path is None:  # an in-memory base (e.g. a synthetic campaign's) gets a file too
-            path = folder / "base-glossary.yaml"
-            path.write_text(learning.glossary_yaml([learning.entry_dict(e) for e in base.entries],
-                                                   version=base.version, header=""), encoding="utf-8")
-            base = Glossary(base.entries, base.version, path)
-        self.base = base
-
-    def glossary(self, entries: Sequence[dict], round_no: int) -> Glossary:
-        path = self.folder / f"learned-round-{round_no}.yaml"
-        path.write_text(learning.glossary_yaml(entries, version="campaign", header=""), encoding="utf-8")
-        return learning.layer(self.base, [learning.to_glossary(entries, "campaign", path)], [path])
-
-
 def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
              backtranslations: str | Path | None = None, batch: int = 20, budget: int = 100, control: int = 0,
              seed: int = 0, learning_on: bool = True, glossary: str | Path | Glossary | None = None,
@@ -126,11 +106,9 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
     own = isinstance(embedder, str)
     emb = MemoEmbedder(get_embedder(embedder, cache_dir) if own else embedder)
     cache = SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite")
-    tmp = tempfile.TemporaryDirectory(prefix="bbsard-campaign-")
     try:
-        layered = _Layered(base, Path(tmp.name))
         first = run_audit(ds, split=split, backtranslations=backtranslations, embedder=emb,
-                          glossary=layered.glossary([], 0), config=cfg, cache_dir=cache_dir)
+                          glossary=base, config=cfg, cache_dir=cache_dir)
         frame = first.frame
         budget = min(budget, len(frame))
         fr, nl = frame["question_fr"].tolist(), frame["question_nl"].tolist()
@@ -159,7 +137,8 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
                 frame_rules, conflicts, entries = _learn(verdicts, oracle, questions, base, aligner)
                 for r in frame_rules:
                     rules_by_source.setdefault((r.fr, r.accepted, r.rejected, r.source, r.method), round_no)
-                engine = AuditEngine(emb, cfg, layered.glossary(entries, round_no), cache)
+                layered = learning.layer(base, [learning.to_glossary(entries, f"campaign-round-{round_no}")])
+                engine = AuditEngine(emb, cfg, layered, cache)
                 scored = engine.score(fr, nl, bt)
                 frame = pd.concat([frame[["id", "split", "category"]], scored[["risk", "flagged", "reasons"]]],
                                   axis=1)
@@ -179,7 +158,6 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
             review(pick, round_no, "risk")
         rules = _rules_table(rules_by_source, frame) if learning_on else pd.DataFrame(columns=RULE_COLUMNS)
     finally:
-        tmp.cleanup()
         if own:
             emb.inner.close()
     meta = {"dataset": ds.provenance(), "split": split, "oracle": oracle.source, "learning": learning_on,
