@@ -346,13 +346,17 @@ def learned_entries(rules: Sequence[TermRule], glossary: Glossary) -> list[dict]
         by_term.setdefault(_key(r.fr, "fr"), []).append(r)
     entries = []
     for rs in by_term.values():
-        base = [t for e in index.entries_for(rs[0].fr) for t in e.nl_accepted]
+        base_entries = index.entries_for(rs[0].fr)
+        base = [t for e in base_entries for t in e.nl_accepted]
         accepted = list(dict.fromkeys([r.accepted for r in rs] + base))
         rejects, seen = [], set()
         for r in rs:
             if _key(r.rejected, "nl") not in seen:
                 seen.add(_key(r.rejected, "nl"))
-                rejects.append({"term": r.rejected, "kind": "wrong_concept", "reason": f"rejected by {r.source}"})
+                # merged into a base entry (see `layer`), the reason is all that names the review; a
+                # new entry's findings name it anyway ("[learned from ...]", glossary.py)
+                reason = f"rejected by {r.source}" if base_entries else f"the expert wrote '{r.accepted}'"
+                rejects.append({"term": r.rejected, "kind": "wrong_concept", "reason": reason})
         sources = list(dict.fromkeys(r.source for r in rs))
         entries.append({"id": f"learned_{_slug(rs[0].fr)}", "domain": "learned", "fr": [rs[0].fr],
                         "nl": accepted, "reject": rejects, "source": "; ".join(sources)})

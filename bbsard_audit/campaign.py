@@ -122,6 +122,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
         curve: list[dict] = []
         rules_by_source: dict[tuple, int] = {}
         entries: list[dict] = []
+        frame_rules: list = []
         conflicts: list = []
         round_times: list[float] = []
         def review(ids: Sequence[int], round_no: int, queue_name: str) -> None:
@@ -136,7 +137,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
             if round_no and learning_on:
                 frame_rules, conflicts, entries = _learn(verdicts, oracle, questions, base, aligner)
                 for r in frame_rules:
-                    rules_by_source.setdefault((r.fr, r.accepted, r.rejected, r.source, r.method), round_no)
+                    rules_by_source.setdefault(_rule_key(r), round_no)
                 layered = learning.layer(base, [learning.to_glossary(entries, f"campaign-round-{round_no}")])
                 engine = AuditEngine(emb, cfg, layered, cache)
                 scored = engine.score(fr, nl, bt)
@@ -156,7 +157,8 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
             if not pick:
                 break
             review(pick, round_no, "risk")
-        rules = _rules_table(rules_by_source, frame) if learning_on else pd.DataFrame(columns=RULE_COLUMNS)
+        final = {k: v for k, v in rules_by_source.items() if k in {_rule_key(r) for r in frame_rules}}
+        rules = _rules_table(final, frame)
     finally:
         if own:
             emb.inner.close()
@@ -205,14 +207,18 @@ def _curve_row(round_no: int, frame: pd.DataFrame, verdicts: list[dict], order: 
             "estimate": point, "ci_low": low, "ci_high": high}
 
 
+def _rule_key(rule: learning.TermRule) -> tuple:
+    return rule.fr, rule.accepted, rule.rejected, rule.source, rule.method
+
+
 def _rules_table(rules_by_source: dict[tuple, int], frame: pd.DataFrame) -> pd.DataFrame:
     """Each learned rule with the round it was learned in and how many other pairs it flags now."""
     rows = []
     flagged = frame[frame["flagged"].astype(bool)]
     for (fr, accepted, rejected, source, method), round_no in rules_by_source.items():
         qid = int(re.search(r"question (\d+)", source).group(1))
-        marker = f"(rejected by {source})"
-        hits = flagged["reasons"].str.contains(marker, regex=False) & (flagged["id"] != qid)
+        names = flagged["reasons"].str.contains(re.escape(source) + r"(?![0-9])", regex=True)
+        hits = names & (flagged["id"] != qid)
         rows.append({"fr": fr, "accepted": accepted, "rejected": rejected, "source": source, "method": method,
                      "round": round_no, "n_other_flagged": int(hits.sum())})
     return pd.DataFrame(rows, columns=RULE_COLUMNS)
