@@ -60,7 +60,8 @@ class Oracle:
         """A verdicts.csv (+ error_spans.csv), every id checked against the simulated pairs."""
         table = learning.read_review_verdicts(verdicts, questions, where="the simulated dataset split")
         span_table = learning.read_spans(spans, questions) if spans is not None else None
-        return cls(table, span_table, Path(verdicts).name)
+        digest = hashlib.sha256(Path(verdicts).read_bytes()).hexdigest()
+        return cls(table, span_table, f"{Path(verdicts).name} (sha256 {digest})")
 
     def reveal(self, qid: int) -> dict:
         """The expert's verdict on one pair (recorded as revealed)."""
@@ -162,7 +163,10 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
     finally:
         if own:
             emb.inner.close()
-    meta = {"dataset": ds.provenance(), "split": split, "oracle": oracle.source, "learning": learning_on,
+    provenance = ds.provenance()
+    if Path(ds.source).exists():  # a local folder: named, never by its absolute path (files_sha256 pins it)
+        provenance["source"] = Path(ds.source).name
+    meta = {"dataset": provenance, "split": split, "oracle": oracle.source, "learning": learning_on,
             "batch": batch, "budget": budget, "control": control, "seed": seed, "n_pairs": len(frame),
             "n_reviewed": len(order), "control_sample": queue_info, "embedder": emb.model_id,
             "backtranslation": first.meta["backtranslation"], "glossary": first.meta["glossary"].get("version"),
