@@ -116,3 +116,26 @@ def test_oracle_spans_out_of_bounds(tmp_path):
                   "--oracle-spans", spans, "--budget", 4, "--out", tmp_path / "o")
     assert result.exit_code == 2 and "row 2" in result.output and "id 1" in result.output
     assert not (tmp_path / "o").exists()
+
+
+def test_report_campaign_section_shows_both_runs_and_the_rules(runs, tmp_path):
+    from bbsard_audit.campaign import write_campaign
+    from bbsard_audit.report.campaign_section import campaign_section
+    from bbsard_audit.report.document import Plot, Report, Table
+    from bbsard_audit.report.html import render_html
+    from bbsard_audit.report.markdown import render_markdown
+
+    assert campaign_section(tmp_path) is None
+    write_campaign(runs[True], tmp_path / "campaign" / "learning")
+    write_campaign(runs[False], tmp_path / "campaign" / "static")
+    section = campaign_section(tmp_path)
+    plot = next(b for b in section.blocks if isinstance(b, Plot))
+    assert plot.png.startswith(b"\x89PNG") and "learning:" in plot.alt and "static:" in plot.alt
+    ended = next(b for b in section.blocks if isinstance(b, Table))
+    found = {row[0]: int(row[3]) for row in ended.rows}
+    assert found == {"learning": int(runs[True].curve["found_legal"].iloc[-1]),
+                     "static": int(runs[False].curve["found_legal"].iloc[-1])}
+    rules = section.subsections[0].blocks[0]
+    assert len(rules.rows) == len(runs[True].rules) and "n_other_flagged" in rules.columns
+    report = Report("t", "s", [section])
+    assert "Rules learned (learning)" in render_markdown(report) and "<img" in render_html(report)
