@@ -13,14 +13,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from bbsard_audit.contracts.sidecar import write_sidecar
+from bbsard_audit.contracts.verdicts import RAW, RAW_COLUMNS, VERDICTS_CSV, read_raw
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import write_csv, write_sidecar
 
 from .adjudication import AdjudicationRule, adjudicate
 from .tasks import EXTERNAL_ID
 
-RAW_COLUMNS = ["id", "task_id", "annotation_id", "annotator", "verdict", "corrected_nl",
-               "gold_labels_apply", "created_at", "updated_at"]
 RAW_FILE = "annotations_raw.csv"
 # Label Studio stores a Choice's alias; the displayed value is accepted too (older configs, imports).
 _CHOICES = {"correct": "correct", "minor": "minor", "legal": "legal",
@@ -78,31 +77,6 @@ def read_export_file(path: str | Path) -> list[dict]:
     return tasks
 
 
-def read_table(path: str | Path, columns: list[str]) -> pd.DataFrame:
-    """A CSV written by pull (or by hand): all text, integer ids, the given columns present."""
-    path = Path(path)
-    try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read CSV: {exc}", file=str(path)) from None
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise InputError(f"missing column(s) {', '.join(missing)}", file=str(path))
-    ids = pd.to_numeric(table["id"], errors="coerce")
-    bad = ids.isna() | (ids % 1 != 0)
-    if bad.any():
-        row = int(bad.to_numpy().nonzero()[0][0])
-        raise InputError("id is not an integer", file=str(path), row=row + 2, id=table["id"].iloc[row])
-    return table.assign(id=ids.astype(int))
-
-
-def read_raw(path: str | Path, *, missing_ok: bool = False) -> pd.DataFrame:
-    """annotations_raw.csv; a first pull has none yet (`missing_ok`)."""
-    if missing_ok and not Path(path).exists():
-        return pd.DataFrame(columns=RAW_COLUMNS)
-    return read_table(path, RAW_COLUMNS)
-
-
 def merge_raw(previous: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     """Union keyed by (id, annotator); the later `updated_at` wins, a tie keeps the new pull."""
     both = pd.concat([previous.assign(_new=0), new.astype({"id": int}).assign(_new=1)], ignore_index=True)
@@ -120,9 +94,7 @@ def pull(tasks: list[dict], out: str | Path, *, users: dict[int, str] | None = N
     new = raw_from_export(tasks, users)
     raw = merge_raw(read_raw(raw_path, missing_ok=True), new)
     verdicts = adjudicate(raw, rule)
-    write_csv(raw_path, raw)
-    write_sidecar(raw_path, source=source, n_annotations=len(raw), n_in_this_pull=len(new))
-    write_csv(out, verdicts)
-    write_sidecar(out, source=source, adjudication=rule.describe(), n_questions=len(verdicts),
+    write_sidecar(raw_path, files=[RAW.write_file(raw_path, raw)], source=source, n_annotations=len(raw), n_in_this_pull=len(new))
+    write_sidecar(out, files=[VERDICTS_CSV.write_file(out, verdicts)], source=source, adjudication=rule.describe(), n_questions=len(verdicts),
                   n_annotations=len(raw), status_counts=verdicts["agreement_status"].value_counts().to_dict())
     return raw, verdicts

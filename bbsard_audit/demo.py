@@ -105,9 +105,9 @@ def _verdicts(ctx: dict) -> tuple[str, list[Path]]:
     write_sidecar(ctx["out"] / "verdicts.csv", dataset=ctx["dataset"].provenance(),
                   source="illustrative verdicts shipped with the embedded sample (not a real review)")
     ctx["verdicts"] = ctx["out"] / "verdicts.csv"
-    import pandas as pd
+    from .contracts.verdicts import read_verdicts
 
-    verdicts = pd.read_csv(ctx["verdicts"])
+    verdicts = read_verdicts(ctx["verdicts"])
     counts = verdicts["verdict"].value_counts()
     return (f"{len(verdicts)} illustrative verdicts ("
             + ", ".join(f"{v} {int(counts.get(v, 0))}" for v in ("correct", "minor", "legal")) + ")"), written
@@ -139,10 +139,11 @@ def _estimate(ctx: dict) -> tuple[str, list[Path]]:
         raise Skipped("needs the audit and the verdicts")
     estimate = _need("annotations", lambda: _import("bbsard_audit.annotations.estimate", "estimate"))
     read_audit, queue_columns = _need("annotations", lambda: _import("bbsard_audit.annotations.tasks", "read_audit", "QUEUE_COLUMNS"))
-    read_table = _need("annotations", lambda: _import("bbsard_audit.annotations.pull", "read_table"))
     audit = read_audit(ctx["audit"])
     queue = read_audit(ctx["queue"], queue_columns) if ctx["queue"].exists() else None
-    verdicts = read_table(ctx["verdicts"], ["id", "verdict"])
+    from .contracts.verdicts import read_verdicts
+
+    verdicts = read_verdicts(ctx["verdicts"])
     result = estimate(audit, verdicts, queue, seed=SEED)
     path = write_json(ctx["out"] / "estimate.json", result.to_dict())
     write_sidecar(path, audit="audit.csv", verdicts="verdicts.csv", queue="review_queue.csv", seed=SEED,
