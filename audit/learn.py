@@ -33,8 +33,12 @@ from typing import Iterable, Mapping, Sequence
 import pandas as pd
 import yaml
 
+from bbsard_audit.contracts.audit import SPAN_SIDES, read_audit
+from bbsard_audit.contracts.error_spans import ERROR_SPANS
+from bbsard_audit.contracts.learned import LEARNED_CONFLICTS
+from bbsard_audit.contracts.verdicts import read_verdicts
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import write_csv, write_sidecar, write_text
+from bbsard_audit.io import write_sidecar, write_text
 
 from .calibration import calibrate, write_calibration
 from .glossary import Glossary, GlossaryEntry, Rejection
@@ -49,7 +53,6 @@ MIN_DICE = 0.1
 MIN_VERDICTS_FOR_WEIGHTS = 30
 MIN_POSITIVES_FOR_WEIGHTS = 5
 SHRINK = 5.0  # pseudo-reviews of the configured weight a flag's observed precision is shrunk towards
-SPAN_SIDES = ("fr", "nl")
 CONFLICT_COLUMNS = ["fr", "accepted", "rejected", "source", "conflicts_with", "why"]
 RULE_COLUMNS = ["fr", "accepted", "rejected", "id", "annotator", "source", "method", "score"]
 
@@ -220,27 +223,13 @@ class _GlossaryIndex:
 
 
 def read_spans(path: str | Path, questions: Mapping[int, tuple[str, str]]) -> pd.DataFrame:
-    """error_spans.csv, every row checked against the audited question texts (InputError otherwise)."""
+    """error_spans.csv (its contract), every span checked against the audited question texts."""
     label = str(path)
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except FileNotFoundError:
-        raise InputError("spans file not found", file=label) from None
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise InputError(f"not a readable CSV ({str(exc).splitlines()[0]})", file=label) from None
-    missing = {"id", "side", "start", "end", "text"} - set(frame.columns)
-    if missing:
-        raise InputError(f"not an error_spans.csv: missing {', '.join(sorted(missing))}", file=label)
-    rows = []
+    frame = ERROR_SPANS.read(path)
     for row_no, row in zip(range(2, len(frame) + 2), frame.to_dict("records")):
-        try:
-            qid, start, end = int(row["id"]), int(row["start"]), int(row["end"])
-        except ValueError:
-            raise InputError("id, start and end must be integers", file=label, row=row_no, id=row["id"]) from None
+        qid, start, end = int(row["id"]), int(row["start"]), int(row["end"])
         if qid not in questions:
             raise InputError("span for a question that is not in the audit", file=label, row=row_no, id=qid)
-        if row["side"] not in SPAN_SIDES:
-            raise InputError(f"side {row['side']!r} is not fr or nl", file=label, row=row_no, id=qid)
         text = questions[qid][SPAN_SIDES.index(row["side"])]
         if not 0 <= start < end <= len(text):
             raise InputError(f"span {start}:{end} is outside the {row['side']} question ({len(text)} characters)",
@@ -248,25 +237,23 @@ def read_spans(path: str | Path, questions: Mapping[int, tuple[str, str]]) -> pd
         if text[start:end] != row["text"]:
             raise InputError(f"span text {row['text']!r} does not match the question ({text[start:end]!r})",
                              file=label, row=row_no, id=qid)
-        rows.append({**row, "id": qid, "start": start, "end": end})
-    return pd.DataFrame(rows, columns=list(frame.columns))
+    return frame
 
 
 def read_review_verdicts(path: str | Path, audit_ids: Iterable[int], where: str = "the audit") -> pd.DataFrame:
-    """id, verdict, corrected_nl, annotator from a verdicts.csv; ids must be in `audit_ids`."""
-    from bbsard_audit.eval.subsets import Verdicts  # one verdict reader for every stage (as calibration)
-
-    verdicts = Verdicts.read(path)
-    raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+    """id, verdict, corrected_nl, annotator from a verdicts.csv (its contract); ids must be in
+    `audit_ids`; unresolved rows (no final verdict) are left out."""
+    frame = read_verdicts(path)
     known = set(audit_ids)
-    rows = []
-    for row_no, row in zip(range(2, len(raw) + 2), raw.to_dict("records")):
-        qid = int(row["id"])
-        if qid not in known:
+    for row_no, qid in zip(range(2, len(frame) + 2), frame["id"]):
+        if int(qid) not in known:
             raise InputError(f"verdict for a question that is not in {where}", file=str(path), row=row_no, id=qid)
-        who = (row.get("adjudicated_by") or "").strip() or (row.get("annotators") or row.get("annotator") or "").strip()
-        rows.append({"id": qid, "verdict": verdicts.verdict[str(qid)], "corrected_nl": (row.get("corrected_nl") or "").strip(), "annotator": who})
-    return pd.DataFrame(rows, columns=["id", "verdict", "corrected_nl", "annotator"])
+    final = frame[frame["verdict"] != ""]
+    judge = final.get("adjudicated_by", pd.Series("", index=final.index)).fillna("").astype(str).str.strip()
+    who = judge.where(judge != "", final["annotators"].fillna("").astype(str).str.strip())
+    return pd.DataFrame({"id": final["id"].astype(int).to_numpy(), "verdict": final["verdict"].to_numpy(),
+                         "corrected_nl": final["corrected_nl"].fillna("").astype(str).str.strip().to_numpy(),
+                         "annotator": who.to_numpy()}, columns=["id", "verdict", "corrected_nl", "annotator"])
 
 
 def derive_rules(questions: Mapping[int, tuple[str, str]], verdicts: pd.DataFrame,
@@ -449,7 +436,7 @@ def refit_weights(audit_csv: Path, verdicts_csv: Path, config: RiskConfig, n_ver
     if n_verdicts < MIN_VERDICTS_FOR_WEIGHTS:
         return None, None
     result = calibrate(audit_csv, verdicts_csv)
-    if result.summary["n_positive"] < MIN_POSITIVES_FOR_WEIGHTS:
+    if result.summary.n_positive < MIN_POSITIVES_FOR_WEIGHTS:
         return result, None
     flags = result.table[result.table["kind"] == "flag"]
     weights = {}
@@ -470,10 +457,7 @@ def learn(audit_csv: str | Path, verdicts_csv: str | Path, spans_csv: str | Path
     audit_path, verdicts_path = Path(audit_csv), Path(verdicts_csv)
     if not audit_path.is_file():
         raise InputError("audit file not found", file=str(audit_path))
-    audit = pd.read_csv(audit_path, keep_default_na=False)
-    missing = {"id", "question_fr", "question_nl"} - set(audit.columns)
-    if missing:
-        raise InputError(f"not an audit.csv: missing {', '.join(sorted(missing))}", file=str(audit_path))
+    audit = read_audit(audit_path)
     questions = {int(i): (str(f), str(n)) for i, f, n in audit[["id", "question_fr", "question_nl"]].itertuples(index=False)}
     verdicts = read_review_verdicts(verdicts_path, questions)
     spans = read_spans(spans_csv, questions) if spans_csv is not None else None
@@ -482,8 +466,7 @@ def learn(audit_csv: str | Path, verdicts_csv: str | Path, spans_csv: str | Path
     candidates, unaligned = derive_rules(questions, verdicts, spans, base, aligner)
     rules, conflicts = find_conflicts(candidates, base)
     cfg = RiskConfig.load(config)
-    calibration, weights = (refit_weights(audit_path, verdicts_path, cfg, len(verdicts))
-                            if {"risk", "flagged", "flags"} <= set(audit.columns) else (None, None))
+    calibration, weights = refit_weights(audit_path, verdicts_path, cfg, len(verdicts))
     meta = {"audit": {"file": audit_path.name, "sha256": _sha256(audit_path)},
             "verdicts": {"file": verdicts_path.name, "sha256": _sha256(verdicts_path)},
             "spans": {"file": Path(spans_csv).name, "sha256": _sha256(Path(spans_csv))} if spans_csv else None,
@@ -501,8 +484,9 @@ def write_learned(result: LearnResult, out: str | Path, glossary: str | Path | N
     entries = learned_entries(result.rules, base)
     learned_from = {"audit": result.meta["audit"]["sha256"], "verdicts": result.meta["verdicts"]["sha256"]}
     written = [write_text(out / "learned_glossary.yaml", glossary_yaml(entries, learned_from))]
-    written.append(write_csv(out / "learned_conflicts.csv",
-                             pd.DataFrame([c.row() for c in result.conflicts], columns=CONFLICT_COLUMNS)))
+    written.append(LEARNED_CONFLICTS.write(out / "learned_conflicts.csv",
+                                           pd.DataFrame([c.row() for c in result.conflicts], columns=CONFLICT_COLUMNS),
+                                           learned_from=learned_from))
     if result.weights:
         lines = ["# Risk weights refitted from expert verdicts by `audit learn` (per-flag precision,",
                  f"# shrunk towards the configured weight with {SHRINK:g} pseudo-reviews). Use: audit --config FILE",

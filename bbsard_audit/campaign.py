@@ -33,7 +33,12 @@ from .audit.signal_cache import SignalCache
 from .dataset import Dataset, QuestionPair, load_dataset
 from .embeddings import Embedder, default_cache_dir, get_embedder
 from .errors import InputError
-from .io import write_csv, write_sidecar, write_text
+from .contracts.campaign import CAMPAIGN_CURVE, REVIEW_ORDER
+from .contracts.learned import LEARNED_CONFLICTS, LEARNED_RULES
+from .contracts.sidecar import write_sidecar
+from .contracts.table import FileRecord
+from .contracts.verdicts import VERDICTS_CSV
+from .io import write_csv, write_text
 
 CURVE_COLUMNS = ["round", "reviewed", "reviewed_risk", "reviewed_control", "found_legal", "found_minor",
                  "flagged_unreviewed", "estimate", "ci_low", "ci_high"]
@@ -229,18 +234,19 @@ def _rules_table(rules_by_source: dict[tuple, int], frame: pd.DataFrame) -> pd.D
 
 
 def write_campaign(result: CampaignResult, out: str | Path) -> list[Path]:
-    """campaign_curve.csv, review_order.csv, learned_rules.csv + learned_glossary.yaml (learning only),
-    campaign.meta.json."""
+    """campaign_curve.csv, review_order.csv, learned_rules.csv + learned_glossary.yaml +
+    learned_conflicts.csv (learning only), campaign.meta.json (rows + sha256 of each)."""
     out = Path(out)
-    written = [write_csv(out / "campaign_curve.csv", result.curve), write_csv(out / "review_order.csv", result.order)]
+    records = [CAMPAIGN_CURVE.write_file(out / "campaign_curve.csv", result.curve),
+               REVIEW_ORDER.write_file(out / "review_order.csv", result.order)]
     if result.learned_entries is not None:
-        written.append(write_text(out / "learned_glossary.yaml", learning.glossary_yaml(
-            result.learned_entries, {"oracle": result.meta["oracle"]}, version="campaign")))
-        written.append(write_csv(out / "learned_rules.csv", result.rules))
-        written.append(write_csv(out / "learned_conflicts.csv", result.conflicts))
-    written.append(write_sidecar(out / "campaign", **result.meta,
-                                 outputs=[p.name for p in written]))
-    return written
+        glossary = write_text(out / "learned_glossary.yaml", learning.glossary_yaml(
+            result.learned_entries, {"oracle": result.meta["oracle"]}, version="campaign"))
+        records += [LEARNED_RULES.write_file(out / "learned_rules.csv", result.rules),
+                    LEARNED_CONFLICTS.write_file(out / "learned_conflicts.csv", result.conflicts),
+                    FileRecord.of(glossary, len(result.learned_entries))]
+    meta = write_sidecar(out / "campaign", files=records, **result.meta)
+    return [out / r.name for r in records] + [meta]
 
 
 # ---------------------------------------------------------------------- synthetic oracles
@@ -267,7 +273,8 @@ class SyntheticCampaign:
                 "subcategory": [p.subcategory for p in pairs], "question": [getattr(p, column) for p in pairs],
                 "extra_description": [p.extra_description for p in pairs],
                 "article_ids": [",".join(map(str, p.article_ids)) for p in pairs]}))
-        oracle = write_csv(folder / "oracle.csv", self.oracle)
+        VERDICTS_CSV.write_file(folder / "oracle.csv", self.oracle)
+        oracle = folder / "oracle.csv"
         glossary = write_text(folder / "glossary.yaml", learning.glossary_yaml(
             [learning.entry_dict(e) for e in self.glossary.entries], version=self.glossary.version,
             header="# shipped glossary minus the terms of the injected clusters (bbsard_audit.campaign)\n"))

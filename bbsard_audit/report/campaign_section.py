@@ -10,18 +10,18 @@ when two runs share a label.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from ..errors import InputError
+from ..contracts.campaign import CAMPAIGN_CURVE
+from ..contracts.learned import LEARNED_RULES
+from ..contracts.sidecar import read_sidecar
 from .document import Plot, Section, Table, Text
 from .plots import MARKERS, OKABE_ITO, STYLE, _png, plt
 from .sections import frame_table, num
 
-CURVE_REQUIRED = ("round", "reviewed", "found_legal")
 RULES_SHOWN = ["fr", "rejected", "accepted", "source", "round", "n_other_flagged"]
 
 
@@ -35,7 +35,7 @@ class CampaignRun:
 
 
 def load_campaigns(root: str | Path) -> list[CampaignRun]:
-    """Every simulated campaign under `root` (see the module doc); a malformed curve -> InputError."""
+    """Every simulated campaign under `root` (see the module doc); a malformed file -> InputError."""
     root = Path(root)
     folders = [root, *sorted(p for p in root.iterdir() if p.is_dir()),
                *sorted(p for p in (root / "campaign").glob("*") if p.is_dir())] if root.is_dir() else []
@@ -44,14 +44,11 @@ def load_campaigns(root: str | Path) -> list[CampaignRun]:
         path = folder / "campaign_curve.csv"
         if not path.is_file():
             continue
-        curve = pd.read_csv(path)
-        missing = [c for c in CURVE_REQUIRED if c not in curve.columns]
-        if missing:
-            raise InputError(f"missing column(s) {', '.join(missing)}", file=str(path))
+        curve = CAMPAIGN_CURVE.read(path)
         meta_path = folder / "campaign.meta.json"
-        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+        meta = read_sidecar(meta_path) if meta_path.is_file() else {}
         rules_path = folder / "learned_rules.csv"
-        rules = pd.read_csv(rules_path) if rules_path.is_file() else None
+        rules = LEARNED_RULES.read(rules_path) if rules_path.is_file() else None
         label = "learning" if meta.get("learning", rules is not None) else "static"
         runs.append(CampaignRun(label, folder, curve, meta, rules))
     labels = [r.label for r in runs]
