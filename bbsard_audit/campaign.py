@@ -30,7 +30,7 @@ from .audit.pipeline import AuditEngine, MemoEmbedder, review_queue, run_audit
 from .audit.risk import RiskConfig
 from .audit.selftest import WORD, ErrorInjector, _keep_case
 from .audit.signal_cache import SignalCache
-from .dataset import Dataset, QuestionPair, load_dataset
+from .dataset import Dataset, load_dataset
 from .embeddings import Embedder, default_cache_dir, get_embedder
 from .errors import InputError
 from .contracts.campaign import CAMPAIGN_CURVE, REVIEW_ORDER
@@ -130,7 +130,8 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
         entries: list[dict] = []
         frame_rules: list = []
         conflicts: list = []
-        round_times: list[float] = []
+        round_times: list[float] = []  # learn + re-audit, per round
+
         def review(ids: Sequence[int], round_no: int, queue_name: str) -> None:
             for qid in ids:
                 verdicts.append(oracle.reveal(qid))
@@ -149,7 +150,6 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
                 scored = engine.score(fr, nl, bt)
                 frame = pd.concat([frame[["id", "split", "category"]], scored[["risk", "flagged", "reasons"]]],
                                   axis=1)
-            if round_no:
                 round_times.append(time.perf_counter() - t0)
             curve.append(_curve_row(round_no, frame, verdicts, order, queue_rows(control_rows, order), seed))
             if progress:

@@ -41,7 +41,9 @@ def run(ds, split: str, data: Path, cache_dir: Path | None, budget: int, batch: 
         last = result.curve.iloc[-1]
         out["learning" if learning else "static"] = {
             "wall_s_warm": round(wall, 1), "rounds": int(last["round"]), "reviewed": int(last["reviewed"]),
-            "found_legal": int(last["found_legal"]), "round_mean_s": result.meta["timings_s"]["round_mean"],
+            "found_legal": int(last["found_legal"]),
+            "found_legal_at": {int(r): int(f) for r, f in zip(result.curve["reviewed"], result.curve["found_legal"])},
+            "round_mean_s": result.meta["timings_s"]["round_mean"],
             "round_max_s": result.meta["timings_s"]["round_max"], "rules": len(result.rules),
             "first_audit_s": result.meta["timings_s"]["first_audit"]}
     return out
