@@ -211,12 +211,19 @@ class _GlossaryIndex:
                 self.by_fr_key.setdefault(_key(t, "fr"), []).append(e.id)
 
     def align(self, fr: str, rejected: str, accepted: str) -> str | None:
+        """The glossary term of `fr` whose renderings agree best with the change: the expert's
+        rendering accepted (+2), the translation's rejected (+1), the translation's accepted (-2)
+        — so 'bewindvoerder' -> 'schuldbemiddelaar' goes to 'médiateur de dettes', not to an
+        'administrateur de biens' in the same question."""
         toks = tokenize(fr, "fr")
-        keys = {_key(rejected, "nl"), _key(accepted, "nl")}
+        acc, rej = _key(accepted, "nl"), _key(rejected, "nl")
+        best, best_score = None, 0
         for m in self.fr.find(toks):
-            if keys & (self.accepted[m.key] | self.rejected[m.key]):
-                return toks.text[toks.spans[m.start][0]:toks.spans[m.end - 1][1]].lower()
-        return None
+            a, r = self.accepted[m.key], self.rejected[m.key]
+            score = 2 * (acc in a) + (rej in r) - 2 * (rej in a) - (acc in r)
+            if {acc, rej} & (a | r) and (best is None or score > best_score):
+                best, best_score = toks.text[toks.spans[m.start][0]:toks.spans[m.end - 1][1]].lower(), score
+        return best
 
     def entries_for(self, fr_term: str) -> list[GlossaryEntry]:
         return [self.entries[i] for i in self.by_fr_key.get(_key(fr_term, "fr"), [])]

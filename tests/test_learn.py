@@ -175,3 +175,9 @@ def test_a_learned_file_that_is_not_a_glossary(tmp_path, embedding_cache):
     result = _run("audit", "--dataset", "sample", "--learned", bad, "--cache-dir", embedding_cache, "--out", tmp_path / "o")
     assert result.exit_code == 2 and "not a glossary" in result.output and str(bad) in result.output
     assert not (tmp_path / "o").exists()
+
+
+def test_the_glossary_term_that_agrees_with_the_correction_wins():
+    index = L._GlossaryIndex(Glossary.load())
+    fr = "L'administrateur de biens peut-il faire appel à un médiateur de dettes ?"  # the wrong one first
+    assert index.align(fr, "bewindvoerder", "schuldbemiddelaar") == "médiateur de dettes"
