@@ -186,7 +186,7 @@ def learn(audit_csv: Annotated[Path, typer.Option("--audit", metavar="FILE", hel
     from .learn import MIN_POSITIVES_FOR_WEIGHTS, MIN_VERDICTS_FOR_WEIGHTS, learn as run_learn, write_learned
 
     result = run_learn(audit_csv, verdicts, spans, glossary=glossary, config=config)
-    for path in write_learned(result, out, glossary=glossary):
+    for path in write_learned(result, out):
         console.print(f"  wrote {path}")
     console.print(f"{len(result.rules)} rule(s) learned from {result.meta['n_verdicts']} verdicts "
                   f"({', '.join(f'{k} {v}' for k, v in result.meta['methods'].items())}); "

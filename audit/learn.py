@@ -38,7 +38,9 @@ from bbsard_audit.contracts.error_spans import ERROR_SPANS
 from bbsard_audit.contracts.learned import LEARNED_CONFLICTS
 from bbsard_audit.contracts.verdicts import read_verdicts
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import write_sidecar, write_text
+from bbsard_audit.contracts.sidecar import write_sidecar
+from bbsard_audit.contracts.table import FileRecord
+from bbsard_audit.io import write_text
 
 from .calibration import calibrate, write_calibration
 from .glossary import Glossary, GlossaryEntry, Rejection
@@ -94,6 +96,8 @@ class LearnResult:
     conflicts: list[Conflict]
     unaligned: list[dict]
     """Corrections whose change could not be tied to a French term (for the sidecar)."""
+    entries: list[dict] = field(default_factory=list)
+    """The learned glossary's entries (YAML-ready)."""
     meta: dict = field(default_factory=dict)
     calibration: object | None = None
     weights: dict[str, float] | None = None
@@ -481,16 +485,17 @@ def learn(audit_csv: str | Path, verdicts_csv: str | Path, spans_csv: str | Path
             "n_verdicts": len(verdicts), "n_rules": len(rules), "n_conflicts": len(conflicts),
             "methods": {m: sum(r.method == m for r in rules) for m in ("span", "glossary", "dice")},
             "unaligned": unaligned, "weights_refit": weights is not None}
-    return LearnResult(rules, conflicts, unaligned, meta, calibration, weights)
+    return LearnResult(rules, conflicts, unaligned, learned_entries(rules, base), meta, calibration, weights)
 
 
-def write_learned(result: LearnResult, out: str | Path, glossary: str | Path | None = None) -> list[Path]:
-    """learned_glossary.yaml (+ learned_conflicts.csv, learned_weights.toml and calibration files)."""
+def write_learned(result: LearnResult, out: str | Path) -> list[Path]:
+    """learned_glossary.yaml (+ learned_conflicts.csv, learned_weights.toml and calibration files),
+    each with its sidecar (rows + sha256)."""
     out = Path(out)
-    base = Glossary.load(glossary)
-    entries = learned_entries(result.rules, base)
     learned_from = {"audit": result.meta["audit"]["sha256"], "verdicts": result.meta["verdicts"]["sha256"]}
-    written = [write_text(out / "learned_glossary.yaml", glossary_yaml(entries, learned_from))]
+    glossary = write_text(out / "learned_glossary.yaml", glossary_yaml(result.entries, learned_from))
+    written = [glossary, write_sidecar(glossary, files=[FileRecord.of(glossary, len(result.entries))], **result.meta,
+                                       rules=[{c: getattr(r, c) for c in RULE_COLUMNS} for r in result.rules])]
     written.append(LEARNED_CONFLICTS.write(out / "learned_conflicts.csv",
                                            pd.DataFrame([c.row() for c in result.conflicts], columns=CONFLICT_COLUMNS),
                                            learned_from=learned_from))
@@ -498,9 +503,10 @@ def write_learned(result: LearnResult, out: str | Path, glossary: str | Path | N
         lines = ["# Risk weights refitted from expert verdicts by `audit learn` (per-flag precision,",
                  f"# shrunk towards the configured weight with {SHRINK:g} pseudo-reviews). Use: audit --config FILE",
                  "[weights]"] + [f"{k} = {v}" for k, v in sorted(result.weights.items())]
-        written.append(write_text(out / "learned_weights.toml", "\n".join(lines) + "\n"))
+        weights = write_text(out / "learned_weights.toml", "\n".join(lines) + "\n")
+        written += [weights, write_sidecar(weights, files=[FileRecord.of(weights, len(result.weights))],
+                                           learned_from=learned_from, shrink=SHRINK,
+                                           min_verdicts=MIN_VERDICTS_FOR_WEIGHTS)]
     if result.calibration is not None:
         written += write_calibration(result.calibration, out)
-    written.append(write_sidecar(out / "learned_glossary.yaml", **result.meta,
-                                 rules=[{c: getattr(r, c) for c in RULE_COLUMNS} for r in result.rules]))
     return written
