@@ -449,7 +449,8 @@ def refit_weights(audit_csv: Path, verdicts_csv: Path, config: RiskConfig, n_ver
     result = calibrate(audit_csv, verdicts_csv)
     if result.summary.n_positive < MIN_POSITIVES_FOR_WEIGHTS:
         return result, None
-    flags = result.table[result.table["kind"] == "flag"]
+    soft = {rule.flag for rule in config.rules.values()}  # continuous signals: weighted in [signals.*]
+    flags = result.table[(result.table["kind"] == "flag") & ~result.table["signal"].isin(soft)]
     weights = {}
     for row in flags.itertuples(index=False):
         prior = config.weights.get(row.signal, config.default_weight)
