@@ -10,7 +10,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from bbsard_audit.campaign import CURVE_COLUMNS, Oracle, clustered_oracle, simulate
+from bbsard_audit.campaign import CURVE_COLUMNS, ORACLE_COLUMNS, Oracle, clustered_oracle, simulate
 from bbsard_audit.cli import app
 from bbsard_audit.dataset import load_dataset
 
@@ -57,6 +57,9 @@ def test_learning_finds_more_errors_than_the_static_ranking(runs):
     assert learning["reviewed"].iloc[-1] == static["reviewed"].iloc[-1] == SETTINGS["budget"]
     assert learning["found_legal"].iloc[-1] > static["found_legal"].iloc[-1]
     assert (learning["reviewed_control"] == SETTINGS["control"]).all()
+    later = learning[learning["round"] > 0]  # the estimator's point inside its own interval, every round
+    assert later["estimate"].notna().all() and (later["ci_low"] <= later["estimate"]).all()
+    assert (later["estimate"] <= later["ci_high"]).all()
     # every learned rule names its review; at least one flagged another member of its cluster
     rules = runs[True].rules
     assert rules["source"].str.fullmatch(r"expert review of question \d+ \(synthetic\)").all()
@@ -139,3 +142,16 @@ def test_report_campaign_section_shows_both_runs_and_the_rules(runs, tmp_path):
     assert len(rules.rows) == len(runs[True].rules) and "n_other_flagged" in rules.columns
     report = Report("t", "s", [section])
     assert "Rules learned (learning)" in render_markdown(report) and "<img" in render_html(report)
+
+
+def test_the_oracle_reveals_one_pair_once_and_only_its_spans():
+    spans = pd.DataFrame([{"id": q, "annotator": "a", "side": "nl", "start": 0, "end": 1, "text": "W",
+                           "category": "terminology", "note": ""} for q in (1, 2)])
+    verdicts = pd.DataFrame([{"id": 1, "verdict": "legal", "corrected_nl": "X", "annotator": "a"}],
+                            columns=ORACLE_COLUMNS)
+    oracle = Oracle(verdicts, spans)
+    assert oracle.revealed_spans().empty
+    assert oracle.reveal(2)["verdict"] == "correct"  # no row: judged correct
+    assert oracle.revealed_spans()["id"].tolist() == [2] and oracle.revealed == [2]
+    with pytest.raises(ValueError):
+        oracle.reveal(2)
