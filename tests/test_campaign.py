@@ -139,7 +139,7 @@ def test_report_campaign_section_shows_both_runs_and_the_rules(runs, tmp_path):
     assert found == {"learning": int(runs[True].curve["found_legal"].iloc[-1]),
                      "static": int(runs[False].curve["found_legal"].iloc[-1])}
     rules = section.subsections[0].blocks[0]
-    assert len(rules.rows) == len(runs[True].rules) and "n_other_flagged" in rules.columns
+    assert len(rules.rows) == len(runs[True].rules) and "other pairs flagged" in rules.columns
     report = Report("t", "s", [section])
     assert "Rules learned (learning)" in render_markdown(report) and "<img" in render_html(report)
 

@@ -23,6 +23,9 @@ from .plots import MARKERS, OKABE_ITO, STYLE, _png, plt
 from .sections import frame_table, num
 
 RULES_SHOWN = ["fr", "rejected", "accepted", "source", "round", "n_other_flagged"]
+RULE_HEADERS = {"fr": "French term", "rejected": "translation's rendering (rejected)",
+                "accepted": "expert's rendering", "source": "learned from", "round": "round",
+                "n_other_flagged": "other pairs flagged"}
 
 
 @dataclass
@@ -102,7 +105,7 @@ def campaign_section(root: str | Path) -> Section | None:
             sub.add(Text("No correction could be tied to a French term, so no rule was learned."))
             continue
         shown = run.rules[[c for c in RULES_SHOWN if c in run.rules.columns]].sort_values(
-            ["n_other_flagged", "round"], ascending=[False, True], kind="mergesort")
+            ["n_other_flagged", "round"], ascending=[False, True], kind="mergesort").rename(columns=RULE_HEADERS)
         sub.add(frame_table(shown, "Each rule with the review it was learned from and how many other pairs "
                                    "it flags at the end of the campaign"))
     return section
