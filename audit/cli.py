@@ -74,6 +74,10 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
           control: Annotated[int, typer.Option("--control", metavar="M",
                                                help="Plus M stratified random unflagged pairs.")] = 0,
           seed: Annotated[int, typer.Option(help="Seed of the control sample.")] = 0,
+          learned: Annotated[Optional[list[Path]], typer.Option(
+              "--learned", metavar="FILE",
+              help="A learned_glossary.yaml (`audit learn`) layered on the glossary; repeatable. Its "
+                   "findings name the expert review they were learned from.")] = None,
           cache_dir: CacheOpt = None, out: OutOpt = None) -> None:
     """Audit a dataset (see the group help)."""
     if ctx.invoked_subcommand is not None:
@@ -86,13 +90,18 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
         raise InputError("--out DIR is required")
     if control and review_budget is None:
         raise InputError("--control needs --review-budget")
-    guard_out(out, command="audit", inputs=[backtranslations, glossary, config, runs_fr, runs_nl],
+    guard_out(out, command="audit",
+              inputs=[backtranslations, glossary, config, runs_fr, runs_nl, *(learned or [])],
               names=["audit.csv", "audit.parquet", "audit.meta.json"]
               + (["review_queue.csv", "review_queue.meta.json"] if review_budget is not None else []))
+    if learned:
+        from .learn import load_layered
+
+        layered = load_layered(glossary, learned)  # a bad learned file fails before any work
     bar = _Bar()
     with bar.progress:
         result = run_audit(dataset, split=split, backtranslations=backtranslations, translator=translator,
-                           embedder=embedder, glossary=glossary, config=config, cache_dir=cache_dir,
+                           embedder=embedder, glossary=layered if learned else glossary, config=config, cache_dir=cache_dir,
                            runs_fr=runs_fr, runs_nl=runs_nl, translator_langs=(src_lang, tgt_lang),
                            progress=bar.step, advance=bar.advance)
     written = write_audit(result, out, review_budget=review_budget, control=control, seed=seed)
@@ -161,6 +170,41 @@ def calibrate(audit_csv: Annotated[Path, typer.Option("--audit", metavar="FILE",
 
     console.print(f"{result.summary.n_matched} verdicts matched; risk ROC-AUC {num(c.roc_auc, 3)}, "
                   f"precision {num(c.precision, 2)}, recall {num(c.recall, 2)} at the configured threshold")
+
+
+@audit_app.command()
+def learn(audit_csv: Annotated[Path, typer.Option("--audit", metavar="FILE", help="The audit.csv the experts reviewed.")],
+          verdicts: Annotated[Path, typer.Option("--verdicts", metavar="FILE",
+                                                 help="verdicts.csv (id, verdict, corrected_nl, annotators).")],
+          spans: Annotated[Optional[Path], typer.Option("--spans", metavar="FILE",
+                                                        help="error_spans.csv from `annotate pull` (optional).")] = None,
+          glossary: GlossaryOpt = None, config: ConfigOpt = None,
+          out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output folder.")] = Path("reports/learned"),
+          ) -> None:
+    """Learn glossary rules from expert corrections: learned_glossary.yaml (+ learned_conflicts.csv,
+    and refitted risk weights in learned_weights.toml when there are enough verdicts).
+
+    Each rule: the French term, the expert's Dutch rendering (accepted) and the translation's
+    (rejected), with `source: expert review of question <id> (<annotator>)`. Rules that contradict
+    the glossary or another expert go to learned_conflicts.csv, never into the glossary.
+    Use the result with `bbsard-audit audit --learned DIR/learned_glossary.yaml`.
+
+    Example: `bbsard-audit audit learn --audit reports/audit/audit.csv --verdicts reports/annot/verdicts.csv --spans reports/annot/error_spans.csv --out reports/learned`
+    """
+    from .learn import MIN_POSITIVES_FOR_WEIGHTS, MIN_VERDICTS_FOR_WEIGHTS, learn as run_learn, write_learned
+
+    result = run_learn(audit_csv, verdicts, spans, glossary=glossary, config=config)
+    for path in write_learned(result, out):
+        console.print(f"  wrote {path}")
+    console.print(f"{len(result.rules)} rule(s) learned from {result.meta['n_verdicts']} verdicts "
+                  f"({', '.join(f'{k} {v}' for k, v in result.meta['methods'].items())}); "
+                  f"{len(result.unaligned)} correction(s) not tied to a French term")
+    for c in result.conflicts:
+        console.print(f"[yellow]conflict[/yellow]: {c.rule.source}: FR '{c.rule.fr}' {c.why} "
+                      f"(vs {c.conflicts_with}); not merged")
+    if result.weights is None:
+        console.print(f"risk weights not refitted: needs >= {MIN_VERDICTS_FOR_WEIGHTS} verdicts "
+                      f"and >= {MIN_POSITIVES_FOR_WEIGHTS} legal ones")
 
 
 def register(app: typer.Typer) -> None:

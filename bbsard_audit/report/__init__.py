@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..io import write_sidecar, write_text
+from .campaign_section import campaign_section
 from .html import render_html
 from .loaders import Workdir, load_workdir
 from .markdown import render_markdown
@@ -24,7 +25,8 @@ def build_report(workdir: str | Path, out: str | Path | None = None) -> ReportFi
     """Read the stage outputs in `workdir`; write report.html and report.md (to `out`, default workdir)."""
     started = time.perf_counter()
     wd = load_workdir(workdir)
-    report = build(wd)
+    campaign = campaign_section(wd.root)
+    report = build(wd, extra=[campaign] if campaign is not None else [])
     out = Path(out) if out is not None else wd.root
     html = write_text(out / "report.html", render_html(report))
     md = write_text(out / "report.md", render_markdown(report))

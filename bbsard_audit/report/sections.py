@@ -7,6 +7,8 @@ import json
 import math
 
 import numpy as np
+from typing import Sequence
+
 import pandas as pd
 
 from .. import __version__
@@ -726,8 +728,9 @@ def _fragility_finding(frag: pd.DataFrame | None, exposure: dict) -> str:
 
 # ---------------------------------------------------------------- the whole report
 
-def build(wd: Workdir) -> Report:
-    sections = [s for s in (audit_section(wd), review_section(wd), evaluation_section(wd)) if not s.empty]
+def build(wd: Workdir, extra: Sequence[Section] = ()) -> Report:
+    """The report's sections in reading order; `extra` (e.g. the Campaign section) goes before Provenance."""
+    sections = [s for s in (audit_section(wd), review_section(wd), evaluation_section(wd), *extra) if not s.empty]
     sections.append(provenance_section(wd))
     findings = findings_section(wd, sections)
     if not findings.empty:

@@ -1,0 +1,513 @@
+"""Learn glossary rules from expert reviews, so one correction makes the audit flag every other
+question with the same term error (docs/audit.md, "Learning from the experts").
+
+From each non-correct verdict with a `corrected_nl`:
+
+1. **What changed in the Dutch.** A token diff (difflib on simplemma lemmas, the tokenisation of
+   audit/termmatch.py) of the translation against the expert's correction; each replaced run of at
+   most `MAX_SPAN_TOKENS` content words gives the rejected rendering (the translation's) and the
+   accepted one (the expert's). With the expert's error spans (error_spans.csv), only replaced runs
+   that overlap a Dutch span are kept, and a French span names the French term directly.
+2. **Which French term it renders.** First the glossary: a glossary term of the French whose
+   accepted or rejected renderings include either Dutch side. Otherwise co-occurrence alignment
+   learned from the dataset's own FR-NL question pairs: the French lemma n-gram of this question
+   with the highest Dice coefficient (over question pairs) with the rejected or accepted rendering —
+   a translation system renders a term the same way across questions, so the term and its
+   rendering co-occur — ties broken by co-occurrence count and then by relative position in the
+   sentence (word order is close in French and Dutch).
+
+Each rule becomes a glossary entry (the shipped glossary's format) whose rejection names its source
+review; rules that contradict the base glossary or another expert are reported, never merged.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import difflib
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import pandas as pd
+import yaml
+
+from bbsard_audit.contracts.audit import SPAN_SIDES, read_audit
+from bbsard_audit.contracts.error_spans import ERROR_SPANS
+from bbsard_audit.contracts.learned import LEARNED_CONFLICTS
+from bbsard_audit.contracts.verdicts import read_verdicts
+from bbsard_audit.errors import InputError
+from bbsard_audit.contracts.sidecar import write_sidecar
+from bbsard_audit.contracts.table import FileRecord
+from bbsard_audit.io import write_text
+
+from .calibration import calibrate, write_calibration
+from .glossary import Glossary, GlossaryEntry, Rejection
+from .glossary_mining import STOPWORDS, _ngrams
+from .risk import RiskConfig
+from .termmatch import LEMMAS, TermMatcher, Tokens, tokenize
+
+MAX_SPAN_TOKENS = 4
+MAX_FR_NGRAM = 3
+MIN_DICE = 0.1
+# refit the risk weights only with this many verdicts (and positives): fewer give noise, not weights
+MIN_VERDICTS_FOR_WEIGHTS = 30
+MIN_POSITIVES_FOR_WEIGHTS = 5
+SHRINK = 5.0  # pseudo-reviews of the configured weight a flag's observed precision is shrunk towards
+CONFLICT_COLUMNS = ["fr", "accepted", "rejected", "source", "conflicts_with", "why"]
+RULE_COLUMNS = ["fr", "accepted", "rejected", "id", "annotator", "source", "method", "score"]
+
+
+@dataclass(frozen=True)
+class TermRule:
+    """French term -> the expert's Dutch rendering (accepted) instead of the translation's (rejected)."""
+
+    fr: str
+    accepted: str
+    rejected: str
+    id: int
+    annotator: str
+    method: str
+    """How the French term was found: span, glossary or dice."""
+    score: float
+
+    @property
+    def source(self) -> str:
+        who = f" ({self.annotator})" if self.annotator else ""
+        return f"expert review of question {self.id}{who}"
+
+
+@dataclass(frozen=True)
+class Conflict:
+    rule: TermRule
+    conflicts_with: str
+    why: str
+
+    def row(self) -> dict:
+        return {"fr": self.rule.fr, "accepted": self.rule.accepted, "rejected": self.rule.rejected,
+                "source": self.rule.source, "conflicts_with": self.conflicts_with, "why": self.why}
+
+
+@dataclass
+class LearnResult:
+    rules: list[TermRule]
+    """Rules kept (no conflict), in question order."""
+    conflicts: list[Conflict]
+    unaligned: list[dict]
+    """Corrections whose change could not be tied to a French term (for the sidecar)."""
+    entries: list[dict] = field(default_factory=list)
+    """The learned glossary's entries (YAML-ready)."""
+    meta: dict = field(default_factory=dict)
+    calibration: object | None = None
+    weights: dict[str, float] | None = None
+
+
+def _key(text: str, lang: str) -> str:
+    return " ".join(tokenize(text.lstrip("="), lang).lemmas)
+
+
+def _content(tokens: Tokens, i: int) -> bool:
+    return tokens.lemmas[i] not in STOPWORDS[tokens.lang] and len(tokens.surfaces[i]) > 1
+
+
+class Aligner:
+    """Dice alignment between French lemma n-grams and Dutch lemma n-grams over question pairs."""
+
+    def __init__(self, pairs: Iterable[tuple[str, str]]):
+        self._fr: dict[str, set[int]] = {}
+        self._nl: dict[str, set[int]] = {}
+        for i, (fr, nl) in enumerate(pairs):
+            for key in _ngrams(fr, "fr", MAX_FR_NGRAM):
+                self._fr.setdefault(key, set()).add(i)
+            for key in _ngrams(nl, "nl", MAX_SPAN_TOKENS):
+                self._nl.setdefault(key, set()).add(i)
+        LEMMAS.flush()
+
+    def dice(self, fr_key: str, nl_key: str) -> tuple[float, int]:
+        a, b = self._fr.get(fr_key, set()), self._nl.get(nl_key, set())
+        both = len(a & b)
+        return (2.0 * both / (len(a) + len(b)) if a or b else 0.0), both
+
+    def align(self, fr: str, nl_keys: Sequence[str], position: float) -> tuple[str, float] | None:
+        """The French n-gram of `fr` best aligned with any of `nl_keys` (surface form, Dice)."""
+        toks = tokenize(fr, "fr")
+        grams = _ngrams(fr, "fr", MAX_FR_NGRAM)
+        best, best_rank = None, None
+        for key, surface in grams.items():
+            scores = [self.dice(key, k) for k in nl_keys if k]
+            if not scores:
+                continue
+            d, n = max(scores)
+            where = _relative_position(toks, surface)
+            rank = (d, n, -abs(where - position), -len(key))
+            if best_rank is None or rank > best_rank:
+                best, best_rank = (surface, d), rank
+        if best is None or best[1] < MIN_DICE:
+            return None
+        return best
+
+
+def _relative_position(tokens: Tokens, surface: str) -> float:
+    first = tokenize(surface, tokens.lang).surfaces[:1]
+    idx = tokens.surfaces.index(first[0]) if first and first[0] in tokens.surfaces else 0
+    return idx / max(1, len(tokens) - 1)
+
+
+def _trim(tokens: Tokens, start: int, end: int) -> tuple[int, int]:
+    while start < end and not _content(tokens, start):
+        start += 1
+    while end > start and not _content(tokens, end - 1):
+        end -= 1
+    return start, end
+
+
+def _text(tokens: Tokens, start: int, end: int) -> str:
+    return tokens.text[tokens.spans[start][0]:tokens.spans[end - 1][1]].lower()
+
+
+def _change_blocks(t: Tokens, c: Tokens) -> list[list[int]]:
+    """Token ranges [i1, i2, j1, j2] that differ; changes separated only by function words are one
+    change ('hof van beroep' -> 'rechtbank van eerste aanleg' is one rendering, not two)."""
+    blocks: list[list[int]] = []
+    gap_ok = False
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, t.lemmas, c.lemmas, autojunk=False).get_opcodes():
+        if op == "equal":
+            gap_ok = not any(_content(t, i) for i in range(i1, i2))
+            continue
+        if blocks and gap_ok:
+            blocks[-1][1], blocks[-1][3] = i2, j2
+        else:
+            blocks.append([i1, i2, j1, j2])
+        gap_ok = False
+    return blocks
+
+
+def changed_renderings(translation: str, correction: str,
+                       nl_spans: Sequence[tuple[int, int]] = ()) -> list[tuple[str, str, float]]:
+    """(rejected, accepted, relative position) for each replaced run of content words; with
+    `nl_spans` (character ranges in the translation) only the runs overlapping one of them."""
+    t, c = tokenize(translation, "nl"), tokenize(correction, "nl")
+    out = []
+    for i1, i2, j1, j2 in _change_blocks(t, c):
+        i1, i2 = _trim(t, i1, i2)
+        j1, j2 = _trim(c, j1, j2)
+        if not (0 < i2 - i1 <= MAX_SPAN_TOKENS and 0 < j2 - j1 <= MAX_SPAN_TOKENS):
+            continue
+        start, end = t.spans[i1][0], t.spans[i2 - 1][1]
+        if nl_spans and not any(s < end and start < e for s, e in nl_spans):
+            continue
+        out.append((_text(t, i1, i2), _text(c, j1, j2), i1 / max(1, len(t) - 1)))
+    return out
+
+
+class _GlossaryIndex:
+    """French glossary terms found in a question, with their entries' Dutch renderings by lemma key."""
+
+    def __init__(self, glossary: Glossary):
+        self.entries = {e.id: e for e in glossary.entries}
+        self.fr = TermMatcher(((e.id, t) for e in glossary.entries for t in e.fr), "fr")
+        self.accepted = {e.id: {_key(t, "nl") for t in e.nl_accepted} for e in glossary.entries}
+        self.rejected = {e.id: {_key(r.term, "nl") for r in e.nl_rejected} for e in glossary.entries}
+        self.by_fr_key: dict[str, list[str]] = {}
+        for e in glossary.entries:
+            for t in e.fr:
+                self.by_fr_key.setdefault(_key(t, "fr"), []).append(e.id)
+
+    def align(self, fr: str, rejected: str, accepted: str) -> str | None:
+        """The glossary term of `fr` whose renderings agree best with the change: the expert's
+        rendering accepted (+2), the translation's rejected (+1), the translation's accepted (-2)
+        — so 'bewindvoerder' -> 'schuldbemiddelaar' goes to 'médiateur de dettes', not to an
+        'administrateur de biens' in the same question."""
+        toks = tokenize(fr, "fr")
+        acc, rej = _key(accepted, "nl"), _key(rejected, "nl")
+        best, best_score = None, 0
+        for m in self.fr.find(toks):
+            a, r = self.accepted[m.key], self.rejected[m.key]
+            score = 2 * (acc in a) + (rej in r) - 2 * (rej in a) - (acc in r)
+            if {acc, rej} & (a | r) and (best is None or score > best_score):
+                best, best_score = toks.text[toks.spans[m.start][0]:toks.spans[m.end - 1][1]].lower(), score
+        return best
+
+    def entries_for(self, fr_term: str) -> list[GlossaryEntry]:
+        return [self.entries[i] for i in self.by_fr_key.get(_key(fr_term, "fr"), [])]
+
+
+def read_spans(path: str | Path, questions: Mapping[int, tuple[str, str]]) -> pd.DataFrame:
+    """error_spans.csv (its contract), every span checked against the audited question texts."""
+    label = str(path)
+    frame = ERROR_SPANS.read(path)
+    for row_no, row in zip(range(2, len(frame) + 2), frame.to_dict("records")):
+        qid, start, end = int(row["id"]), int(row["start"]), int(row["end"])
+        if qid not in questions:
+            raise InputError("span for a question that is not in the audit", file=label, row=row_no, id=qid)
+        text = questions[qid][SPAN_SIDES.index(row["side"])]
+        if not 0 <= start < end <= len(text):
+            raise InputError(f"span {start}:{end} is outside the {row['side']} question ({len(text)} characters)",
+                             file=label, row=row_no, id=qid)
+        if text[start:end] != row["text"]:
+            raise InputError(f"span text {row['text']!r} does not match the question ({text[start:end]!r})",
+                             file=label, row=row_no, id=qid)
+    return frame
+
+
+def read_review_verdicts(path: str | Path, audit_ids: Iterable[int], where: str = "the audit") -> pd.DataFrame:
+    """id, verdict, corrected_nl, annotator from a verdicts.csv (its contract); ids must be in
+    `audit_ids`; unresolved rows (no final verdict) are left out."""
+    frame = read_verdicts(path)
+    known = set(audit_ids)
+    for row_no, qid in zip(range(2, len(frame) + 2), frame["id"]):
+        if int(qid) not in known:
+            raise InputError(f"verdict for a question that is not in {where}", file=str(path), row=row_no, id=qid)
+    final = frame[frame["verdict"] != ""]
+    judge = final.get("adjudicated_by", pd.Series("", index=final.index)).fillna("").astype(str).str.strip()
+    who = judge.where(judge != "", final["annotators"].fillna("").astype(str).str.strip())
+    return pd.DataFrame({"id": final["id"].astype(int).to_numpy(), "verdict": final["verdict"].to_numpy(),
+                         "corrected_nl": final["corrected_nl"].fillna("").astype(str).str.strip().to_numpy(),
+                         "annotator": who.to_numpy()}, columns=["id", "verdict", "corrected_nl", "annotator"])
+
+
+def derive_rules(questions: Mapping[int, tuple[str, str]], verdicts: pd.DataFrame,
+                 spans: pd.DataFrame | None, glossary: Glossary, aligner: Aligner) -> tuple[list[TermRule], list[dict]]:
+    """Candidate rules from every non-correct verdict with a correction (no conflict check yet)."""
+    index = _GlossaryIndex(glossary)
+    rules, unaligned = [], []
+    for row in verdicts.itertuples(index=False):
+        if row.verdict == "correct" or not row.corrected_nl:
+            continue
+        fr, nl = questions[row.id]
+        mine = spans[spans["id"] == row.id] if spans is not None and len(spans) else None
+        nl_spans = [] if mine is None else [(s, e) for s, e in mine.loc[mine["side"] == "nl", ["start", "end"]].itertuples(index=False)]
+        fr_spans = [] if mine is None else [str(t).lower() for t in mine.loc[mine["side"] == "fr", "text"]]
+        changes = changed_renderings(nl, row.corrected_nl, nl_spans)
+        if not changes:
+            unaligned.append({"id": row.id, "why": "no replaced term in the correction"})
+        for rejected, accepted, position in changes:
+            found = _pick_fr(fr, rejected, accepted, position, fr_spans, index, aligner)
+            if found is None:
+                unaligned.append({"id": row.id, "rejected": rejected, "accepted": accepted,
+                                  "why": "no French term aligns"})
+                continue
+            term, method, score = found
+            rules.append(TermRule(term, accepted, rejected, row.id, row.annotator, method, round(score, 4)))
+    return rules, unaligned
+
+
+def _pick_fr(fr: str, rejected: str, accepted: str, position: float, fr_spans: Sequence[str],
+             index: _GlossaryIndex, aligner: Aligner) -> tuple[str, str, float] | None:
+    nl_keys = [_key(rejected, "nl"), _key(accepted, "nl")]
+    if fr_spans:  # the expert marked the French term: take the marked span that aligns best
+        scored = [(max(aligner.dice(_key(s, "fr"), k)[0] for k in nl_keys), s) for s in fr_spans]
+        score, span = max(scored)
+        return span, "span", score
+    term = index.align(fr, rejected, accepted)
+    if term is not None:
+        return term, "glossary", 1.0
+    found = aligner.align(fr, nl_keys, position)
+    return (found[0], "dice", found[1]) if found else None
+
+
+def find_conflicts(rules: Sequence[TermRule], glossary: Glossary) -> tuple[list[TermRule], list[Conflict]]:
+    """Split rules into kept ones and conflicts with the base glossary or between experts."""
+    index = _GlossaryIndex(glossary)
+    conflicts: list[Conflict] = []
+    bad: set[int] = set()
+    for i, r in enumerate(rules):
+        acc, rej = _key(r.accepted, "nl"), _key(r.rejected, "nl")
+        for e in index.entries_for(r.fr):
+            if acc in index.rejected[e.id]:
+                conflicts.append(Conflict(r, f"glossary entry {e.id}", f"accepts '{r.accepted}', which the glossary rejects"))
+                bad.add(i)
+            if rej in index.accepted[e.id]:
+                conflicts.append(Conflict(r, f"glossary entry {e.id}", f"rejects '{r.rejected}', which the glossary accepts"))
+                bad.add(i)
+        for j, other in enumerate(rules):
+            if j == i or _key(other.fr, "fr") != _key(r.fr, "fr"):
+                continue
+            if acc == _key(other.rejected, "nl") or rej == _key(other.accepted, "nl"):
+                conflicts.append(Conflict(r, other.source, f"'{r.accepted}' vs '{other.accepted}' for '{r.fr}'"))
+                bad.add(i)
+    unique = list({(c.rule, c.conflicts_with, c.why): c for c in conflicts}.values())
+    return [r for i, r in enumerate(rules) if i not in bad], unique
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", _key(text, "fr")).strip("_") or "term"
+
+
+def learned_entries(rules: Sequence[TermRule], glossary: Glossary) -> list[dict]:
+    """One glossary entry per French term (YAML-ready dicts). The base glossary's accepted
+    renderings of the same term are accepted too, so a correct synonym is never `term_missing`."""
+    index = _GlossaryIndex(glossary)
+    by_term: dict[str, list[TermRule]] = {}
+    for r in rules:
+        by_term.setdefault(_key(r.fr, "fr"), []).append(r)
+    entries = []
+    for rs in by_term.values():
+        base_entries = index.entries_for(rs[0].fr)
+        base = [t for e in base_entries for t in e.nl_accepted]
+        accepted = list(dict.fromkeys([r.accepted for r in rs] + base))
+        rejects, seen = [], set()
+        for r in rs:
+            if _key(r.rejected, "nl") not in seen:
+                seen.add(_key(r.rejected, "nl"))
+                # merged into a base entry (see `layer`), the reason is all that names the review; a
+                # new entry's findings name it anyway ("[learned from ...]", glossary.py)
+                reason = f"rejected by {r.source}" if base_entries else f"the expert wrote '{r.accepted}'"
+                rejects.append({"term": r.rejected, "kind": "wrong_concept", "reason": reason})
+        sources = list(dict.fromkeys(r.source for r in rs))
+        entries.append({"id": f"learned_{_slug(rs[0].fr)}", "domain": "learned", "fr": [rs[0].fr],
+                        "nl": accepted, "reject": rejects, "source": "; ".join(sources)})
+    return entries
+
+
+def to_glossary(entries: Sequence[dict], version: str, path: Path | None = None) -> Glossary:
+    """The learned entries as a Glossary object (no file needed)."""
+    return Glossary([GlossaryEntry(id=e["id"], fr=tuple(e["fr"]), nl_accepted=tuple(e["nl"]),
+                                   nl_rejected=tuple(Rejection(r["term"], r["kind"], r["reason"]) for r in e["reject"]),
+                                   domain=e["domain"], source=e["source"], learned=True) for e in entries], version, path)
+
+
+def layer(base: Glossary, layers: Sequence[Glossary]) -> Glossary:
+    """Merge learned entries into the base: an entry whose French term the base already has adds its
+    renderings to that base entry (two entries on one French term would hide each other: the
+    longest, first match wins, which is why Glossary.layered's plain concatenation is not enough);
+    any other learned entry is appended. A learned rendering that the
+    base already accepts or rejects is skipped: the base wins (`audit learn` reports such conflicts)."""
+    entries = list(base.entries)
+    by_fr: dict[str, int] = {}
+    for i, e in enumerate(entries):
+        for t in e.fr:
+            by_fr.setdefault(_key(t, "fr"), i)
+    ids = {e.id for e in entries}
+    for g in layers:
+        for le in g.entries:
+            targets = sorted({by_fr[k] for k in (_key(t, "fr") for t in le.fr) if k in by_fr})
+            if not targets:
+                if le.id in ids:
+                    raise InputError("learned entry id already used by another layer", file=str(g.path), id=le.id)
+                ids.add(le.id)
+                entries.append(le)
+                for t in le.fr:
+                    by_fr.setdefault(_key(t, "fr"), len(entries) - 1)
+                continue
+            for i in targets:
+                e = entries[i]
+                known = {_key(t, "nl") for t in e.nl_accepted} | {_key(r.term, "nl") for r in e.nl_rejected}
+                accepted = [t for t in le.nl_accepted if _key(t, "nl") not in known]
+                rejected = [r for r in le.nl_rejected if _key(r.term, "nl") not in known]
+                entries[i] = replace(e, nl_accepted=e.nl_accepted + tuple(accepted),
+                                     nl_rejected=e.nl_rejected + tuple(rejected))
+    version = "+".join([base.version, *(g.version for g in layers)])
+    return Glossary(entries, version, None, [*base.layers, *(x for g in layers for x in g.layers)])
+
+
+def load_learned(path: str | Path) -> Glossary:
+    """A learned glossary file (the glossary format; unlike the base, its `entries` may be empty)."""
+    label = str(path)
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("learned glossary not found", file=label) from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise InputError(f"not a glossary ({str(exc).splitlines()[0]})", file=label) from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list) or "version" not in raw:
+        raise InputError("not a glossary: needs top-level `version` and an `entries` list", file=label)
+    return Glossary.load(path) if raw["entries"] else Glossary([], str(raw["version"]), Path(path))
+
+
+def load_layered(glossary: str | Path | None, learned: Sequence[str | Path]) -> Glossary:
+    """The base glossary (None = shipped) with every learned file layered on, in order."""
+    return layer(Glossary.load(glossary), [load_learned(p) for p in learned])
+
+
+def entry_dict(entry: GlossaryEntry) -> dict:
+    """A glossary entry in the YAML file's shape."""
+    return {"id": entry.id, "domain": entry.domain, "fr": list(entry.fr), "nl": list(entry.nl_accepted),
+            "reject": [{"term": r.term, "kind": r.kind, "reason": r.reason} for r in entry.nl_rejected],
+            "source": entry.source}
+
+
+LEARNED_HEADER = ("# Learned from expert reviews by `bbsard-audit audit learn` (docs/audit.md). Layer it on the\n"
+                  "# shipped glossary with `bbsard-audit audit --learned FILE`.\n")
+
+
+def glossary_yaml(entries: Sequence[dict], learned_from: Mapping[str, str] | None = None,
+                  version: str | None = None, header: str = LEARNED_HEADER) -> str:
+    """The glossary file format (audit/data/glossary.yaml), plus `learned_from` when given."""
+    version = version or f"learned-{_dt.date.today().isoformat()}"
+    top = {"version": version, **({"learned_from": dict(learned_from)} if learned_from is not None else {}),
+           "entries": list(entries)}
+    return header + yaml.safe_dump(top, allow_unicode=True, sort_keys=False, width=120)
+
+
+def refit_weights(audit_csv: Path, verdicts_csv: Path, config: RiskConfig, n_verdicts: int):
+    """audit calibrate's per-flag precision, shrunk towards the configured weight, as [weights];
+    None when there are too few verdicts or positives to say anything."""
+    if n_verdicts < MIN_VERDICTS_FOR_WEIGHTS:
+        return None, None
+    result = calibrate(audit_csv, verdicts_csv)
+    if result.summary.n_positive < MIN_POSITIVES_FOR_WEIGHTS:
+        return result, None
+    soft = {rule.flag for rule in config.rules.values()}  # continuous signals: weighted in [signals.*]
+    flags = result.table[(result.table["kind"] == "flag") & ~result.table["signal"].isin(soft)]
+    weights = {}
+    for row in flags.itertuples(index=False):
+        prior = config.weights.get(row.signal, config.default_weight)
+        tp = (row.precision if row.precision == row.precision else 0.0) * row.n_raised
+        weights[row.signal] = round(min(0.95, max(0.05, (tp + SHRINK * prior) / (row.n_raised + SHRINK))), 3)
+    return result, weights
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def learn(audit_csv: str | Path, verdicts_csv: str | Path, spans_csv: str | Path | None = None,
+          glossary: str | Path | None = None, config: str | Path | None = None) -> LearnResult:
+    """Everything `audit learn` computes; nothing is written (see `write_learned`)."""
+    audit_path, verdicts_path = Path(audit_csv), Path(verdicts_csv)
+    if not audit_path.is_file():
+        raise InputError("audit file not found", file=str(audit_path))
+    audit = read_audit(audit_path)
+    questions = {int(i): (str(f), str(n)) for i, f, n in audit[["id", "question_fr", "question_nl"]].itertuples(index=False)}
+    verdicts = read_review_verdicts(verdicts_path, questions)
+    spans = read_spans(spans_csv, questions) if spans_csv is not None else None
+    base = Glossary.load(glossary)
+    aligner = Aligner(questions.values())
+    candidates, unaligned = derive_rules(questions, verdicts, spans, base, aligner)
+    rules, conflicts = find_conflicts(candidates, base)
+    cfg = RiskConfig.load(config)
+    calibration, weights = refit_weights(audit_path, verdicts_path, cfg, len(verdicts))
+    meta = {"audit": {"file": audit_path.name, "sha256": _sha256(audit_path)},
+            "verdicts": {"file": verdicts_path.name, "sha256": _sha256(verdicts_path)},
+            "spans": {"file": Path(spans_csv).name, "sha256": _sha256(Path(spans_csv))} if spans_csv else None,
+            "base_glossary": {"version": base.version, "sha256": _sha256(base.path) if base.path else None},
+            "n_verdicts": len(verdicts), "n_rules": len(rules), "n_conflicts": len(conflicts),
+            "methods": {m: sum(r.method == m for r in rules) for m in ("span", "glossary", "dice")},
+            "unaligned": unaligned, "weights_refit": weights is not None}
+    return LearnResult(rules, conflicts, unaligned, learned_entries(rules, base), meta, calibration, weights)
+
+
+def write_learned(result: LearnResult, out: str | Path) -> list[Path]:
+    """learned_glossary.yaml (+ learned_conflicts.csv, learned_weights.toml and calibration files),
+    each with its sidecar (rows + sha256)."""
+    out = Path(out)
+    learned_from = {"audit": result.meta["audit"]["sha256"], "verdicts": result.meta["verdicts"]["sha256"]}
+    glossary = write_text(out / "learned_glossary.yaml", glossary_yaml(result.entries, learned_from))
+    written = [glossary, write_sidecar(glossary, files=[FileRecord.of(glossary, len(result.entries))], **result.meta,
+                                       rules=[{c: getattr(r, c) for c in RULE_COLUMNS} for r in result.rules])]
+    written.append(LEARNED_CONFLICTS.write(out / "learned_conflicts.csv",
+                                           pd.DataFrame([c.row() for c in result.conflicts], columns=CONFLICT_COLUMNS),
+                                           learned_from=learned_from))
+    if result.weights:
+        lines = ["# Risk weights refitted from expert verdicts by `audit learn` (per-flag precision,",
+                 f"# shrunk towards the configured weight with {SHRINK:g} pseudo-reviews). Use: audit --config FILE",
+                 "[weights]"] + [f"{k} = {v}" for k, v in sorted(result.weights.items())]
+        weights = write_text(out / "learned_weights.toml", "\n".join(lines) + "\n")
+        written += [weights, write_sidecar(weights, files=[FileRecord.of(weights, len(result.weights))],
+                                           learned_from=learned_from, shrink=SHRINK,
+                                           min_verdicts=MIN_VERDICTS_FOR_WEIGHTS)]
+    if result.calibration is not None:
+        written += write_calibration(result.calibration, out)
+    return written

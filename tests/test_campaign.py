@@ -1,0 +1,162 @@
+"""The campaign simulator: learning beats the static ranking on a clustered synthetic oracle, it reads
+only the oracle rows of reviewed pairs, and the CLI writes the documented files (or fails cleanly)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from bbsard_audit.campaign import CURVE_COLUMNS, ORACLE_COLUMNS, Oracle, clustered_oracle, simulate
+from bbsard_audit.cli import app
+from bbsard_audit.dataset import load_dataset
+
+runner = CliRunner()
+SETTINGS = dict(split="all", batch=2, budget=14, control=2, seed=0)
+
+
+def _run(*args):
+    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    """Three clusters of three sample questions sharing a French term and one wrong rendering, plus
+    three scattered self-test corruptions; the base glossary does not know the clustered errors."""
+    return clustered_oracle(load_dataset("sample", with_corpus=False), "all", clusters=3, per_cluster=3,
+                            scattered=3, seed=0)
+
+
+@pytest.fixture(scope="module")
+def runs(synthetic, embedding_cache):
+    return {learning: simulate(synthetic.dataset, oracle=synthetic.make_oracle(), glossary=synthetic.glossary,
+                               learning_on=learning, cache_dir=embedding_cache, **SETTINGS)
+            for learning in (True, False)}
+
+
+def test_the_builder_injects_clusters_the_glossary_does_not_know(synthetic):
+    original = {p.id: p.question_nl for p in load_dataset("sample", with_corpus=False).pairs}
+    now = {p.id: p.question_nl for p in synthetic.dataset.pairs}
+    oracle = synthetic.oracle.set_index("id")
+    assert len(synthetic.clusters) == 3 and len(oracle) == 12
+    for cluster in synthetic.clusters:
+        for qid in cluster["ids"]:
+            assert cluster["rejected"].lower() in now[qid].lower() and now[qid] != original[qid]
+            assert oracle.loc[qid, "verdict"] == "legal" and oracle.loc[qid, "corrected_nl"] == original[qid]
+        entry = next(e for e in synthetic.glossary.entries if e.id == cluster["entry"])
+        assert cluster["rejected"].lower() not in {r.term.lower() for r in entry.nl_rejected}
+    assert all(now[q] == original[q] for q in original if q not in oracle.index)
+
+
+def test_learning_finds_more_errors_than_the_static_ranking(runs):
+    learning, static = runs[True].curve, runs[False].curve
+    assert list(learning.columns) == CURVE_COLUMNS
+    assert learning["reviewed"].iloc[-1] == static["reviewed"].iloc[-1] == SETTINGS["budget"]
+    assert learning["found_legal"].iloc[-1] > static["found_legal"].iloc[-1]
+    assert (learning["reviewed_control"] == SETTINGS["control"]).all()
+    later = learning[learning["round"] > 0]  # the estimator's point inside its own interval, every round
+    assert later["estimate"].notna().all() and (later["ci_low"] <= later["estimate"]).all()
+    assert (later["estimate"] <= later["ci_high"]).all()
+    # every learned rule names its review; at least one flagged another member of its cluster
+    rules = runs[True].rules
+    assert rules["source"].str.fullmatch(r"expert review of question \d+ \(synthetic\)").all()
+    assert rules["n_other_flagged"].max() >= 1
+    assert runs[False].learned_entries is None and runs[False].rules.empty
+
+
+def test_the_oracle_is_read_only_for_reviewed_pairs(synthetic, runs, embedding_cache):
+    order = runs[True].order
+    reviewed = synthetic.oracle[synthetic.oracle["id"].isin(order["id"])]
+    assert len(reviewed) < len(synthetic.oracle)  # some oracle rows were never needed
+    oracle = Oracle(reviewed.rename(columns={"annotators": "annotator"}), source="synthetic")
+    again = simulate(synthetic.dataset, oracle=oracle, glossary=synthetic.glossary, cache_dir=embedding_cache,
+                     **SETTINGS)
+    pd.testing.assert_frame_equal(again.curve, runs[True].curve)
+    pd.testing.assert_frame_equal(again.order, order)
+    assert oracle.revealed == order["id"].tolist()
+
+
+def test_cli_writes_the_campaign_files(synthetic, tmp_path, embedding_cache):
+    data, oracle, glossary = synthetic.write(tmp_path / "data", "test")
+    synthetic.write(tmp_path / "data", "train")
+    out = tmp_path / "campaign" / "learning"
+    result = _run("campaign", "simulate", "--dataset", data, "--split", "all", "--oracle", oracle,
+                  "--glossary", glossary, "--batch", 2, "--budget", 14, "--control", 2, "--seed", 0,
+                  "--cache-dir", embedding_cache, "--out", out)
+    assert result.exit_code == 0, result.output
+    curve = pd.read_csv(out / "campaign_curve.csv")
+    assert list(curve.columns) == CURVE_COLUMNS and curve["reviewed"].is_monotonic_increasing
+    order = pd.read_csv(out / "review_order.csv")
+    assert list(order.columns) == ["round", "id", "queue"] and len(order) == 14 and order["id"].is_unique
+    learned = yaml.safe_load((out / "learned_glossary.yaml").read_text(encoding="utf-8"))
+    assert learned["entries"] and all(e["source"].startswith("expert review of question") for e in learned["entries"])
+    meta = json.loads((out / "campaign.meta.json").read_text(encoding="utf-8"))
+    assert meta["learning"] is True and meta["budget"] == 14 and str(tmp_path) not in json.dumps(meta)
+
+
+@pytest.mark.parametrize("row, message", [
+    ({"id": 99999, "verdict": "legal", "corrected_nl": ""}, "not in the simulated dataset split"),
+    ({"id": 1, "verdict": "awful", "corrected_nl": ""}, "is not one of correct, minor, legal"),
+])
+def test_bad_oracle_is_one_line_exit_2(tmp_path, row, message):
+    oracle = tmp_path / "oracle.csv"
+    pd.DataFrame([row]).to_csv(oracle, index=False)
+    result = _run("campaign", "simulate", "--dataset", "sample", "--split", "all", "--oracle", oracle,
+                  "--budget", 4, "--out", tmp_path / "o")
+    assert result.exit_code == 2 and message in result.output and len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_oracle_spans_out_of_bounds(tmp_path):
+    oracle, spans = tmp_path / "oracle.csv", tmp_path / "spans.csv"
+    pd.DataFrame([{"id": 1, "verdict": "legal", "corrected_nl": "x"}]).to_csv(oracle, index=False)
+    pd.DataFrame([{"id": 1, "annotator": "a", "side": "fr", "start": 0, "end": 10_000, "text": "x",
+                   "category": "other", "note": ""}]).to_csv(spans, index=False)
+    result = _run("campaign", "simulate", "--dataset", "sample", "--split", "all", "--oracle", oracle,
+                  "--oracle-spans", spans, "--budget", 4, "--out", tmp_path / "o")
+    assert result.exit_code == 2 and "row 2" in result.output and "id 1" in result.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_report_campaign_section_shows_both_runs_and_the_rules(runs, tmp_path):
+    from bbsard_audit.campaign import write_campaign
+    from bbsard_audit.report.campaign_section import campaign_section
+    from bbsard_audit.report.document import Plot, Report, Table
+    from bbsard_audit.report.html import render_html
+    from bbsard_audit.report.markdown import render_markdown
+
+    assert campaign_section(tmp_path) is None
+    write_campaign(runs[True], tmp_path / "campaign" / "learning")
+    write_campaign(runs[False], tmp_path / "campaign" / "static")
+    section = campaign_section(tmp_path)
+    plot = next(b for b in section.blocks if isinstance(b, Plot))
+    assert plot.png.startswith(b"\x89PNG") and "learning:" in plot.alt and "static:" in plot.alt
+    ended = next(b for b in section.blocks if isinstance(b, Table))
+    found = {row[0]: int(row[3]) for row in ended.rows}
+    assert found == {"learning": int(runs[True].curve["found_legal"].iloc[-1]),
+                     "static": int(runs[False].curve["found_legal"].iloc[-1])}
+    rules = section.subsections[0].blocks[0]
+    assert len(rules.rows) == len(runs[True].rules) and "other pairs flagged" in rules.columns
+    report = Report("t", "s", [section])
+    assert "Rules learned (learning)" in render_markdown(report) and "<img" in render_html(report)
+
+    from bbsard_audit.report import build_report
+
+    files = build_report(tmp_path)  # the `report` command shows it for a folder holding only campaigns
+    assert section.title in files.sections and "Rules learned (learning)" in files.markdown.read_text()
+
+
+def test_the_oracle_reveals_one_pair_once_and_only_its_spans():
+    spans = pd.DataFrame([{"id": q, "annotator": "a", "side": "nl", "start": 0, "end": 1, "text": "W",
+                           "category": "terminology", "note": ""} for q in (1, 2)])
+    verdicts = pd.DataFrame([{"id": 1, "verdict": "legal", "corrected_nl": "X", "annotator": "a"}],
+                            columns=ORACLE_COLUMNS)
+    oracle = Oracle(verdicts, spans)
+    assert oracle.revealed_spans().empty
+    assert oracle.reveal(2)["verdict"] == "correct"  # no row: judged correct
+    assert oracle.revealed_spans()["id"].tolist() == [2] and oracle.revealed == [2]
+    with pytest.raises(ValueError):
+        oracle.reveal(2)

@@ -1,0 +1,185 @@
+"""`audit learn` and `audit --learned`: term rules from expert corrections, conflicts, layering,
+refitted weights, and bad input (one line, exit 2, nothing written)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from bbsard_audit.audit import learn as L
+from bbsard_audit.audit.glossary import Glossary
+from bbsard_audit.audit.risk import RiskConfig
+from bbsard_audit.audit.termmatch import tokenize
+from bbsard_audit.cli import app
+from bbsard_audit.dataset import sample_dir
+
+runner = CliRunner()
+VERDICTS = sample_dir() / "verdicts.csv"
+
+
+def _run(*args):
+    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def audit_csv(tmp_path_factory, embedding_cache):
+    out = tmp_path_factory.mktemp("learn_audit")
+    result = _run("audit", "--dataset", "sample", "--cache-dir", embedding_cache, "--out", out)
+    assert result.exit_code == 0, result.output
+    return out / "audit.csv"
+
+
+def test_a_multiword_change_is_one_rendering():
+    changes = L.changed_renderings("Kan ik in hoger beroep gaan bij het hof van beroep?",
+                                   "Kan ik in hoger beroep gaan bij de rechtbank van eerste aanleg?")
+    assert [(r, a) for r, a, _ in changes] == [("hof van beroep", "rechtbank van eerste aanleg")]
+
+
+def test_nl_spans_keep_only_the_marked_change():
+    t, c = "De huurder van de woning belt de politierechter.", "De verhuurder van de woning belt de vrederechter."
+    assert {r for r, _, _ in L.changed_renderings(t, c)} == {"huurder", "politierechter"}
+    start = t.index("politierechter")
+    assert [r for r, _, _ in L.changed_renderings(t, c, [(start, start + len("politierechter"))])] == ["politierechter"]
+
+
+def test_dice_alignment_finds_the_term_a_translation_repeats():
+    pairs = [("Le bailleur peut-il augmenter le loyer ?", "Mag de verhuurder de huur verhogen?"),
+             ("Quand le loyer est-il dû ?", "Wanneer is de huur verschuldigd?"),
+             ("Le loyer comprend-il les charges ?", "Omvat de huur de kosten?"),
+             ("Le bailleur doit-il réparer le toit ?", "Moet de verhuurder het dak herstellen?")]
+    aligner = L.Aligner(pairs)
+    term, dice = aligner.align(pairs[1][0], [" ".join(tokenize("huur", "nl").lemmas)], 0.5)
+    assert term == "loyer" and dice == 1.0
+
+
+def test_learn_on_the_sample_verdicts(audit_csv, tmp_path):
+    result = _run("audit", "learn", "--audit", audit_csv, "--verdicts", VERDICTS, "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    raw = yaml.safe_load((tmp_path / "learned_glossary.yaml").read_text(encoding="utf-8"))
+    assert set(raw["learned_from"]) == {"audit", "verdicts"} and len(raw["learned_from"]["audit"]) == 64
+    learned = Glossary.load(tmp_path / "learned_glossary.yaml")  # the shipped glossary's format
+    by_fr = {e.fr[0]: e for e in learned.entries}
+    court = by_fr["tribunal de première instance"]
+    assert "rechtbank van eerste aanleg" in court.nl_accepted
+    assert [r.term for r in court.nl_rejected] == ["hof van beroep"]
+    assert court.source == "expert review of question 22 (reviewer_a;reviewer_b)"
+    # question 29's correction rejects a rendering the shipped glossary accepts: reported, not merged
+    conflicts = pd.read_csv(tmp_path / "learned_conflicts.csv")
+    assert list(conflicts["source"]) == ["expert review of question 29 (reviewer_a;reviewer_b)"]
+    assert "allocations familiales" not in by_fr and "conflict" in result.output
+    assert not (tmp_path / "learned_weights.toml").exists()  # 21 verdicts: too few to refit
+
+
+def test_spans_name_the_french_term(audit_csv, tmp_path):
+    audit = pd.read_csv(audit_csv).set_index("id")
+    fr = audit.loc[3, "question_fr"]
+    start = fr.index("Flandre")
+    spans = tmp_path / "error_spans.csv"
+    pd.DataFrame([{"id": 3, "annotator": "reviewer_a", "side": "fr", "start": start, "end": start + 7,
+                   "text": "Flandre", "category": "entity", "note": ""}]).to_csv(spans, index=False)
+    result = L.learn(audit_csv, VERDICTS, spans)
+    rule = next(r for r in result.rules if r.id == 3)
+    assert (rule.fr, rule.method, rule.accepted) == ("flandre", "span", "vlaanderen")
+
+
+def test_experts_who_disagree_are_reported():
+    a = L.TermRule("flandre", "vlaanderen", "wallonië", 3, "alice", "dice", 0.8)
+    b = L.TermRule("flandre", "wallonië", "vlaanderen", 7, "bob", "dice", 0.8)
+    c = L.TermRule("loyer", "huur", "lening", 9, "carol", "glossary", 1.0)
+    rules, conflicts = L.find_conflicts([a, b, c], Glossary.load())
+    assert rules == [c]
+    assert sorted((x.rule.id, x.conflicts_with) for x in conflicts) == [
+        (3, "expert review of question 7 (bob)"), (7, "expert review of question 3 (alice)")]
+
+
+def test_layered_rules_flag_other_questions_and_name_the_review():
+    base = Glossary.load()
+    rule = L.TermRule("bail", "huurovereenkomst", "borgtocht", 775, "alice@x", "dice", 0.5)
+    new = L.TermRule("astreinte", "dwangsom", "boete", 12, "bob", "dice", 0.5)
+    learned = L.to_glossary(L.learned_entries([rule, new], base), "t")
+    layered = L.layer(base, [learned])
+    findings, _ = layered.check_pairs([
+        ("Le bailleur peut-il résilier le bail ?", "Kan de verhuurder de borgtocht opzeggen?"),
+        ("Le juge peut-il imposer une astreinte ?", "Kan de rechter een boete opleggen?")])
+    reasons = [" | ".join(f.reason for f in row) for row in findings]
+    assert "expert review of question 775 (alice@x)" in reasons[0]
+    assert "expert review of question 12 (bob)" in reasons[1]
+    assert any(f.flag == "term_rejected" for f in findings[1])
+    # plain concatenation would hide the learned 'bail' rule behind the shipped 'bail' entry
+    plain = Glossary.layered([base, learned])
+    hidden = plain.check_pairs([("Le bailleur peut-il résilier le bail ?", "Kan de verhuurder de borgtocht opzeggen?")])
+    assert "775" not in " ".join(f.reason for f in hidden[0][0])
+
+
+def test_enough_verdicts_refit_the_weights(audit_csv, tmp_path):
+    audit = pd.read_csv(audit_csv)
+    verdicts = tmp_path / "verdicts.csv"
+    flagged = audit["flagged"].astype(str).str.lower().eq("true")
+    pd.DataFrame({"id": audit["id"], "verdict": ["legal" if f else "correct" for f in flagged],
+                  "corrected_nl": ""}).to_csv(verdicts, index=False)
+    assert flagged.sum() >= 5 and len(audit) >= 30
+    written = L.write_learned(L.learn(audit_csv, verdicts), tmp_path / "out")
+    weights = RiskConfig.load(tmp_path / "out" / "learned_weights.toml").weights
+    assert tmp_path / "out" / "calibration.csv" in written
+    default = RiskConfig.load()
+    soft = {rule.flag for rule in default.rules.values()}
+    assert weights and not set(weights) & soft  # continuous signals have their weight in [signals.*]
+    raised = audit.loc[flagged, "flags"].fillna("").str.split(";").explode()
+    top = raised[(raised != "") & ~raised.isin(soft)].value_counts().index[0]
+    assert weights[top] > default.weights.get(top, default.default_weight)  # precision 1 pulls it up
+
+
+def test_audit_learned_names_the_review(audit_csv, tmp_path, embedding_cache):
+    learned = tmp_path / "learned"
+    assert _run("audit", "learn", "--audit", audit_csv, "--verdicts", VERDICTS, "--out", learned).exit_code == 0
+    result = _run("audit", "--dataset", "sample", "--learned", learned / "learned_glossary.yaml",
+                  "--cache-dir", embedding_cache, "--out", tmp_path / "a")
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(tmp_path / "a" / "audit.csv").set_index("id")
+    assert "expert review of question 3 (reviewer_a;reviewer_b)" in frame.loc[3, "reasons"]
+
+
+@pytest.mark.parametrize("case, message", [
+    ("verdict_id", "verdict for a question that is not in the audit"),
+    ("verdict_value", "is not one of correct, minor, legal"),
+    ("span_bounds", "outside the nl question"),
+    ("span_text", "does not match the question"),
+])
+def test_bad_learn_input(audit_csv, tmp_path, case, message):
+    verdicts, spans = tmp_path / "v.csv", None
+    shutil.copy(VERDICTS, verdicts)
+    frame = pd.read_csv(VERDICTS)
+    nl = pd.read_csv(audit_csv).set_index("id").loc[1, "question_nl"]
+    if case == "verdict_id":
+        frame.loc[len(frame)] = {**frame.iloc[0].to_dict(), "id": 99999}
+        frame.to_csv(verdicts, index=False)
+    elif case == "verdict_value":
+        frame.loc[0, "verdict"] = "wrong"
+        frame.to_csv(verdicts, index=False)
+    else:
+        spans = tmp_path / "s.csv"
+        start, end, text = (len(nl) - 2, len(nl) + 5, "x") if case == "span_bounds" else (0, 3, "xyz")
+        pd.DataFrame([{"id": 1, "annotator": "a", "side": "nl", "start": start, "end": end, "text": text,
+                       "category": "terminology", "note": ""}]).to_csv(spans, index=False)
+    args = ["--spans", spans] if spans else []
+    result = _run("audit", "learn", "--audit", audit_csv, "--verdicts", verdicts, *args, "--out", tmp_path / "o")
+    assert result.exit_code == 2 and message in result.output and len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_learned_file_that_is_not_a_glossary(tmp_path, embedding_cache):
+    bad = tmp_path / "learned.yaml"
+    bad.write_text("rules: [a, b]\n", encoding="utf-8")
+    result = _run("audit", "--dataset", "sample", "--learned", bad, "--cache-dir", embedding_cache, "--out", tmp_path / "o")
+    assert result.exit_code == 2 and "not a glossary" in result.output and str(bad) in result.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_glossary_term_that_agrees_with_the_correction_wins():
+    index = L._GlossaryIndex(Glossary.load())
+    fr = "L'administrateur de biens peut-il faire appel à un médiateur de dettes ?"  # the wrong one first
+    assert index.align(fr, "bewindvoerder", "schuldbemiddelaar") == "médiateur de dettes"
