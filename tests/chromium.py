@@ -8,7 +8,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+from conftest import missing, need
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser"),
                              shutil.which("google-chrome")) if p), None)
@@ -30,9 +30,10 @@ class PageVisit:
 
 
 def require_chromium() -> None:
-    pytest.importorskip("selenium", reason="selenium not installed (pip install -e .[test])")
+    """Skip without selenium or Chromium; under CI=true (which installs both) fail instead."""
+    need("selenium", "selenium not installed (pip install -e .[test])")
     if CHROMIUM is None or CHROMEDRIVER is None:
-        pytest.skip("chromium and chromedriver not found (apt-get install chromium chromium-driver)")
+        missing("chromium and chromedriver not found (apt-get install chromium chromium-driver)")
 
 
 def visit(html: Path, screenshot: Path) -> PageVisit:
