@@ -1,5 +1,6 @@
-"""A test run never writes to the user's real cache (~/.cache/bbsard-audit, HF, torch): tests/conftest.py
-points every cache at a temporary folder before any stage is imported."""
+"""The test harness itself (tests/conftest.py): a test run never writes to the user's real cache
+(~/.cache/bbsard-audit, HF, torch), and under CI=true a missing optional dependency fails instead of
+skipping."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import REPO, USER_ENV
+import pytest
+
+import conftest
+from conftest import REPO, USER_ENV, need
 
 INNER = '''
 import os
@@ -48,3 +52,11 @@ def test_a_test_run_leaves_the_real_cache_untouched(tmp_path):
                           timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert snapshot(home) == before
+
+
+@pytest.mark.parametrize("ci, outcome", [(False, pytest.skip.Exception), (True, pytest.fail.Exception)])
+def test_a_missing_optional_dependency_skips_but_fails_under_ci(monkeypatch, ci, outcome):
+    monkeypatch.setattr(conftest, "CI", ci)
+    with pytest.raises(outcome, match="no_such_peer_library"):
+        need("no_such_peer_library")
+    assert need("json").dumps([1]) == "[1]"
