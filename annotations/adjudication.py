@@ -18,14 +18,12 @@ import pandas as pd
 
 from bbsard_audit.errors import InputError
 
-from .agreement import VERDICTS
+from bbsard_audit.contracts.verdicts import SEVERITY, VERDICTS_CSV, check_known
 
-SEVERITY = {"correct": 0, "minor": 1, "legal": 2}
 GOLD_STRICTNESS = {"yes": 0, "": 0, "unsure": 1, "no": 2}
 RULES = ("stricter", "lenient", "none")
 DEFAULT_CONFIG = Path(__file__).with_name("adjudication.toml")
-VERDICT_COLUMNS = ["id", "verdict", "corrected_nl", "gold_labels_apply", "n_annotations",
-                   "annotators", "agreement_status", "adjudicated_by"]
+VERDICT_COLUMNS = [c.name for c in VERDICTS_CSV.columns]
 
 
 @dataclass(frozen=True)
@@ -68,8 +66,9 @@ class AdjudicationRule:
 
 
 def adjudicate(raw: pd.DataFrame, rule: AdjudicationRule) -> pd.DataFrame:
-    """One verdicts.csv row per question from annotations_raw rows."""
-    raw = raw[raw["verdict"].isin(VERDICTS)].sort_values(["id", "updated_at", "annotation_id"])
+    """One verdicts.csv row per question from annotations_raw rows (verdicts checked by the raw contract)."""
+    check_known(raw["verdict"])
+    raw = raw.sort_values(["id", "updated_at", "annotation_id"])
     rows = []
     for qid, group in raw.groupby("id", sort=True):
         verdict, status, how = rule.resolve(group["verdict"].tolist())
@@ -89,7 +88,7 @@ def adjudicate(raw: pd.DataFrame, rule: AdjudicationRule) -> pd.DataFrame:
 
 def disagreements(raw: pd.DataFrame, rule: AdjudicationRule) -> pd.DataFrame:
     """Questions whose annotators disagree: each annotator's verdict and the adjudicated outcome."""
-    raw = raw[raw["verdict"].isin(VERDICTS)]
+    check_known(raw["verdict"])
     n_distinct = raw.groupby("id")["verdict"].nunique()
     split = raw[raw["id"].isin(n_distinct[n_distinct > 1].index)]
     outcome = adjudicate(split, rule)[["id", "verdict", "agreement_status", "adjudicated_by"]]
@@ -97,3 +96,4 @@ def disagreements(raw: pd.DataFrame, rule: AdjudicationRule) -> pd.DataFrame:
         return outcome
     wide = split.pivot_table(index="id", columns="annotator", values="verdict", aggfunc="last")
     return wide.add_prefix("verdict:").reset_index().merge(outcome, on="id", how="left")
+

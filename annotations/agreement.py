@@ -8,29 +8,14 @@ a coincidence matrix for alpha), so a bootstrap over items is one matrix product
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
 
-VERDICTS = ("correct", "minor", "legal")
-
-
-@dataclass(frozen=True)
-class Score:
-    """One agreement statistic with its bootstrap CI and how it was computed."""
-
-    name: str
-    value: float
-    ci_low: float
-    ci_high: float
-    n_items: int
-    signature: str
-    annotators: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+from bbsard_audit.contracts.agreement import Agreement, Score
+from bbsard_audit.contracts.verdicts import VERDICTS, check_known
 
 
 @dataclass
@@ -44,8 +29,9 @@ class RatingMatrix:
 
     @classmethod
     def from_raw(cls, raw: pd.DataFrame, categories=VERDICTS, binary_legal: bool = False) -> "RatingMatrix":
-        """From annotations_raw rows (`id, annotator, verdict`); one (latest) verdict per pair."""
-        raw = raw[raw["verdict"].isin(VERDICTS)]
+        """From annotations_raw rows (`id, annotator, verdict`); one (latest) verdict per pair.
+        A verdict outside the vocabulary is an error, never a dropped rating."""
+        check_known(raw["verdict"])
         labels = raw["verdict"]
         if binary_legal:
             labels = np.where(labels == "legal", "legal", "not_legal")
@@ -133,27 +119,15 @@ def _signature(stat: str, n_boot: int, seed: int, level: float) -> str:
     return f"{stat}|bootstrap:items|n:{n_boot}|seed:{seed}|level:{level}"
 
 
-@dataclass
-class AgreementReport:
-    """Kappa per annotator pair and alpha over everyone, on 3 verdicts and on legal-vs-not."""
-
-    scores: list[Score] = field(default_factory=list)
-    n_items_multi: int = 0
-
-    def to_dict(self) -> dict:
-        return {"n_items_with_2plus_annotations": self.n_items_multi,
-                "scores": [s.to_dict() for s in self.scores]}
-
-
 def agreement(raw: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95,
-              min_shared: int = 2) -> AgreementReport:
-    report = AgreementReport()
+              min_shared: int = 2) -> Agreement:
+    report = Agreement()
     for scheme, binary in (("verdict", False), ("legal_vs_not", True)):
         matrix = RatingMatrix.from_raw(raw, binary_legal=binary)
         k = len(matrix.categories)
         counts = matrix.counts()
-        report.n_items_multi = int((counts.sum(axis=1) >= 2).sum())
-        if report.n_items_multi:
+        report.n_items_with_2plus_annotations = int((counts.sum(axis=1) >= 2).sum())
+        if report.n_items_with_2plus_annotations:
             report.scores.append(krippendorff_alpha(
                 counts, n_boot=n_boot, seed=seed, level=level,
                 name=f"krippendorff_alpha[{scheme}]", annotators=matrix.annotators))

@@ -9,11 +9,14 @@ import pandas as pd
 import typer
 from rich.progress import Progress
 
-from bbsard_audit.io import write_csv, write_json, write_sidecar
+from bbsard_audit.contracts.sidecar import write_sidecar
+from bbsard_audit.contracts.verdicts import read_raw, read_verdicts
+from bbsard_audit.errors import InputError
+from bbsard_audit.io import write_csv, write_json
 
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
-from .pull import RAW_FILE, pull as pull_verdicts, raw_from_export, read_export_file, read_raw, read_table
+from .pull import RAW_FILE, pull as pull_verdicts, raw_from_export, read_export_file
 from .tasks import AUDIT_COLUMNS, QUEUE_COLUMNS, audit_version, build_tasks, read_audit
 
 if TYPE_CHECKING:  # label_studio_sdk and scipy load in ~1.5 s: only the commands that talk to them import them
@@ -160,8 +163,9 @@ def agreement(raw: Annotated[Path, typer.Option(help=f"{RAW_FILE} written by pul
     report = compute_agreement(table, n_boot=n_boot, seed=seed)
     rule = AdjudicationRule.load(adjudication)
     wide = disagreements(table, rule)
-    write_json(out / "agreement.json", report.to_dict() | {"n_disagreements": len(wide)})
-    write_sidecar(out / "agreement.json", raw=str(raw), n_boot=n_boot, seed=seed)
+    report.n_disagreements = len(wide)
+    record = report.write(out / "agreement.json")
+    write_sidecar(out / "agreement.json", files=[record], raw=str(raw), n_boot=n_boot, seed=seed)
     write_csv(out / "disagreements.csv", wide)
     write_sidecar(out / "disagreements.csv", raw=str(raw), adjudication=rule.describe())
     for score in report.scores:
@@ -185,14 +189,18 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
     """
     population = read_audit(audit)
     if split != "all":
+        splits = sorted(population["split"].unique())
         population = population[population["split"] == split]
-    table = read_table(verdicts, ["id", "verdict"])
+        if population.empty:
+            raise InputError(f"no audited pair in split {split!r} (the audit has: {', '.join(splits) or 'none'})",
+                             file=str(audit))
+    table = read_verdicts(verdicts)
     from .estimate import estimate as compute_estimate
 
     result = compute_estimate(population, table, read_audit(queue, QUEUE_COLUMNS) if queue else None,
                               level=level, seed=seed)
-    write_json(out, result.to_dict())
-    write_sidecar(out, audit=str(audit), verdicts=str(verdicts), queue=str(queue) if queue else None,
+    record = result.write(out)
+    write_sidecar(out, files=[record], audit=str(audit), verdicts=str(verdicts), queue=str(queue) if queue else None,
                   split=split, level=level, seed=seed, method=result.method)
     typer.echo(f"legally inaccurate: {result.share_legal:.1%} [{result.ci_low:.1%}, {result.ci_high:.1%}] "
                f"of {result.population} pairs ({split})")

@@ -23,54 +23,13 @@ pooled control sample — and says so in `assumptions`.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from bbsard_audit.contracts.estimate import Estimate, Stratum
+from bbsard_audit.contracts.verdicts import check_known
 from bbsard_audit.errors import InputError
-
-
-
-@dataclass(frozen=True)
-class Stratum:
-    name: str
-    population: int
-    reviewed: int
-    legal: int
-    rate: float | None
-    wilson_low: float | None
-    wilson_high: float | None
-
-
-@dataclass
-class Estimate:
-    share_legal: float
-    ci_low: float
-    ci_high: float
-    expected_legal_pairs: float
-    population: int
-    strata: list[Stratum]
-    level: float
-    draws: int
-    seed: int
-    method: str = ("stratified proportion; CI = Monte Carlo posterior predictive of the error count "
-                   "(Jeffreys Beta + Beta-binomial for unreviewed pairs, finite population)")
-    assumptions: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def wilson(x: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    if n == 0:
-        return float("nan"), float("nan")
-    z = stats.norm.ppf(0.5 + level / 2)
-    p = x / n
-    centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
-    half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)
-    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+from bbsard_audit.stats import wilson
 
 
 def _labels(audit: pd.DataFrame, queue: pd.DataFrame | None) -> tuple[pd.Series, dict[str, int], list[str]]:
@@ -145,8 +104,17 @@ def _groups(by: dict[str, Stratum], assumptions: list[str]) -> list[tuple[int, i
 
 def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | None = None, *,
              level: float = 0.95, draws: int = 20000, seed: int = 0) -> Estimate:
+    """The estimate for the pairs of `audit` (one split) from `verdicts` (verdicts.csv rows; empty
+    verdicts are unresolved disagreements and count as not reviewed)."""
+    if audit.empty:
+        raise InputError("no audited pair in this population (wrong --split?)")
+    final = verdicts[verdicts["verdict"] != ""]
+    check_known(final["verdict"])
+    twice = final["id"][final["id"].duplicated()]
+    if len(twice):
+        raise InputError("duplicate verdict for one question", id=int(twice.iloc[0]))
     labels, sizes, assumptions = _labels(audit, queue)
-    final = verdicts[verdicts["verdict"].isin(["correct", "minor", "legal"]) & verdicts["id"].isin(labels.index)]
+    final = final[final["id"].isin(labels.index)]
     unflagged = labels.index[labels.str.startswith("unflagged").to_numpy()]
     if queue is not None and not set(unflagged) <= set(final["id"]):
         # An unflagged pair reviewed outside the control sample was not drawn at random: it cannot

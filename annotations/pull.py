@@ -25,41 +25,25 @@ from pathlib import Path
 
 import pandas as pd
 
+from bbsard_audit.contracts.sidecar import write_sidecar
+from bbsard_audit.contracts.verdicts import (GOLD_LABELS_APPLY, RAW, RAW_COLUMNS, VERDICTS, VERDICTS_CSV,
+                                             read_raw, utc_time)
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import write_csv, write_sidecar
 
 from .adjudication import AdjudicationRule, adjudicate
-from .agreement import VERDICTS
 from .tasks import EXTERNAL_ID
 
-RAW_COLUMNS = ["id", "task_id", "annotation_id", "annotator", "verdict", "corrected_nl",
-               "gold_labels_apply", "created_at", "updated_at"]
 RAW_FILE = "annotations_raw.csv"
-GOLD_ANSWERS = ("yes", "no", "unsure")
 # Label Studio stores a Choice's alias; the displayed value is accepted too (older configs, imports).
 CHOICES = {
-    "verdict": {"correct": "correct", "minor": "minor", "legal": "legal", "Correct": "correct",
+    "verdict": {**{v: v for v in VERDICTS}, "Correct": "correct",
                 "Minor issue (legal meaning preserved)": "minor", "Legally inaccurate": "legal"},
-    "gold_labels_apply": {"yes": "yes", "no": "no", "unsure": "unsure",
-                          "Yes": "yes", "No": "no", "Unsure": "unsure"},
+    "gold_labels_apply": {**{v: v for v in GOLD_LABELS_APPLY}, "Yes": "yes", "No": "no", "Unsure": "unsure"},
 }
 _ID_ONLY = re.compile(r"user[:-](\d+)")
 
 
 # ---------------------------------------------------------------- values
-
-def utc_time(value: object) -> str:
-    """An ISO 8601 time as `YYYY-MM-DDTHH:MM:SS.ffffffZ` in UTC ('' when missing); naive = UTC.
-
-    Raises ValueError on anything else. Fixed width, so text order is time order.
-    """
-    text = "" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value).strip()
-    if not text:
-        return ""
-    when = datetime.fromisoformat(text)
-    when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
-    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
 
 def user_identity(completed_by: object, users: dict[int, str]) -> str:
     """The annotator's stable name: email when known, else `user:<id>`."""
@@ -108,9 +92,8 @@ def annotation_row(task: dict, annotation: dict, users: dict[int, str]) -> dict 
     for key in ("created_at", "updated_at"):
         try:
             times[key] = utc_time(annotation.get(key))
-        except ValueError:
-            raise ValueError(f"annotation {annotation.get('id')}: {key} {annotation.get(key)!r} is not an "
-                             f"ISO 8601 time") from None
+        except ValueError as exc:
+            raise ValueError(f"annotation {annotation.get('id')}: {key} {exc}") from None
     return {"id": _question_id(task), "task_id": task.get("id"), "annotation_id": annotation.get("id"),
             "annotator": user_identity(annotation.get("completed_by"), users), **fields, **times}
 
@@ -159,56 +142,22 @@ def read_export_file(path: str | Path) -> list[dict]:
     return tasks
 
 
-# ---------------------------------------------------------------- files (the verdicts/raw contract)
+# ---------------------------------------------------------------- files (bbsard_audit.contracts.verdicts)
 
-def read_table(path: str | Path, columns: list[str]) -> pd.DataFrame:
-    """A CSV written by pull (or by hand): all text, integer ids, the given columns present."""
-    path = Path(path)
-    try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read CSV: {exc}", file=str(path)) from None
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise InputError(f"missing column(s) {', '.join(missing)}", file=str(path))
-    ids = pd.to_numeric(table["id"], errors="coerce")
-    bad = ids.isna() | (ids % 1 != 0)
-    if bad.any():
-        row = int(bad.to_numpy().nonzero()[0][0])
-        raise InputError("id is not an integer", file=str(path), row=row + 2, id=table["id"].iloc[row])
-    return table.assign(id=ids.astype(int))
-
-
-def read_raw(path: str | Path, *, missing_ok: bool = False) -> pd.DataFrame:
-    """annotations_raw.csv, checked row by row (verdict, gold answer, times); a first pull has none yet."""
-    if missing_ok and not Path(path).exists():
-        return pd.DataFrame(columns=RAW_COLUMNS)
-    table = read_table(path, RAW_COLUMNS)
-    allowed = {"verdict": VERDICTS, "gold_labels_apply": ("", *GOLD_ANSWERS)}
-    for row, record in enumerate(table.to_dict("records"), start=2):
-        for column, values in allowed.items():
-            if record[column] not in values:
-                raise InputError(f"unknown {column} {record[column]!r} (expected one of "
-                                 f"{', '.join(v for v in values if v)})", file=str(path), row=row, id=record["id"])
-        for column in ("created_at", "updated_at"):
-            try:
-                table.at[row - 2, column] = utc_time(record[column])
-            except ValueError:
-                raise InputError(f"{column} {record[column]!r} is not an ISO 8601 time", file=str(path),
-                                 row=row, id=record["id"]) from None
-    return table[RAW_COLUMNS]
+def read_previous(path: Path) -> pd.DataFrame:
+    """The previous annotations_raw.csv through its contract (times normalised); none on a first pull."""
+    return read_raw(path, missing_ok=True)
 
 
 def write_raw(path: Path, raw: pd.DataFrame, *, source: dict, n_in_this_pull: int) -> None:
-    write_csv(path, raw)
-    write_sidecar(path, source=source, n_annotations=len(raw), n_in_this_pull=n_in_this_pull)
+    write_sidecar(path, files=[RAW.write_file(path, raw)], source=source, n_annotations=len(raw),
+                  n_in_this_pull=n_in_this_pull)
 
 
 def write_verdicts(path: Path, verdicts: pd.DataFrame, *, source: dict, rule: AdjudicationRule,
                    n_annotations: int) -> None:
-    write_csv(path, verdicts)
-    write_sidecar(path, source=source, adjudication=rule.describe(), n_questions=len(verdicts),
-                  n_annotations=n_annotations,
+    write_sidecar(path, files=[VERDICTS_CSV.write_file(path, verdicts)], source=source,
+                  adjudication=rule.describe(), n_questions=len(verdicts), n_annotations=n_annotations,
                   status_counts=verdicts["agreement_status"].value_counts().to_dict())
 
 
@@ -251,7 +200,7 @@ def pull(tasks: list[dict], out: str | Path, *, users: dict[int, str] | None = N
     out = Path(out)
     raw_path = out.with_name(RAW_FILE)
     new = raw_from_export(tasks, users, origin=origin)
-    raw = merge_raw(read_raw(raw_path, missing_ok=True), new)
+    raw = merge_raw(read_previous(raw_path), new)
     verdicts = adjudicate(raw, rule)
     write_raw(raw_path, raw, source=source, n_in_this_pull=len(new))
     write_verdicts(out, verdicts, source=source, rule=rule, n_annotations=len(raw))

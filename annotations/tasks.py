@@ -7,59 +7,34 @@ reviewer needs to judge the Dutch text, and the audit's verdict guess as a predi
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
+from bbsard_audit.contracts.audit import AUDIT, QUEUE
+from bbsard_audit.contracts.sidecar import read_sidecar
 from bbsard_audit.dataset import Dataset
-from bbsard_audit.errors import InputError
 from bbsard_audit.io import sidecar_path
 
 AUDIT_COLUMNS = ["id", "split", "question_fr", "question_nl", "backtranslation", "risk", "severity",
                  "flagged", "flags", "reasons"]
 QUEUE_COLUMNS = AUDIT_COLUMNS + ["queue", "stratum"]
-QUEUES = ("risk", "control")
 LABEL_CONFIG = Path(__file__).with_name("labeling_config.xml")
 EXTERNAL_ID = "question_id"
 
 
-def _bad(path: Path, frame: pd.DataFrame, mask: np.ndarray, message: str) -> None:
-    if mask.any():
-        i = int(np.flatnonzero(mask)[0])
-        raise InputError(message, file=str(path), row=i + 2, id=frame["id"].iloc[i])
-
-
 def read_audit(path: str | Path, columns: list[str] = AUDIT_COLUMNS) -> pd.DataFrame:
-    """Read and check an audit.csv-shaped file: ids unique integers, risk in [0, 1], flagged bool."""
-    path = Path(path)
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read CSV: {exc}", file=str(path)) from None
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise InputError(f"missing column(s) {', '.join(missing)}", file=str(path))
-    ids = pd.to_numeric(frame["id"], errors="coerce")
-    _bad(path, frame, (ids.isna() | (ids % 1 != 0)).to_numpy(), "id is not an integer")
-    _bad(path, frame, frame["id"].duplicated().to_numpy(), "duplicate id")
-    risk = pd.to_numeric(frame["risk"], errors="coerce")
-    _bad(path, frame, (risk.isna() | (risk < 0) | (risk > 1)).to_numpy(), "risk is not a number in [0, 1]")
-    flagged = frame["flagged"].str.strip().str.lower()
-    _bad(path, frame, (~flagged.isin(["true", "false", "1", "0"])).to_numpy(), "flagged is not true/false")
-    if "queue" in columns:
-        _bad(path, frame, (~frame["queue"].isin(QUEUES)).to_numpy(), "queue is not risk or control")
-    return frame.assign(id=ids.astype(int), risk=risk.astype(float), flagged=flagged.isin(["true", "1"]))
+    """audit.csv, or review_queue.csv when `columns` holds `queue`, through its contract
+    (bbsard_audit.contracts.audit: ids unique integers, risk in [0, 1], flagged boolean, ...)."""
+    return (QUEUE if "queue" in columns else AUDIT).read(path)
 
 
 def audit_version(audit_path: str | Path) -> str:
     """The model_version of predictions: the audit's tool version (+ config hash if recorded)."""
     meta = sidecar_path(audit_path)
-    try:
-        record = json.loads(Path(meta).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    if not meta.is_file():
         return "audit"
+    record = read_sidecar(meta)
     parts = [f"audit-{record.get('tool_version', 'unknown')}"]
     if record.get("config_hash"):
         parts.append(str(record["config_hash"])[:8])

@@ -14,9 +14,12 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
+from bbsard_audit.contracts.audit import AUDIT
+from bbsard_audit.contracts.calibration import CALIBRATION_CSV, Calibration, Combined, SignalRow
+from bbsard_audit.contracts.sidecar import write_sidecar
+from bbsard_audit.contracts.verdicts import read_verdicts as read_verdicts_csv
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import write_csv, write_json, write_sidecar
-from bbsard_audit.eval.subsets import Verdicts
+from bbsard_audit.io import finite
 
 POSITIVES = {"legal": {"legal"}, "minor+legal": {"minor", "legal"}}
 # Which way is "worse" for the continuous signals (anything else numeric is oriented by its name).
@@ -54,27 +57,22 @@ def best_f1_threshold(y: np.ndarray, score: np.ndarray) -> tuple[float, float, f
 
 
 def read_verdicts(path: str | Path) -> pd.DataFrame:
-    """`id, verdict` as a frame, through eval's verdict reader: one rule for every stage."""
-    verdicts = Verdicts.read(path).verdict
-    return pd.DataFrame({"id": [int(q) for q in verdicts], "verdict": list(verdicts.values())})
+    """`id, verdict` of the final verdicts (unresolved disagreements left out), through the contract."""
+    frame = read_verdicts_csv(path)
+    return frame.loc[frame["verdict"] != "", ["id", "verdict"]].reset_index(drop=True)
 
 
 @dataclass
 class CalibrationResult:
     table: pd.DataFrame
-    summary: dict
+    summary: Calibration
 
 
 def calibrate(audit_csv: str | Path, verdicts: str | Path, positive: str = "legal") -> CalibrationResult:
     if positive not in POSITIVES:
         raise InputError(f"--positive must be one of {', '.join(POSITIVES)}")
     audit_path = Path(audit_csv)
-    if not audit_path.is_file():
-        raise InputError("audit file not found", file=str(audit_path))
-    audit = pd.read_csv(audit_path)
-    missing = {"id", "risk", "flagged", "flags"} - set(audit.columns)
-    if missing:
-        raise InputError(f"not an audit.csv: missing {', '.join(sorted(missing))}", file=str(audit_path))
+    audit = AUDIT.read(audit_path).drop(columns=["spans"], errors="ignore")
     judged = read_verdicts(verdicts)
     merged = audit.merge(judged, on="id", how="inner")
     if merged.empty:
@@ -82,7 +80,7 @@ def calibrate(audit_csv: str | Path, verdicts: str | Path, positive: str = "lega
     y = merged["verdict"].isin(POSITIVES[positive]).to_numpy()
     rows = []
     risk = merged["risk"].to_numpy(float)
-    flagged = merged["flagged"].astype(str).str.lower().eq("true").to_numpy()
+    flagged = merged["flagged"].to_numpy(dtype=bool)
     p, r = precision_recall(y, flagged)
     t, tp, tr = best_f1_threshold(y, risk)
     rows.append({"signal": "risk", "kind": "combined", "direction": "higher_is_worse", "roc_auc": roc_auc(y, risk),
@@ -107,19 +105,21 @@ def calibrate(audit_csv: str | Path, verdicts: str | Path, positive: str = "lega
         rows.append({"signal": flag, "kind": "flag", "direction": "raised", "roc_auc": roc_auc(y, raised.astype(float)),
                      "precision": p, "recall": r, "n_raised": int(raised.sum())})
     table = pd.DataFrame(rows)
-    combined = table.iloc[0].to_dict()
-    summary = {"audit": str(audit_path), "verdicts": str(verdicts), "positive": positive,
-               "n_verdicts": len(judged), "n_matched": len(merged), "n_unmatched": len(judged) - len(merged),
-               "n_positive": int(y.sum()), "verdict_counts": merged["verdict"].value_counts().to_dict(),
-               "combined": {k: combined[k] for k in ("roc_auc", "precision", "recall", "suggested_threshold",
-                                                      "precision_at_suggested", "recall_at_suggested")},
-               "signals": table.to_dict(orient="records")}
+    signals = [SignalRow(**finite(row)) for row in rows]
+    combined = Combined(**{k: v for k, v in finite(rows[0]).items() if k in Combined.__dataclass_fields__})
+    summary = Calibration(audit=str(audit_path), verdicts=str(verdicts), positive=positive,
+                          n_verdicts=len(judged), n_matched=len(merged), n_unmatched=len(judged) - len(merged),
+                          n_positive=int(y.sum()),
+                          verdict_counts={str(k): int(v) for k, v in merged["verdict"].value_counts().items()},
+                          combined=combined, signals=signals)
     return CalibrationResult(table, summary)
 
 
 def write_calibration(result: CalibrationResult, out: str | Path) -> list[Path]:
+    """calibration.json (strict JSON: null where a statistic is undefined) + calibration.csv + one sidecar."""
     out = Path(out)
-    paths = [write_json(out / "calibration.json", result.summary), write_csv(out / "calibration.csv", result.table)]
-    paths.append(write_sidecar(out / "calibration.json", audit=result.summary["audit"],
-                               verdicts=result.summary["verdicts"], positive=result.summary["positive"]))
-    return paths
+    files = [result.summary.write(out / "calibration.json"),
+             CALIBRATION_CSV.write_file(out / "calibration.csv", result.table)]
+    sidecar = write_sidecar(out / "calibration.json", files=files, audit=result.summary.audit,
+                            verdicts=result.summary.verdicts, positive=result.summary.positive)
+    return [out / "calibration.json", out / "calibration.csv", sidecar]

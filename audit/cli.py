@@ -147,9 +147,13 @@ def calibrate(audit_csv: Annotated[Path, typer.Option("--audit", metavar="FILE",
     result = run_calibration(audit_csv, verdicts, positive=positive)
     for path in write_calibration(result, out):
         console.print(f"  wrote {path}")
-    c = result.summary["combined"]
-    console.print(f"{result.summary['n_matched']} verdicts matched; risk ROC-AUC {c['roc_auc']:.3f}, "
-                  f"precision {c['precision']:.2f}, recall {c['recall']:.2f} at the configured threshold")
+    c = result.summary.combined
+
+    def num(value: float | None, digits: int) -> str:  # null: undefined (e.g. no positive verdict)
+        return "n/a" if value is None else f"{value:.{digits}f}"
+
+    console.print(f"{result.summary.n_matched} verdicts matched; risk ROC-AUC {num(c.roc_auc, 3)}, "
+                  f"precision {num(c.precision, 2)}, recall {num(c.recall, 2)} at the configured threshold")
 
 
 def register(app: typer.Typer) -> None:

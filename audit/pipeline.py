@@ -18,7 +18,8 @@ import pandas as pd
 
 from bbsard_audit.dataset import Dataset, QuestionPair, load_dataset, sample_dir
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import atomic_path, write_csv, write_sidecar
+from bbsard_audit.contracts.audit import AUDIT, QUEUE
+from bbsard_audit.contracts.sidecar import write_sidecar
 
 from . import qa_checks
 from .backtranslation import BackTranslationScorer, BackTranslationThresholds, Translator, get_translator
@@ -324,14 +325,13 @@ def write_audit(result: AuditResult, out: Path, *, review_budget: int | None = N
     queue = info = None
     if review_budget is not None:  # computed first: a bad request fails before anything is written
         queue, info = review_queue(result.frame, review_budget, control, seed)
-    written = [write_csv(out / "audit.csv", result.frame)]
-    with atomic_path(out / "audit.parquet") as tmp:
-        result.frame.to_parquet(tmp, index=False)
-    written.append(out / "audit.parquet")
-    written.append(write_sidecar(out / "audit.csv", **result.meta, seed=seed))
+    files = [AUDIT.write_file(out / "audit.csv", result.frame), AUDIT.write_file(out / "audit.parquet", result.frame)]
+    written = [out / "audit.csv", out / "audit.parquet",
+               write_sidecar(out / "audit.csv", files=files, **result.meta, seed=seed)]
     if queue is not None:
-        written.append(write_csv(out / "review_queue.csv", queue))
-        written.append(write_sidecar(out / "review_queue.csv", **info, audit=str(out / "audit.csv"),
+        written.append(out / "review_queue.csv")
+        written.append(write_sidecar(out / "review_queue.csv", files=[QUEUE.write_file(out / "review_queue.csv", queue)],
+                                     **info, audit=str(out / "audit.csv"),
                                      dataset=result.meta["dataset"],
                                      backtranslation=result.meta["backtranslation"]))
     return written

@@ -18,12 +18,13 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 # Stages as modules, called through their attributes: what the demo runs is what the stage exports now.
-from bbsard_audit.annotations import adjudication, agreement, estimate, pull, tasks
+from bbsard_audit.annotations import adjudication, agreement, estimate, tasks
 from bbsard_audit.audit import calibration, selftest
 from bbsard_audit.audit import pipeline as audit_pipeline
 from bbsard_audit.eval import pipeline as eval_pipeline
 
 from . import release, report
+from .contracts.verdicts import read_raw, read_verdicts
 from .dataset import Dataset, load_dataset, sample_dir
 from .io import write_csv, write_json, write_sidecar
 
@@ -90,16 +91,16 @@ def _verdicts(ctx: dict) -> tuple[str, list[Path]]:
     write_sidecar(ctx["out"] / "verdicts.csv", dataset=ctx["dataset"].provenance(),
                   source="illustrative verdicts shipped with the embedded sample (not a real review)")
     ctx["verdicts"] = ctx["out"] / "verdicts.csv"
-    import pandas as pd
+    from .contracts.verdicts import read_verdicts
 
-    verdicts = pd.read_csv(ctx["verdicts"])
+    verdicts = read_verdicts(ctx["verdicts"])
     counts = verdicts["verdict"].value_counts()
     return (f"{len(verdicts)} illustrative verdicts ("
             + ", ".join(f"{v} {int(counts.get(v, 0))}" for v in ("correct", "minor", "legal")) + ")"), written
 
 
 def _agreement(ctx: dict) -> tuple[str, list[Path]]:
-    raw = pull.read_raw(ctx["out"] / "annotations_raw.csv")
+    raw = read_raw(ctx["out"] / "annotations_raw.csv")
     scores = agreement.agreement(raw, seed=SEED)
     rule = adjudication.AdjudicationRule.load(None)
     wide = adjudication.disagreements(raw, rule)
@@ -114,7 +115,7 @@ def _agreement(ctx: dict) -> tuple[str, list[Path]]:
 def _estimate(ctx: dict) -> tuple[str, list[Path]]:
     audit = tasks.read_audit(ctx["audit"])
     queue = tasks.read_audit(ctx["queue"], tasks.QUEUE_COLUMNS)
-    verdicts = pull.read_table(ctx["verdicts"], ["id", "verdict"])
+    verdicts = read_verdicts(ctx["verdicts"])
     result = estimate.estimate(audit, verdicts, queue, seed=SEED)
     path = write_json(ctx["out"] / "estimate.json", result.to_dict())
     write_sidecar(path, audit="audit.csv", verdicts="verdicts.csv", queue="review_queue.csv", seed=SEED,
@@ -126,8 +127,8 @@ def _estimate(ctx: dict) -> tuple[str, list[Path]]:
 def _calibrate(ctx: dict) -> tuple[str, list[Path]]:
     result = calibration.calibrate(ctx["audit"], ctx["verdicts"])
     written = calibration.write_calibration(result, ctx["out"])
-    c = result.summary.get("combined", {})
-    return f"risk vs expert 'legal': ROC-AUC {c.get('roc_auc', float('nan')):.2f}", list(written)
+    auc = result.summary.combined.roc_auc
+    return f"risk vs expert 'legal': ROC-AUC {'n/a' if auc is None else f'{auc:.2f}'}", list(written)
 
 
 def _eval(ctx: dict) -> tuple[str, list[Path]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
+import math
 import os
 import platform
 import tempfile
@@ -41,8 +42,26 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
     return Path(path)
 
 
+def finite(obj: Any) -> Any:
+    """`obj` with every NaN / infinity replaced by None (JSON null), however deeply nested."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    if hasattr(obj, "item") and callable(obj.item) and getattr(obj, "ndim", None) == 0:  # numpy scalar
+        return finite(obj.item())
+    return obj
+
+
+def dumps(obj: Any) -> str:
+    """Strict JSON text: NaN and infinity become null (bare NaN is not JSON), never written as NaN."""
+    return json.dumps(finite(obj), indent=2, ensure_ascii=False, default=str, allow_nan=False) + "\n"
+
+
 def write_json(path: str | os.PathLike, obj: Any) -> Path:
-    return write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
+    return write_text(path, dumps(obj))
 
 
 def write_csv(path: str | os.PathLike, frame) -> Path:

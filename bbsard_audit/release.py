@@ -20,10 +20,15 @@ import pandas as pd
 
 from .dataset import LANGS, QUESTION_COLUMNS, SPLITS, Dataset, QuestionPair, sample_dir
 from .errors import InputError
-from .io import sidecar_path, write_csv, write_sidecar, write_text
-from .report.loaders import find_estimates, read_json, read_table
+from .contracts.agreement import Agreement
+from .contracts.audit import AUDIT
+from .contracts.changelog import CHANGELOG
+from .contracts.changelog import COLUMNS as CHANGELOG_COLUMNS
+from .contracts.estimate import Estimate
+from .contracts.sidecar import read_sidecar, write_sidecar
+from .contracts.verdicts import RAW, read_verdicts as read_verdicts_csv
+from .io import sidecar_path, write_csv, write_text
 
-VERDICTS = ("correct", "minor", "legal")
 POLICIES = ("exclude", "keep-marked")
 STATUSES = ("verified", "corrected", "unverified", "flagged-unverified", "excluded")
 STATUS_MEANING = {
@@ -34,8 +39,6 @@ STATUS_MEANING = {
     "excluded": "judged legally inaccurate and not corrected: to be left out of evaluation "
                 "(present only with --policy keep-marked; with --policy exclude the pair is removed)",
 }
-CHANGELOG_COLUMNS = ("id", "split", "old_nl", "new_nl", "verdict", "annotators", "date", "verification",
-                     "gold_labels_apply")
 
 
 @dataclass(frozen=True)
@@ -87,41 +90,32 @@ class ReleaseSummary:
 
 
 def read_verdicts(path: str | Path, dataset: Dataset, annotations: str | Path | None = None) -> dict[int, Verdict]:
-    """Expert verdicts (docs/formats.md verdicts.csv); every id must be a question of `dataset`."""
+    """Final expert verdicts (verdicts.csv through its contract; an unresolved disagreement is no
+    verdict yet, so its pair stays unverified); every id must be a question of `dataset`."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError("verdicts file not found", file=str(path))
-    frame = read_table(path, ("id", "verdict"))
+    frame = read_verdicts_csv(path)
     known = dataset.by_id()
     dates = _annotation_dates(Path(annotations) if annotations else path.with_name("annotations_raw.csv"))
     fallback = _sidecar_date(path)
     out: dict[int, Verdict] = {}
     for line, row in enumerate(frame.to_dict("records"), start=2):
-        qid, verdict = int(row["id"]), _text(row["verdict"]).lower()
-        if verdict not in VERDICTS:
-            raise InputError(f"verdict {verdict!r} is not one of {', '.join(VERDICTS)}", file=str(path), row=line, id=qid)
-        if qid in out:
-            raise InputError("duplicate verdict for this question", file=str(path), row=line, id=qid)
+        qid, verdict = int(row["id"]), row["verdict"]
         if qid not in known:
             raise InputError(f"question id not in the dataset ({dataset.source})", file=str(path), row=line, id=qid)
-        out[qid] = Verdict(qid, verdict, _text(row.get("corrected_nl")), _text(row.get("gold_labels_apply")),
-                           _text(row.get("annotators")), dates.get(qid, fallback))
+        if not verdict:
+            continue
+        out[qid] = Verdict(qid, verdict, row["corrected_nl"].strip(), row["gold_labels_apply"],
+                           row["annotators"].strip(), dates.get(qid, fallback))
     return out
-
-
-def _text(value) -> str:
-    return "" if value is None or (isinstance(value, float) and value != value) else str(value).strip()
 
 
 def _annotation_dates(path: Path) -> dict[int, str]:
     """Latest annotation time per question, when the raw annotations sit next to the verdicts."""
     if not path.is_file():
         return {}
-    raw = read_table(path, ("id",))
-    column = next((c for c in ("updated_at", "created_at") if c in raw.columns), None)
-    if column is None:
-        return {}
-    stamps = pd.to_datetime(raw[column], errors="coerce", utc=True)
+    raw = RAW.read(path)
+    stamps = pd.to_datetime(raw["updated_at"].where(raw["updated_at"] != "", raw["created_at"]),
+                            errors="coerce", utc=True, format="ISO8601")
     latest = stamps.groupby(raw["id"]).max().dropna()
     return {int(i): ts.date().isoformat() for i, ts in latest.items()}
 
@@ -129,7 +123,7 @@ def _annotation_dates(path: Path) -> dict[int, str]:
 def _sidecar_date(path: Path) -> str:
     meta = sidecar_path(path)
     if meta.is_file():
-        created = str(read_json(meta).get("created", ""))
+        created = str(read_sidecar(meta)["created"])
         if created:
             return created[:10]
     return _dt.date.today().isoformat()
@@ -138,9 +132,8 @@ def _sidecar_date(path: Path) -> str:
 def read_flagged(audit: str | Path | None) -> set[int]:
     if audit is None:
         return set()
-    frame = read_table(Path(audit), ("id", "flagged"))
-    flagged = frame["flagged"].astype(str).str.strip().str.lower().isin(("true", "1", "yes"))
-    return set(frame.loc[flagged, "id"].astype(int))
+    frame = AUDIT.read(audit)
+    return set(frame.loc[frame["flagged"], "id"].astype(int))
 
 
 def decide(pair: QuestionPair, verdict: Verdict | None, flagged: bool, policy: ReleasePolicy) -> Decision:
@@ -167,7 +160,8 @@ def build_release(dataset: Dataset, verdicts: str | Path, out: str | Path, polic
     side = Path(verdicts).parent
     agreement = Path(agreement) if agreement else side / "agreement.json"
     estimate = Path(estimate) if estimate else side / "estimate.json"
-    docs = {name: read_json(p) for name, p in (("agreement", agreement), ("estimate", estimate)) if p.is_file()}
+    docs = {name: kind.read(p) for name, kind, p in (("agreement", Agreement, agreement), ("estimate", Estimate, estimate))
+            if p.is_file()}
 
     summary = ReleaseSummary(out=out, policy=policy)
     for d in decisions:
@@ -182,10 +176,10 @@ def build_release(dataset: Dataset, verdicts: str | Path, out: str | Path, polic
         _write_corpus(tmp, dataset)
         changes = _changelog(decisions)
         summary.changes = len(changes)
-        write_csv(tmp / "CHANGELOG.csv", changes)
+        changelog = CHANGELOG.write_file(tmp / "CHANGELOG.csv", changes)
         _write_hf(tmp / "hf", tmp, dataset)
         write_text(tmp / "README.md", dataset_card(dataset, summary, docs, [s for s in SPLITS if s in summary.counts]))
-        write_sidecar(tmp / "CHANGELOG.csv", dataset=dataset.provenance(),
+        write_sidecar(tmp / "CHANGELOG.csv", files=[changelog], dataset=dataset.provenance(),
                       inputs={"verdicts": str(verdicts), "audit": str(audit) if audit else None,
                               **{k: str(v) for k, v in (("agreement", agreement), ("estimate", estimate)) if v.is_file()}},
                       policy={"legal_uncorrected": policy.legal, "keep_minor": policy.keep_minor},
@@ -330,7 +324,7 @@ def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: 
              "Uncorrected pairs with a minor issue are treated like legally inaccurate ones.")
     stats = []
     for name, title in (("agreement", "Inter-annotator agreement"), ("estimate", "Estimated error rate")):
-        found = find_estimates(docs.get(name)) if name in docs else []
+        found = docs[name].named_values() if name in docs else []
         if found:
             stats.append(f"**{title}** (`{name}.json`):\n\n| measure | value | 95% CI |\n|---|---|---|\n" + "\n".join(
                 f"| {e.name} | {e.value:.3g} | " + (f"[{e.ci_low:.3g}, {e.ci_high:.3g}]" if e.ci_low is not None else "–")

@@ -16,7 +16,10 @@ import numpy as np
 import pandas as pd
 
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import write_csv, write_sidecar
+from bbsard_audit.contracts.eval_tables import METRICS, PAIRWISE, RANKING_SHIFT
+from bbsard_audit.contracts.sidecar import write_sidecar
+from bbsard_audit.contracts.table import FileRecord
+from bbsard_audit.io import write_csv
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap, holm, paired_randomisation
 from .metrics import DEFAULT_METRICS, SIGNATURE, Metric, hit_matrix, parse_metrics, per_query_matrix
@@ -163,6 +166,9 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
     return EvalResult(tables, {**built, **{f"{n}.corrected": r for n, r in corrected_runs.items()}}, meta, warnings)
 
 
+CONTRACTS = {"metrics": METRICS, "ranking_shift": RANKING_SHIFT, "pairwise": PAIRWISE}
+
+
 def write_outputs(result: EvalResult, out: str | Path) -> list[Path]:
     """Every table as DIR/NAME.csv + NAME.meta.json, built-in runs as DIR/runs/NAME.trec, and eval.meta.json."""
     out = Path(out)
@@ -171,8 +177,12 @@ def write_outputs(result: EvalResult, out: str | Path) -> list[Path]:
         path = run.write_trec(out / "runs" / f"{name}.trec")
         written.append(path)
     for name in OUTPUTS:
-        path = write_csv(out / f"{name}.csv", result.tables[name])
-        write_sidecar(path, table=name, **result.meta)
+        path, table = out / f"{name}.csv", result.tables[name]
+        if name in CONTRACTS:
+            record = CONTRACTS[name].write_file(path, table)
+        else:
+            record = FileRecord.of(write_csv(path, table), len(table))
+        write_sidecar(path, files=[record], table=name, **result.meta)
         written.append(path)
     written.append(write_sidecar(out / "eval", outputs=[p.name for p in written], **result.meta))
     return written

@@ -165,3 +165,14 @@ def embedding_cache() -> Path:
     the tests (the demo, eval's dense retrievers): each text is embedded once, not once per test.
     Tests about caching itself use their own empty folder."""
     return TEST_CACHE / "bbsard-audit" / "embeddings"
+
+
+def audit_frame(ids, flagged):
+    """A minimal audit.csv frame that meets its contract (bbsard_audit.contracts.audit)."""
+    import pandas as pd
+
+    flagged = [bool(f) for f in flagged]
+    return pd.DataFrame({"id": [int(i) for i in ids], "split": "test", "category": "housing", "question_fr": "fr",
+                         "question_nl": "nl", "backtranslation": "", "risk": [0.9 if f else 0.1 for f in flagged],
+                         "severity": ["high" if f else "none" for f in flagged], "flagged": flagged,
+                         "flags": ["number" if f else "" for f in flagged], "reasons": ""})

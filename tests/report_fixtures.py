@@ -101,9 +101,10 @@ def write_workdir(root: Path, *, audit: bool = True, review: bool = True, evalua
             "level": 0.95, "draws": 20000, "seed": 0, "method": "stratified proportion, Monte Carlo CI",
             "assumptions": []}))
         (root / "calibration.json").write_text(json.dumps({
-            "positive": "legal", "n_verdicts": 12, "n_matched": 12, "n_positive": 2,
+            "audit": "audit.csv", "verdicts": "verdicts.csv", "positive": "legal", "n_verdicts": 12,
+            "n_matched": 12, "n_unmatched": 0, "n_positive": 2, "verdict_counts": {"correct": 7, "minor": 3, "legal": 2},
             "combined": {"roc_auc": 0.9, "precision": 0.333, "recall": 1.0, "suggested_threshold": 0.6},
-            "signals": [{"signal": "risk", "roc_auc": 0.9}]}))
+            "signals": [{"signal": "risk", "kind": "combined", "direction": "higher_is_worse", "roc_auc": 0.9}]}))
         pd.DataFrame({"signal": ["risk", "bt_chrf", "legal_term"], "kind": ["combined", "continuous", "flag"],
                       "direction": ["higher_is_worse", "lower_is_worse", "raised"], "roc_auc": [0.9, 0.85, 0.7],
                       "precision": [0.333, None, 0.5], "recall": [1.0, None, 0.5],

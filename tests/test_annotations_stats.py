@@ -260,7 +260,7 @@ def test_read_audit_bad_input_is_one_line_with_row_and_id(tmp_path, toy_pairs):
     frame.to_csv(queue, index=False)
     with pytest.raises(InputError) as err:
         read_audit(queue, QUEUE_COLUMNS)
-    assert err.value.one_line() == f"{queue}, row 5, id {frame.loc[3, 'id']}: risk is not a number in [0, 1]"
+    assert err.value.one_line() == f"{queue}, row 5, id {frame.loc[3, 'id']}: risk 'high' is not a number"
     res = runner.invoke(app, ["annotate", "export-tasks", "--audit", str(audit), "--queue", str(queue),
                               "--out", str(tmp_path / "t.json")])
     assert res.exit_code == 2 and res.output.startswith("error: ") and res.output.count("\n") == 1
@@ -296,7 +296,7 @@ def test_export_tasks_offline_round_trip(tmp_path, toy_pairs):
     bad.to_csv(tmp_path / "bad_verdicts.csv", index=False)
     res = runner.invoke(app, ["annotate", "estimate", "--audit", str(audit), "--verdicts",
                               str(tmp_path / "bad_verdicts.csv"), "--out", str(tmp_path / "e.json")])
-    assert res.exit_code == 2 and res.output.strip().endswith("row 4, id x7: id is not an integer")
+    assert res.exit_code == 2 and res.output.strip().endswith("row 4: id 'x7' is not an integer")
     assert not (tmp_path / "e.json").exists()
 
 

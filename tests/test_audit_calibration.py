@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
+from conftest import audit_frame
 
 from bbsard_audit.audit.calibration import best_f1_threshold, calibrate, read_verdicts, roc_auc
 from bbsard_audit.audit.retrieval_consistency import RetrievalConsistency, gold_rank, load_run
@@ -26,21 +26,20 @@ def test_best_f1_threshold():
 
 
 def test_calibrate_orients_signals_and_suggests_thresholds(tmp_path):
-    audit = pd.DataFrame({"id": [1, 2, 3, 4, 5, 6], "risk": [0.9, 0.8, 0.2, 0.1, 0.6, 0.05],
-                          "flagged": [True, True, False, False, True, False],
-                          "flags": ["term_rejected", "omission", "", "", "term_missing", ""],
-                          "bt_chrf": [20.0, 35.0, 80.0, 90.0, 70.0, 95.0]})
+    audit = audit_frame(range(1, 7), [True, True, False, False, True, False]).assign(
+        risk=[0.9, 0.8, 0.2, 0.1, 0.6, 0.05], flags=["term_rejected", "omission", "", "", "term_missing", ""],
+        bt_chrf=[20.0, 35.0, 80.0, 90.0, 70.0, 95.0])
     audit.to_csv(tmp_path / "audit.csv", index=False)
     (tmp_path / "v.csv").write_text("id,verdict\n1,legal\n2,legal\n3,correct\n4,minor\n5,correct\n6,correct\n99,legal\n")
     result = calibrate(tmp_path / "audit.csv", tmp_path / "v.csv")
     s = result.summary
-    assert s["n_matched"] == 6 and s["n_unmatched"] == 1 and s["n_positive"] == 2
-    assert s["combined"]["roc_auc"] == 1.0 and s["combined"]["precision"] == pytest.approx(2 / 3)
-    assert s["combined"]["recall"] == 1.0 and s["combined"]["suggested_threshold"] == 0.8
+    assert s.n_matched == 6 and s.n_unmatched == 1 and s.n_positive == 2
+    assert s.combined.roc_auc == 1.0 and s.combined.precision == pytest.approx(2 / 3)
+    assert s.combined.recall == 1.0 and s.combined.suggested_threshold == 0.8
     chrf = result.table.set_index("signal").loc["bt_chrf"]
     assert chrf["direction"] == "lower_is_worse" and chrf["roc_auc"] == 1.0 and chrf["suggested_threshold"] == 35.0
     minor = calibrate(tmp_path / "audit.csv", tmp_path / "v.csv", positive="minor+legal").summary
-    assert minor["n_positive"] == 3
+    assert minor.n_positive == 3
     flag = result.table.set_index("signal").loc["term_missing"]
     assert flag["kind"] == "flag" and flag["precision"] == 0.0
 
@@ -48,7 +47,7 @@ def test_calibrate_orients_signals_and_suggests_thresholds(tmp_path):
 def test_verdicts_errors_name_file_row_and_id(tmp_path):
     path = tmp_path / "v.csv"
     path.write_text("id,verdict\n1,correct\nx,legal\n")
-    with pytest.raises(InputError, match=r"v.csv, row 3: question id 'x' is not an integer"):
+    with pytest.raises(InputError, match=r"v.csv, row 3: id 'x' is not an integer"):
         read_verdicts(path)
     path.write_text("qid,verdict\n1,correct\n")
     with pytest.raises(InputError, match=r"v.csv: missing column\(s\) id"):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import audit_frame
 
 from bbsard_audit.eval.metrics import Metric, hit_matrix
 from bbsard_audit.eval.runs import Qrels, Run
@@ -26,8 +27,7 @@ def test_cli_on_shared_runs(shared_runs, tmp_path, fmt):
     legal = set(qids[::5])  # a verdicts file that removes every fifth question
     pd.DataFrame({"id": qids[:150], "verdict": ["legal" if q in legal else "correct" for q in qids[:150]]}) \
         .to_csv(tmp_path / "verdicts.csv", index=False)
-    pd.DataFrame({"id": qids, "flagged": [str(int(q) % 3 == 0).lower() for q in qids]}) \
-        .to_csv(tmp_path / "audit.csv", index=False)
+    audit_frame(qids, [int(q) % 3 == 0 for q in qids]).to_csv(tmp_path / "audit.csv", index=False)
     runs = [arg for s in SYSTEMS for arg in ("--run", f"{s}={shared_runs / f'{s}.{fmt}'}")]
     out = tmp_path / "out"
     res = subprocess.run([sys.executable, "-c", "from bbsard_audit.cli import main; main()", "eval", *runs,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import audit_frame
 from scipy.stats import kendalltau
 
 from bbsard_audit.eval.bootstrap import resample_indices, sign_flips
@@ -119,7 +120,7 @@ def bench(tmp_path):
     pd.DataFrame({"id": list(verdict), "verdict": list(verdict.values()),
                   "corrected_nl": ["" for _ in verdict]}).to_csv(tmp_path / "verdicts.csv", index=False)
     flagged = {q: rnd.random() < 0.3 for q in qids}
-    pd.DataFrame({"id": qids, "flagged": [str(flagged[q]).lower() for q in qids]}).to_csv(tmp_path / "audit.csv", index=False)
+    audit_frame(qids, [flagged[q] for q in qids]).to_csv(tmp_path / "audit.csv", index=False)
     return tmp_path, qids, relevant, rankings, verdict, flagged
 
 

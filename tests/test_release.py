@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import audit_frame
 
+from bbsard_audit.contracts.agreement import Agreement, Score
+from bbsard_audit.contracts.estimate import Estimate
 from bbsard_audit.dataset import QUESTION_COLUMNS, load_dataset
 from bbsard_audit.errors import InputError
 from bbsard_audit.release import ReleasePolicy, build_release
@@ -54,14 +57,13 @@ def write_review(root: Path) -> Path:
                    "annotators": "anna;bart", "agreement_status": "agreed"} for i, v, c, g in VERDICTS]
                  ).to_csv(root / "verdicts.csv", index=False)
     pd.DataFrame([{"id": i, "task_id": i, "annotation_id": 10 * i + j, "annotator": a, "verdict": v,
-                   "created_at": f"2026-11-0{j + 1}T09:00:00Z", "updated_at": f"2026-11-{j + 1 + i:02d}T09:00:00Z"}
+                   "corrected_nl": "", "gold_labels_apply": "", "created_at": f"2026-11-0{j + 1}T09:00:00Z", "updated_at": f"2026-11-{j + 1 + i:02d}T09:00:00Z"}
                   for i, v, _, _ in VERDICTS for j, a in enumerate(("anna", "bart"))]
                  ).to_csv(root / "annotations_raw.csv", index=False)
-    (root / "agreement.json").write_text(json.dumps({"cohen_kappa": {"value": 0.71, "ci_low": 0.45, "ci_high": 0.9}}))
-    (root / "estimate.json").write_text(json.dumps({"legal_rate": {"estimate": 0.125, "ci": [0.04, 0.3]}}))
-    pd.DataFrame({"id": list(range(1, 9)), "question_fr": "x", "question_nl": "y", "risk": 0.5,
-                  "flagged": [False, False, True, True, True, False, False, True], "flags": "", "reasons": ""}
-                 ).to_csv(root / "audit.csv", index=False)
+    Agreement(8, [Score("cohen_kappa[verdict]", 0.71, 0.45, 0.9, 8, "kappa", ("anna", "bart"))]).write(
+        root / "agreement.json")
+    Estimate(0.125, 0.04, 0.3, 1.0, 8, [], 0.95, 100, 0).write(root / "estimate.json")
+    audit_frame(range(1, 9), [False, False, True, True, True, False, False, True]).to_csv(root / "audit.csv", index=False)
     return root / "verdicts.csv"
 
 
@@ -140,7 +142,8 @@ def test_dataset_card(release):
     assert card.startswith("---\nlicense: cc-by-nc-sa-4.0\n")
     assert "CC BY-NC-SA 4.0" in card and "Lotfi" in card and "Louis, Antoine and Spanakis" in card
     assert "| test | 2 | 2 | 0 | 0 | 1 | 5 |" in card and "| train | 0 | 0 | 1 | 1 | 1 | 3 |" in card
-    assert "| cohen_kappa | 0.71 | [0.45, 0.9] |" in card and "| legal_rate | 0.125 | [0.04, 0.3] |" in card
+    assert "| cohen_kappa[verdict] anna vs bart | 0.71 | [0.45, 0.9] |" in card
+    assert "| share_legal | 0.125 | [0.04, 0.3] |" in card
     assert "**removed**" in card
 
 
@@ -159,7 +162,7 @@ def test_rerun_replaces_release_and_refuses_foreign_folder(release, tmp_path):
 @pytest.mark.parametrize("edit, message", [
     (lambda f: f.assign(verdict=f["verdict"].replace("legal", "wrong")), "row 5, id 4: verdict 'wrong' is not one of"),
     (lambda f: f.drop(columns=["verdict"]), "verdicts.csv: missing column(s) verdict"),
-    (lambda f: pd.concat([f, f.tail(1)]), "row 8, id 6: duplicate verdict"),
+    (lambda f: pd.concat([f, f.tail(1)]), "row 8, id 6: duplicate id: already on row 7"),
     (lambda f: f.assign(id=f["id"].replace(6, 999)), "row 7, id 999: question id not in the dataset"),
 ])
 def test_bad_verdicts_are_one_line_and_write_nothing(tmp_path, edit, message):

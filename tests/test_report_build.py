@@ -70,15 +70,16 @@ def test_secrets_in_sidecars_never_reach_the_report(tmp_path):
         assert "stricter verdict wins" in text  # the rest of the sidecar is kept
 
 
-def test_extra_columns_and_unknown_json_keys_are_tolerated(tmp_path):
+def test_extra_columns_are_shown_but_a_json_layout_the_producer_does_not_write_is_one_line(tmp_path):
+    """The report reads JSON through the producers' own records: no key guessing (issue 10)."""
     wd = write_workdir(tmp_path)
     metrics = pd.read_csv(wd / "metrics.csv").assign(new_column="x")
     metrics.to_csv(wd / "metrics.csv", index=False)
+    build_report(wd)
     (wd / "agreement.json").write_text(json.dumps({"kappa": 0.5, "ci": [0.3, 0.7], "brand_new": {"x": "y"}}))
-    (wd / "estimate.json").write_text(json.dumps({"legal_rate": {"estimate": 0.1, "lower": 0.05, "upper": 0.2}}))
-    md = build_report(wd).markdown.read_text()
-    assert "| kappa | 0.500 | [0.300, 0.700] | – |" in md
-    assert "| legal rate | 0.100 | [0.050, 0.200] | – |" in md
+    with pytest.raises(InputError, match=r"agreement.json: unknown key\(s\) 'brand_new', 'ci', 'kappa'"):
+        build_report(wd)
+    assert not (wd / "report.html").exists() or "brand_new" not in (wd / "report.html").read_text()
 
 
 @pytest.mark.parametrize("name, column", [("audit.csv", "risk"), ("metrics.csv", "subset"),

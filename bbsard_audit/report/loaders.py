@@ -1,36 +1,42 @@
 """Read whatever stage outputs a work folder holds into one `Workdir` object.
 
-Readers are tolerant of extra columns and unknown JSON keys (stages grow), and strict on missing
-required columns (a renamed column must fail loudly, with one line naming the file).
+Every exchanged file is read by its contract (bbsard_audit.contracts), the same reader the stages
+use: a truncated, mistyped or duplicated file is one line naming the file, never a partial report.
+JSON outputs become their typed records (no key guessing); tables the contracts do not own yet are
+read by the same strict CSV reader, with the columns a section needs.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 import pandas as pd
 
+from ..contracts.agreement import Agreement
+from ..contracts.audit import AUDIT, QUEUE
+from ..contracts.calibration import CALIBRATION_CSV, Calibration
+from ..contracts.error_spans import ERROR_SPANS
+from ..contracts.estimate import Estimate as ErrorRate
+from ..contracts.eval_tables import METRICS, PAIRWISE, RANKING_SHIFT
+from ..contracts.jsonfile import NamedValue, read_json
+from ..contracts.sidecar import read_sidecar
+from ..contracts.table import Column, TableSpec
+from ..contracts.verdicts import RAW, VERDICTS_CSV
 from ..errors import InputError
 
-# file -> columns a section cannot do without (the rest of docs/formats.md is optional here)
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "audit.csv": ("id", "question_fr", "question_nl", "risk", "flagged", "flags", "reasons"),
-    "review_queue.csv": ("id", "queue"),
-    "selftest.csv": ("error_type", "recall"),
-    "verdicts.csv": ("id", "verdict"),
-    "annotations_raw.csv": ("id", "annotator", "verdict"),
-    "disagreements.csv": ("id",),
-    "metrics.csv": ("system", "subset", "metric", "value"),
-    "ranking_shift.csv": ("metric", "subset_a", "subset_b", "kendall_tau"),
-    "pairwise.csv": ("metric", "system_a", "system_b"),
-    "calibration.csv": ("signal",),
-    "null_model.csv": ("metric",),
-    "fr_nl_gap.csv": ("system",),
-}
-JSON_FILES = ("selftest.json", "calibration.json", "agreement.json", "estimate.json")
+
+def _loose(name: str, *required: str) -> TableSpec:
+    return TableSpec(name, tuple(Column(c, "any") for c in required))
+
+
+TABLES: dict[str, TableSpec] = {spec.name: spec for spec in (
+    AUDIT, QUEUE, _loose("selftest.csv", "error_type", "recall"), VERDICTS_CSV, RAW, ERROR_SPANS,
+    _loose("disagreements.csv", "id"), METRICS, RANKING_SHIFT, PAIRWISE, CALIBRATION_CSV,
+    _loose("null_model.csv", "metric"), _loose("fr_nl_gap.csv", "system"))}
+RECORDS = {"agreement.json": Agreement, "estimate.json": ErrorRate, "calibration.json": Calibration}
+JSON_FILES = ("selftest.json", *RECORDS)
 SECRET_MARKERS = ("token", "api_key", "apikey", "password", "passwd", "secret", "authorization",
                   "credential")
 
@@ -61,49 +67,19 @@ def load_workdir(root: str | Path) -> Workdir:
     if not root.is_dir():
         raise InputError("work folder not found", file=str(root))
     wd = Workdir(root=root)
-    for name, required in REQUIRED.items():
+    for name, spec in TABLES.items():
         path = root / name
         if path.exists():
-            wd.tables[name] = read_table(path, required)
+            wd.tables[name] = spec.read(path)
     for name in JSON_FILES:
         path = root / name
         if path.exists():
-            wd.documents[name] = read_json(path)
+            wd.documents[name] = RECORDS[name].read(path) if name in RECORDS else read_json(path)
     for path in sorted(root.glob("*.meta.json")):
         if path.name == "report.meta.json":  # our own previous run, not a stage output
             continue
-        wd.sidecars[path.name] = redact(read_json(path))
+        wd.sidecars[path.name] = redact(read_sidecar(path))
     return wd
-
-
-def read_table(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
-    try:
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""], encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 ({exc.reason})", file=str(path)) from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise InputError(f"unreadable CSV ({str(exc).splitlines()[0]})", file=str(path)) from None
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise InputError(f"missing column(s) {', '.join(missing)} "
-                         f"(found: {', '.join(map(str, frame.columns)) or 'none'})", file=str(path))
-    for column in ("id",):
-        if column in frame.columns and column in required:
-            ids = pd.to_numeric(frame[column], errors="coerce")
-            bad = ids.isna()
-            if bad.any():
-                row = int(bad.to_numpy().nonzero()[0][0])
-                raise InputError(f"id {frame[column].iloc[row]!r} is not an integer", file=str(path),
-                                 row=row + 2)
-            frame[column] = ids.astype(int)
-    return frame
-
-
-def read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"not valid JSON ({exc})", file=str(path)) from None
 
 
 def redact(obj: Any) -> Any:
@@ -114,17 +90,6 @@ def redact(obj: Any) -> Any:
     if isinstance(obj, list):
         return [redact(v) for v in obj]
     return obj
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A point estimate with an optional confidence interval, found somewhere in a JSON document."""
-
-    name: str
-    value: float | int
-    ci_low: float | None = None
-    ci_high: float | None = None
-    n: int | None = None
 
 
 VALUE_KEYS = ("value", "estimate", "point", "rate", "kappa", "alpha", "mean", "recall", "precision",
@@ -138,20 +103,18 @@ SKIP_KEYS = frozenset({"config", "dataset", "inputs", "signatures", "timings", "
                        "draws", "level", "resamples", "n_boot"})
 
 
-def find_estimates(doc: Any, prefix: str = "", skip: frozenset[str] = SKIP_KEYS) -> list[Estimate]:
-    """Every number (with its CI when one sits next to it) in a stage's JSON, named by its path.
-
-    The stages' JSON layouts are theirs to evolve; this finds `{"kappa": .6, "ci": [.4, .8]}`,
-    `{"value": .1, "ci_low": .05, "ci_high": .2}` and plain `{"roc_auc": .9}` alike.
-    """
-    out: list[Estimate] = []
+def find_estimates(doc: Any, prefix: str = "", skip: frozenset[str] = SKIP_KEYS) -> list[NamedValue]:
+    """Every number (with its CI when one sits next to it) in a JSON document without a contract
+    (selftest.json), named by its path: `{"kappa": .6, "ci": [.4, .8]}`, `{"value": .1, "ci_low":
+    .05, "ci_high": .2}` and plain `{"roc_auc": .9}` alike. Files with a contract use their record."""
+    out: list[NamedValue] = []
     if isinstance(doc, Mapping):
         ci = _ci(doc)
         value_key = next((k for k in VALUE_KEYS if _is_number(doc.get(k))), None)
         if value_key is not None and ci is not None:
             n = next((int(doc[k]) for k in N_KEYS if _is_number(doc.get(k))), None)
             name = prefix or value_key
-            out.append(Estimate(name if value_key in ("value", "estimate", "point") or not prefix
+            out.append(NamedValue(name if value_key in ("value", "estimate", "point") or not prefix
                                 else f"{prefix}.{value_key}", doc[value_key], *ci, n=n))
             used = {value_key, *LOW_KEYS, *HIGH_KEYS, "ci", *N_KEYS}
         else:
@@ -161,7 +124,7 @@ def find_estimates(doc: Any, prefix: str = "", skip: frozenset[str] = SKIP_KEYS)
                 continue
             path = f"{prefix}.{key}" if prefix else str(key)
             if _is_number(value):
-                out.append(Estimate(path, value))
+                out.append(NamedValue(path, value))
             elif isinstance(value, (Mapping, list)):
                 out.extend(find_estimates(value, path, skip))
     elif isinstance(doc, list) and all(isinstance(v, Mapping) for v in doc):

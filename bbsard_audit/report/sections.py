@@ -12,7 +12,12 @@ import pandas as pd
 from .. import __version__
 from . import plots
 from .document import Figures, Plot, Report, Section, Table, Text
-from .loaders import SKIP_KEYS, Estimate, Workdir, find_estimates
+from ..contracts.agreement import Agreement
+from ..contracts.calibration import Calibration
+from ..contracts.estimate import Estimate as ErrorRate
+from ..contracts.jsonfile import NamedValue
+from ..stats import wilson
+from .loaders import SKIP_KEYS, Workdir, find_estimates
 
 TOP_RISK = 10
 MAX_ROWS = 40
@@ -47,12 +52,6 @@ def with_ci(value, low=None, high=None) -> str:
     return f"{num(value)} [{num(low)}, {num(high)}]"
 
 
-def as_bool(column: pd.Series) -> pd.Series:
-    if column.dtype == bool:
-        return column
-    return column.astype(str).str.strip().str.lower().isin(("true", "1", "yes", "y", "t"))
-
-
 def split_list(value, sep: str) -> list[str]:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return []
@@ -69,21 +68,11 @@ def frame_table(frame: pd.DataFrame, caption: str, max_rows: int = MAX_ROWS, wid
     return Table(caption, tuple(map(str, frame.columns)), rows, wide=wide)
 
 
-def estimates_table(estimates: list[Estimate], caption: str) -> Table:
+def estimates_table(estimates: list[NamedValue], caption: str) -> Table:
     rows = tuple((e.name.replace("_", " "), num(e.value),
                   f"[{num(e.ci_low)}, {num(e.ci_high)}]" if e.ci_low is not None else "–",
                   num(e.n) if e.n is not None else "–") for e in estimates)
     return Table(caption, ("measure", "value", "95% CI", "n"), rows)
-
-
-def wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float, float]:
-    """Proportion with its Wilson score interval (sound for small n and for 0 or 1)."""
-    if n == 0:
-        return float("nan"), float("nan"), float("nan")
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return p, max(0.0, centre - half), min(1.0, centre + half)
 
 
 def metric_sort_key(name: str) -> tuple:
@@ -98,8 +87,8 @@ def audit_section(wd: Workdir) -> Section:
     sec = Section("audit", "Audit")
     audit = wd.table("audit.csv")
     if audit is not None:
-        flagged = as_bool(audit["flagged"])
-        risk = pd.to_numeric(audit["risk"], errors="coerce").fillna(0.0)
+        flagged = audit["flagged"]
+        risk = audit["risk"]
         items = [("pairs audited", f"{len(audit):,}"), ("flagged", pct(int(flagged.sum()), len(audit))),
                  ("median risk", num(float(risk.median())))]
         if "split" in audit.columns:
@@ -240,16 +229,8 @@ def review_section(wd: Workdir) -> Section:
         sub = sec.sub("Calibration: the audit against the experts")
         if audit is not None and verdicts is not None:
             sub.add(_calibration_table(audit, verdicts))
-        if isinstance(calibration, dict) and isinstance(calibration.get("combined"), dict):
-            c = calibration["combined"]
-            sub.add(Text("The combined risk score against the expert verdicts (calibration.json):"))
-            sub.add(Figures(tuple((k.replace("_", " "), num(v)) for k, v in c.items())
-                            + ((("positive class", str(calibration.get("positive"))),) if calibration.get("positive") else ())
-                            + ((("verdicts matched", num(calibration["n_matched"])),) if "n_matched" in calibration else ())))
-        elif calibration is not None:
-            found = find_estimates(calibration, skip=frozenset({*SKIP_KEYS, "signals"}))
-            if found:
-                sub.add(estimates_table(found[:MAX_ROWS], "calibration.json"))
+        if calibration is not None:
+            sub.add(_calibration_figures(calibration))
         if calibration_csv is not None:
             shown = [c for c in ("signal", "kind", "roc_auc", "precision", "recall", "suggested_threshold",
                                  "precision_at_suggested", "recall_at_suggested", "n_raised")
@@ -261,67 +242,58 @@ def review_section(wd: Workdir) -> Section:
     return sec
 
 
-def _agreement_table(doc) -> Table | Text:
-    """`{"scores": [{name, value, ci_low, ci_high, n_items, annotators}]}` (annotations stage) or any JSON."""
-    scores = doc.get("scores") if isinstance(doc, dict) else None
-    if isinstance(scores, list) and scores and all(isinstance(x, dict) and "value" in x for x in scores):
-        rows = tuple((str(x.get("name", "")).replace("_", " "),
-                      " & ".join(x.get("annotators") or []) or "all", num(x["value"]),
-                      f"[{num(x.get('ci_low'))}, {num(x.get('ci_high'))}]",
-                      num(x.get("n_items")) if x.get("n_items") is not None else "–") for x in scores)
-        extra = [f"{num(doc[k])} {label}" for k, label in (("n_items_with_2plus_annotations", "items with 2+ annotations"),
-                                                            ("n_disagreements", "disagreements")) if k in doc]
-        return Table("Cohen's kappa (per annotator pair) and Krippendorff's alpha (all annotators), on the three "
-                     "verdicts and on legal-vs-not, with bootstrap 95% CIs" + (f"; {', '.join(extra)}" if extra else ""),
-                     ("statistic", "annotators", "value", "95% CI", "items"), rows)
-    found = find_estimates(doc)
-    return estimates_table(found, "Agreement with bootstrap 95% CIs") if found else Text("agreement.json holds no numbers.")
+def _calibration_figures(calibration: Calibration) -> Figures:
+    """The combined risk score against the expert verdicts (calibration.json)."""
+    return Figures(tuple((k.replace("_", " "), num(v)) for k, v in vars(calibration.combined).items())
+                   + (("positive class", calibration.positive), ("verdicts matched", num(calibration.n_matched))))
+
+
+def _agreement_table(doc: Agreement) -> Table | Text:
+    """Kappa per annotator pair and alpha over everyone (agreement.json)."""
+    if not doc.scores:
+        return Text("agreement.json holds no statistic (fewer than two annotations per pair).")
+    rows = tuple((x.name.replace("_", " "), " & ".join(x.annotators) or "all", num(x.value),
+                  _interval(x.ci_low, x.ci_high), num(x.n_items)) for x in doc.scores)
+    extra = [f"{num(doc.n_items_with_2plus_annotations)} items with 2+ annotations"]
+    if doc.n_disagreements is not None:
+        extra.append(f"{num(doc.n_disagreements)} disagreements")
+    return Table("Cohen's kappa (per annotator pair) and Krippendorff's alpha (all annotators), on the three "
+                 f"verdicts and on legal-vs-not, with bootstrap 95% CIs; {', '.join(extra)}",
+                 ("statistic", "annotators", "value", "95% CI", "items"), rows)
 
 
 def _interval(low, high) -> str:
     return "–" if low is None or high is None else f"[{num(low)}, {num(high)}]"
 
 
-def _estimate_blocks(doc) -> list:
-    """`{"share_legal", "ci_low", "ci_high", "strata": [...]}` (annotations stage) or any JSON."""
-    if isinstance(doc, dict) and "share_legal" in doc:
-        level = doc.get("level", 0.95)
-        items = [("estimated share legally inaccurate", with_ci(doc["share_legal"], doc.get("ci_low"), doc.get("ci_high"))),
-                 ("confidence level", f"{100 * float(level):g}%")]
-        if "expected_legal_pairs" in doc and "population" in doc:
-            items.append(("expected inaccurate pairs", f"{num(float(doc['expected_legal_pairs']), 1)} of {num(doc['population'])}"))
-        if doc.get("split"):
-            items.append(("split", str(doc["split"])))
-        blocks: list = [Figures(tuple(items))]
-        strata = doc.get("strata") or []
-        if strata and all(isinstance(x, dict) for x in strata):
-            blocks.append(Table("By stratum (Wilson CIs on the reviewed pairs)",
-                                ("stratum", "pairs", "reviewed", "legal", "rate", "95% CI"),
-                                tuple((str(x.get("name", x.get("stratum", ""))), num(x.get("population")),
-                                       num(x.get("reviewed")), num(x.get("legal")), num(x.get("rate")),
-                                       _interval(x.get("wilson_low", x.get("ci_low")), x.get("wilson_high", x.get("ci_high"))))
-                                      for x in strata)))
-        if doc.get("method"):
-            blocks.append(Text(f"Method: {doc['method']}."))
-        for note in doc.get("assumptions") or []:
-            blocks.append(Text(f"Assumption: {note}."))
-        return blocks
-    found = find_estimates(doc)
-    return [estimates_table(found, "Estimated share of legally inaccurate Dutch translations (95% CI), overall "
-                                   "and by stratum") if found else Text("estimate.json holds no numbers.")]
+def _estimate_blocks(doc: ErrorRate) -> list:
+    """The split's estimated share of legally inaccurate pairs, by stratum (estimate.json)."""
+    items = [("estimated share legally inaccurate", with_ci(doc.share_legal, doc.ci_low, doc.ci_high)),
+             ("confidence level", f"{100 * doc.level:g}%"),
+             ("expected inaccurate pairs", f"{num(doc.expected_legal_pairs, 1)} of {num(doc.population)}")]
+    blocks: list = [Figures(tuple(items))]
+    if doc.strata:
+        blocks.append(Table("By stratum (Wilson CIs on the reviewed pairs)",
+                            ("stratum", "pairs", "reviewed", "legal", "rate", "95% CI"),
+                            tuple((x.name, num(x.population), num(x.reviewed), num(x.legal), num(x.rate),
+                                   _interval(x.wilson_low, x.wilson_high)) for x in doc.strata)))
+    blocks.append(Text(f"Method: {doc.method}."))
+    blocks += [Text(f"Assumption: {note}.") for note in doc.assumptions]
+    return blocks
 
 
 def _calibration_table(audit: pd.DataFrame, verdicts: pd.DataFrame) -> Table:
     """Precision and recall of the audit's `flagged` against expert verdicts on the reviewed pairs."""
-    joined = verdicts[["id", "verdict"]].merge(audit[["id", "flagged"]], on="id", how="inner")
-    flagged = as_bool(joined["flagged"]).to_numpy()
-    verdict = joined["verdict"].astype(str).str.strip().str.lower().to_numpy()
+    final = verdicts[verdicts["verdict"] != ""]  # an unresolved disagreement is no verdict yet
+    joined = final[["id", "verdict"]].merge(audit[["id", "flagged"]], on="id", how="inner")
+    flagged = joined["flagged"].to_numpy(dtype=bool)
+    verdict = joined["verdict"].to_numpy()
     rows = []
     for label, positive in (("legally inaccurate (legal)", verdict == "legal"),
                             ("any issue (minor or legal)", verdict != "correct")):
         tp = int((flagged & positive).sum())
-        p, pl, ph = wilson(tp, int(flagged.sum()))
-        r, rl, rh = wilson(tp, int(positive.sum()))
+        p, (pl, ph) = tp / flagged.sum() if flagged.sum() else math.nan, wilson(tp, int(flagged.sum()))
+        r, (rl, rh) = tp / positive.sum() if positive.sum() else math.nan, wilson(tp, int(positive.sum()))
         rows.append((label, str(len(joined)), str(int(positive.sum())), str(int(flagged.sum())),
                      with_ci(p, pl, ph), with_ci(r, rl, rh)))
     return Table("Audit flags vs expert verdicts on reviewed pairs (Wilson 95% CIs). The review queue "
@@ -409,7 +381,7 @@ def evaluation_section(wd: Workdir) -> Section:
         sub = sec.sub("Flipped system pairs")
         flip_col = next((c for c in ("flips_vs_full", "flipped", "flip", "order_flipped", "is_flip")
                          if c in pairwise.columns), None)
-        flips = pairwise[as_bool(pairwise[flip_col])] if flip_col else pairwise
+        flips = pairwise[pairwise[flip_col].astype(bool)] if flip_col else pairwise
         p_col = next((c for c in ("p_holm", "p_adjusted", "p_value", "p") if c in pairwise.columns), None)
         if p_col:
             flips = flips.sort_values(p_col, kind="stable")

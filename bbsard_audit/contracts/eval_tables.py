@@ -1,0 +1,46 @@
+"""metrics.csv, ranking_shift.csv and pairwise.csv: the evaluation tables read by the report."""
+
+from __future__ import annotations
+
+from .table import Column, TableSpec
+
+METRICS = TableSpec("metrics.csv", (
+    Column("system", "text"),
+    Column("subset", "text"),
+    Column("metric", "text"),
+    Column("value", "float"),
+    Column("ci_low", "float", required=False, empty_ok=True),
+    Column("ci_high", "float", required=False, empty_ok=True),
+    Column("n_queries", "int", required=False, lo=0),
+    Column("n_missing", "int", required=False, lo=0),
+    Column("signature", "text", required=False),
+), key=("system", "subset", "metric"))
+
+RANKING_SHIFT = TableSpec("ranking_shift.csv", (
+    Column("metric", "text"),
+    Column("subset_a", "text"),
+    Column("subset_b", "text"),
+    Column("kendall_tau", "float", empty_ok=True, lo=-1.0, hi=1.0),
+    Column("tau_ap", "float", required=False, empty_ok=True, lo=-1.0, hi=1.0),
+    Column("n_flips", "int", required=False, lo=0),
+    Column("n_flips_significant", "int", required=False, lo=0),
+    Column("n_systems", "int", required=False, lo=0),
+    Column("n_queries_a", "int", required=False, lo=0),
+    Column("n_queries_b", "int", required=False, lo=0),
+    Column("order_a", "text", required=False),
+    Column("order_b", "text", required=False),
+    Column("rank_changes", "text", required=False),
+    Column("flips", "text", required=False),
+), key=("metric", "subset_a", "subset_b"))
+
+PAIRWISE = TableSpec("pairwise.csv", (
+    Column("metric", "text"),
+    Column("subset", "text", required=False),
+    Column("system_a", "text"),
+    Column("system_b", "text"),
+    *(Column(name, "float", required=False, empty_ok=True)
+      for name in ("value_a", "value_b", "diff", "p_value", "p_holm")),
+    Column("significant", "bool", required=False),
+    Column("n_queries", "int", required=False, lo=0),
+    Column("flips_vs_full", "bool", required=False),
+))

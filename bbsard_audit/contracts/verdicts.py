@@ -1,0 +1,117 @@
+"""The ONE verdict vocabulary, verdicts.csv and annotations_raw.csv (docs/formats.md)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import pandas as pd
+
+from bbsard_audit.errors import InputError
+
+from .table import Column, TableSpec
+
+VERDICTS = ("correct", "minor", "legal")
+"""Expert verdicts, mildest first: correct < minor issue (legal meaning preserved) < legally inaccurate."""
+SEVERITY = {v: i for i, v in enumerate(VERDICTS)}
+GOLD_LABELS_APPLY = ("yes", "no", "unsure")
+AGREEMENT_STATUSES = ("single", "agreed", "adjudicated", "unresolved")
+
+
+def check_known(values: Iterable[object]) -> None:
+    """A verdict outside the vocabulary in frames built in memory: an error, never a dropped row."""
+    unknown = sorted({str(v) for v in values} - set(VERDICTS))
+    if unknown:
+        raise InputError(f"verdict {unknown[0]!r} is not one of {', '.join(VERDICTS)}")
+
+
+def _adjudicated_by(text: str) -> str:
+    if text in ("majority",) or (text.startswith("rule:") and len(text) > 5):
+        return text
+    raise ValueError(f"{text!r} is not majority or rule:<name>")
+
+
+def _unresolved_only(row: dict) -> str | None:
+    """An empty verdict is only for a disagreement nobody resolved yet (agreement_status unresolved)."""
+    if row["verdict"] == "" and row.get("agreement_status") != "unresolved":
+        return "verdict is empty but agreement_status is not unresolved"
+    if row.get("agreement_status") == "unresolved" and row["verdict"] != "":
+        return "agreement_status is unresolved but a verdict is given"
+    return None
+
+
+VERDICTS_CSV = TableSpec("verdicts.csv", (
+    Column("id", "id"),
+    Column("verdict", "enum", choices=VERDICTS, empty_ok=True),
+    Column("corrected_nl", "text", required=False),
+    Column("gold_labels_apply", "enum", choices=GOLD_LABELS_APPLY, required=False, empty_ok=True),
+    Column("n_annotations", "int", required=False, lo=0),
+    Column("annotators", "text", required=False),
+    Column("agreement_status", "enum", choices=AGREEMENT_STATUSES, required=False),
+    Column("adjudicated_by", "text", required=False, parse=_adjudicated_by),
+), key=("id",), row_checks=(_unresolved_only,))
+
+def utc_time(value: object) -> str:
+    """An ISO 8601 time (offset and fraction honoured; naive = UTC) as `YYYY-MM-DDTHH:MM:SS.ffffffZ`
+    in UTC, '' when missing. Fixed width, so text order is time order. ValueError on anything else."""
+    text = "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value).strip()
+    if not text:
+        return ""
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an ISO 8601 time") from None
+    when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+RAW_COLUMNS = ["id", "task_id", "annotation_id", "annotator", "verdict", "corrected_nl",
+               "gold_labels_apply", "created_at", "updated_at"]
+RAW = TableSpec("annotations_raw.csv", (
+    Column("id", "id"),
+    Column("task_id", "text"),
+    Column("annotation_id", "text"),
+    Column("annotator", "text"),
+    Column("verdict", "enum", choices=VERDICTS),
+    Column("corrected_nl", "text"),
+    Column("gold_labels_apply", "enum", choices=GOLD_LABELS_APPLY, empty_ok=True),
+    Column("created_at", "text", parse=utc_time),  # normalised on read: annotate pull compares times
+    Column("updated_at", "text", parse=utc_time),
+))
+
+
+def read_verdicts(path: str | Path) -> pd.DataFrame:
+    """verdicts.csv (or any CSV with `id, verdict`): typed, one row per question, vocabulary checked.
+    Rows with an empty verdict are unresolved disagreements: present, but no final verdict."""
+    frame = VERDICTS_CSV.read(path)
+    for column, default in (("corrected_nl", ""), ("gold_labels_apply", ""), ("annotators", "")):
+        if column not in frame.columns:
+            frame[column] = default
+    return frame
+
+
+def read_raw(path: str | Path, *, missing_ok: bool = False) -> pd.DataFrame:
+    """annotations_raw.csv; a first pull has none yet (`missing_ok`)."""
+    if missing_ok and not Path(path).exists():
+        return pd.DataFrame({c: pd.Series(dtype="int64" if c == "id" else object) for c in RAW_COLUMNS})
+    return RAW.read(path)
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """Final expert verdict per question id (as a string, like run ids) and the corrected Dutch question."""
+
+    verdict: Mapping[str, str]
+    corrected_nl: Mapping[str, str] = field(default_factory=dict)
+    source: str = "<memory>"
+
+    @classmethod
+    def read(cls, path: str | Path) -> "Verdicts":
+        frame = read_verdicts(path)
+        final = frame[frame["verdict"] != ""]
+        ids = [str(i) for i in final["id"]]
+        corrected = {q: t.strip() for q, t in zip(ids, final["corrected_nl"]) if str(t).strip()}
+        return cls(dict(zip(ids, final["verdict"])), corrected, str(path))
