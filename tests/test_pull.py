@@ -136,5 +136,5 @@ def test_bad_previous_raw_file_is_one_line(tmp_path):
         read_raw(raw)
     raw.write_text(header + "1,10,1,a,wrong,,,,\n")
     result = pull_file(tmp_path, [task(1, [ann(1, 5)])])
-    assert result.exit_code == 2 and "row 2, id 1: unknown verdict 'wrong'" in result.output
+    assert result.exit_code == 2 and "row 2, id 1: verdict 'wrong' is not one of correct, minor, legal" in result.output
     assert raw.read_text() == header + "1,10,1,a,wrong,,,,\n"  # the user's file is untouched
