@@ -26,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from bbsard_audit.contracts.sidecar import write_sidecar
+from bbsard_audit.contracts.table import parse_id
 from bbsard_audit.contracts.verdicts import (GOLD_LABELS_APPLY, RAW, RAW_COLUMNS, VERDICTS, VERDICTS_CSV,
                                              read_raw, utc_time)
 from bbsard_audit.errors import InputError
@@ -100,9 +101,10 @@ def annotation_row(task: dict, annotation: dict, users: dict[int, str]) -> dict 
 
 def _question_id(task: dict) -> int:
     qid = task["data"][EXTERNAL_ID]
-    if isinstance(qid, bool) or not isinstance(qid, (int, str)) or not str(qid).strip().isdigit():
-        raise ValueError(f"question_id {qid!r} is not an integer")
-    return int(qid)
+    try:
+        return parse_id(qid)  # plain ASCII digits, as every id column of the contracts
+    except ValueError:
+        raise ValueError(f"question_id {qid!r} is not an integer") from None
 
 
 def raw_from_export(tasks: list[dict], users: dict[int, str] | None = None, *,

@@ -104,7 +104,7 @@ def test_times_are_written_normalised_so_text_order_is_time_order(tmp_path):
         "2026-01-02T10:00:00.250000Z", "2026-01-02T10:00:00.000000Z"]
 
 
-@pytest.mark.parametrize("qid", ["12a", "1.5", "", "-3", True, 3.5, [1]])
+@pytest.mark.parametrize("qid", ["12a", "1.5", "", "-3", "١٢", True, 3.5, [1]])
 def test_non_integer_question_id_is_one_line(tmp_path, qid):
     tasks = [task(1, [ann(1, 5)]), {"id": 77, "data": {"question_id": qid}, "annotations": [ann(2, 5)]}]
     result = pull_file(tmp_path, tasks)
