@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -71,7 +70,8 @@ def _user_id(annotator: str) -> int | None:
 def annotation_row(task: dict, annotation: dict, users: dict[int, str]) -> dict | None:
     """One annotations_raw.csv row from one Label Studio annotation (None: cancelled or no verdict).
 
-    Raises ValueError naming the offending value; the caller adds where it was.
+    The only place an annotation's result is read: anything else taken from it (e.g. error spans)
+    belongs here. Raises ValueError naming the offending value; the caller adds where it was.
     """
     if annotation.get("was_cancelled"):
         return None

@@ -8,7 +8,6 @@ import math
 import random
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from bbsard_audit.eval.metrics import DEFAULT_METRICS, Metric, hit_matrix, parse_metrics
