@@ -8,7 +8,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import missing, need
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser"),
                              shutil.which("google-chrome")) if p), None)
@@ -31,6 +30,8 @@ class PageVisit:
 
 def require_chromium() -> None:
     """Skip without selenium or Chromium; under CI=true (which installs both) fail instead."""
+    from conftest import missing, need  # not at import: `python tests/chromium.py` runs without pytest
+
     need("selenium", "selenium not installed (pip install -e .[test])")
     if CHROMIUM is None or CHROMEDRIVER is None:
         missing("chromium and chromedriver not found (apt-get install chromium chromium-driver)")

@@ -3,7 +3,8 @@
 Two session-wide rules live here, before any test module imports the stages:
 - caches: the tool's cache (embeddings, lemmas, signals) and the HF / torch / XDG caches point at a
   temporary folder, so a test run never writes to the user's ~/.cache; only Label Studio's private
-  venv + template (read, never written, by the tests) keep their real place (BBSARD_AUDIT_LS_CACHE).
+  venv + template (built by the README's `--ensure-template` step, only read by the tests) keep
+  their real place (BBSARD_AUDIT_LS_CACHE).
 - `need(module)`: an optional test dependency (peer libraries, selenium) skips the test when absent,
   but with CI=true a missing one fails it, so CI cannot go green by skipping.
 """
