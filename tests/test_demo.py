@@ -82,15 +82,20 @@ def test_outputs_are_consistent_with_the_sample(demo_run):
         assert all(p.meta_nl["verification"] for p in back.pairs)
 
 
-def test_a_broken_stage_fails_the_demo_loudly(monkeypatch, tmp_path):
-    """A stage whose library API raises stops the demo with that error (exit != 0), never a skip."""
-    def broken(*args, **kwargs):
-        raise RuntimeError("eval.pipeline.write_outputs is broken")
+@pytest.mark.parametrize("breakage", ["raises", "is gone"])
+def test_a_broken_stage_fails_the_demo_loudly(monkeypatch, tmp_path, breakage):
+    """A stage function that raises, or that the stage no longer exports (the old demo turned that
+    ImportError into a "skipped" step and exited 0), stops the demo with the error: exit != 0."""
+    if breakage == "raises":
+        def broken(*args, **kwargs):
+            raise RuntimeError("eval.pipeline.write_outputs is broken")
 
-    monkeypatch.setattr("bbsard_audit.eval.pipeline.write_outputs", broken)
+        monkeypatch.setattr("bbsard_audit.eval.pipeline.write_outputs", broken)
+    else:
+        monkeypatch.delattr("bbsard_audit.eval.pipeline.write_outputs")
     result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "out")])
     assert result.exit_code != 0
-    assert isinstance(result.exception, RuntimeError) and "write_outputs is broken" in str(result.exception)
+    assert isinstance(result.exception, (RuntimeError, AttributeError)) and "write_outputs" in str(result.exception)
     assert not (tmp_path / "out" / "demo.json").exists() and not (tmp_path / "out" / "report.html").exists()
 
 
