@@ -230,6 +230,7 @@ def review_section(wd: Workdir) -> Section:
         if audit is not None and verdicts is not None:
             sub.add(_calibration_table(audit, verdicts))
         if calibration is not None:
+            sub.add(Text("The combined risk score against the expert verdicts (calibration.json):"))
             sub.add(_calibration_figures(calibration))
         if calibration_csv is not None:
             shown = [c for c in ("signal", "kind", "roc_auc", "precision", "recall", "suggested_threshold",
