@@ -3,8 +3,9 @@
 Pull never loses an annotation: the new export is merged with the previous annotations_raw.csv
 (docs/annotations.md, "Pull"). Merge rules, in order:
 
-1. One identity per annotator: the email when known (the API's user list, a `completed_by`
-   object in a file export, or the same annotation seen with both an id and an email), else
+1. One identity per annotator: the email when known (the API's user list, also for earlier rows,
+   a `completed_by` object in a file export, or the same annotation seen with both an id and an
+   email), else
    `user:<id>` (older files' `user-<id>` is read as the same).
 2. One row per Label Studio annotation (same question, task, annotation id and creation time,
    whether it came from the API, a file export or the previous raw file): its newest version.
@@ -179,13 +180,15 @@ def _learned_emails(both: pd.DataFrame) -> dict[str, str]:
     return learned
 
 
-def merge_raw(previous: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    """The previous raw rows plus this pull's, merged by the rules of the module docstring."""
+def merge_raw(previous: pd.DataFrame, new: pd.DataFrame, users: dict[int, str] | None = None) -> pd.DataFrame:
+    """The previous raw rows plus this pull's, merged by the rules of the module docstring; `users`
+    (the API's id -> email) also names earlier rows that only had a user id."""
     both = pd.concat([previous.assign(_new=0), new.assign(_new=1)], ignore_index=True)
     both = both.astype({c: str for c in RAW_COLUMNS if c != "id"}).astype({"id": int})
     both = both.replace({c: {"None": "", "nan": ""} for c in ("task_id", "annotation_id")})
     both["annotator"] = both["annotator"].map(lambda a: f"user:{_user_id(a)}" if _user_id(a) is not None else a)
-    both["annotator"] = both["annotator"].replace(_learned_emails(both))
+    known = {f"user:{uid}": email for uid, email in (users or {}).items() if email and not _ID_ONLY.fullmatch(email)}
+    both["annotator"] = both["annotator"].replace({**_learned_emails(both), **known})
     both["_when"] = both["updated_at"].where(both["updated_at"] != "", both["created_at"])
     both["_order"] = range(len(both))
     both = both.sort_values(["_when", "_new", "_order"])  # '' (no time) first: it never beats a time
@@ -202,7 +205,7 @@ def pull(tasks: list[dict], out: str | Path, *, users: dict[int, str] | None = N
     out = Path(out)
     raw_path = out.with_name(RAW_FILE)
     new = raw_from_export(tasks, users, origin=origin)
-    raw = merge_raw(read_previous(raw_path), new)
+    raw = merge_raw(read_previous(raw_path), new, users)
     verdicts = adjudicate(raw, rule)
     write_raw(raw_path, raw, source=source, n_in_this_pull=len(new))
     write_verdicts(out, verdicts, source=source, rule=rule, n_annotations=len(raw))

@@ -56,6 +56,14 @@ def test_same_annotation_from_api_and_file_export_counts_once(tmp_path):
     assert verdicts.loc[2, "annotators"] == "ann@x.org;bob@x.org"
 
 
+def test_an_api_pull_names_earlier_id_only_rows(tmp_path):
+    """A file export named user 5 by id; the task is gone from the server since, but the API's user list
+    still names user 5, so the earlier row takes the email too (one annotator, not two)."""
+    assert pull_file(tmp_path, [task(9, [ann(90, 5, "legal")])]).exit_code == 0
+    pull([task(1, [ann(1, 5)])], tmp_path / "verdicts.csv", users={5: "ann@x.org"}, rule=RULE, source={})
+    assert set(raw_of(tmp_path)["annotator"]) == {"ann@x.org"}
+
+
 def test_one_annotator_as_user_object_and_as_bare_id_is_one_identity(tmp_path):
     tasks = [task(1, [ann(1, {"id": 5, "email": "ann@x.org"}, "legal")]), task(2, [ann(2, 5, "minor")]),
              task(3, [ann(3, 9, "correct")])]
