@@ -171,13 +171,15 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
     rule = AdjudicationRule.load(adjudication)
     if from_file:
         tasks, users, source = read_export_file(from_file), {}, {"export_file": str(from_file)}
+        origin = str(from_file)
     else:
         if not project:
             raise typer.BadParameter("give --project (or --from-file)")
         proj = _open_project(_connection(url, config, retries, timeout), project)
         tasks, users = proj.export(), proj.users()
         source = {"label_studio_url": proj.conn.shown_url, "project": project, "project_id": proj.id}
-    raw, verdicts = pull_verdicts(tasks, out, users=users, rule=rule, source=source)
+        origin = f"Label Studio project {project!r}"
+    raw, verdicts = pull_verdicts(tasks, out, users=users, rule=rule, source=source, origin=origin)
     counts = verdicts["agreement_status"].value_counts().to_dict()
     typer.echo(f"{len(raw)} annotation(s), {len(verdicts)} question(s) -> {out} {counts}")
 

@@ -1,21 +1,35 @@
 """Annotations out of Label Studio (API or a JSON export file) into verdicts.csv, additively.
 
-Pull never loses an annotation: the new export is merged with the previous annotations_raw.csv,
-keyed by (question id, annotator) with the most recently updated annotation winning, so tasks
-deleted in the UI or a reset server keep their earlier annotations. Both files are written
-atomically, raw file first, and only after the whole export was read.
+Pull never loses an annotation: the new export is merged with the previous annotations_raw.csv
+(docs/annotations.md, "Pull"). Merge rules, in order:
+
+1. One identity per annotator: the email when known (the API's user list, also for earlier rows,
+   a `completed_by` object in a file export, or the same annotation seen with both an id and an
+   email), else
+   `user:<id>` (older files' `user-<id>` is read as the same).
+2. One row per Label Studio annotation (same question, task, annotation id and creation time,
+   whether it came from the API, a file export or the previous raw file): its newest version.
+3. One row per (question, annotator): the annotator's newest annotation of that question.
+
+"Newest" compares parsed times (`updated_at`, else `created_at`; timezone offsets and fractions
+honoured, a naive time is UTC); a missing time never beats a present one, and a tie keeps this
+pull. Times are written normalised (UTC, microseconds, `Z`) so their text order is their time
+order. Both files are written atomically, raw file first, and only after the whole export was read.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
 
 from bbsard_audit.contracts.error_spans import ERROR_SPANS
 from bbsard_audit.contracts.sidecar import write_sidecar
-from bbsard_audit.contracts.verdicts import RAW, RAW_COLUMNS, VERDICTS_CSV, read_raw
+from bbsard_audit.contracts.table import parse_id
+from bbsard_audit.contracts.verdicts import (GOLD_LABELS_APPLY, RAW, RAW_COLUMNS, VERDICTS, VERDICTS_CSV,
+                                             read_raw, utc_time)
 from bbsard_audit.errors import InputError
 
 from .adjudication import AdjudicationRule, adjudicate
@@ -24,47 +38,101 @@ from .tasks import EXTERNAL_ID
 
 RAW_FILE = "annotations_raw.csv"
 # Label Studio stores a Choice's alias; the displayed value is accepted too (older configs, imports).
-_CHOICES = {"correct": "correct", "minor": "minor", "legal": "legal",
-            "Correct": "correct", "Minor issue (legal meaning preserved)": "minor",
-            "Legally inaccurate": "legal", "yes": "yes", "no": "no", "unsure": "unsure",
-            "Yes": "yes", "No": "no", "Unsure": "unsure"}
+CHOICES = {
+    "verdict": {**{v: v for v in VERDICTS}, "Correct": "correct",
+                "Minor issue (legal meaning preserved)": "minor", "Legally inaccurate": "legal"},
+    "gold_labels_apply": {**{v: v for v in GOLD_LABELS_APPLY}, "Yes": "yes", "No": "no", "Unsure": "unsure"},
+}
+_ID_ONLY = re.compile(r"user[:-](\d+)")
 
 
-def _annotator(completed_by, users: dict[int, str]) -> str:
+# ---------------------------------------------------------------- values
+
+def user_identity(completed_by: object, users: dict[int, str]) -> str:
+    """The annotator's stable name: email when known, else `user:<id>`."""
+    uid, email = completed_by, None
     if isinstance(completed_by, dict):
-        return completed_by.get("email") or f"user-{completed_by.get('id')}"
-    return users.get(completed_by, f"user-{completed_by}")
+        uid, email = completed_by.get("id"), completed_by.get("email")
+    if isinstance(uid, str) and uid.strip().isdigit():
+        uid = int(uid)
+    email = email or users.get(uid)  # type: ignore[arg-type]
+    if email and not _ID_ONLY.fullmatch(str(email)):
+        return str(email)
+    if isinstance(uid, int) and not isinstance(uid, bool):
+        return f"user:{uid}"
+    raise ValueError(f"annotator {completed_by!r} is neither a user id nor a user object")
 
 
-def _result(result: list[dict]) -> dict[str, str]:
-    out = {"verdict": "", "corrected_nl": "", "gold_labels_apply": ""}
-    for region in result or []:
-        name, value = region.get("from_name"), region.get("value", {})
-        if name in ("verdict", "gold_labels_apply") and value.get("choices"):
-            out[name] = _CHOICES.get(value["choices"][0], value["choices"][0])
+def _user_id(annotator: str) -> int | None:
+    match = _ID_ONLY.fullmatch(annotator)
+    return int(match.group(1)) if match else None
+
+
+# ---------------------------------------------------------------- Label Studio export -> raw rows
+
+def annotation_row(task: dict, annotation: dict, users: dict[int, str]) -> dict | None:
+    """One annotations_raw.csv row from one Label Studio annotation (None: cancelled or no verdict).
+
+    The only place an annotation's result is read: anything else taken from it (e.g. error spans)
+    belongs here. Raises ValueError naming the offending value; the caller adds where it was.
+    """
+    if annotation.get("was_cancelled"):
+        return None
+    fields = {"verdict": "", "corrected_nl": "", "gold_labels_apply": ""}
+    for region in annotation.get("result") or []:
+        name, value = region.get("from_name"), region.get("value") or {}
+        if name in CHOICES and value.get("choices"):
+            choice = value["choices"][0]
+            if choice not in CHOICES[name]:
+                raise ValueError(f"annotation {annotation.get('id')}: unknown {name} choice {choice!r} "
+                                 f"(expected one of {', '.join(dict.fromkeys(CHOICES[name].values()))})")
+            fields[name] = CHOICES[name][choice]
         elif name == "corrected_nl" and value.get("text"):
             text = value["text"]
-            out[name] = (text[0] if isinstance(text, list) else str(text)).strip()
-    return out
+            fields[name] = (text[0] if isinstance(text, list) else str(text)).strip()
+    if not fields["verdict"]:
+        return None
+    times = {}
+    for key in ("created_at", "updated_at"):
+        try:
+            times[key] = utc_time(annotation.get(key))
+        except ValueError as exc:
+            raise ValueError(f"annotation {annotation.get('id')}: {key} {exc}") from None
+    return {"id": _question_id(task), "task_id": task.get("id"), "annotation_id": annotation.get("id"),
+            "annotator": user_identity(annotation.get("completed_by"), users), **fields, **times}
 
 
-def raw_from_export(tasks: list[dict], users: dict[int, str] | None = None) -> pd.DataFrame:
-    """One row per submitted (not cancelled) annotation of a task carrying a question id."""
-    users = users or {}
+def _question_id(task: dict) -> int:
+    qid = task["data"][EXTERNAL_ID]
+    try:
+        return parse_id(qid)  # plain ASCII digits, as every id column of the contracts
+    except ValueError:
+        raise ValueError(f"question_id {qid!r} is not an integer") from None
+
+
+def raw_from_export(tasks: list[dict], users: dict[int, str] | None = None, *,
+                    origin: str = "Label Studio export") -> pd.DataFrame:
+    """One row per submitted (not cancelled) annotation of a task carrying a question id.
+
+    `origin` (the export file, or the project for the API) names where a bad value came from.
+    """
+    known = dict(users or {})
+    for task in tasks:  # a user object anywhere in the export names that user id everywhere
+        for ann in task.get("annotations") or []:
+            who = ann.get("completed_by")
+            if isinstance(who, dict) and who.get("email") and isinstance(who.get("id"), int):
+                known.setdefault(who["id"], who["email"])
     rows = []
-    for task in tasks:
-        qid = task.get("data", {}).get(EXTERNAL_ID)
-        if qid is None:
+    for position, task in enumerate(tasks, start=1):
+        if not isinstance(task.get("data"), dict) or task["data"].get(EXTERNAL_ID) is None:
             continue
-        for ann in task.get("annotations", []):
-            if ann.get("was_cancelled"):
-                continue
-            fields = _result(ann.get("result"))
-            if not fields["verdict"]:
-                continue
-            rows.append({"id": int(qid), "task_id": task.get("id"), "annotation_id": ann.get("id"),
-                         "annotator": _annotator(ann.get("completed_by"), users), **fields,
-                         "created_at": ann.get("created_at", ""), "updated_at": ann.get("updated_at", "")})
+        for ann in task.get("annotations") or []:
+            try:
+                row = annotation_row(task, ann, known)
+            except ValueError as exc:
+                raise InputError(f"task {task.get('id')}: {exc}", file=origin, row=position) from None
+            if row is not None:
+                rows.append(row)
     return pd.DataFrame(rows, columns=RAW_COLUMNS)
 
 
@@ -79,27 +147,71 @@ def read_export_file(path: str | Path) -> list[dict]:
     return tasks
 
 
-def merge_raw(previous: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    """Union keyed by (id, annotator); the later `updated_at` wins, a tie keeps the new pull."""
-    both = pd.concat([previous.assign(_new=0), new.astype({"id": int}).assign(_new=1)], ignore_index=True)
-    both = both.astype({c: str for c in RAW_COLUMNS if c != "id"})
-    both = both.sort_values(["id", "annotator", "updated_at", "_new"])
-    merged = both.drop_duplicates(["id", "annotator"], keep="last").drop(columns="_new")
-    return merged[RAW_COLUMNS].reset_index(drop=True)
+# ---------------------------------------------------------------- files (bbsard_audit.contracts.verdicts)
+
+def read_previous(path: Path) -> pd.DataFrame:
+    """The previous annotations_raw.csv through its contract (times normalised); none on a first pull."""
+    return read_raw(path, missing_ok=True)
+
+
+def write_raw(path: Path, raw: pd.DataFrame, *, source: dict, n_in_this_pull: int) -> None:
+    write_sidecar(path, files=[RAW.write_file(path, raw)], source=source, n_annotations=len(raw),
+                  n_in_this_pull=n_in_this_pull)
+
+
+def write_verdicts(path: Path, verdicts: pd.DataFrame, *, source: dict, rule: AdjudicationRule,
+                   n_annotations: int) -> None:
+    write_sidecar(path, files=[VERDICTS_CSV.write_file(path, verdicts)], source=source,
+                  adjudication=rule.describe(), n_questions=len(verdicts), n_annotations=n_annotations,
+                  status_counts=verdicts["agreement_status"].value_counts().to_dict())
+
+
+# ---------------------------------------------------------------- merge
+
+def _learned_emails(both: pd.DataFrame) -> dict[str, str]:
+    """`user:<id>` -> email, from one annotation seen once with an id and once with an email."""
+    ids = both["annotator"].map(_user_id)
+    same = both.assign(_uid=ids)[both["annotation_id"] != ""].groupby(
+        ["id", "task_id", "annotation_id", "created_at"])
+    learned: dict[str, str] = {}
+    for _, group in same:
+        emails = set(group.loc[group["_uid"].isna(), "annotator"])
+        if len(emails) == 1:
+            for uid in group["_uid"].dropna():
+                learned.setdefault(f"user:{int(uid)}", next(iter(emails)))
+    return learned
+
+
+def merge_raw(previous: pd.DataFrame, new: pd.DataFrame, users: dict[int, str] | None = None) -> pd.DataFrame:
+    """The previous raw rows plus this pull's, merged by the rules of the module docstring; `users`
+    (the API's id -> email) also names earlier rows that only had a user id."""
+    both = pd.concat([previous.assign(_new=0), new.assign(_new=1)], ignore_index=True)
+    both = both.astype({c: str for c in RAW_COLUMNS if c != "id"}).astype({"id": int})
+    both = both.replace({c: {"None": "", "nan": ""} for c in ("task_id", "annotation_id")})
+    both["annotator"] = both["annotator"].map(lambda a: f"user:{_user_id(a)}" if _user_id(a) is not None else a)
+    known = {f"user:{uid}": email for uid, email in (users or {}).items() if email and not _ID_ONLY.fullmatch(email)}
+    both["annotator"] = both["annotator"].replace({**_learned_emails(both), **known})
+    both["_when"] = both["updated_at"].where(both["updated_at"] != "", both["created_at"])
+    both["_order"] = range(len(both))
+    both = both.sort_values(["_when", "_new", "_order"])  # '' (no time) first: it never beats a time
+    same_annotation = both["annotation_id"] != ""
+    keyed = both[same_annotation].drop_duplicates(["id", "task_id", "annotation_id", "created_at"], keep="last")
+    merged = pd.concat([keyed, both[~same_annotation]]).sort_values(["_when", "_new", "_order"])
+    merged = merged.drop_duplicates(["id", "annotator"], keep="last")
+    return merged.sort_values(["id", "annotator"])[RAW_COLUMNS].reset_index(drop=True)
 
 
 def pull(tasks: list[dict], out: str | Path, *, users: dict[int, str] | None = None,
-         rule: AdjudicationRule, source: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Write annotations_raw.csv, error_spans.csv and verdicts.csv (+ sidecars) next to `out`."""
+         rule: AdjudicationRule, source: dict, origin: str = "Label Studio export") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Write annotations_raw.csv, error_spans.csv and verdicts.csv (+ sidecars) next to `out`; return raw and verdicts."""
     out = Path(out)
     raw_path, spans_path = out.with_name(RAW_FILE), out.with_name(SPANS_FILE)
-    new = raw_from_export(tasks, users)
+    new = raw_from_export(tasks, users, origin=origin)
     new_spans = spans_from_export(tasks, EXTERNAL_ID, file=source.get("export_file"))
-    raw = merge_raw(read_raw(raw_path, missing_ok=True), new)
+    raw = merge_raw(read_previous(raw_path), new, users)
     spans = merge_spans(ERROR_SPANS.read(spans_path) if spans_path.exists() else None, new_spans, new, raw)
     verdicts = adjudicate(raw, rule)
-    write_sidecar(raw_path, files=[RAW.write_file(raw_path, raw)], source=source, n_annotations=len(raw), n_in_this_pull=len(new))
+    write_raw(raw_path, raw, source=source, n_in_this_pull=len(new))
     write_sidecar(spans_path, files=[ERROR_SPANS.write_file(spans_path, spans)], source=source, n_spans=len(spans))
-    write_sidecar(out, files=[VERDICTS_CSV.write_file(out, verdicts)], source=source, adjudication=rule.describe(), n_questions=len(verdicts),
-                  n_annotations=len(raw), status_counts=verdicts["agreement_status"].value_counts().to_dict())
+    write_verdicts(out, verdicts, source=source, rule=rule, n_annotations=len(raw))
     return raw, verdicts

@@ -45,7 +45,9 @@ class ServerError(RuntimeError):
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("BBSARD_AUDIT_CACHE", "~/.cache/bbsard-audit")).expanduser()
+    """Label Studio's venv + template: $BBSARD_AUDIT_LS_CACHE, else the tool's cache folder."""
+    return Path(os.environ.get("BBSARD_AUDIT_LS_CACHE") or os.environ.get("BBSARD_AUDIT_CACHE")
+                or "~/.cache/bbsard-audit").expanduser()
 
 
 @contextlib.contextmanager

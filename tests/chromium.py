@@ -8,7 +8,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser"),
                              shutil.which("google-chrome")) if p), None)
@@ -34,9 +33,12 @@ class PageVisit:
 
 
 def require_chromium() -> None:
-    pytest.importorskip("selenium", reason="selenium not installed (pip install -e .[test])")
+    """Skip without selenium or Chromium; under CI=true (which installs both) fail instead."""
+    from conftest import missing, need  # not at import: `python tests/chromium.py` runs without pytest
+
+    need("selenium", "selenium not installed (pip install -e .[test])")
     if CHROMIUM is None or CHROMEDRIVER is None:
-        pytest.skip("chromium and chromedriver not found (apt-get install chromium chromium-driver)")
+        missing("chromium and chromedriver not found (apt-get install chromium chromium-driver)")
 
 
 def visit(html: Path, screenshot: Path, width: int = 1280) -> PageVisit:

@@ -1,14 +1,57 @@
-"""Shared fixtures. Tests that need the real bBSARD files in ../shared skip cleanly without them."""
+"""Shared fixtures. Tests that need the real bBSARD files in ../shared skip cleanly without them.
+
+Two session-wide rules live here, before any test module imports the stages:
+- caches: the tool's cache (embeddings, lemmas, signals) and the HF / torch / XDG caches point at a
+  temporary folder, so a test run never writes to the user's ~/.cache; only Label Studio's private
+  venv + template (built by the README's `--ensure-template` step, only read by the tests) keep
+  their real place (BBSARD_AUDIT_LS_CACHE).
+- `need(module)`: an optional test dependency (peer libraries, selenium) skips the test when absent,
+  but with CI=true a missing one fails it, so CI cannot go green by skipping.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
+import shutil
+import tempfile
 from pathlib import Path
+from types import ModuleType
+from typing import NoReturn
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("BBSARD_SHARED", REPO.parent / "shared" / "data" / "bbsard"))
+CI = os.environ.get("CI", "").strip().lower() == "true"
+
+USER_ENV = dict(os.environ)  # as the user started pytest (for tests that re-run pytest as a user would)
+TEST_CACHE = Path(tempfile.mkdtemp(prefix="bbsard-test-cache-"))
+os.environ["BBSARD_AUDIT_LS_CACHE"] = str(Path(
+    USER_ENV.get("BBSARD_AUDIT_LS_CACHE") or USER_ENV.get("BBSARD_AUDIT_CACHE") or "~/.cache/bbsard-audit").expanduser())
+for _name, _sub in (("BBSARD_AUDIT_CACHE", "bbsard-audit"), ("XDG_CACHE_HOME", "xdg"), ("HF_HOME", "huggingface"),
+                    ("HF_DATASETS_CACHE", "huggingface/datasets"), ("TORCH_HOME", "torch"),
+                    ("MPLCONFIGDIR", "matplotlib")):
+    os.environ[_name] = str(TEST_CACHE / _sub)
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(TEST_CACHE, ignore_errors=True)
+
+
+def missing(reason: str) -> NoReturn:
+    """Skip the test for a missing optional dependency; under CI=true, fail it instead."""
+    if CI:
+        pytest.fail(f"{reason} (required when CI=true)", pytrace=False)
+    pytest.skip(reason)
+
+
+def need(module: str, reason: str | None = None) -> ModuleType:
+    """Import an optional test dependency, or `missing(...)`."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        missing(reason or f"{module} not installed ({exc})")
 
 
 @pytest.fixture(scope="session")
@@ -118,10 +161,11 @@ def toy_pairs():
 
 
 @pytest.fixture(scope="session")
-def embedding_cache(tmp_path_factory) -> Path:
-    """One embedding and signal cache for the session: each text is embedded once, not once per test.
+def embedding_cache() -> Path:
+    """One embedding and signal cache for the session, the same folder the tool uses by default under
+    the tests (the demo, eval's dense retrievers): each text is embedded once, not once per test.
     Tests about caching itself use their own empty folder."""
-    return tmp_path_factory.mktemp("embedding-cache")
+    return TEST_CACHE / "bbsard-audit" / "embeddings"
 
 
 def audit_frame(ids, flagged):

@@ -303,3 +303,38 @@ def test_print_token_reads_the_data_dirs_credentials_without_starting_a_server(t
     with pytest.raises(SystemExit) as exit_info:
         main(["--data-dir", str(tmp_path / "fresh"), "--print-token"])
     assert exit_info.value.code == 2 and "start the server once" in capsys.readouterr().err
+
+
+def test_api_pull_and_file_export_of_the_same_annotations_merge_into_one_row_each(ls_env, review, tmp_path):
+    """An API pull, then a reviewer's JSON export of the same project (which names annotators only as
+    Label Studio gives them, without the API's user list): every annotation stays one row, one name."""
+    audit, queue = review
+    name = title()
+    assert cli("push", "--audit", audit, "--queue", queue, "--project", name).exit_code == 0
+    project = _project(ls_env, name)
+    ids = sorted(read_audit(queue, QUEUE_COLUMNS)["id"])[:6]
+    assert simulate.annotate(project, "ann.a@example.org", lambda q: "legal" if q in ids[:3] else
+                             ("correct" if q in ids else None)) == 6
+    out = tmp_path / "verdicts.csv"
+    assert cli("pull", "--project", name, "--out", out).exit_code == 0
+    first = pd.read_csv(out.with_name("annotations_raw.csv"), dtype=str, keep_default_na=False)
+    assert len(first) == 6 and set(first["annotator"]) == {"ann.a@example.org"}
+    # later: a second reviewer annotates, and someone exports the project from the UI
+    assert simulate.annotate(project, "ann.b@example.org", lambda q: "minor" if q == ids[0] else None) == 1
+    export = tmp_path / "export.json"
+    tasks = project.export()
+    assert all(isinstance(a["completed_by"], int) for t in tasks for a in t["annotations"])  # ids only
+    export.write_text(json.dumps(tasks))
+    res = cli("pull", "--from-file", export, "--out", out)
+    assert res.exit_code == 0, res.output
+    raw = pd.read_csv(out.with_name("annotations_raw.csv"), dtype=str, keep_default_na=False)
+    assert len(raw) == 7 and raw["annotation_id"].is_unique
+    assert set(raw["annotation_id"]) > set(first["annotation_id"])
+    # reviewer a keeps one identity across both sources (the API pull tied a's user id to the email);
+    # reviewer b was never seen through the API, so the file export can only name b by user id
+    b_id = next(a["completed_by"] for t in tasks for a in t["annotations"] if a["id"] not in
+                set(map(int, first["annotation_id"])))
+    assert raw.groupby("annotator").size().to_dict() == {"ann.a@example.org": 6, f"user:{b_id}": 1}
+    verdicts = pd.read_csv(out, keep_default_na=False).set_index("id")
+    assert len(verdicts) == 6 and verdicts.loc[ids[0], "n_annotations"] == 2
+    assert (verdicts.drop(index=ids[0])["n_annotations"] == 1).all()

@@ -129,12 +129,12 @@ def test_pull_is_additive_and_survives_a_reset(tmp_path):
 
 
 def test_cancelled_and_empty_annotations_are_ignored():
-    tasks = _export([(1, 1, 1, "legal", "t")])
+    tasks = _export([(1, 1, 1, "legal", "2026-01-01T10:00:00Z")])
     tasks[0]["annotations"].append({"id": 2, "completed_by": 2, "result": [], "was_cancelled": False})
     tasks[0]["annotations"].append({"id": 3, "completed_by": 3, "result": annotation_result("correct"),
                                     "was_cancelled": True})
     tasks.append({"id": 99, "data": {"text": "not one of ours"}, "annotations": []})
-    assert raw_from_export(tasks)["annotator"].tolist() == ["user-1"]
+    assert raw_from_export(tasks)["annotator"].tolist() == ["user:1"]
 
 
 def _population(n_flagged: int, n_unflagged: int) -> pd.DataFrame:
@@ -278,7 +278,7 @@ def test_export_tasks_offline_round_trip(tmp_path, toy_pairs):
     assert "<Choices name=\"verdict\"" in json.loads((tmp_path / "tasks.meta.json").read_text())["label_config"]
     exported = [dict(t, id=i + 1, annotations=[{"id": i + 1, "completed_by": {"id": 3, "email": "r@x.org"},
                                                   "result": annotation_result("legal" if i % 2 else "correct"),
-                                                  "was_cancelled": False, "created_at": "t", "updated_at": "t"}])
+                                                  "was_cancelled": False, "created_at": "2026-01-05T09:00:00Z", "updated_at": "2026-01-05T09:00:00Z"}])
                 for i, t in enumerate(tasks)]
     (tmp_path / "export.json").write_text(json.dumps(exported))
     out = tmp_path / "v" / "verdicts.csv"

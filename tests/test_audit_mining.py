@@ -15,7 +15,7 @@ from bbsard_audit.audit.glossary import Glossary
 from bbsard_audit.audit.glossary_cli import flags_markdown, register_glossary_cli
 from bbsard_audit.audit.glossary_mining import COLUMNS, mine
 from bbsard_audit.cli_options import OneLineErrors
-from bbsard_audit.dataset import Corpus, load_dataset, sample_dir
+from bbsard_audit.dataset import Corpus, load_dataset
 from bbsard_audit.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -149,8 +149,6 @@ def test_docs_flag_table_is_generated_from_flags():
 
 
 def test_mine_on_embedded_sample_corpus():
-    if not (sample_dir() / "articles_nl.csv").exists():
-        pytest.skip("the embedded sample is not in this checkout yet (sample branch not merged)")
     ds = load_dataset("sample")
     proposals = mine(ds.corpus, min_count=3, top=100)
     assert len(proposals) > 20

@@ -1,8 +1,10 @@
-"""`bbsard-audit demo` on the embedded sample: every step that ran left its outputs, the rest say why not."""
+"""`bbsard-audit demo` on the embedded sample: every step runs and leaves its outputs; a broken stage fails it."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 
 import pandas as pd
@@ -11,7 +13,7 @@ from typer.testing import CliRunner
 
 from bbsard_audit import demo
 from bbsard_audit.cli import app
-from bbsard_audit.dataset import load_dataset, sample_dir
+from bbsard_audit.dataset import load_dataset
 
 EXPECTED = {  # step -> files it must leave in the demo folder
     "validate": ["dataset.json"],
@@ -29,79 +31,89 @@ EXPECTED = {  # step -> files it must leave in the demo folder
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
-    if not (sample_dir() / "questions_fr_test.csv").exists():
-        pytest.skip("the embedded sample (bbsard_audit/sample) is not in this checkout yet")
     out = tmp_path_factory.mktemp("demo") / "out"
     started = time.perf_counter()
     result = CliRunner().invoke(app, ["demo", "--out", str(out)])
     return out, result, time.perf_counter() - started
 
 
-def test_demo_ends_with_the_report_path_and_is_fast(demo_run):
-    out, result, seconds = demo_run
+def test_demo_ends_with_the_report_path(demo_run):
+    out, result, _ = demo_run
     assert result.exit_code == 0, result.output
     assert result.stdout.strip().splitlines()[-1] == str(out / "report.html")
-    assert seconds < 120
 
 
-def test_every_step_ran_or_says_why_not(demo_run):
+def test_demo_is_fast_once_the_sample_corpus_is_embedded(demo_run, tmp_path):
+    """The first run embeds the sample corpus for the dense retriever (~1-6 min on 2 busy cores, in the
+    session's temporary cache); every later run reuses the cache, as a user's second demo does."""
+    started = time.perf_counter()
+    result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "again")])
+    assert result.exit_code == 0, result.output
+    assert time.perf_counter() - started < 60
+
+
+def test_every_step_ran_and_left_its_outputs(demo_run):
     out, _, _ = demo_run
     steps = {s["name"]: s for s in json.loads((out / "demo.json").read_text())["steps"]}
-    assert list(steps) == [name for name, _ in demo.STEPS]
-    assert steps["validate"]["status"] == steps["report"]["status"] == "ran"
+    assert list(steps) == [name for name, _ in demo.STEPS] == list(EXPECTED)
     for name, step in steps.items():
-        if step["status"] == "ran":
-            for rel in EXPECTED[name]:
-                assert (out / rel).exists(), f"{name} ran but {rel} is missing"
-        else:
-            assert step["detail"], name
-    if steps["verdicts"]["status"] == "ran":
-        assert steps["release"]["status"] == "ran"
+        assert step["detail"], name
+        for rel in EXPECTED[name]:
+            assert (out / rel).exists(), f"{name} ran but {rel} is missing"
 
 
 def test_outputs_are_consistent_with_the_sample(demo_run):
     out, _, _ = demo_run
-    steps = {s["name"]: s["status"] for s in json.loads((out / "demo.json").read_text())["steps"]}
     ds = load_dataset("sample")
     html = (out / "report.html").read_text()
-    if steps["audit"] == "ran":
-        audit = pd.read_csv(out / "audit.csv")
-        assert sorted(audit["id"]) == sorted(p.id for p in ds.pairs)
-        assert "<h2>Audit</h2>" in html
-    if steps["eval"] == "ran":
-        metrics = pd.read_csv(out / "metrics.csv")
-        systems = set(metrics["system"])
-        assert any(s.endswith("fr") for s in systems) and any(s.endswith("nl") for s in systems), systems
-        assert "full" in set(metrics["subset"])
-        if steps["verdicts"] == "ran":
-            assert "verified" in set(metrics["subset"])
-        assert "<h2>Evaluation</h2>" in html
-    if steps["verdicts"] == "ran":
-        assert "<h2>Review campaign</h2>" in html
-    if steps["release"] == "ran":
-        release = out / "release"
-        for src in (str(release), f"hf:{release}/hf"):
-            back = load_dataset(src)
-            assert {p.id for p in back.pairs} <= {p.id for p in ds.pairs}
-            assert all(p.meta_nl["verification"] for p in back.pairs)
+    audit = pd.read_csv(out / "audit.csv")
+    assert sorted(audit["id"]) == sorted(p.id for p in ds.pairs)
+    assert "<h2>Audit</h2>" in html
+    metrics = pd.read_csv(out / "metrics.csv")
+    systems = set(metrics["system"])
+    assert any(s.endswith("fr") for s in systems) and any(s.endswith("nl") for s in systems), systems
+    assert {"full", "verified"} <= set(metrics["subset"])
+    assert "<h2>Evaluation</h2>" in html
+    assert "<h2>Review campaign</h2>" in html
+    release = out / "release"
+    for src in (str(release), f"hf:{release}/hf"):
+        back = load_dataset(src)
+        assert {p.id for p in back.pairs} <= {p.id for p in ds.pairs}
+        assert all(p.meta_nl["verification"] for p in back.pairs)
 
 
-def test_a_missing_stage_is_skipped_with_a_reason(monkeypatch, tmp_path):
-    def unavailable(module, *names):
-        raise ImportError(f"No module named {module!r}")
+@pytest.mark.parametrize("breakage", ["raises", "is gone"])
+def test_a_broken_stage_fails_the_demo_loudly(monkeypatch, tmp_path, breakage):
+    """A stage function that raises, or that the stage no longer exports (the old demo turned that
+    ImportError into a "skipped" step and exited 0), stops the demo with the error: exit != 0."""
+    if breakage == "raises":
+        def broken(*args, **kwargs):
+            raise RuntimeError("eval.pipeline.write_outputs is broken")
 
-    monkeypatch.setattr(demo, "_import", unavailable)
-    for step, stage in ((demo._eval, "eval"), (demo._audit, "audit")):
-        with pytest.raises(demo.Skipped, match=f"{stage} not available"):
-            step({"out": tmp_path})
+        monkeypatch.setattr("bbsard_audit.eval.pipeline.write_outputs", broken)
+    else:
+        monkeypatch.delattr("bbsard_audit.eval.pipeline.write_outputs")
+    result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "out")])
+    assert result.exit_code != 0
+    assert isinstance(result.exception, (RuntimeError, AttributeError)) and "write_outputs" in str(result.exception)
+    assert not (tmp_path / "out" / "demo.json").exists() and not (tmp_path / "out" / "report.html").exists()
+
+
+def test_a_stage_that_fails_to_import_fails_the_demo(tmp_path):
+    """No ImportError is swallowed anywhere on the way to the demo: the command itself fails."""
+    code = ("import sys; sys.modules['bbsard_audit.eval.pipeline'] = None\n"
+            "from bbsard_audit.cli import app\n"
+            f"app(['demo', '--out', {str(tmp_path / 'out')!r}])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert "ModuleNotFoundError" in done.stderr and "bbsard_audit.eval.pipeline" in done.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_terminal_describes_the_queue_written_and_counts_flags_like_the_report(demo_run):
     """One flag count with one label in the terminal and the report; the queue as review_queue.csv has it."""
     out, result, _ = demo_run
     steps = {s["name"]: s for s in json.loads((out / "demo.json").read_text())["steps"]}
-    if steps["audit"]["status"] != "ran":
-        pytest.skip("audit did not run")
     audit, queue = pd.read_csv(out / "audit.csv"), pd.read_csv(out / "review_queue.csv")
     flagged = audit[audit["flagged"]]
     n_flags = int(flagged["flags"].fillna("").str.split(";").explode().ne("").sum())

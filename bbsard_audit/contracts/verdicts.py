@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -52,6 +54,20 @@ VERDICTS_CSV = TableSpec("verdicts.csv", (
     Column("adjudicated_by", "text", required=False, parse=_adjudicated_by),
 ), key=("id",), row_checks=(_unresolved_only,))
 
+def utc_time(value: object) -> str:
+    """An ISO 8601 time (offset and fraction honoured; naive = UTC) as `YYYY-MM-DDTHH:MM:SS.ffffffZ`
+    in UTC, '' when missing. Fixed width, so text order is time order. ValueError on anything else."""
+    text = "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value).strip()
+    if not text:
+        return ""
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an ISO 8601 time") from None
+    when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 RAW_COLUMNS = ["id", "task_id", "annotation_id", "annotator", "verdict", "corrected_nl",
                "gold_labels_apply", "created_at", "updated_at"]
 RAW = TableSpec("annotations_raw.csv", (
@@ -62,8 +78,8 @@ RAW = TableSpec("annotations_raw.csv", (
     Column("verdict", "enum", choices=VERDICTS),
     Column("corrected_nl", "text"),
     Column("gold_labels_apply", "enum", choices=GOLD_LABELS_APPLY, empty_ok=True),
-    Column("created_at", "text"),
-    Column("updated_at", "text"),
+    Column("created_at", "text", parse=utc_time),  # normalised on read: annotate pull compares times
+    Column("updated_at", "text", parse=utc_time),
 ))
 
 

@@ -1,0 +1,148 @@
+"""`annotate pull` merges by identity (docs/annotations.md, "Pull"): one row per Label Studio annotation
+across API pulls, file exports and the previous annotations_raw.csv; one name per annotator; times
+compared as times; bad ids and unknown choices are one line. No server needed (see
+test_annotations_real.py for the same merge through a real server)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from bbsard_audit.annotations.adjudication import AdjudicationRule
+from bbsard_audit.annotations.pull import RAW_FILE, pull, read_raw, utc_time
+from bbsard_audit.annotations.simulate import annotation_result
+from bbsard_audit.cli import app
+
+runner = CliRunner()
+RULE = AdjudicationRule()
+
+
+def task(qid: int, annotations: list[dict], task_id: int | None = None) -> dict:
+    return {"id": task_id or qid * 10, "data": {"question_id": qid}, "annotations": annotations}
+
+
+def ann(ann_id, who, verdict="correct", updated="2026-01-02T10:00:00Z", created="2026-01-02T09:00:00Z",
+        gold="yes", result=None):
+    return {"id": ann_id, "completed_by": who, "was_cancelled": False, "created_at": created,
+            "updated_at": updated, "result": result if result is not None else annotation_result(verdict, gold_labels_apply=gold)}
+
+
+def pull_file(tmp_path, tasks, name="export.json"):
+    """`annotate pull --from-file` through the CLI, as a reviewer would run it."""
+    export = tmp_path / name
+    export.write_text(json.dumps(tasks))
+    return runner.invoke(app, ["annotate", "pull", "--from-file", str(export), "--out", str(tmp_path / "verdicts.csv")])
+
+
+def raw_of(tmp_path) -> pd.DataFrame:
+    return pd.read_csv(tmp_path / RAW_FILE, dtype=str, keep_default_na=False)
+
+
+def test_same_annotation_from_api_and_file_export_counts_once(tmp_path):
+    # the API names user 5 by email; the file export of the same project only has the id
+    api = [task(1, [ann(70, 5, "legal")]), task(2, [ann(71, 6, "correct")])]
+    pull(api, tmp_path / "verdicts.csv", users={5: "ann@x.org", 6: "bob@x.org"}, rule=RULE, source={"api": 1})
+    result = pull_file(tmp_path, [task(1, [ann(70, 5, "legal")]), task(2, [ann(71, 6, "correct"), ann(72, 5, "minor")])])
+    assert result.exit_code == 0, result.output
+    raw = raw_of(tmp_path)
+    assert sorted(raw["annotation_id"]) == ["70", "71", "72"]  # annotation 70 once, not twice
+    # annotation 70 tied user 5 to ann@x.org, so their other annotation (72) carries the same name
+    assert set(raw["annotator"]) == {"ann@x.org", "bob@x.org"}
+    verdicts = pd.read_csv(tmp_path / "verdicts.csv").set_index("id")
+    assert verdicts.loc[1, ["n_annotations", "agreement_status"]].tolist() == [1, "single"]
+    assert verdicts.loc[2, "annotators"] == "ann@x.org;bob@x.org"
+
+
+def test_an_api_pull_names_earlier_id_only_rows(tmp_path):
+    """A file export named user 5 by id; the task is gone from the server since, but the API's user list
+    still names user 5, so the earlier row takes the email too (one annotator, not two)."""
+    assert pull_file(tmp_path, [task(9, [ann(90, 5, "legal")])]).exit_code == 0
+    pull([task(1, [ann(1, 5)])], tmp_path / "verdicts.csv", users={5: "ann@x.org"}, rule=RULE, source={})
+    assert set(raw_of(tmp_path)["annotator"]) == {"ann@x.org"}
+
+
+def test_one_annotator_as_user_object_and_as_bare_id_is_one_identity(tmp_path):
+    tasks = [task(1, [ann(1, {"id": 5, "email": "ann@x.org"}, "legal")]), task(2, [ann(2, 5, "minor")]),
+             task(3, [ann(3, 9, "correct")])]
+    assert pull_file(tmp_path, tasks).exit_code == 0
+    assert raw_of(tmp_path).set_index("annotation_id")["annotator"].to_dict() == {
+        "1": "ann@x.org", "2": "ann@x.org", "3": "user:9"}
+
+
+@pytest.mark.parametrize("older, newer", [
+    ("2026-01-02T11:00:00+01:00", "2026-01-02T10:30:00Z"),       # offset: 10:00 UTC is older than 10:30 UTC
+    ("2026-01-02T10:00:00Z", "2026-01-02T10:00:00.5Z"),          # fraction: '.' sorts before 'Z' as text
+    ("2026-01-02T11:00:00+01:00", "2026-01-02T10:30:00"),        # naive is UTC (10:30 UTC is the newer)
+])
+@pytest.mark.parametrize("newer_first", [True, False])
+def test_newest_version_wins_by_time_not_by_text(tmp_path, older, newer, newer_first):
+    first, second = (newer, "legal"), (older, "correct")
+    if not newer_first:
+        first, second = (older, "correct"), (newer, "legal")
+    pull([task(1, [ann(1, 5, first[1], updated=first[0])])], tmp_path / "verdicts.csv", users={}, rule=RULE,
+         source={})
+    assert pull_file(tmp_path, [task(1, [ann(1, 5, second[1], updated=second[0])])]).exit_code == 0
+    raw = raw_of(tmp_path)
+    assert len(raw) == 1 and raw.loc[0, "verdict"] == "legal"
+    assert raw.loc[0, "updated_at"] == utc_time(newer)
+
+
+@pytest.mark.parametrize("missing", [None, ""])
+def test_a_missing_time_never_beats_a_present_one(tmp_path, missing):
+    pull([task(1, [ann(1, 5, "legal")])], tmp_path / "verdicts.csv", users={}, rule=RULE, source={})
+    later = pull_file(tmp_path, [task(1, [ann(1, 5, "correct", updated=missing, created=missing)])])
+    assert later.exit_code == 0, later.output
+    assert raw_of(tmp_path)["verdict"].tolist() == ["legal"]
+
+
+def test_untimed_previous_row_loses_to_a_timed_one(tmp_path):
+    (tmp_path / RAW_FILE).write_text("id,task_id,annotation_id,annotator,verdict,corrected_nl,gold_labels_apply,"
+                                     "created_at,updated_at\n1,10,1,user:5,legal,,,,\n")
+    assert pull_file(tmp_path, [task(1, [ann(1, 5, "correct", created="", updated="2020-01-01T00:00:00Z")])]).exit_code == 0
+    assert raw_of(tmp_path)["verdict"].tolist() == ["correct"]
+
+
+def test_times_are_written_normalised_so_text_order_is_time_order(tmp_path):
+    tasks = [task(1, [ann(1, 5, updated="2026-01-02T11:00:00+01:00", created="2026-01-02T10:00:00.25")])]
+    assert pull_file(tmp_path, tasks).exit_code == 0
+    assert raw_of(tmp_path).loc[0, ["created_at", "updated_at"]].tolist() == [
+        "2026-01-02T10:00:00.250000Z", "2026-01-02T10:00:00.000000Z"]
+
+
+@pytest.mark.parametrize("qid", ["12a", "1.5", "", "-3", "١٢", True, 3.5, [1]])
+def test_non_integer_question_id_is_one_line(tmp_path, qid):
+    tasks = [task(1, [ann(1, 5)]), {"id": 77, "data": {"question_id": qid}, "annotations": [ann(2, 5)]}]
+    result = pull_file(tmp_path, tasks)
+    assert result.exit_code == 2, result.output
+    line = result.output.strip()
+    assert "\n" not in line and "Traceback" not in line
+    assert "export.json, row 2: task 77: question_id" in line and "is not an integer" in line
+    assert not (tmp_path / RAW_FILE).exists() and not (tmp_path / "verdicts.csv").exists()
+
+
+@pytest.mark.parametrize("name, value", [("verdict", "Maybe"), ("gold_labels_apply", "Perhaps")])
+def test_unknown_choice_is_one_line(tmp_path, name, value):
+    result = [{"from_name": "verdict", "to_name": "question_nl", "type": "choices",
+               "value": {"choices": [value if name == "verdict" else "Correct"]}},
+              {"from_name": "gold_labels_apply", "to_name": "question_nl", "type": "choices",
+               "value": {"choices": [value if name == "gold_labels_apply" else "Yes"]}}]
+    out = pull_file(tmp_path, [task(1, [ann(1, 5)]), task(2, [ann(3, 5, result=result)], task_id=42)])
+    assert out.exit_code == 2, out.output
+    line = out.output.strip()
+    assert "\n" not in line and f"row 2: task 42: annotation 3: unknown {name} choice {value!r}" in line
+    assert not (tmp_path / "verdicts.csv").exists()
+
+
+def test_bad_previous_raw_file_is_one_line(tmp_path):
+    header = "id,task_id,annotation_id,annotator,verdict,corrected_nl,gold_labels_apply,created_at,updated_at\n"
+    raw = tmp_path / RAW_FILE
+    raw.write_text(header + "1,10,1,a,legal,,,2026-01-01T00:00:00Z,yesterday\n")
+    with pytest.raises(Exception, match=r"annotations_raw.csv, row 2, id 1: updated_at 'yesterday' is not an ISO 8601 time"):
+        read_raw(raw)
+    raw.write_text(header + "1,10,1,a,wrong,,,,\n")
+    result = pull_file(tmp_path, [task(1, [ann(1, 5)])])
+    assert result.exit_code == 2 and "row 2, id 1: verdict 'wrong' is not one of correct, minor, legal" in result.output
+    assert raw.read_text() == header + "1,10,1,a,wrong,,,,\n"  # the user's file is untouched
