@@ -159,9 +159,9 @@ def test_pull_from_file_writes_error_spans_and_merges_later_pulls(tmp_path):
     rows = pd.read_csv(out.parent / "error_spans.csv", keep_default_na=False)
     assert list(rows.columns) == ["id", "annotator", "side", "start", "end", "text", "category", "note"]
     assert rows.to_dict("records") == [  # sorted by id, annotator, side, offsets
-        {"id": 1, "annotator": "user-3", "side": "nl", "start": added["start"], "end": added["end"],
+        {"id": 1, "annotator": "user:3", "side": "nl", "start": added["start"], "end": added["end"],
          "text": "opzeggen", "category": "mistranslation", "note": "ontbinden is the Belgian term"},
-        {"id": 1, "annotator": "user-3", "side": "nl", "start": AUDIT_SPANS[1]["start"], "end": AUDIT_SPANS[1]["end"],
+        {"id": 1, "annotator": "user:3", "side": "nl", "start": AUDIT_SPANS[1]["start"], "end": AUDIT_SPANS[1]["end"],
          "text": "onbewoonbaarheid", "category": "terminology", "note": ""}]
     assert all(NL[r["start"]:r["end"]] == r["text"] for r in rows.to_dict("records"))
     assert json.loads((out.parent / "error_spans.meta.json").read_text())["n_spans"] == 2

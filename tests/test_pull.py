@@ -15,6 +15,7 @@ from bbsard_audit.annotations.adjudication import AdjudicationRule
 from bbsard_audit.annotations.pull import RAW_FILE, pull, read_raw, utc_time
 from bbsard_audit.annotations.simulate import annotation_result
 from bbsard_audit.cli import app
+from bbsard_audit.io import guard_outputs, write_text
 
 runner = CliRunner()
 RULE = AdjudicationRule()
@@ -37,6 +38,18 @@ def pull_file(tmp_path, tasks, name="export.json"):
     return runner.invoke(app, ["annotate", "pull", "--from-file", str(export), "--out", str(tmp_path / "verdicts.csv")])
 
 
+def earlier_pull(tmp_path, tasks, users=None):
+    """An earlier `annotate pull` through the library, its files recorded as pull's own (as the CLI does)."""
+    with guard_outputs(tmp_path, command="annotate pull"):
+        pull(tasks, tmp_path / "verdicts.csv", users=users or {}, rule=RULE, source={})
+
+
+def earlier_raw_file(tmp_path, text: str) -> None:
+    """annotations_raw.csv as an earlier pull left it (possibly damaged since, by pull's own write)."""
+    with guard_outputs(tmp_path, command="annotate pull"):
+        write_text(tmp_path / RAW_FILE, text)
+
+
 def raw_of(tmp_path) -> pd.DataFrame:
     return pd.read_csv(tmp_path / RAW_FILE, dtype=str, keep_default_na=False)
 
@@ -44,7 +57,7 @@ def raw_of(tmp_path) -> pd.DataFrame:
 def test_same_annotation_from_api_and_file_export_counts_once(tmp_path):
     # the API names user 5 by email; the file export of the same project only has the id
     api = [task(1, [ann(70, 5, "legal")]), task(2, [ann(71, 6, "correct")])]
-    pull(api, tmp_path / "verdicts.csv", users={5: "ann@x.org", 6: "bob@x.org"}, rule=RULE, source={"api": 1})
+    earlier_pull(tmp_path, api, users={5: "ann@x.org", 6: "bob@x.org"})
     result = pull_file(tmp_path, [task(1, [ann(70, 5, "legal")]), task(2, [ann(71, 6, "correct"), ann(72, 5, "minor")])])
     assert result.exit_code == 0, result.output
     raw = raw_of(tmp_path)
@@ -82,8 +95,7 @@ def test_newest_version_wins_by_time_not_by_text(tmp_path, older, newer, newer_f
     first, second = (newer, "legal"), (older, "correct")
     if not newer_first:
         first, second = (older, "correct"), (newer, "legal")
-    pull([task(1, [ann(1, 5, first[1], updated=first[0])])], tmp_path / "verdicts.csv", users={}, rule=RULE,
-         source={})
+    earlier_pull(tmp_path, [task(1, [ann(1, 5, first[1], updated=first[0])])])
     assert pull_file(tmp_path, [task(1, [ann(1, 5, second[1], updated=second[0])])]).exit_code == 0
     raw = raw_of(tmp_path)
     assert len(raw) == 1 and raw.loc[0, "verdict"] == "legal"
@@ -92,15 +104,15 @@ def test_newest_version_wins_by_time_not_by_text(tmp_path, older, newer, newer_f
 
 @pytest.mark.parametrize("missing", [None, ""])
 def test_a_missing_time_never_beats_a_present_one(tmp_path, missing):
-    pull([task(1, [ann(1, 5, "legal")])], tmp_path / "verdicts.csv", users={}, rule=RULE, source={})
+    earlier_pull(tmp_path, [task(1, [ann(1, 5, "legal")])])
     later = pull_file(tmp_path, [task(1, [ann(1, 5, "correct", updated=missing, created=missing)])])
     assert later.exit_code == 0, later.output
     assert raw_of(tmp_path)["verdict"].tolist() == ["legal"]
 
 
 def test_untimed_previous_row_loses_to_a_timed_one(tmp_path):
-    (tmp_path / RAW_FILE).write_text("id,task_id,annotation_id,annotator,verdict,corrected_nl,gold_labels_apply,"
-                                     "created_at,updated_at\n1,10,1,user:5,legal,,,,\n")
+    earlier_raw_file(tmp_path, "id,task_id,annotation_id,annotator,verdict,corrected_nl,gold_labels_apply,"
+                               "created_at,updated_at\n1,10,1,user:5,legal,,,,\n")
     assert pull_file(tmp_path, [task(1, [ann(1, 5, "correct", created="", updated="2020-01-01T00:00:00Z")])]).exit_code == 0
     assert raw_of(tmp_path)["verdict"].tolist() == ["correct"]
 
@@ -139,10 +151,10 @@ def test_unknown_choice_is_one_line(tmp_path, name, value):
 def test_bad_previous_raw_file_is_one_line(tmp_path):
     header = "id,task_id,annotation_id,annotator,verdict,corrected_nl,gold_labels_apply,created_at,updated_at\n"
     raw = tmp_path / RAW_FILE
-    raw.write_text(header + "1,10,1,a,legal,,,2026-01-01T00:00:00Z,yesterday\n")
+    earlier_raw_file(tmp_path, header + "1,10,1,a,legal,,,2026-01-01T00:00:00Z,yesterday\n")
     with pytest.raises(Exception, match=r"annotations_raw.csv, row 2, id 1: updated_at 'yesterday' is not an ISO 8601 time"):
         read_raw(raw)
-    raw.write_text(header + "1,10,1,a,wrong,,,,\n")
+    earlier_raw_file(tmp_path, header + "1,10,1,a,wrong,,,,\n")
     result = pull_file(tmp_path, [task(1, [ann(1, 5)])])
     assert result.exit_code == 2 and "row 2, id 1: verdict 'wrong' is not one of correct, minor, legal" in result.output
     assert raw.read_text() == header + "1,10,1,a,wrong,,,,\n"  # the user's file is untouched
