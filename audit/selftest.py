@@ -11,6 +11,8 @@ not, is back-translated and BT counts. The JSON says which mode ran.
 
 from __future__ import annotations
 
+import json
+
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +23,8 @@ import pandas as pd
 
 from bbsard_audit.dataset import load_dataset
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import write_csv, write_json, write_sidecar
+from bbsard_audit.contracts.selftest import Selftest
+from bbsard_audit.io import dumps, write_csv, write_sidecar
 
 from .checks import institutions, regions, roles
 from .backtranslation import FileTranslator, get_translator
@@ -264,7 +267,8 @@ def _summarise(result: pd.DataFrame, cfg: RiskConfig, bt_mode: str, provenance: 
 def write_selftest(result: SelftestResult, out: str | Path) -> list[Path]:
     out = Path(out)
     meta = {k: v for k, v in result.summary.items() if k not in ("recall_by_type", "n_by_type")}
-    return [write_csv(out / "selftest.csv", result.by_type),
-            write_json(out / "selftest.json", {**result.summary, "by_type": result.by_type.to_dict(orient="records")}),
+    record = Selftest.from_dict(json.loads(dumps({**result.summary, "by_type": result.by_type.to_dict(orient="records")})))
+    record.write(out / "selftest.json")
+    return [write_csv(out / "selftest.csv", result.by_type), out / "selftest.json",
             write_csv(out / "selftest_pairs.csv", result.pairs),
             write_sidecar(out / "selftest.csv", **meta)]

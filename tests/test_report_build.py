@@ -10,7 +10,6 @@ import pytest
 
 from bbsard_audit.errors import InputError
 from bbsard_audit.report import build_report, load_workdir
-from bbsard_audit.report.loaders import find_estimates
 from report_fixtures import write_workdir
 
 
@@ -101,18 +100,6 @@ def test_non_integer_id_names_file_and_row(tmp_path):
     with pytest.raises(InputError) as err:
         load_workdir(wd)
     assert err.value.one_line().endswith("verdicts.csv, row 5: id 'q7' is not an integer")
-
-
-def test_find_estimates_reads_common_layouts():
-    found = {e.name: e for e in find_estimates({
-        "overall": {"kappa": 0.4, "ci_low": 0.1, "ci_high": 0.6, "n": 30},
-        "alpha": {"value": 0.45, "ci": [0.2, 0.7]}, "roc_auc": 0.9, "label": "text is skipped",
-        "strata": [{"stratum": "flagged", "rate": 0.3, "lower": 0.2, "upper": 0.4}]})}
-    assert found["overall.kappa"] == found["overall.kappa"].__class__("overall.kappa", 0.4, 0.1, 0.6, 30)
-    assert (found["alpha"].value, found["alpha"].ci_low, found["alpha"].ci_high) == (0.45, 0.2, 0.7)
-    assert found["roc_auc"].ci_low is None
-    assert found["strata[flagged].rate"].ci_high == 0.4
-    assert "label" not in found
 
 
 def test_cli_report_and_bad_workdir(tmp_path):

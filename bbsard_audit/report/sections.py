@@ -18,8 +18,9 @@ from ..contracts.agreement import Agreement
 from ..contracts.calibration import Calibration
 from ..contracts.estimate import Estimate as ErrorRate
 from ..contracts.jsonfile import NamedValue
+from ..contracts.selftest import Selftest
 from ..stats import wilson
-from .loaders import SKIP_KEYS, Workdir, find_estimates, fragility
+from .loaders import Workdir, fragility
 
 TOP_RISK = 10
 MAX_ROWS = 200
@@ -157,15 +158,8 @@ def audit_section(wd: Workdir) -> Section:
                                                recall.fillna(0).tolist(), "recall (share of injected errors flagged)",
                                                xlim=(0, 1.12), annotate=[num(r, 2) for r in recall])))
         if selftest_doc is not None:
-            sub.add(_selftest_summary(selftest_doc, has_table=selftest is not None))
+            sub.add(_selftest_summary(selftest_doc))
     return sec
-
-
-SELFTEST_KEYS = (("recall_meaning_changing", "recall on meaning-changing errors"),
-                 ("false_flag_rate", "false-flag rate on untouched pairs"),
-                 ("false_flag_rate_with_file_bt", "false-flag rate with the back-translation file"),
-                 ("roc_auc", "ROC-AUC (risk, injected vs untouched)"), ("n_original", "untouched pairs"),
-                 ("n_injected", "injected errors"), ("flag_threshold", "flag threshold (risk)"))
 
 
 def flags_on_flagged(audit: pd.DataFrame) -> pd.Series:
@@ -174,17 +168,10 @@ def flags_on_flagged(audit: pd.DataFrame) -> pd.Series:
     return flags.value_counts()
 
 
-def _selftest_summary(doc, has_table: bool) -> Table:
-    known = [(label, doc[key]) for key, label in SELFTEST_KEYS if isinstance(doc, dict) and key in doc]
-    if known:
-        rows = [(label, num(value)) for label, value in known]
-        if doc.get("backtranslation_mode"):
-            rows.append(("back-translation", str(doc["backtranslation_mode"])))
-        if doc.get("note"):
-            rows.append(("note", str(doc["note"])))
-        return Table("Self-test summary (selftest.json)", ("measure", "value"), tuple(rows), visible=3)
-    skip = frozenset({*SKIP_KEYS, "recall_by_type", "n_by_type", "by_type"}) if has_table else SKIP_KEYS
-    return estimates_table(find_estimates(doc, skip=skip), "Self-test summary (selftest.json)")
+def _selftest_summary(doc: Selftest) -> Table:
+    rows = [(v.name, num(v.value)) for v in doc.named_values()]
+    rows += [("back-translation", doc.backtranslation_mode), ("note", doc.note)]
+    return Table("Self-test summary (selftest.json)", ("measure", "value"), tuple(rows), visible=3)
 
 
 def _text(value) -> str:
