@@ -17,14 +17,14 @@ import pandas as pd
 
 from bbsard_audit.errors import InputError
 from bbsard_audit.contracts.estimate import Estimate
-from bbsard_audit.contracts.eval_tables import FRAGILITY, METRICS, PAIRWISE, RANKING_SHIFT
+from bbsard_audit.contracts.eval_tables import FR_NL_GAP, FRAGILITY, METRICS, PAIRWISE, RANKING_SHIFT
 from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.table import FileRecord
 from bbsard_audit.io import write_csv
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap, holm, paired_randomisation
 from .fragility import expected_unverified_errors, removal_fragility
-from .metrics import DEFAULT_METRICS, SIGNATURE, Metric, hit_matrix, parse_metrics, per_query_matrix
+from .metrics import DEFAULT_METRICS, SIGNATURE, hit_matrix, parse_metrics, per_query_matrix
 from .ranking_shift import Shift, kendall_tau_b, null_means, position, tau_ap
 from .runs import Qrels, Run
 from .subsets import (DEFAULT_KEEP, Verdicts, build_subsets, language_pairs, question_groups,
@@ -177,7 +177,8 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
     return EvalResult(tables, {**built, **{f"{n}.corrected": r for n, r in corrected_runs.items()}}, meta, warnings)
 
 
-CONTRACTS = {"metrics": METRICS, "ranking_shift": RANKING_SHIFT, "pairwise": PAIRWISE, "fragility": FRAGILITY}
+CONTRACTS = {"metrics": METRICS, "ranking_shift": RANKING_SHIFT, "pairwise": PAIRWISE, "fragility": FRAGILITY,
+             "fr_nl_gap": FR_NL_GAP}
 
 
 def write_outputs(result: EvalResult, out: str | Path) -> list[Path]:

@@ -1,4 +1,5 @@
-"""metrics.csv, ranking_shift.csv, pairwise.csv and fragility.csv: the evaluation tables read by the report."""
+"""metrics.csv, ranking_shift.csv, pairwise.csv, fr_nl_gap.csv and fragility.csv: the evaluation tables
+read by the report."""
 
 from __future__ import annotations
 
@@ -58,3 +59,21 @@ FRAGILITY = TableSpec("fragility.csv", (
     Column("robust", "bool", required=False, empty_ok=True),
 ), key=("metric", "system_a", "system_b"))
 """One row per pairwise conclusion (a beats b on the full set); `robust` is empty without an estimate."""
+
+FR_NL_GAP = TableSpec("fr_nl_gap.csv", (
+    Column("system", "text"),
+    Column("system_fr", "text"),
+    Column("system_nl", "text"),
+    Column("metric", "text"),
+    Column("level", "enum", choices=("all", "verdict", "flag", "question")),
+    Column("group", "text"),
+    Column("n_queries", "int", lo=0),
+    Column("fr", "float"),
+    Column("nl", "float"),
+    Column("gap", "float"),
+    Column("ci_low", "float", empty_ok=True),
+    Column("ci_high", "float", empty_ok=True),
+    Column("verdict", "text", required=False),
+    Column("flagged", "bool", required=False, empty_ok=True),
+), key=("system", "metric", "level", "group"))
+"""Per FR/NL system pair and metric: mean FR - NL overall, by verdict, by flag and per question."""

@@ -19,7 +19,7 @@ from ..contracts.audit import AUDIT, QUEUE
 from ..contracts.calibration import CALIBRATION_CSV, Calibration
 from ..contracts.error_spans import ERROR_SPANS
 from ..contracts.estimate import Estimate as ErrorRate
-from ..contracts.eval_tables import FRAGILITY, METRICS, PAIRWISE, RANKING_SHIFT
+from ..contracts.eval_tables import FR_NL_GAP, FRAGILITY, METRICS, PAIRWISE, RANKING_SHIFT
 from ..contracts.selftest import Selftest
 from ..contracts.sidecar import read_sidecar
 from ..contracts.table import Column, TableSpec
@@ -35,7 +35,7 @@ def _loose(name: str, *required: str) -> TableSpec:
 TABLES: dict[str, TableSpec] = {spec.name: spec for spec in (
     AUDIT, QUEUE, _loose("selftest.csv", "error_type", "recall"), VERDICTS_CSV, RAW, ERROR_SPANS,
     _loose("disagreements.csv", "id"), METRICS, RANKING_SHIFT, PAIRWISE, FRAGILITY, CALIBRATION_CSV,
-    _loose("null_model.csv", "metric"), _loose("fr_nl_gap.csv", "system"))}
+    _loose("null_model.csv", "metric"), FR_NL_GAP)}
 RECORDS = {"agreement.json": Agreement, "estimate.json": ErrorRate, "calibration.json": Calibration,
            "selftest.json": Selftest}
 

@@ -392,17 +392,12 @@ def evaluation_section(wd: Workdir) -> Section:
     pairwise = wd.table("pairwise.csv")
     if pairwise is not None:
         sub = sec.sub("Flipped system pairs")
-        flip_col = next((c for c in ("flips_vs_full", "flipped", "flip", "order_flipped", "is_flip")
-                         if c in pairwise.columns), None)
-        flips = pairwise[pairwise[flip_col].astype(bool)] if flip_col else pairwise
-        p_col = next((c for c in ("p_holm", "p_adjusted", "p_value", "p") if c in pairwise.columns), None)
-        if p_col:
-            flips = flips.sort_values(p_col, kind="stable")
-        sub.add(Text(f"{len(flips):,} system pair(s) whose order on a subset differs from the full set"
-                     + (f"; p-values from a paired test on that subset (sorted by `{p_col}`)." if p_col else ".")
-                     if flip_col else f"{len(flips):,} system pair comparisons."))
+        flips = pairwise[pairwise["flips_vs_full"].astype(bool)] if "flips_vs_full" in pairwise.columns else pairwise
+        flips = flips.sort_values("p_holm", kind="stable") if "p_holm" in flips.columns else flips
+        sub.add(Text(f"{len(flips):,} system pair(s) whose order on a subset differs from the full set; "
+                     "p-values from a paired test on that subset, Holm-corrected (sorted by `p_holm`)."))
         if len(flips):
-            sub.add(frame_table(flips.drop(columns=[flip_col] if flip_col else []),
+            sub.add(frame_table(flips.drop(columns=["flips_vs_full"], errors="ignore"),
                                 "System pairs whose order flips, with paired-test p-values"))
     gap = wd.table("fr_nl_gap.csv")
     if gap is not None:
@@ -479,17 +474,14 @@ def _ranks(metrics: pd.DataFrame, names: list[str], a: str, b: str) -> pd.DataFr
 
 def _gap_table(gap: pd.DataFrame) -> Table:
     """One row per system and group, one column per metric: `gap [ci_low, ci_high]`."""
-    if not {"level", "group", "metric", "gap"} <= set(gap.columns):
-        return frame_table(gap, "FR − NL difference per system and group")
-    rows = gap[gap["level"].astype(str) != "question"]
-    names = sorted(set(rows["metric"].astype(str)), key=metric_sort_key)
-    keys = ["system", "level", "group"] + (["n_queries"] if "n_queries" in rows.columns else [])
+    rows = gap[gap["level"] != "question"]
+    names = sorted(set(rows["metric"]), key=metric_sort_key)
+    keys = ["system", "level", "group", "n_queries"]
     out = []
     for key, part in rows.groupby(keys, sort=False):
-        by_metric = part.set_index(part["metric"].astype(str))
-        out.append((*map(str, key), *(with_ci(by_metric.at[m, "gap"], by_metric.get("ci_low", {}).get(m),
-                                              by_metric.get("ci_high", {}).get(m)) if m in by_metric.index else "–"
-                                      for m in names)))
+        by_metric = part.set_index("metric")
+        out.append((*map(str, key), *(with_ci(by_metric.at[m, "gap"], by_metric.at[m, "ci_low"], by_metric.at[m, "ci_high"])
+                                      if m in by_metric.index else "–" for m in names)))
     return Table("FR − NL difference (bootstrap 95% CI) per system and question group; positive = French "
                  "retrieves better", (*keys, *names), tuple(out), visible=0)
 
@@ -498,30 +490,17 @@ HEADLINE_METRICS = ("ndcg@10", "map@100", "mrr@100")
 
 
 def _gap_plot(gap: pd.DataFrame) -> Plot | None:
-    """FR−NL gap per verdict (or flag) group and system, for the headline metric."""
-    frame, group = gap, None
-    if "level" in gap.columns and "group" in gap.columns:
-        levels = set(gap["level"].astype(str))
-        level = next((lv for lv in ("verdict", "flag") if lv in levels), None)
-        if level is None:
-            return None
-        frame = gap[gap["level"].astype(str) == level].drop(columns=[level], errors="ignore")
-        frame, group = frame.rename(columns={"group": level}), level
-    else:
-        group = next((c for c in ("verdict", "group", "stratum", "flag", "subset") if c in gap.columns), None)
-    value = next((c for c in ("gap", "mean_gap", "fr_minus_nl", "diff", "delta") if c in frame.columns), None)
-    if value is None or group is None or frame.empty:
+    """FR−NL gap per verdict (else flag) group and system, for the headline metric."""
+    level = next((lv for lv in ("verdict", "flag") if (gap["level"] == lv).any()), None)
+    if level is None:
         return None
-    metric = None
-    if "metric" in frame.columns:
-        present = sorted(set(frame["metric"].astype(str)), key=metric_sort_key)
-        metric = next((m for m in HEADLINE_METRICS if m in present), present[0])
-        frame = frame[frame["metric"].astype(str) == metric]
-    low = "ci_low" if "ci_low" in frame.columns else None
-    high = "ci_high" if "ci_high" in frame.columns else None
-    return Plot(f"French − Dutch difference by {group}" + (f" ({metric}, 95% CI)" if metric else ""),
-                f"Bar chart of the FR−NL difference per {group} and system" + (f" for {metric}" if metric else ""),
-                plots.grouped_bars(frame, group, "system", value, f"FR − NL {metric or value}", low, high))
+    frame = gap[gap["level"] == level].drop(columns=[level], errors="ignore").rename(columns={"group": level})
+    present = sorted(set(frame["metric"]), key=metric_sort_key)
+    metric = next((m for m in HEADLINE_METRICS if m in present), present[0])
+    frame = frame[frame["metric"] == metric]
+    return Plot(f"French − Dutch difference by {level} ({metric}, 95% CI)",
+                f"Bar chart of the FR−NL difference per {level} and system for {metric}",
+                plots.grouped_bars(frame, level, "system", "gap", f"FR − NL {metric}", "ci_low", "ci_high"))
 
 
 # ---------------------------------------------------------------- Provenance
