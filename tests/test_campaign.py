@@ -93,7 +93,7 @@ def test_cli_writes_the_campaign_files(synthetic, tmp_path, embedding_cache):
     assert list(order.columns) == ["round", "id", "queue"] and len(order) == 14 and order["id"].is_unique
     learned = yaml.safe_load((out / "learned_glossary.yaml").read_text(encoding="utf-8"))
     assert learned["entries"] and all(e["source"].startswith("expert review of question") for e in learned["entries"])
-    meta = json.loads((out / "campaign.meta.json").read_text(encoding="utf-8"))
+    meta = json.loads((out / "campaign_curve.meta.json").read_text(encoding="utf-8"))
     assert meta["learning"] is True and meta["budget"] == 14 and str(tmp_path) not in json.dumps(meta)
 
 
