@@ -17,6 +17,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import stat
 import tempfile
@@ -153,13 +154,21 @@ def file_label(path: str | os.PathLike) -> str:
     return f"{ref['name']} (sha256 {ref['sha256']})"
 
 
+_PREFIXED_PATH = re.compile(r"([A-Za-z][\w.+-]*:)(/(?!/)[^\[\]@#\s]*)(.*)", re.S)
+"""An id such as `st:/models/minilm` or `transformers:/m/opus[nl->fr]@rev` (not a `scheme://` URL)."""
+
+
 def portable(value: Any) -> Any:
-    """`value` (however nested) with every local path (`is_local_path`) replaced by its `file_ref`."""
+    """`value` (however nested) with every local path (`is_local_path`) replaced by its `file_ref`,
+    and a local model path inside an id (`st:/models/minilm`) cut to its folder name (`st:minilm`)."""
     if isinstance(value, dict):
         return {k: portable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [portable(v) for v in value]
-    return file_ref(value) if is_local_path(value) else value
+    if is_local_path(value):
+        return file_ref(value)
+    match = _PREFIXED_PATH.fullmatch(value) if isinstance(value, str) else None
+    return f"{match[1]}{Path(match[2]).name}{match[3]}" if match else value
 
 
 # ---------------------------------------------------------------- output ownership

@@ -71,11 +71,13 @@ def test_the_sidecar_writer_turns_any_path_into_a_reference(tmp_path):
     (folder / "a").mkdir(parents=True)
     (folder / "a" / "x.trec").write_text("1 Q0 2 1 1.0 x\n", encoding="utf-8")
     fields = {"a": data, "b": str(data), "c": {"d": [str(folder)]}, "e": str(tmp_path / "gone.csv"),
-              "f": "audit.csv", "g": "hf:clips/bBSARD@main", "h": None}
+              "f": "audit.csv", "g": "hf:clips/bBSARD@main", "h": None, "i": f"st:{folder}",
+              "j": f"transformers:{folder}[nl->fr]@abc", "k": "http://localhost:8080"}
     assert portable(fields) == {"a": {"name": "in.csv", "sha256": digest_of(data)},
                                 "b": {"name": "in.csv", "sha256": digest_of(data)},
                                 "c": {"d": [{"name": "runs", "sha256": digest_of(folder)}]},
                                 "e": {"name": "gone.csv", "sha256": None},
-                                "f": "audit.csv", "g": "hf:clips/bBSARD@main", "h": None}
+                                "f": "audit.csv", "g": "hf:clips/bBSARD@main", "h": None, "i": "st:runs",
+                                "j": "transformers:runs[nl->fr]@abc", "k": "http://localhost:8080"}
     sidecar = write_sidecar(tmp_path / "out" / "x.csv", **fields)
     assert str(tmp_path) not in sidecar.read_text(encoding="utf-8")
