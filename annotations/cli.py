@@ -149,7 +149,7 @@ def export_tasks(audit: Annotated[Path, typer.Option(help="audit.csv of the audi
     guard_out(out, command="annotate export-tasks", inputs=[audit, queue], folder=False)
     tasks, _ = _queue_tasks(audit, queue, dataset)
     write_json(out, tasks)
-    write_sidecar(out, audit=str(audit), queue=str(queue) if queue else None, n_tasks=len(tasks),
+    write_sidecar(out, audit=audit, queue=queue, n_tasks=len(tasks),
                   model_version=audit_version(audit), label_config=(Path(__file__).with_name(
                       "labeling_config.xml")).read_text(encoding="utf-8"))
     typer.echo(f"{len(tasks)} task(s) -> {out} (import it in Label Studio with the labelling config in "
@@ -234,9 +234,9 @@ def agreement(raw: Annotated[Path, typer.Option(help=f"{RAW_FILE} written by pul
     wide = disagreements(table, rule)
     report.n_disagreements = len(wide)
     record = report.write(out / "agreement.json")
-    write_sidecar(out / "agreement.json", files=[record], raw=str(raw), n_boot=n_boot, seed=seed)
+    write_sidecar(out / "agreement.json", files=[record], raw=raw, n_boot=n_boot, seed=seed)
     write_csv(out / "disagreements.csv", wide)
-    write_sidecar(out / "disagreements.csv", raw=str(raw), adjudication=rule.describe())
+    write_sidecar(out / "disagreements.csv", raw=raw, adjudication=rule.describe())
     for score in report.scores:
         who = f" {' vs '.join(score.annotators)}" if "kappa" in score.name else ""
         typer.echo(f"{score.name}{who}: {score.value:.3f} [{score.ci_low:.3f}, {score.ci_high:.3f}] "
@@ -281,7 +281,7 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
     from .estimate import estimate as compute_estimate
 
     population = read_audit(audit)
-    inputs: dict = {"audit": str(audit), "queue": str(queue) if queue else None}
+    inputs: dict = {"audit": audit, "queue": queue}  # recorded by name + sha256 (write_sidecar)
     design = None
     if campaign is not None:
         from .adaptive import VERDICTS_FILE, Campaign
@@ -291,7 +291,7 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
         state = Campaign.load(campaign)
         population, design = state.design_population(population, audit), state.design_queue()
         verdicts = verdicts or campaign / VERDICTS_FILE
-        inputs |= {"campaign": str(campaign), "batches": len(state.record["batches"])}
+        inputs |= {"campaign": campaign, "batches": len(state.record["batches"])}
     elif queue is not None:
         design = read_audit(queue, QUEUE_COLUMNS)
     if verdicts is None:
@@ -304,7 +304,7 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
                              file=str(audit))
     result = compute_estimate(population, read_verdicts(verdicts), design, level=level, seed=seed,
                               target_halfwidth=target_halfwidth, max_missed=max_missed)
-    return result, inputs | {"verdicts": str(verdicts)}
+    return result, inputs | {"verdicts": verdicts}
 
 
 def _report_missed(result) -> None:

@@ -19,7 +19,7 @@ from bbsard_audit.contracts.calibration import CALIBRATION_CSV, Calibration, Com
 from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.verdicts import read_verdicts as read_verdicts_csv
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import finite
+from bbsard_audit.io import file_label, finite
 
 POSITIVES = {"legal": {"legal"}, "minor+legal": {"minor", "legal"}}
 # Which way is "worse" for the continuous signals (anything else numeric is oriented by its name).
@@ -107,7 +107,7 @@ def calibrate(audit_csv: str | Path, verdicts: str | Path, positive: str = "lega
     table = pd.DataFrame(rows)
     signals = [SignalRow(**finite(row)) for row in rows]
     combined = Combined(**{k: v for k, v in finite(rows[0]).items() if k in Combined.__dataclass_fields__})
-    summary = Calibration(audit=str(audit_path), verdicts=str(verdicts), positive=positive,
+    summary = Calibration(audit=file_label(audit_path), verdicts=file_label(verdicts), positive=positive,
                           n_verdicts=len(judged), n_matched=len(merged), n_unmatched=len(judged) - len(merged),
                           n_positive=int(y.sum()),
                           verdict_counts={str(k): int(v) for k, v in merged["verdict"].value_counts().items()},

@@ -13,7 +13,6 @@ privately and reveals one id at a time, recording what it revealed.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from dataclasses import dataclass, field, replace
@@ -38,7 +37,7 @@ from .contracts.learned import LEARNED_CONFLICTS, LEARNED_RULES
 from .contracts.sidecar import write_sidecar
 from .contracts.table import FileRecord
 from .contracts.verdicts import VERDICTS_CSV
-from .io import write_csv, write_text
+from .io import file_label, write_csv, write_text
 
 CURVE_COLUMNS = ["round", "reviewed", "reviewed_risk", "reviewed_control", "found_legal", "found_minor",
                  "flagged_unreviewed", "estimate", "ci_low", "ci_high"]
@@ -65,8 +64,7 @@ class Oracle:
         """A verdicts.csv (+ error_spans.csv), every id checked against the simulated pairs."""
         table = learning.read_review_verdicts(verdicts, questions, where="the simulated dataset split")
         span_table = learning.read_spans(spans, questions) if spans is not None else None
-        digest = hashlib.sha256(Path(verdicts).read_bytes()).hexdigest()
-        return cls(table, span_table, f"{Path(verdicts).name} (sha256 {digest})")
+        return cls(table, span_table, file_label(verdicts))
 
     def reveal(self, qid: int) -> dict:
         """The expert's verdict on one pair (recorded as revealed)."""
@@ -168,10 +166,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
     finally:
         if own:
             emb.inner.close()
-    provenance = ds.provenance()
-    if Path(ds.source).exists():  # a local folder: named, never by its absolute path (files_sha256 pins it)
-        provenance["source"] = Path(ds.source).name
-    meta = {"dataset": provenance, "split": split, "oracle": oracle.source, "learning": learning_on,
+    meta = {"dataset": ds.provenance(), "split": split, "oracle": oracle.source, "learning": learning_on,
             "batch": batch, "budget": budget, "control": control, "seed": seed, "n_pairs": len(frame),
             "n_reviewed": len(order), "control_sample": queue_info, "embedder": emb.model_id,
             "backtranslation": first.meta["backtranslation"], "glossary": first.meta["glossary"].get("version"),
@@ -233,9 +228,14 @@ def _rules_table(rules_by_source: dict[tuple, int], frame: pd.DataFrame) -> pd.D
     return pd.DataFrame(rows, columns=RULE_COLUMNS)
 
 
+OUTPUTS = ("campaign_curve.csv", "review_order.csv", "learned_glossary.yaml", "learned_rules.csv",
+           "learned_conflicts.csv", "campaign_curve.meta.json")
+
+
 def write_campaign(result: CampaignResult, out: str | Path) -> list[Path]:
     """campaign_curve.csv, review_order.csv, learned_rules.csv + learned_glossary.yaml +
-    learned_conflicts.csv (learning only), campaign.meta.json (rows + sha256 of each)."""
+    learned_conflicts.csv (learning only), campaign_curve.meta.json (rows + sha256 of each; named after
+    the curve, never `campaign.meta.json`, the sidecar of an adaptive review's campaign.json)."""
     out = Path(out)
     records = [CAMPAIGN_CURVE.write_file(out / "campaign_curve.csv", result.curve),
                REVIEW_ORDER.write_file(out / "review_order.csv", result.order)]
@@ -245,7 +245,7 @@ def write_campaign(result: CampaignResult, out: str | Path) -> list[Path]:
         records += [LEARNED_RULES.write_file(out / "learned_rules.csv", result.rules),
                     LEARNED_CONFLICTS.write_file(out / "learned_conflicts.csv", result.conflicts),
                     FileRecord.of(glossary, len(result.learned_entries))]
-    meta = write_sidecar(out / "campaign", files=records, **result.meta)
+    meta = write_sidecar(out / "campaign_curve.csv", files=records, **result.meta)
     return [out / r.name for r in records] + [meta]
 
 

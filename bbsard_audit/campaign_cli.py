@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from .cli_options import DatasetOption
+from .cli_options import DatasetOption, guard_out
 
 console = Console(stderr=True)
 
@@ -48,13 +48,16 @@ def simulate(
     reveal the oracle's verdicts, learn term rules, re-audit, re-rank — until N pairs are reviewed.
 
     Writes campaign_curve.csv (one row per round), review_order.csv, learned_glossary.yaml and
-    learned_rules.csv (not with --no-learning) and campaign.meta.json. For the report's
+    learned_rules.csv (not with --no-learning) and campaign_curve.meta.json. For the report's
     learning-vs-static curve, run twice into DIR/learning and DIR/static.
 
     Example: `bbsard-audit campaign simulate --dataset ../shared/data/bbsard --split test --backtranslations ../shared/data/bbsard/backtranslations_nl_fr.jsonl --oracle reports/verdicts.csv --batch 20 --budget 100 --control 20 --seed 0 --out reports/campaign/learning`
     """
-    from .campaign import Oracle, simulate as run_simulation, write_campaign
+    from .campaign import OUTPUTS, Oracle, simulate as run_simulation, write_campaign
     from .dataset import load_dataset
+
+    guard_out(out, command="campaign simulate", inputs=[oracle, oracle_spans, backtranslations, glossary, config],
+              names=OUTPUTS)
 
     ds = load_dataset(dataset, with_corpus=False)
     questions = {p.id: (p.question_fr, p.question_nl) for p in ds.select(split)}

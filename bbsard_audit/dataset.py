@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from .errors import InputError
-from .io import file_problem
+from .io import digest_of, file_problem, is_local_path
 
 SPLITS = ("train", "test")
 LANGS = ("fr", "nl")
@@ -42,6 +42,11 @@ class Issue:
 
     def one_line(self) -> str:
         return InputError(self.message, file=self.file, row=self.row, id=self.id).one_line()
+
+    def shareable(self) -> str:
+        """`one_line` with a local file named by its name only, for outputs that are shared."""
+        file = Path(self.file).name if is_local_path(self.file) else self.file
+        return InputError(self.message, file=file, row=self.row, id=self.id).one_line()
 
 
 @dataclass(frozen=True)
@@ -118,10 +123,17 @@ class Dataset:
         """TREC-style qrels {qid: {docid: 1}}, ids as strings (the same for French and Dutch)."""
         return {str(p.id): {str(a): 1 for a in p.article_ids} for p in self.select(split)}
 
+    @property
+    def source_id(self) -> str:
+        """The source as shareable outputs name it: `sample` and hub ids as given, a local folder (CSV
+        or `hf:` copy) by its folder name only; `revision` and `files_sha256` pin its content."""
+        prefix, path = ("hf:", self.source[3:]) if self.source.startswith("hf:") else ("", self.source)
+        return prefix + Path(path).name if self.source != SAMPLE and Path(path).exists() else self.source
+
     def provenance(self) -> dict:
-        """What to record in a sidecar so the output can be traced to this exact data."""
+        """What to record in a sidecar so the output can be traced to this exact data (never by a local path)."""
         return {
-            "source": self.source,
+            "source": self.source_id,
             "revision": self.revision,
             "files_sha256": dict(self.files),
             "n_pairs": {s: len(self.select(s)) for s in self.splits},
@@ -473,9 +485,10 @@ def _load_hf(spec: str, with_corpus: bool) -> Dataset:
 
 
 def _resolve_revision(name: str) -> str:
-    """The commit a hub dataset resolved to, when the hub can be asked; else say it was unpinned."""
+    """The commit a hub dataset resolved to, when the hub can be asked; else say it was unpinned. A local
+    copy is pinned by its content (outputs name it by folder name, never by its path)."""
     if Path(name).exists():
-        return "local"
+        return f"sha256:{digest_of(Path(name))[:12]}"
     try:
         from huggingface_hub import HfApi
 

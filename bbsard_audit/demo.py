@@ -57,7 +57,7 @@ def _validate(ctx: dict) -> tuple[str, list[Path]]:
     ds: Dataset = load_dataset("sample")
     ctx["dataset"] = ds
     summary = ctx["out"] / "dataset.json"
-    write_json(summary, {**ds.provenance(), "warnings": [w.one_line() for w in ds.warnings]})
+    write_json(summary, {**ds.provenance(), "warnings": [w.shareable() for w in ds.warnings]})
     write_sidecar(summary, dataset=ds.provenance())
     return (f"{len(ds.pairs)} pairs ({', '.join(f'{s} {len(ds.select(s))}' for s in ds.splits)}), "
             f"{len(ds.corpus or [])} articles, {len(ds.warnings)} warning(s)"), [summary]
@@ -167,6 +167,14 @@ def _release(ctx: dict) -> tuple[str, list[Path]]:
             f"{summary.removed} removed"), [summary.out]
 
 
+def _relative(path: Path, out: Path) -> str:
+    """An output named inside the demo folder (demo.json is shared with it, never a local path)."""
+    try:
+        return Path(path).relative_to(out).as_posix()
+    except ValueError:
+        return Path(path).name
+
+
 STEPS: tuple[tuple[str, Callable[[dict], tuple[str, list[Path]]]], ...] = (
     ("validate", _validate), ("audit", _audit), ("selftest", _selftest), ("verdicts", _verdicts),
     ("agreement", _agreement), ("estimate", _estimate), ("calibrate", _calibrate), ("eval", _eval),
@@ -198,7 +206,7 @@ def _run_demo(out: Path) -> DemoResult:
             progress.update(task, description=name)
             t0 = time.perf_counter()
             detail, written = func(ctx)
-            step = Step(name, detail, time.perf_counter() - t0, [str(p) for p in written])
+            step = Step(name, detail, time.perf_counter() - t0, [_relative(p, out) for p in written])
             progress.console.print(f"[green]✓[/green] {name}: {detail} [dim]({step.seconds:.1f} s)[/dim]")
             steps.append(step)
             progress.advance(task)

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import stat
 import tempfile
@@ -113,16 +114,61 @@ def sidecar_path(output: str | os.PathLike) -> Path:
 
 
 def write_sidecar(output: str | os.PathLike, **fields: Any) -> Path:
-    """Record how an output was made (tool version, time, platform, plus the caller's fields)."""
+    """Record how an output was made (tool version, time, platform, plus the caller's fields); every
+    local path among the fields is recorded as `file_ref` (name + sha256), so the sidecar can be shared."""
     record = {
         "output": Path(output).name,
         "tool": "bbsard-audit",
         "tool_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "python": platform.python_version(),
-        **fields,
+        **portable(fields),
     }
     return write_json(sidecar_path(output), record)
+
+
+def is_local_path(value: Any) -> bool:
+    """A `Path`, or a string that is an absolute path or names an existing file or folder through a
+    folder (a bare name such as `audit.csv` is already portable: it names a neighbour)."""
+    if isinstance(value, os.PathLike):
+        return True
+    if not isinstance(value, str) or not value or "\n" in value:
+        return False
+    return os.path.isabs(value) or (os.sep in value and os.path.lexists(value))
+
+
+def file_ref(path: str | os.PathLike) -> dict:
+    """A file or folder named by content, never by where it lies: `{name, sha256}` (sha256 null when
+    it cannot be read; a folder's digest covers every file in it, see `digest_of`)."""
+    path = Path(path)
+    try:
+        digest = digest_of(path) if _is_regular_or_dir(path) else None
+    except OSError:
+        digest = None
+    return {"name": path.name, "sha256": digest}
+
+
+def file_label(path: str | os.PathLike) -> str:
+    """`file_ref` as one line of text: `name (sha256 <hex>)`, for text fields that name an input."""
+    ref = file_ref(path)
+    return f"{ref['name']} (sha256 {ref['sha256']})"
+
+
+_PREFIXED_PATH = re.compile(r"([A-Za-z][\w.+-]*:)(/(?!/)[^\[\]@#\s]*)(.*)", re.S)
+"""An id such as `st:/models/minilm` or `transformers:/m/opus[nl->fr]@rev` (not a `scheme://` URL)."""
+
+
+def portable(value: Any) -> Any:
+    """`value` (however nested) with every local path (`is_local_path`) replaced by its `file_ref`,
+    and a local model path inside an id (`st:/models/minilm`) cut to its folder name (`st:minilm`)."""
+    if isinstance(value, dict):
+        return {k: portable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [portable(v) for v in value]
+    if is_local_path(value):
+        return file_ref(value)
+    match = _PREFIXED_PATH.fullmatch(value) if isinstance(value, str) else None
+    return f"{match[1]}{Path(match[2]).name}{match[3]}" if match else value
 
 
 # ---------------------------------------------------------------- output ownership

@@ -352,7 +352,7 @@ inherit the French relevance labels, so a mistranslated legal term silently corr
 benchmark; this release replaces Dutch questions by the experts' corrections where given and marks
 every pair with a `verification` status.
 
-Made by `bbsard-audit release` from `{dataset.source}` (revision `{dataset.revision}`).
+Made by `bbsard-audit release` from `{dataset.source_id}` (revision `{dataset.revision}`).
 
 ## Verification status
 

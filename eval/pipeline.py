@@ -6,7 +6,6 @@ ranking shift, null draw and FR-NL gap is an index into (or a product with) thos
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +19,7 @@ from bbsard_audit.contracts.estimate import Estimate
 from bbsard_audit.contracts.eval_tables import FR_NL_GAP, FRAGILITY, METRICS, PAIRWISE, RANKING_SHIFT
 from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.table import FileRecord
-from bbsard_audit.io import write_csv
+from bbsard_audit.io import file_ref, write_csv
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap, holm, paired_randomisation
 from .fragility import expected_unverified_errors, removal_fragility
@@ -486,16 +485,13 @@ def _flag(flags, qid) -> str:
 def _inputs(config, runs, qrels, dataset) -> dict:
     files = {}
     for name, path in config.runs.items():
-        files[f"run:{name}"] = {"path": str(path), "sha256": _sha256(path), "queries": len(runs[name].ranking)}
+        files[f"run:{name}"] = {**file_ref(path), "queries": len(runs[name].ranking)}
     for label in ("qrels", "verdicts", "audit", "estimate"):
         path = _estimate_path(config) if label == "estimate" else getattr(config, label)
         if path is not None:
-            files[label] = {"path": str(path), "sha256": _sha256(path)}
+            files[label] = file_ref(path)
     if dataset is not None:
         files["dataset"] = {**dataset.provenance(), "split": config.split}
     files["qrels_queries"] = len(qrels)
     return files
 
-
-def _sha256(path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -168,6 +168,14 @@ def embedding_cache() -> Path:
     return TEST_CACHE / "bbsard-audit" / "embeddings"
 
 
+def local_path_leaks(out: Path, *paths: Path) -> list[str]:
+    """`file: path` for every file under `out` whose text holds one of `paths` (as given or resolved):
+    shareable outputs name data by name + sha256, never by a local path."""
+    needles = {str(p) for p in paths} | {str(Path(p).resolve()) for p in paths}
+    return sorted(f"{f.relative_to(out)}: {n}" for f in out.rglob("*") if f.is_file() and f.suffix != ".parquet"
+                  for n in needles if n in f.read_text(encoding="utf-8", errors="replace"))
+
+
 def audit_frame(ids, flagged):
     """A minimal audit.csv frame that meets its contract (bbsard_audit.contracts.audit)."""
     import pandas as pd

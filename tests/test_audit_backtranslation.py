@@ -8,6 +8,7 @@ import shutil
 
 import numpy as np
 import pytest
+from conftest import need
 
 from bbsard_audit.audit.backtranslation import (BackTranslationScorer, BackTranslationThresholds, FileTranslator,
                                    TransformersTranslator, get_translator)
@@ -85,9 +86,9 @@ def test_bt_cosine_with_real_embedder(tmp_path):
 @pytest.fixture(scope="module")
 def tiny_marian(tmp_path_factory):
     """A randomly initialised 1-layer Marian model + a sentencepiece vocabulary trained here (offline)."""
-    pytest.importorskip("torch")
-    spm = pytest.importorskip("sentencepiece")
-    transformers = pytest.importorskip("transformers")
+    need("torch")
+    spm = need("sentencepiece")
+    transformers = need("transformers")
     root = tmp_path_factory.mktemp("marian")
     corpus = root / "corpus.txt"
     corpus.write_text("\n".join(["Ik ben een werknemer.", "Mag ik weigeren om overuren te maken?",
@@ -127,7 +128,7 @@ def test_transformers_translator_runs_a_local_marian_model_in_batches(tiny_maria
 
 @pytest.mark.ml
 def test_transformers_translator_bad_model_is_one_input_error(tmp_path):
-    pytest.importorskip("transformers")
+    need("transformers")
     with pytest.raises(InputError, match="cannot load translation model"):
         TransformersTranslator(str(tmp_path / "no-such-model"))
 
@@ -135,9 +136,9 @@ def test_transformers_translator_bad_model_is_one_input_error(tmp_path):
 @pytest.fixture(scope="module")
 def tiny_m2m100(tmp_path_factory):
     """A randomly initialised M2M100 (the NLLB architecture) with a sentencepiece vocabulary built here."""
-    pytest.importorskip("torch")
-    spm = pytest.importorskip("sentencepiece")
-    transformers = pytest.importorskip("transformers")
+    need("torch")
+    spm = need("sentencepiece")
+    transformers = need("transformers")
     import torch
 
     root = tmp_path_factory.mktemp("m2m")

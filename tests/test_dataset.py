@@ -9,6 +9,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from conftest import need
 from typer.testing import CliRunner
 
 from bbsard_audit.cli import app
@@ -242,7 +243,7 @@ def test_warnings_are_reported_not_fatal(tmp_path):
 
 def test_hf_source_through_datasets(tmp_path):
     """The hub layout (configs corpus/train/test, splits fr/nl as CSV) loaded by `datasets` itself."""
-    pytest.importorskip("datasets")
+    need("datasets")
     repo = tmp_path / "bBSARD"
     for lang in ("fr", "nl"):
         (repo / lang).mkdir(parents=True)
@@ -256,11 +257,12 @@ def test_hf_source_through_datasets(tmp_path):
     ds = load_dataset(f"hf:{repo}")
     assert [p.id for p in ds.pairs] == [1, 2] and ds.pairs[0].article_ids == (101, 102)
     assert ds.pairs[1].question_nl == "Hoe scheiden?" and ds.corpus.ids == (101, 102, 103)
-    assert ds.source == f"hf:{repo}" and ds.revision == "local"
+    assert ds.source == f"hf:{repo}" and ds.revision.startswith("sha256:")  # a local copy: pinned by content
+    assert ds.provenance()["source"] == "hf:bBSARD"  # named by folder, never by its local path
 
 
 def test_hf_unreachable_is_one_line(monkeypatch, tmp_path):
-    datasets = pytest.importorskip("datasets")
+    datasets = need("datasets")
     import huggingface_hub.constants
 
     # the libraries read HF_HUB_OFFLINE at import time; without it they retry the network for a minute

@@ -9,11 +9,12 @@ import time
 
 import pandas as pd
 import pytest
+from conftest import local_path_leaks
 from typer.testing import CliRunner
 
 from bbsard_audit import demo
 from bbsard_audit.cli import app
-from bbsard_audit.dataset import load_dataset
+from bbsard_audit.dataset import load_dataset, sample_dir
 
 EXPECTED = {  # step -> files it must leave in the demo folder
     "validate": ["dataset.json"],
@@ -80,6 +81,12 @@ def test_outputs_are_consistent_with_the_sample(demo_run):
         back = load_dataset(src)
         assert {p.id for p in back.pairs} <= {p.id for p in ds.pairs}
         assert all(p.meta_nl["verification"] for p in back.pairs)
+
+
+def test_no_demo_output_names_a_local_path(demo_run):
+    """Sidecars, demo.json, dataset.json, the report and the release card name data by name + sha256."""
+    out, _, _ = demo_run
+    assert local_path_leaks(out, out.parent, sample_dir()) == []
 
 
 @pytest.mark.parametrize("breakage", ["raises", "is gone"])

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import need
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = ("audit", "eval", "annotations")
@@ -35,7 +36,7 @@ def _run(code: str, cwd: Path, pythonpath: Path | None = None) -> subprocess.Com
 
 
 def test_import_linter_layers_contract_holds(tmp_path):
-    pytest.importorskip("importlinter", reason="import-linter is in the test extra")
+    need("importlinter", "import-linter is in the test extra")
     tree = _installed_tree(tmp_path / "tree")
     code = ("from importlinter.cli import lint_imports; "
             f"raise SystemExit(lint_imports(config_filename={str(ROOT / 'pyproject.toml')!r}, no_cache=True))")
@@ -46,7 +47,7 @@ def test_import_linter_layers_contract_holds(tmp_path):
 
 def test_import_linter_catches_a_stage_importing_another(tmp_path):
     """The contract is not vacuous: an audit module importing eval breaks it."""
-    pytest.importorskip("importlinter", reason="import-linter is in the test extra")
+    need("importlinter", "import-linter is in the test extra")
     tree = _installed_tree(tmp_path / "tree")
     with (tree / "bbsard_audit" / "audit" / "calibration.py").open("a") as f:
         f.write("\nfrom bbsard_audit.eval import subsets  # noqa\n")

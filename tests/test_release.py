@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import audit_frame
+from conftest import audit_frame, need
 
 from bbsard_audit.contracts.agreement import Agreement, Score
 from bbsard_audit.contracts.estimate import Estimate
@@ -110,7 +110,7 @@ def test_round_trip_through_the_project_loader_csv_and_hf(release):
 
 
 def test_round_trip_through_datasets_directly(release):
-    datasets = pytest.importorskip("datasets")
+    datasets = need("datasets")
     _, _, out = release
     test = datasets.load_from_disk(str(out / "hf" / "test"))
     assert set(test) == {"fr", "nl"} and test["nl"].num_rows == 4

@@ -2,7 +2,7 @@
 learning and without, and the rules it learned.
 
 Where campaigns are found: `campaign simulate --out DIR` writes `campaign_curve.csv` and
-`campaign.meta.json` into DIR. The section reads every such folder in the work folder itself, its
+its sidecar `campaign_curve.meta.json` into DIR. The section reads every such folder in the work folder itself, its
 direct subfolders and `campaign/*` (e.g. `W/campaign/learning` and `W/campaign/static`); each run
 is labelled "learning" or "static" from its meta (`learning: true|false`), plus the folder name
 when two runs share a label.
@@ -18,6 +18,7 @@ import pandas as pd
 from ..contracts.campaign import CAMPAIGN_CURVE
 from ..contracts.learned import LEARNED_RULES
 from ..contracts.sidecar import read_sidecar
+from ..io import sidecar_path
 from .document import Plot, Section, Table, Text
 from .plots import MARKERS, OKABE_ITO, STYLE, _png, plt
 from .sections import frame_table, num
@@ -48,7 +49,7 @@ def load_campaigns(root: str | Path) -> list[CampaignRun]:
         if not path.is_file():
             continue
         curve = CAMPAIGN_CURVE.read(path)
-        meta_path = folder / "campaign.meta.json"
+        meta_path = sidecar_path(path)  # campaign_curve.meta.json
         meta = read_sidecar(meta_path) if meta_path.is_file() else {}
         rules_path = folder / "learned_rules.csv"
         rules = LEARNED_RULES.read(rules_path) if rules_path.is_file() else None
