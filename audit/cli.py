@@ -95,9 +95,11 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
               names=["audit.csv", "audit.parquet", "audit.meta.json"]
               + (["review_queue.csv", "review_queue.meta.json"] if review_budget is not None else []))
     if learned:
-        from .learn import load_layered
+        from .glossary import Glossary, glossary_sources
+        from .learn import load_learned
 
-        layered = load_layered(glossary, learned)  # a bad learned file fails before any work
+        # a bad learned file fails before any work
+        layered = Glossary.layered([*glossary_sources(glossary), *(load_learned(p) for p in learned)])
     bar = _Bar()
     with bar.progress:
         result = run_audit(dataset, split=split, backtranslations=backtranslations, translator=translator,

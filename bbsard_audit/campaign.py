@@ -145,7 +145,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
                 frame_rules, conflicts, entries = _learn(verdicts, oracle, questions, base, aligner)
                 for r in frame_rules:
                     rules_by_source.setdefault(_rule_key(r), round_no)
-                layered = learning.layer(base, [learning.to_glossary(entries, f"campaign-round-{round_no}")])
+                layered = Glossary.layered([base, learning.to_glossary(entries, f"campaign-round-{round_no}")])
                 engine = AuditEngine(emb, cfg, layered, cache)
                 scored = engine.score(fr, nl, bt)
                 frame = pd.concat([frame[["id", "split", "category"]], scored[["risk", "flagged", "reasons"]]],
