@@ -55,7 +55,7 @@ MIN_DICE = 0.1
 MIN_VERDICTS_FOR_WEIGHTS = 30
 MIN_POSITIVES_FOR_WEIGHTS = 5
 SHRINK = 5.0  # pseudo-reviews of the configured weight a flag's observed precision is shrunk towards
-CONFLICT_COLUMNS = ["fr", "accepted", "rejected", "source", "conflicts_with", "why"]
+CONFLICT_COLUMNS = LEARNED_CONFLICTS.names
 RULE_COLUMNS = ["fr", "accepted", "rejected", "id", "annotator", "source", "method", "score"]
 
 

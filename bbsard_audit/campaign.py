@@ -42,7 +42,7 @@ from .io import write_csv, write_text
 
 CURVE_COLUMNS = ["round", "reviewed", "reviewed_risk", "reviewed_control", "found_legal", "found_minor",
                  "flagged_unreviewed", "estimate", "ci_low", "ci_high"]
-RULE_COLUMNS = ["fr", "accepted", "rejected", "source", "method", "round", "n_other_flagged"]
+RULE_COLUMNS = LEARNED_RULES.names
 ORACLE_COLUMNS = ["id", "verdict", "corrected_nl", "annotator"]
 
 
