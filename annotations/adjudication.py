@@ -23,7 +23,7 @@ from bbsard_audit.contracts.verdicts import SEVERITY, VERDICTS_CSV, check_known
 GOLD_STRICTNESS = {"yes": 0, "": 0, "unsure": 1, "no": 2}
 RULES = ("stricter", "lenient", "none")
 DEFAULT_CONFIG = Path(__file__).with_name("adjudication.toml")
-VERDICT_COLUMNS = [c.name for c in VERDICTS_CSV.columns]
+VERDICT_COLUMNS = VERDICTS_CSV.names
 
 
 @dataclass(frozen=True)

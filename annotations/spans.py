@@ -21,7 +21,7 @@ from bbsard_audit.errors import InputError
 
 # side -> (Labels control, Text object = task data field, per-region note control)
 SIDES = {"fr": ("fr_spans", "question_fr", "fr_note"), "nl": ("nl_spans", "question_nl", "nl_note")}
-SPAN_COLUMNS = [c.name for c in ERROR_SPANS.columns]
+SPAN_COLUMNS = ERROR_SPANS.names
 SPANS_FILE = "error_spans.csv"
 
 

@@ -14,7 +14,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Protocol, Sequence
+from typing import Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 import pandas as pd
@@ -25,7 +25,7 @@ from bbsard_audit.errors import InputError
 from bbsard_audit.embeddings import Embedder
 from .findings import Finding
 from .signal_cache import fingerprint
-from .signals import Batch, SignalResult
+from .signals import Batch, ScorerSignal, SignalResult
 
 DEFAULT_MODEL = "Helsinki-NLP/opus-mt-nl-fr"
 TEXT_FIELDS = ("backtranslation", "text", "translation", "fr")
@@ -232,12 +232,16 @@ class BackTranslationScorer:
         return findings, pd.DataFrame({"bt_cosine": cosine})
 
 
-def _with_bt(batch: Batch) -> list[int]:
-    return [i for i, b in enumerate(batch.bt or []) if b]
-
-
-def _expand(batch: Batch, have: list[int], findings: list[list[Finding]], columns: pd.DataFrame) -> SignalResult:
-    """Rows without a back-translation get no findings and NaN columns (no evidence)."""
+def _score_bt_rows(batch: Batch, score: Callable[[list[str], list[str]], tuple[list[list[Finding]], pd.DataFrame]],
+                   keep: Sequence[str] | None = None) -> SignalResult:
+    """`score(French, back-translations)` of the rows that have a back-translation (its `keep`
+    columns); the other rows get no findings and NaN columns (no evidence), a batch without any
+    back-translations nothing at all."""
+    if batch.bt is None:
+        return SignalResult.empty(len(batch))
+    have = [i for i, b in enumerate(batch.bt) if b]
+    findings, columns = score([batch.fr[i] for i in have], [batch.bt[i] for i in have])
+    columns = columns[list(keep)] if keep is not None else columns
     full = pd.DataFrame(np.nan, index=range(len(batch)), columns=columns.columns)
     if have:
         full.loc[have, columns.columns] = columns.to_numpy()
@@ -245,7 +249,7 @@ def _expand(batch: Batch, have: list[int], findings: list[list[Finding]], column
     return SignalResult([by_row.get(i, []) for i in range(len(batch))], full)
 
 
-class BackTranslationSurfaceSignal:
+class BackTranslationSurfaceSignal(ScorerSignal[BackTranslationScorer]):
     """chrF++ / BLEU / TER of back-translation vs French (signal-cached); adds the `backtranslation`
     column. A batch without back-translations gets nothing."""
 
@@ -253,39 +257,23 @@ class BackTranslationSurfaceSignal:
     flags = {"bt_divergent": FLAGS["bt_divergent"]}
     reads = ("fr", "bt")
 
-    def __init__(self, scorer: BackTranslationScorer) -> None:
-        self.scorer = scorer
-
     def signature(self) -> str:
         sigs = {k: v for k, v in self.scorer.signatures().items() if k != "cosine"}
         return fingerprint(packages=("sacrebleu",), settings=[sigs, self.scorer.thresholds.chrf])
 
     def score(self, batch: Batch) -> SignalResult:
-        if batch.bt is None:
-            return SignalResult.empty(len(batch))
-        have = _with_bt(batch)
-        findings, columns = self.scorer.surface_scores([batch.fr[i] for i in have], [batch.bt[i] for i in have])
-        result = _expand(batch, have, findings, columns[["bt_chrf", "bt_bleu", "bt_ter"]])
-        result.columns.insert(0, "backtranslation", [b or "" for b in batch.bt])
+        result = _score_bt_rows(batch, self.scorer.surface_scores, ["bt_chrf", "bt_bleu", "bt_ter"])
+        if batch.bt is not None:
+            result.columns.insert(0, "backtranslation", [b or "" for b in batch.bt])
         return result
 
 
-class BackTranslationCosineSignal:
+class BackTranslationCosineSignal(ScorerSignal[BackTranslationScorer]):
     """Embedding cosine of back-translation vs French (embeddings are cached by the embedder)."""
 
     name = "bt_cosine"
     flags = {"bt_meaning_drift": FLAGS["bt_meaning_drift"]}
     reads = ("fr", "bt")
 
-    def __init__(self, scorer: BackTranslationScorer) -> None:
-        self.scorer = scorer
-
-    def signature(self) -> None:
-        return None
-
     def score(self, batch: Batch) -> SignalResult:
-        if batch.bt is None:
-            return SignalResult.empty(len(batch))
-        have = _with_bt(batch)
-        findings, columns = self.scorer.cosine_scores([batch.fr[i] for i in have], [batch.bt[i] for i in have])
-        return _expand(batch, have, findings, columns)
+        return _score_bt_rows(batch, self.scorer.cosine_scores)

@@ -31,6 +31,10 @@ ConfigOpt = Annotated[Optional[Path], typer.Option(
 CacheOpt = Annotated[Optional[Path], typer.Option(
     "--cache-dir", metavar="DIR", help="Embedding cache (default $BBSARD_AUDIT_CACHE or ~/.cache/bbsard-audit).")]
 OutOpt = Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Output folder.")]
+AuditCsvOpt = Annotated[Path, typer.Option("--audit", metavar="FILE", help="An audit.csv (the one the experts reviewed).")]
+VerdictsOpt = Annotated[Path, typer.Option("--verdicts", metavar="FILE",
+                                           help="verdicts.csv of `annotate pull`: id, verdict (correct|minor|legal), "
+                                                "corrected_nl, annotators.")]
 
 
 class _Bar:
@@ -95,9 +99,11 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
               names=["audit.csv", "audit.parquet", "audit.meta.json"]
               + (["review_queue.csv", "review_queue.meta.json"] if review_budget is not None else []))
     if learned:
-        from .learn import load_layered
+        from .glossary import Glossary, glossary_sources
+        from .learn import load_learned
 
-        layered = load_layered(glossary, learned)  # a bad learned file fails before any work
+        # a bad learned file fails before any work
+        layered = Glossary.layered([*glossary_sources(glossary), *(load_learned(p) for p in learned)])
     bar = _Bar()
     with bar.progress:
         result = run_audit(dataset, split=split, backtranslations=backtranslations, translator=translator,
@@ -146,12 +152,9 @@ def selftest(dataset: DatasetOption = "sample", split: Split = "test",
 
 
 @audit_app.command()
-def calibrate(audit_csv: Annotated[Path, typer.Option("--audit", metavar="FILE", help="An audit.csv.")],
-              verdicts: Annotated[Path, typer.Option("--verdicts", metavar="FILE",
-                                                     help="CSV with id, verdict (correct|minor|legal).")],
-              out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output folder.")] = Path("reports/calibration"),
-              positive: Annotated[str, typer.Option(help="Which verdicts count as errors: legal or minor+legal.")] = "legal",
-              ) -> None:
+def calibrate(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt, out: OutOpt = Path("reports/calibration"),
+              positive: Annotated[str, typer.Option(
+                  help="Which verdicts count as errors: legal or minor+legal.")] = "legal") -> None:
     """Compare audit signals with expert verdicts: precision, recall, ROC-AUC, suggested thresholds.
 
     Example: `bbsard-audit audit calibrate --audit reports/audit/audit.csv --verdicts reports/annot/verdicts.csv --out reports/calibration`
@@ -173,14 +176,10 @@ def calibrate(audit_csv: Annotated[Path, typer.Option("--audit", metavar="FILE",
 
 
 @audit_app.command()
-def learn(audit_csv: Annotated[Path, typer.Option("--audit", metavar="FILE", help="The audit.csv the experts reviewed.")],
-          verdicts: Annotated[Path, typer.Option("--verdicts", metavar="FILE",
-                                                 help="verdicts.csv (id, verdict, corrected_nl, annotators).")],
+def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
           spans: Annotated[Optional[Path], typer.Option("--spans", metavar="FILE",
                                                         help="error_spans.csv from `annotate pull` (optional).")] = None,
-          glossary: GlossaryOpt = None, config: ConfigOpt = None,
-          out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output folder.")] = Path("reports/learned"),
-          ) -> None:
+          glossary: GlossaryOpt = None, config: ConfigOpt = None, out: OutOpt = Path("reports/learned")) -> None:
     """Learn glossary rules from expert corrections: learned_glossary.yaml (+ learned_conflicts.csv,
     and refitted risk weights in learned_weights.toml when there are enough verdicts).
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from bbsard_audit.embeddings import Embedder
 from .findings import Finding
-from .signals import Batch, SignalResult
+from .signals import Batch, ScorerSignal, SignalResult
 
 FLAGS = {
     "xling_outlier": "French and Dutch embeddings agree much less than for the usual pair: the margin "
@@ -102,19 +102,13 @@ class CrossLingualScorer:
         return findings, columns
 
 
-class CrossLingualSignal:
+class CrossLingualSignal(ScorerSignal[CrossLingualScorer]):
     """The cross-lingual scorer as an audit signal; not signal-cached (its embeddings are, and its
     z-scores depend on the batch's groups / reference rows)."""
 
     name = "crosslingual"
     flags = FLAGS
     reads = ("fr", "nl")
-
-    def __init__(self, scorer: CrossLingualScorer) -> None:
-        self.scorer = scorer
-
-    def signature(self) -> None:
-        return None
 
     def score(self, batch: Batch) -> SignalResult:
         return SignalResult(*self.scorer.score(batch.pairs, batch.groups, batch.reference))

@@ -24,7 +24,7 @@ from . import termmatch
 from .findings import Finding, Span, spans_at
 from .signal_cache import fingerprint
 from .signals import Batch, SignalResult
-from .termmatch import LEMMAS, TermMatcher, Tokens, longest_first, tokenize
+from .termmatch import LEMMAS, TermMatcher, Tokens, lemma_key, longest_first, tokenize
 
 SHIPPED = Path(__file__).parent / "data" / "glossary.yaml"
 REJECTION_KINDS = ("wrong_concept", "netherlands")
@@ -47,6 +47,9 @@ class Rejection:
     term: str
     kind: Literal["wrong_concept", "netherlands"]
     reason: str
+    learned_from: str | None = None
+    """`<rule id> from <source>` when a learned rule merged this rejection into an earlier layer's
+    entry (`Glossary.layered`): its findings name that rule, as a learned entry's do."""
 
 
 @dataclass(frozen=True)
@@ -127,8 +130,11 @@ class Glossary:
     def layered(cls, sources: Sequence[GlossarySource]) -> "Glossary":
         """One glossary from layers (files or Glossary objects), e.g. the shipped one + learned files.
 
-        Entries of every layer after the first are learned (their findings name their source). An
-        entry id already defined by an earlier layer is an InputError: layers add, never override.
+        Entries of every layer after the first are learned (their findings name their rule and its
+        source). A learned entry whose French term an earlier layer already has is merged into that
+        entry (`_merge`): two entries on the same French words would hide each other, as matching
+        keeps one entry per span. Any other is appended; its id must be new (an InputError
+        otherwise): layers add, never redefine.
         """
         if not sources:
             raise InputError("a layered glossary needs at least one glossary")
@@ -139,13 +145,22 @@ class Glossary:
                   for s in sources]
         entries: list[GlossaryEntry] = []
         owner: dict[str, str] = {}
+        by_fr: dict[str, int] = {}  # French term (lemmas) -> the first entry that has it
         for k, (layer_entries, _, path, layers) in enumerate(parsed):
             label = str(path) if path else layers[0].name
             for row, e in enumerate(layer_entries, start=1):
+                keys = {lemma_key(t, "fr") for t in e.fr}
+                targets = sorted({by_fr[key] for key in keys if key in by_fr}) if k else []
+                for i in targets:
+                    entries[i] = _merge(entries[i], e)
+                if targets:
+                    continue
                 if e.id in owner:
                     raise InputError(f"entry id already defined in {owner[e.id]} (a layer may add entries, "
                                      f"not redefine them)", file=label, row=row, id=e.id)
                 owner[e.id] = label
+                for t in e.fr:
+                    by_fr.setdefault(lemma_key(t, "fr"), len(entries))
                 entries.append(e if e.learned or k == 0 else replace(e, learned=True))
         glossary = cls(entries, "+".join(p[1] for p in parsed), None, [layer for p in parsed for layer in p[3]])
         LEMMAS.flush()
@@ -211,11 +226,11 @@ class Glossary:
                 n_rejected += 1
                 r = self._rejection[(entry_id, wrong[0].term)]
                 reason = (f"FR '{fr_form[entry_id]}' expects '{expects}'; NL has "
-                          f"'{_surface(nl, wrong[0])}' ({r.reason})")
+                          f"'{_surface(nl, wrong[0])}' ({r.reason})") + _learned(entry, r)
             else:
                 missing += 1
-                reason = f"FR '{fr_form[entry_id]}' expects '{expects}'; not found in NL"
-            out.append(Finding(flag, reason + _learned(entry), spans))
+                reason = f"FR '{fr_form[entry_id]}' expects '{expects}'; not found in NL" + _learned(entry)
+            out.append(Finding(flag, reason, spans))
         reported: list = []
         for m in sorted(rejected, key=lambda m: m.start - m.end):  # longest first
             r = self._rejection[(m.key, m.term)]
@@ -226,7 +241,7 @@ class Glossary:
             entry = self._by_id[m.key]
             belgian = " / ".join(_plain(t) for t in entry.nl_accepted[:2])
             out.append(Finding("non_belgian", f"NL '{_surface(nl, m)}' is Netherlands usage; Belgian law says "
-                                              f"'{belgian}' ({r.reason})" + _learned(entry),
+                                              f"'{belgian}' ({r.reason})" + _learned(entry, r),
                                _spans("nl", nl, [m], "non_belgian")))
         return out, (len(expected_ids), matched, missing, n_rejected, n_non_belgian)
 
@@ -301,8 +316,23 @@ def _read(path: Path) -> tuple[list[GlossaryEntry], str, Path, list[Layer]]:
     return entries, version, path, [Layer(path.name, hashlib.sha256(data).hexdigest(), version, len(entries))]
 
 
-def _learned(entry: GlossaryEntry) -> str:
-    """A learned rule's findings name the rule and the review it was learned from."""
+def _merge(entry: GlossaryEntry, learned: GlossaryEntry) -> GlossaryEntry:
+    """`entry` plus the renderings of a learned entry on the same French term that it neither accepts
+    nor rejects (the earlier layer wins; `audit learn` reports such conflicts). The added rejections
+    keep the learned rule's name for their findings."""
+    known = {lemma_key(t, "nl") for t in entry.nl_accepted} | {lemma_key(r.term, "nl") for r in entry.nl_rejected}
+    accepted = tuple(t for t in learned.nl_accepted if lemma_key(t, "nl") not in known)
+    rule = f"{learned.id} from {learned.source}"
+    rejected = tuple(replace(r, learned_from=r.learned_from or rule)
+                     for r in learned.nl_rejected if lemma_key(r.term, "nl") not in known)
+    return replace(entry, nl_accepted=entry.nl_accepted + accepted, nl_rejected=entry.nl_rejected + rejected)
+
+
+def _learned(entry: GlossaryEntry, rejection: Rejection | None = None) -> str:
+    """A learned rule's findings name the rule and the review it was learned from: the rejection's
+    rule when a learned rule merged it into this entry, else the entry's own when it is learned."""
+    if rejection is not None and rejection.learned_from:
+        return f" [learned rule {rejection.learned_from}]"
     return f" [learned rule {entry.id} from {entry.source}]" if entry.learned else ""
 
 

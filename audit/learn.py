@@ -26,7 +26,7 @@ import datetime as _dt
 import difflib
 import hashlib
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -46,7 +46,7 @@ from .calibration import calibrate, write_calibration
 from .glossary import Glossary, GlossaryEntry, Rejection
 from .glossary_mining import STOPWORDS, _ngrams
 from .risk import RiskConfig
-from .termmatch import LEMMAS, TermMatcher, Tokens, tokenize
+from .termmatch import LEMMAS, TermMatcher, Tokens, lemma_key, tokenize
 
 MAX_SPAN_TOKENS = 4
 MAX_FR_NGRAM = 3
@@ -55,7 +55,7 @@ MIN_DICE = 0.1
 MIN_VERDICTS_FOR_WEIGHTS = 30
 MIN_POSITIVES_FOR_WEIGHTS = 5
 SHRINK = 5.0  # pseudo-reviews of the configured weight a flag's observed precision is shrunk towards
-CONFLICT_COLUMNS = ["fr", "accepted", "rejected", "source", "conflicts_with", "why"]
+CONFLICT_COLUMNS = LEARNED_CONFLICTS.names
 RULE_COLUMNS = ["fr", "accepted", "rejected", "id", "annotator", "source", "method", "score"]
 
 
@@ -101,10 +101,6 @@ class LearnResult:
     meta: dict = field(default_factory=dict)
     calibration: object | None = None
     weights: dict[str, float] | None = None
-
-
-def _key(text: str, lang: str) -> str:
-    return " ".join(tokenize(text.lstrip("="), lang).lemmas)
 
 
 def _content(tokens: Tokens, i: int) -> bool:
@@ -207,12 +203,12 @@ class _GlossaryIndex:
     def __init__(self, glossary: Glossary):
         self.entries = {e.id: e for e in glossary.entries}
         self.fr = TermMatcher(((e.id, t) for e in glossary.entries for t in e.fr), "fr")
-        self.accepted = {e.id: {_key(t, "nl") for t in e.nl_accepted} for e in glossary.entries}
-        self.rejected = {e.id: {_key(r.term, "nl") for r in e.nl_rejected} for e in glossary.entries}
+        self.accepted = {e.id: {lemma_key(t, "nl") for t in e.nl_accepted} for e in glossary.entries}
+        self.rejected = {e.id: {lemma_key(r.term, "nl") for r in e.nl_rejected} for e in glossary.entries}
         self.by_fr_key: dict[str, list[str]] = {}
         for e in glossary.entries:
             for t in e.fr:
-                self.by_fr_key.setdefault(_key(t, "fr"), []).append(e.id)
+                self.by_fr_key.setdefault(lemma_key(t, "fr"), []).append(e.id)
 
     def align(self, fr: str, rejected: str, accepted: str) -> str | None:
         """The glossary term of `fr` whose renderings agree best with the change: the expert's
@@ -220,7 +216,7 @@ class _GlossaryIndex:
         — so 'bewindvoerder' -> 'schuldbemiddelaar' goes to 'médiateur de dettes', not to an
         'administrateur de biens' in the same question."""
         toks = tokenize(fr, "fr")
-        acc, rej = _key(accepted, "nl"), _key(rejected, "nl")
+        acc, rej = lemma_key(accepted, "nl"), lemma_key(rejected, "nl")
         best, best_score = None, 0
         for m in self.fr.find(toks):
             a, r = self.accepted[m.key], self.rejected[m.key]
@@ -230,7 +226,7 @@ class _GlossaryIndex:
         return best
 
     def entries_for(self, fr_term: str) -> list[GlossaryEntry]:
-        return [self.entries[i] for i in self.by_fr_key.get(_key(fr_term, "fr"), [])]
+        return [self.entries[i] for i in self.by_fr_key.get(lemma_key(fr_term, "fr"), [])]
 
 
 def read_spans(path: str | Path, questions: Mapping[int, tuple[str, str]]) -> pd.DataFrame:
@@ -295,9 +291,9 @@ def derive_rules(questions: Mapping[int, tuple[str, str]], verdicts: pd.DataFram
 
 def _pick_fr(fr: str, rejected: str, accepted: str, position: float, fr_spans: Sequence[str],
              index: _GlossaryIndex, aligner: Aligner) -> tuple[str, str, float] | None:
-    nl_keys = [_key(rejected, "nl"), _key(accepted, "nl")]
+    nl_keys = [lemma_key(rejected, "nl"), lemma_key(accepted, "nl")]
     if fr_spans:  # the expert marked the French term: take the marked span that aligns best
-        scored = [(max(aligner.dice(_key(s, "fr"), k)[0] for k in nl_keys), s) for s in fr_spans]
+        scored = [(max(aligner.dice(lemma_key(s, "fr"), k)[0] for k in nl_keys), s) for s in fr_spans]
         score, span = max(scored)
         return span, "span", score
     term = index.align(fr, rejected, accepted)
@@ -313,7 +309,7 @@ def find_conflicts(rules: Sequence[TermRule], glossary: Glossary) -> tuple[list[
     conflicts: list[Conflict] = []
     bad: set[int] = set()
     for i, r in enumerate(rules):
-        acc, rej = _key(r.accepted, "nl"), _key(r.rejected, "nl")
+        acc, rej = lemma_key(r.accepted, "nl"), lemma_key(r.rejected, "nl")
         for e in index.entries_for(r.fr):
             if acc in index.rejected[e.id]:
                 conflicts.append(Conflict(r, f"glossary entry {e.id}", f"accepts '{r.accepted}', which the glossary rejects"))
@@ -322,9 +318,9 @@ def find_conflicts(rules: Sequence[TermRule], glossary: Glossary) -> tuple[list[
                 conflicts.append(Conflict(r, f"glossary entry {e.id}", f"rejects '{r.rejected}', which the glossary accepts"))
                 bad.add(i)
         for j, other in enumerate(rules):
-            if j == i or _key(other.fr, "fr") != _key(r.fr, "fr"):
+            if j == i or lemma_key(other.fr, "fr") != lemma_key(r.fr, "fr"):
                 continue
-            if acc == _key(other.rejected, "nl") or rej == _key(other.accepted, "nl"):
+            if acc == lemma_key(other.rejected, "nl") or rej == lemma_key(other.accepted, "nl"):
                 conflicts.append(Conflict(r, other.source, f"'{r.accepted}' vs '{other.accepted}' for '{r.fr}'"))
                 bad.add(i)
     unique = list({(c.rule, c.conflicts_with, c.why): c for c in conflicts}.values())
@@ -332,7 +328,7 @@ def find_conflicts(rules: Sequence[TermRule], glossary: Glossary) -> tuple[list[
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", _key(text, "fr")).strip("_") or "term"
+    return re.sub(r"[^a-z0-9]+", "_", lemma_key(text, "fr")).strip("_") or "term"
 
 
 def learned_entries(rules: Sequence[TermRule], glossary: Glossary) -> list[dict]:
@@ -341,20 +337,18 @@ def learned_entries(rules: Sequence[TermRule], glossary: Glossary) -> list[dict]
     index = _GlossaryIndex(glossary)
     by_term: dict[str, list[TermRule]] = {}
     for r in rules:
-        by_term.setdefault(_key(r.fr, "fr"), []).append(r)
+        by_term.setdefault(lemma_key(r.fr, "fr"), []).append(r)
     entries = []
     for rs in by_term.values():
-        base_entries = index.entries_for(rs[0].fr)
-        base = [t for e in base_entries for t in e.nl_accepted]
+        base = [t for e in index.entries_for(rs[0].fr) for t in e.nl_accepted]
         accepted = list(dict.fromkeys([r.accepted for r in rs] + base))
         rejects, seen = [], set()
         for r in rs:
-            if _key(r.rejected, "nl") not in seen:
-                seen.add(_key(r.rejected, "nl"))
-                # merged into a base entry (see `layer`), the reason is all that names the review; a
-                # new entry's findings name it anyway ("[learned from ...]", glossary.py)
-                reason = f"rejected by {r.source}" if base_entries else f"the expert wrote '{r.accepted}'"
-                rejects.append({"term": r.rejected, "kind": "wrong_concept", "reason": reason})
+            if lemma_key(r.rejected, "nl") not in seen:
+                seen.add(lemma_key(r.rejected, "nl"))
+                # its findings name the rule and its review ("[learned rule ...]", Glossary.layered)
+                rejects.append({"term": r.rejected, "kind": "wrong_concept",
+                                "reason": f"the expert wrote '{r.accepted}'"})
         sources = list(dict.fromkeys(r.source for r in rs))
         entries.append({"id": f"learned_{_slug(rs[0].fr)}", "domain": "learned", "fr": [rs[0].fr],
                         "nl": accepted, "reject": rejects, "source": "; ".join(sources)})
@@ -366,40 +360,6 @@ def to_glossary(entries: Sequence[dict], version: str, path: Path | None = None)
     return Glossary([GlossaryEntry(id=e["id"], fr=tuple(e["fr"]), nl_accepted=tuple(e["nl"]),
                                    nl_rejected=tuple(Rejection(r["term"], r["kind"], r["reason"]) for r in e["reject"]),
                                    domain=e["domain"], source=e["source"], learned=True) for e in entries], version, path)
-
-
-def layer(base: Glossary, layers: Sequence[Glossary]) -> Glossary:
-    """Merge learned entries into the base: an entry whose French term the base already has adds its
-    renderings to that base entry (two entries on one French term would hide each other: the
-    longest, first match wins, which is why Glossary.layered's plain concatenation is not enough);
-    any other learned entry is appended. A learned rendering that the
-    base already accepts or rejects is skipped: the base wins (`audit learn` reports such conflicts)."""
-    entries = list(base.entries)
-    by_fr: dict[str, int] = {}
-    for i, e in enumerate(entries):
-        for t in e.fr:
-            by_fr.setdefault(_key(t, "fr"), i)
-    ids = {e.id for e in entries}
-    for g in layers:
-        for le in g.entries:
-            targets = sorted({by_fr[k] for k in (_key(t, "fr") for t in le.fr) if k in by_fr})
-            if not targets:
-                if le.id in ids:
-                    raise InputError("learned entry id already used by another layer", file=str(g.path), id=le.id)
-                ids.add(le.id)
-                entries.append(le)
-                for t in le.fr:
-                    by_fr.setdefault(_key(t, "fr"), len(entries) - 1)
-                continue
-            for i in targets:
-                e = entries[i]
-                known = {_key(t, "nl") for t in e.nl_accepted} | {_key(r.term, "nl") for r in e.nl_rejected}
-                accepted = [t for t in le.nl_accepted if _key(t, "nl") not in known]
-                rejected = [r for r in le.nl_rejected if _key(r.term, "nl") not in known]
-                entries[i] = replace(e, nl_accepted=e.nl_accepted + tuple(accepted),
-                                     nl_rejected=e.nl_rejected + tuple(rejected))
-    version = "+".join([base.version, *(g.version for g in layers)])
-    return Glossary(entries, version, None, [*base.layers, *(x for g in layers for x in g.layers)])
 
 
 def load_learned(path: str | Path) -> Glossary:
@@ -414,11 +374,6 @@ def load_learned(path: str | Path) -> Glossary:
     if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list) or "version" not in raw:
         raise InputError("not a glossary: needs top-level `version` and an `entries` list", file=label)
     return Glossary.load(path) if raw["entries"] else Glossary([], str(raw["version"]), Path(path))
-
-
-def load_layered(glossary: str | Path | None, learned: Sequence[str | Path]) -> Glossary:
-    """The base glossary (None = shipped) with every learned file layered on, in order."""
-    return layer(Glossary.load(glossary), [load_learned(p) for p in learned])
 
 
 def entry_dict(entry: GlossaryEntry) -> dict:

@@ -17,7 +17,7 @@ import pandas as pd
 from bbsard_audit.contracts.runs import Run
 
 from .findings import Finding
-from .signals import Batch, SignalResult
+from .signals import Batch, ScorerSignal, SignalResult
 
 FLAGS: dict[str, str] = {}
 
@@ -51,20 +51,14 @@ class RetrievalConsistency:
         return [[] for _ in ids], columns
 
 
-class RetrievalConsistencySignal:
+class RetrievalConsistencySignal(ScorerSignal[RetrievalConsistency]):
     """Retrieval consistency as an audit signal (columns only); needs the batch's ids and gold."""
 
     name = "retrieval_consistency"
     flags = FLAGS
     reads = ("ids", "gold")
 
-    def __init__(self, checker: RetrievalConsistency) -> None:
-        self.checker = checker
-
-    def signature(self) -> None:
-        return None
-
     def score(self, batch: Batch) -> SignalResult:
         if batch.ids is None or batch.gold is None:
             raise ValueError("retrieval consistency needs the batch's ids and gold articles")
-        return SignalResult(*self.checker.check(batch.ids, batch.gold))
+        return SignalResult(*self.scorer.check(batch.ids, batch.gold))

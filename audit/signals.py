@@ -10,7 +10,7 @@ over a list of them; plugging in a new signal is adding an object to that list.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Protocol, Sequence, runtime_checkable
+from typing import Generic, Mapping, Protocol, Sequence, TypeVar, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -78,6 +78,21 @@ class Signal(Protocol):
     def signature(self) -> str | None: ...
 
     def score(self, batch: Batch) -> SignalResult: ...
+
+
+S = TypeVar("S")
+
+
+class ScorerSignal(Generic[S]):
+    """Base of a signal that adapts one scorer object to the Signal interface. Not signal-cached
+    unless a subclass gives a `signature`: such a scorer caches its embeddings itself, or its
+    output depends on more than its rows (a batch's reference rows, run files)."""
+
+    def __init__(self, scorer: S) -> None:
+        self.scorer = scorer
+
+    def signature(self) -> str | None:
+        return None
 
 
 def run_signal(signal: Signal, batch: Batch, cache: SignalCache) -> SignalResult:

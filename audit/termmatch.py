@@ -147,6 +147,11 @@ def tokenize(text: str, lang: str) -> Tokens:
     )
 
 
+def lemma_key(term: str, lang: str) -> str:
+    """A term's lemmas, its exact-match '=' dropped: spellings and inflections of one term share it."""
+    return " ".join(tokenize(term.lstrip("="), lang).lemmas)
+
+
 @dataclass(frozen=True)
 class Match:
     key: Hashable

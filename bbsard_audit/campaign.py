@@ -41,7 +41,7 @@ from .io import file_label, write_csv, write_text
 
 CURVE_COLUMNS = ["round", "reviewed", "reviewed_risk", "reviewed_control", "found_legal", "found_minor",
                  "flagged_unreviewed", "estimate", "ci_low", "ci_high"]
-RULE_COLUMNS = ["fr", "accepted", "rejected", "source", "method", "round", "n_other_flagged"]
+RULE_COLUMNS = LEARNED_RULES.names
 ORACLE_COLUMNS = ["id", "verdict", "corrected_nl", "annotator"]
 
 
@@ -143,7 +143,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
                 frame_rules, conflicts, entries = _learn(verdicts, oracle, questions, base, aligner)
                 for r in frame_rules:
                     rules_by_source.setdefault(_rule_key(r), round_no)
-                layered = learning.layer(base, [learning.to_glossary(entries, f"campaign-round-{round_no}")])
+                layered = Glossary.layered([base, learning.to_glossary(entries, f"campaign-round-{round_no}")])
                 engine = AuditEngine(emb, cfg, layered, cache)
                 scored = engine.score(fr, nl, bt)
                 frame = pd.concat([frame[["id", "split", "category"]], scored[["risk", "flagged", "reasons"]]],

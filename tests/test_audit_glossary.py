@@ -240,6 +240,28 @@ def test_layered_glossary_adds_learned_rules_that_name_their_review(tmp_path):
     assert len(Glossary.layered([shipped, learned]).entries) == len(layered.entries)
 
 
+def test_a_learned_rule_on_a_shipped_french_term_fires_through_layered(tmp_path):
+    """Matching keeps one entry per French span: appended after the shipped 'bail' entry, a learned
+    'bail' rule would never fire; layered merges it into the shipped entry instead."""
+    learned = tmp_path / "learned_glossary.yaml"
+    learned.write_text(LEARNED.replace("learned-astreinte-q12", "learned-bail-q7").replace("[astreinte]", "[bail]")
+                       .replace("[dwangsom]", "[huurovereenkomst, pachtovereenkomst]"), encoding="utf-8")
+    shipped = Glossary.load()
+    pair = ("Puis-je résilier le bail ?", "Kan ik de boete opzeggen?")
+    assert not any(f.flag == "term_rejected" for f in shipped.check_pairs([pair])[0][0])
+    layered = Glossary.layered([glossary_module.SHIPPED, learned])
+    assert len(layered.entries) == len(shipped.entries)  # merged, not appended
+    [bail] = [e for e in layered.entries if e.id == "bail"]
+    # the shipped entry wins: its rejection of 'pachtovereenkomst' stays, the learned acceptance is dropped
+    assert "pachtovereenkomst" not in bail.nl_accepted and [r.term for r in bail.nl_rejected][-1] == "boete"
+    [finding] = [f for f in layered.check_pairs([pair])[0][0] if f.flag == "term_rejected"]
+    assert finding.reason.endswith("[learned rule learned-bail-q7 from expert review of question 12 (anna)]")
+    assert "'boete'" in finding.reason and finding.spans[-1].text == "boete"
+    # the shipped entry's own rejections still name no rule
+    [own] = layered.check_pairs([("Le bail est-il valable ?", "Is de pachtovereenkomst geldig?")])[0][0]
+    assert own.flag == "term_rejected" and "learned rule" not in own.reason
+
+
 def test_layer_redefining_an_entry_is_one_line(tmp_path):
     bad = tmp_path / "learned.yaml"
     bad.write_text(LEARNED.replace("learned-astreinte-q12", "insalubrite"), encoding="utf-8")

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import math
 import random
-from itertools import combinations
-from pathlib import Path
 
 import pandas as pd
 import pytest

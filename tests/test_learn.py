@@ -101,18 +101,16 @@ def test_layered_rules_flag_other_questions_and_name_the_review():
     rule = L.TermRule("bail", "huurovereenkomst", "borgtocht", 775, "alice@x", "dice", 0.5)
     new = L.TermRule("astreinte", "dwangsom", "boete", 12, "bob", "dice", 0.5)
     learned = L.to_glossary(L.learned_entries([rule, new], base), "t")
-    layered = L.layer(base, [learned])
+    layered = Glossary.layered([base, learned])
     findings, _ = layered.check_pairs([
         ("Le bailleur peut-il résilier le bail ?", "Kan de verhuurder de borgtocht opzeggen?"),
         ("Le juge peut-il imposer une astreinte ?", "Kan de rechter een boete opleggen?")])
     reasons = [" | ".join(f.reason for f in row) for row in findings]
-    assert "expert review of question 775 (alice@x)" in reasons[0]
+    # 'bail' is merged into the shipped entry, 'astreinte' is a new entry: both name their review
+    assert "[learned rule learned_bail from expert review of question 775 (alice@x)]" in reasons[0]
     assert "expert review of question 12 (bob)" in reasons[1]
-    assert any(f.flag == "term_rejected" for f in findings[1])
-    # plain concatenation would hide the learned 'bail' rule behind the shipped 'bail' entry
-    plain = Glossary.layered([base, learned])
-    hidden = plain.check_pairs([("Le bailleur peut-il résilier le bail ?", "Kan de verhuurder de borgtocht opzeggen?")])
-    assert "775" not in " ".join(f.reason for f in hidden[0][0])
+    assert all(any(f.flag == "term_rejected" for f in row) for row in findings)
+    assert len(layered.entries) == len(base.entries) + 1
 
 
 def test_enough_verdicts_refit_the_weights(audit_csv, tmp_path):

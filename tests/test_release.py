@@ -4,7 +4,6 @@ project's loader (CSV layout and hf: save_to_disk) and through `datasets` itself
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 import pandas as pd

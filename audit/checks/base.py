@@ -10,7 +10,7 @@ import inspect
 from collections import Counter
 from functools import cache
 from pathlib import Path
-from typing import Literal, Mapping, Sequence
+from typing import Callable, Literal, Mapping, Sequence
 
 import pandas as pd
 import yaml
@@ -21,7 +21,7 @@ from .. import termmatch
 from ..findings import Finding, spans_at
 from ..signal_cache import fingerprint
 from ..signals import Batch, SignalResult
-from ..termmatch import LEMMAS, Match, TermMatcher, Tokens, longest_first
+from ..termmatch import LEMMAS, Match, TermMatcher, Tokens, longest_first, tokenize
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
@@ -125,8 +125,10 @@ class Concepts:
         self.fr = TermMatcher(((k, t) for k, (fr, _) in table.items() for t in fr), "fr")
         self.nl = TermMatcher(((k, t) for k, (_, nl) in table.items() for t in nl), "nl", "head")
 
-    def find(self, tokens: Tokens) -> list[Match]:
-        return longest_first((self.fr if tokens.lang == "fr" else self.nl).find(tokens))
+    def find(self, tokens: Tokens) -> tuple[Counter, list[Match]]:
+        """How many times each concept is named, and where."""
+        matches = longest_first((self.fr if tokens.lang == "fr" else self.nl).find(tokens))
+        return Counter(m.key for m in matches), matches
 
 
 def match_spans(side: Literal["fr", "nl"], tokens: Tokens, matches: Sequence[Match], flag: str):
@@ -148,6 +150,19 @@ def concept_diff(fr: Counter, nl: Counter, table, flag: str, fr_tokens: Tokens, 
                 spans = match_spans("nl", nl_tokens, [m for m in nl_matches if m.key == key], flag)
             out.append(Finding(flag, where, spans))
     return out
+
+
+def one_sided(fr: Sequence[str], nl: Sequence[str], find: Callable[[Tokens], tuple[Counter, list[Match]]],
+              table, flag: str, columns: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
+    """A check for concepts named on one side only (regions, institutions): per pair the findings of
+    `concept_diff` and the number of such concepts."""
+    findings, rows = [], []
+    for fr_text, nl_text in zip(fr, nl):
+        fr_t, nl_t = tokenize(fr_text, "fr"), tokenize(nl_text, "nl")
+        (fr_c, fr_m), (nl_c, nl_m) = find(fr_t), find(nl_t)
+        findings.append(concept_diff(fr_c, nl_c, table, flag, fr_t, nl_t, fr_m, nl_m))
+        rows.append((sum((fr_c[x] > 0) != (nl_c[x] > 0) for x in set(fr_c) | set(nl_c)),))
+    return findings, frame(rows, columns)
 
 
 def frame(rows: list[tuple], columns: Sequence[str]) -> pd.DataFrame:

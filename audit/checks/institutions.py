@@ -10,8 +10,8 @@ from typing import Sequence
 import pandas as pd
 
 from ..findings import Finding
-from ..termmatch import Match, Tokens, tokenize
-from .base import Check, Concepts, concept_diff, frame, word_lists
+from ..termmatch import Match, Tokens
+from .base import Check, Concepts, one_sided, word_lists
 
 FLAGS = {
     "institution_mismatch": "A public body (CPAS/OCMW, ONEM/RVA, SPF/FOD, Office des étrangers/DVZ, "
@@ -39,9 +39,7 @@ def _is_adjective(tokens: Tokens, i: int, determiners: frozenset[str]) -> bool:
 
 def find_institutions(tokens: Tokens) -> tuple[Counter, list[Match]]:
     """Counts and matches of each institution, the adjective 'commune' left out."""
-    concepts = institutions()
-    matches = concepts.find(tokens)
-    counts = Counter(m.key for m in matches)
+    counts, matches = institutions().find(tokens)
     if tokens.lang == "fr" and counts.get("commune"):
         determiners = frozenset(word_lists("institutions", SCHEMA)["determiners_before_commune"])
         adjective = sum(1 for i in range(len(tokens)) if _is_adjective(tokens, i, determiners))
@@ -58,11 +56,4 @@ class InstitutionsCheck(Check):
     data = "institutions"
 
     def check(self, fr: Sequence[str], nl: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
-        table = institutions().table
-        findings, rows = [], []
-        for fr_text, nl_text in zip(fr, nl):
-            fr_t, nl_t = tokenize(fr_text, "fr"), tokenize(nl_text, "nl")
-            (fr_c, fr_m), (nl_c, nl_m) = find_institutions(fr_t), find_institutions(nl_t)
-            findings.append(concept_diff(fr_c, nl_c, table, "institution_mismatch", fr_t, nl_t, fr_m, nl_m))
-            rows.append((sum((fr_c[x] > 0) != (nl_c[x] > 0) for x in set(fr_c) | set(nl_c)),))
-        return findings, frame(rows, COLUMNS)
+        return one_sided(fr, nl, find_institutions, institutions().table, "institution_mismatch", COLUMNS)

@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
-from typing import Sequence
+from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -40,13 +40,22 @@ class _Words:
     nl_compound: re.Pattern
 
 
+def _units_and_tens(units: Sequence[str], tens: Mapping[str, float],
+                    compound: Callable[[str, int], str]) -> dict[str, float]:
+    """Units, tens, and each ten with a unit 1-9 written as `compound(ten word, unit)`."""
+    words: dict[str, float] = {w: i for i, w in enumerate(units)}
+    for word, ten in tens.items():
+        words[word] = ten
+        for unit in range(1, 10):
+            words[compound(word, unit)] = ten + unit
+    return words
+
+
 def _french_number_words(data: dict) -> dict[str, float]:
     units = data["fr_units"]
-    words = {w: i for i, w in enumerate(units)}
-    for word, tens in data["fr_tens"].items():
-        words[word] = tens
-        for unit in range(1, 10):
-            words[f"{word}{'-et-' if unit == 1 else '-'}{units[unit]}"] = tens + unit
+    # "vingt-et-un", "vingt-deux"
+    words = _units_and_tens(units, data["fr_tens"],
+                            lambda ten, unit: f"{ten}{'-et-' if unit == 1 else '-'}{units[unit]}")
     for base, word in ((60, "soixante"), (80, "quatre-vingt")):
         for unit in range(0 if base == 80 else 10, 20):
             sep = "-et-" if unit in (1, 11) and base == 60 else "-"
@@ -57,12 +66,9 @@ def _french_number_words(data: dict) -> dict[str, float]:
 
 def _dutch_number_words(data: dict) -> dict[str, float]:
     units = data["nl_units"]
-    words = {w: i for i, w in enumerate(units)}
-    for word, tens in data["nl_tens"].items():
-        words[word] = tens
-        for unit in range(1, 10):
-            link = "ën" if units[unit].endswith("e") else "en"
-            words[f"{units[unit]}{link}{word}"] = tens + unit
+    # "drieëntwintig", "vierentwintig"
+    words = _units_and_tens(units, data["nl_tens"],
+                            lambda ten, unit: f"{units[unit]}{'ën' if units[unit].endswith('e') else 'en'}{ten}")
     words.update(data["nl_extra"])
     return {fold(k): v for k, v in words.items()}
 

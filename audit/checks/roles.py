@@ -3,7 +3,6 @@ keeps every legal term right but inverts the question. Word lists: audit/data/ro
 
 from __future__ import annotations
 
-from collections import Counter
 from functools import cache
 from typing import Sequence
 
@@ -49,8 +48,7 @@ class RolesCheck(Check):
         findings, rows = [], []
         for fr_text, nl_text in zip(fr, nl):
             fr_t, nl_t = tokenize(fr_text, "fr"), tokenize(nl_text, "nl")
-            fr_m, nl_m = concepts.find(fr_t), concepts.find(nl_t)
-            fr_c, nl_c = Counter(m.key for m in fr_m), Counter(m.key for m in nl_m)
+            (fr_c, fr_m), (nl_c, nl_m) = concepts.find(fr_t), concepts.find(nl_t)
             out, swapped = [], 0
             for a, b in counterparts:
                 for x, y in ((a, b), (b, a)):

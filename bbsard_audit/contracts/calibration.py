@@ -3,7 +3,7 @@ where a statistic is undefined, e.g. a ROC-AUC without positives)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from .jsonfile import NamedValue, Record
 from .table import Column, TableSpec
@@ -12,27 +12,34 @@ KINDS = ("combined", "continuous", "flag")
 
 
 @dataclass(frozen=True)
-class SignalRow:
-    signal: str
-    kind: str
-    direction: str
+class Scores:
+    """One signal's statistics against the verdicts."""
+
     roc_auc: float | None = None
     precision: float | None = None
     recall: float | None = None
     suggested_threshold: float | None = None
     precision_at_suggested: float | None = None
     recall_at_suggested: float | None = None
-    n_raised: int | None = None
+
+
+Combined = Scores
+"""calibration.json's `combined`: the combined risk score's statistics."""
 
 
 @dataclass(frozen=True)
-class Combined:
-    roc_auc: float | None = None
-    precision: float | None = None
-    recall: float | None = None
-    suggested_threshold: float | None = None
-    precision_at_suggested: float | None = None
-    recall_at_suggested: float | None = None
+class _Signal:
+    signal: str
+    kind: str
+    direction: str
+
+
+@dataclass(frozen=True)
+class SignalRow(Scores, _Signal):
+    """One signal's row: its name, kind and direction, then its scores (fields in that order: a
+    dataclass takes its bases' fields last base first)."""
+
+    n_raised: int | None = None
 
 
 @dataclass
@@ -56,7 +63,6 @@ CALIBRATION_CSV = TableSpec("calibration.csv", (
     Column("signal", "text"),
     Column("kind", "enum", choices=KINDS),
     Column("direction", "text"),
-    *(Column(name, "float", required=False, empty_ok=True) for name in (
-        "roc_auc", "precision", "recall", "suggested_threshold", "precision_at_suggested", "recall_at_suggested")),
+    *(Column(f.name, "float", required=False, empty_ok=True) for f in fields(Scores)),
     Column("n_raised", "float", required=False, empty_ok=True, lo=0),
 ), key=("signal",))

@@ -17,4 +17,4 @@ CHANGELOG = TableSpec("CHANGELOG.csv", (
     Column("verification", "enum", choices=CHANGE_STATUSES),
     Column("gold_labels_apply", "enum", choices=GOLD_LABELS_APPLY, empty_ok=True),
 ), key=("id",))
-COLUMNS = [c.name for c in CHANGELOG.columns]
+COLUMNS = CHANGELOG.names

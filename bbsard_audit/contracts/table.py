@@ -148,6 +148,11 @@ class TableSpec:
     row_checks: tuple[Callable[[dict], str | None], ...] = field(default=(), compare=False)
 
     @property
+    def names(self) -> list[str]:
+        """The column names, in file order."""
+        return [c.name for c in self.columns]
+
+    @property
     def required(self) -> list[str]:
         return [c.name for c in self.columns if c.required]
 
