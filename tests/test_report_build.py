@@ -216,3 +216,24 @@ def test_findings_before_any_review(tmp_path):
     evaluation = md.split("## Evaluation", 1)[1]
     assert "| recall@100 | bm25_fr | e5_fr | 0.008 | 0.410 | 2 of 203 |" in evaluation
     assert "expected errors, upper bound" not in evaluation
+
+
+def test_one_sentence_when_every_headline_metric_keeps_its_order(tmp_path):
+    """Three identical 'the order survives' sentences would bury the news: they become one."""
+    wd = write_workdir(tmp_path)
+    shift = pd.read_csv(wd / "ranking_shift.csv")
+    shift.assign(kendall_tau=1.0, n_flips=0, n_flips_significant=0).to_csv(wd / "ranking_shift.csv", index=False)
+    null = pd.read_csv(wd / "null_model.csv")
+    null.loc[null["statistic"] == "kendall_tau", "p_value"] = 1.0
+    null.to_csv(wd / "null_model.csv", index=False)
+    for name in ("ranking_shift.meta.json", "null_model.meta.json"):  # the files were edited on purpose
+        (wd / name).unlink(missing_ok=True)
+    md = build_report(wd).markdown.read_text()
+    findings = md.split("## Findings", 1)[1].split("\n## ", 1)[0]
+    taus = [line for line in findings.splitlines() if "Kendall τ" in line]
+    assert len(taus) == 1, taus
+    assert taus[0].startswith("- The system order survives verification on every headline metric: Kendall τ between "
+                              "the orders on the full set and after verification is 1.00 on ndcg@10 and 1.00 on "
+                              "map@100")
+    assert taus[0].endswith("no system pair swaps places. ([Ranking shift: Kendall tau and the random-removal null]"
+                            "(#evaluation-shift))")

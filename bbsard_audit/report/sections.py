@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-
-import numpy as np
+from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from .. import __version__
@@ -628,39 +628,61 @@ def _estimate_finding(wd: Workdir) -> str:
     return ""
 
 
+@dataclass(frozen=True)
+class _Shift:
+    """The full -> subset ranking shift of one headline metric, as the Findings tell it."""
+    metric: str
+    tau: float
+    flips: int
+    significant: int
+    null: tuple[float, float, float, float] | None  # (low, high, n_removed, p) of the random-removal null
+
+    @property
+    def survives(self) -> bool:
+        return (self.null is None or self.null[3] >= SIGNIFICANCE) and self.significant == 0
+
+
 def _shift_findings(wd: Workdir) -> list[str]:
-    """Per headline metric: does the system order on the full set survive on the verified subset?"""
+    """Does the system order on the full set survive on the verified subset (else the unflagged one)?
+    One sentence when every headline metric keeps its order untouched, else one per metric."""
     shift, null = wd.table("ranking_shift.csv"), wd.table("null_model.csv")
     if shift is None or not len(shift):
         return []
     subsets = list(dict.fromkeys(shift["subset_b"].astype(str)))
     target = next((s for s in ("verified", "unflagged") if s in subsets), subsets[0])
+    verb = "verification" if target == "verified" else f"keeping only the {target} questions"
     rows = shift[shift["subset_b"].astype(str) == target]
     present = sorted(set(rows["metric"].astype(str)), key=metric_sort_key)
-    chosen = [m for m in HEADLINE_METRICS if m in present] or present[:1]
+    shifts = [_metric_shift(rows, null, target, m) for m in [m for m in HEADLINE_METRICS if m in present] or present[:1]]
+    if len(shifts) > 1 and all(s.survives and s.flips == 0 for s in shifts):
+        taus = [f"{num(s.tau, 2)} on {s.metric}" for s in shifts]
+        nulls = {s.null[2] for s in shifts if s.null is not None}
+        within = (f", each within the 95% range of removing {num(nulls.pop())} questions at random (p ≥ {SIGNIFICANCE:g})"
+                  if len(nulls) == 1 and all(s.null is not None for s in shifts) else "")
+        return [f"The system order survives {verb} on every headline metric: Kendall τ between the orders on the "
+                f"full set and after {verb} is {', '.join(taus[:-1])} and {taus[-1]}{within}; no system pair swaps places."]
     out = []
-    for metric in chosen:
-        row = rows[rows["metric"].astype(str) == metric].iloc[0]
-        tau, flips, significant = float(row["kendall_tau"]), _count(row, "n_flips"), _count(row, "n_flips_significant")
-        verb = "verification" if target == "verified" else f"keeping only the {target} questions"
-        text = f"{metric}: Kendall τ between the system orders on the full set and after {verb} is {num(tau, 2)}"
-        hit = None
-        if null is not None and {"statistic", "subset", "observed", "null_low", "null_high", "p_value"} <= set(null.columns):
-            hit = null[(null["metric"].astype(str) == metric) & (null["subset"].astype(str) == target)
-                       & (null["statistic"].astype(str) == "kendall_tau")]
-        if hit is not None and len(hit):
-            h = hit.iloc[0]
-            p = float(h["p_value"])
-            within = p >= SIGNIFICANCE
-            text += (f" ({'within' if within else 'below'} the 95% range [{num(float(h['null_low']), 2)}, "
-                     f"{num(float(h['null_high']), 2)}] of removing {num(h.get('n_removed'))} questions at random, "
-                     f"p = {num(p, 2)})")
-        else:
-            within = True
-        text += f"; {flips} system pair(s) swap places, {significant} significantly"
-        survives = within and significant == 0
-        out.append(text + (f": the order survives {verb}." if survives else f": the order does not survive {verb}."))
+    for s in shifts:
+        text = f"{s.metric}: Kendall τ between the system orders on the full set and after {verb} is {num(s.tau, 2)}"
+        if s.null is not None:
+            low, high, removed, p = s.null
+            text += (f" ({'within' if p >= SIGNIFICANCE else 'below'} the 95% range [{num(low, 2)}, {num(high, 2)}] "
+                     f"of removing {num(removed)} questions at random, p = {num(p, 2)})")
+        text += f"; {s.flips} system pair(s) swap places, {s.significant} significantly"
+        out.append(text + (f": the order survives {verb}." if s.survives else f": the order does not survive {verb}."))
     return out
+
+
+def _metric_shift(rows: pd.DataFrame, null: pd.DataFrame | None, target: str, metric: str) -> _Shift:
+    row = rows[rows["metric"].astype(str) == metric].iloc[0]
+    hit = None
+    if null is not None and {"statistic", "subset", "observed", "null_low", "null_high", "p_value"} <= set(null.columns):
+        hit = null[(null["metric"].astype(str) == metric) & (null["subset"].astype(str) == target)
+                   & (null["statistic"].astype(str) == "kendall_tau")]
+    h = hit.iloc[0] if hit is not None and len(hit) else None
+    return _Shift(metric, float(row["kendall_tau"]), _count(row, "n_flips"), _count(row, "n_flips_significant"),
+                  None if h is None else (float(h["null_low"]), float(h["null_high"]), h.get("n_removed"),
+                                          float(h["p_value"])))
 
 
 def _count(row: pd.Series, key: str) -> int:
