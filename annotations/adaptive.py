@@ -17,18 +17,17 @@ estimate keeps a valid design:
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from bbsard_audit.contracts.audit import QUEUE
+from bbsard_audit.contracts.jsonfile import read_json
 from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.verdicts import read_raw, read_verdicts
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import write_json
+from bbsard_audit.io import digest_of, write_json
 
 from .pull import RAW_FILE
 from .tasks import QUEUE_COLUMNS, read_audit
@@ -37,10 +36,6 @@ CAMPAIGN_FILE = "campaign.json"
 QUEUE_FILE = "review_queue.csv"
 VERDICTS_FILE = "verdicts.csv"
 STRATA = ("split", "category")  # the audit stage's control strata (review_queue.csv.meta.json `strata`)
-
-
-def file_sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _control_strata(audit: pd.DataFrame, queue: pd.DataFrame, unflagged: pd.Series) -> tuple[dict[str, list[int]], str]:
@@ -79,10 +74,7 @@ class Campaign:
     def load(cls, folder: str | Path) -> "Campaign":
         folder = Path(folder)
         path = folder / CAMPAIGN_FILE
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise InputError(f"cannot read the campaign file: {exc}", file=str(path)) from None
+        record = read_json(path)  # strict: a NaN, a key twice or a truncated file is one line
         if not (isinstance(record, dict) and record.get("format") == 1 and record.get("batches")):
             raise InputError("not a campaign file (format 1)", file=str(path))
         queue = read_audit(folder / QUEUE_FILE, QUEUE_COLUMNS + ["batch"])
@@ -106,10 +98,10 @@ class Campaign:
         record = {
             "format": 1, "project": project,
             "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "design": {"audit_sha256": file_sha256(audit_path), "queue_sha256": file_sha256(queue_path),
+            "design": {"audit_sha256": digest_of(Path(audit_path)), "queue_sha256": digest_of(Path(queue_path)),
                        "flagged": sorted(int(i) for i in audit.loc[audit["flagged"] | audit["id"].isin(risk), "id"]),
                        "unflagged_strata": members, "strata_from": how},
-            "batches": [{"batch": 0, "kind": "start", "audit_sha256": file_sha256(audit_path),
+            "batches": [{"batch": 0, "kind": "start", "audit_sha256": digest_of(Path(audit_path)),
                          "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                          "risk": sorted(int(i) for i in risk), "control": sorted(int(i) for i in control["id"])}],
         }
@@ -122,7 +114,7 @@ class Campaign:
             | set(self.queue["id"])
 
     def check_start_queue(self, queue_path: Path) -> None:
-        if file_sha256(queue_path) != self.record["design"]["queue_sha256"]:
+        if digest_of(Path(queue_path)) != self.record["design"]["queue_sha256"]:
             raise InputError(f"campaign {self.folder} was started with another review queue: add pairs with "
                              "--next N (no --queue), or start a new campaign in another folder",
                              file=str(queue_path))
@@ -148,7 +140,7 @@ class Campaign:
         k = len(self.record["batches"])
         rows = pool.head(n).assign(queue="risk", stratum=f"batch{k}", batch=k)
         self.record["batches"].append({
-            "batch": k, "kind": "next", "audit_sha256": file_sha256(audit_path),
+            "batch": k, "kind": "next", "audit_sha256": digest_of(Path(audit_path)),
             "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "risk": sorted(int(i) for i in rows["id"]), "control": []})
         self.queue = pd.concat([self.queue, rows], ignore_index=True)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import difflib
-import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +39,7 @@ from bbsard_audit.contracts.verdicts import read_verdicts
 from bbsard_audit.errors import InputError
 from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.table import FileRecord
-from bbsard_audit.io import write_text
+from bbsard_audit.io import digest_of, write_text
 
 from .calibration import calibrate, write_calibration
 from .glossary import Glossary, GlossaryEntry, Rejection
@@ -414,8 +413,6 @@ def refit_weights(audit_csv: Path, verdicts_csv: Path, config: RiskConfig, n_ver
     return result, weights
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def learn(audit_csv: str | Path, verdicts_csv: str | Path, spans_csv: str | Path | None = None,
@@ -434,10 +431,10 @@ def learn(audit_csv: str | Path, verdicts_csv: str | Path, spans_csv: str | Path
     rules, conflicts = find_conflicts(candidates, base)
     cfg = RiskConfig.load(config)
     calibration, weights = refit_weights(audit_path, verdicts_path, cfg, len(verdicts))
-    meta = {"audit": {"file": audit_path.name, "sha256": _sha256(audit_path)},
-            "verdicts": {"file": verdicts_path.name, "sha256": _sha256(verdicts_path)},
-            "spans": {"file": Path(spans_csv).name, "sha256": _sha256(Path(spans_csv))} if spans_csv else None,
-            "base_glossary": {"version": base.version, "sha256": _sha256(base.path) if base.path else None},
+    meta = {"audit": {"file": audit_path.name, "sha256": digest_of(audit_path)},
+            "verdicts": {"file": verdicts_path.name, "sha256": digest_of(verdicts_path)},
+            "spans": {"file": Path(spans_csv).name, "sha256": digest_of(Path(spans_csv))} if spans_csv else None,
+            "base_glossary": {"version": base.version, "sha256": digest_of(Path(base.path)) if base.path else None},
             "n_verdicts": len(verdicts), "n_rules": len(rules), "n_conflicts": len(conflicts),
             "methods": {m: sum(r.method == m for r in rules) for m in ("span", "glossary", "dice")},
             "unaligned": unaligned, "weights_refit": weights is not None}

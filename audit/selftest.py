@@ -11,8 +11,6 @@ not, is back-translated and BT counts. The JSON says which mode ran.
 
 from __future__ import annotations
 
-import json
-
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +22,7 @@ import pandas as pd
 from bbsard_audit.dataset import load_dataset
 from bbsard_audit.errors import InputError
 from bbsard_audit.contracts.selftest import Selftest
-from bbsard_audit.io import dumps, write_csv, write_sidecar
+from bbsard_audit.io import finite, write_csv, write_sidecar
 
 from .checks import institutions, regions, roles
 from .backtranslation import FileTranslator, get_translator
@@ -267,7 +265,7 @@ def _summarise(result: pd.DataFrame, cfg: RiskConfig, bt_mode: str, provenance: 
 def write_selftest(result: SelftestResult, out: str | Path) -> list[Path]:
     out = Path(out)
     meta = {k: v for k, v in result.summary.items() if k not in ("recall_by_type", "n_by_type")}
-    record = Selftest.from_dict(json.loads(dumps({**result.summary, "by_type": result.by_type.to_dict(orient="records")})))
+    record = Selftest.from_dict(finite({**result.summary, "by_type": result.by_type.to_dict(orient="records")}))
     record.write(out / "selftest.json")
     return [write_csv(out / "selftest.csv", result.by_type), out / "selftest.json",
             write_csv(out / "selftest_pairs.csv", result.pairs),

@@ -368,8 +368,6 @@ def _read_csv(path: Path, checker: _Checker, required: Sequence[str]) -> list[tu
     return rows
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _load_dir(root: Path, with_corpus: bool, label: str) -> Dataset:
@@ -388,7 +386,7 @@ def _load_dir(root: Path, with_corpus: bool, label: str) -> Dataset:
             continue
         parsed = {}
         for lang, p in paths.items():
-            files[p.name] = _sha256(p) if p.is_file() else ""
+            files[p.name] = digest_of(p) if p.is_file() else ""
             rows = _read_csv(p, checker, REQUIRED_QUESTION_COLUMNS)
             parsed[lang] = None if rows is None else checker.questions(str(p), rows)
         if parsed["fr"] is None or parsed["nl"] is None:
@@ -404,7 +402,7 @@ def _load_dir(root: Path, with_corpus: bool, label: str) -> Dataset:
             p = root / f"articles_{lang}.csv"
             labels[lang] = str(p)
             if os.path.lexists(p):
-                files[p.name] = _sha256(p) if p.is_file() else ""
+                files[p.name] = digest_of(p) if p.is_file() else ""
                 rows = _read_csv(p, checker, ARTICLE_COLUMNS)
                 arts[lang] = None if rows is None else checker.articles(str(p), rows)
             else:

@@ -24,6 +24,7 @@ from bbsard_audit.audit import pipeline as audit_pipeline
 from bbsard_audit.eval import pipeline as eval_pipeline
 
 from . import release, report
+from .contracts.audit import QUEUE
 from .contracts.verdicts import read_raw, read_verdicts
 from .dataset import Dataset, load_dataset, sample_dir
 from .io import atomic_path, guard_outputs, write_csv, write_json, write_sidecar
@@ -69,12 +70,10 @@ def _audit(ctx: dict) -> tuple[str, list[Path]]:
     frame = result.frame
     ctx["audit"] = ctx["out"] / "audit.csv"
     ctx["queue"] = ctx["out"] / "review_queue.csv"
-    import pandas as pd
-
     from .report.sections import FLAG_COUNT_LABEL, flags_on_flagged
 
     n_flagged = int(frame["flagged"].sum())
-    queue = pd.read_csv(ctx["queue"], usecols=["queue"])["queue"].value_counts()  # the queue actually written
+    queue = QUEUE.read(ctx["queue"])["queue"].value_counts()  # the queue actually written
     risk, control = int(queue.get("risk", 0)), int(queue.get("control", 0))
     coverage = "all" if risk == n_flagged else f"the {risk} riskiest of {n_flagged}"
     return (f"{len(frame)} pairs audited, {n_flagged} flagged, {int(flags_on_flagged(frame).sum())} "
