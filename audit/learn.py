@@ -32,7 +32,7 @@ from typing import Iterable, Mapping, Sequence
 import pandas as pd
 import yaml
 
-from bbsard_audit.contracts.audit import SPAN_SIDES, read_audit
+from bbsard_audit.contracts.audit import AUDIT, SPAN_SIDES
 from bbsard_audit.contracts.error_spans import ERROR_SPANS
 from bbsard_audit.contracts.learned import LEARNED_CONFLICTS
 from bbsard_audit.contracts.verdicts import read_verdicts
@@ -421,7 +421,7 @@ def learn(audit_csv: str | Path, verdicts_csv: str | Path, spans_csv: str | Path
     audit_path, verdicts_path = Path(audit_csv), Path(verdicts_csv)
     if not audit_path.is_file():
         raise InputError("audit file not found", file=str(audit_path))
-    audit = read_audit(audit_path)
+    audit = AUDIT.read(audit_path)
     questions = {int(i): (str(f), str(n)) for i, f, n in audit[["id", "question_fr", "question_nl"]].itertuples(index=False)}
     verdicts = read_review_verdicts(verdicts_path, questions)
     spans = read_spans(spans_csv, questions) if spans_csv is not None else None

@@ -70,12 +70,3 @@ QUEUE = TableSpec("review_queue.csv", AUDIT_COLUMNS + (
     Column("stratum_sampled", "int", required=False, empty_ok=True, lo=0),
     Column("sample_weight", "float", required=False, empty_ok=True, lo=0.0),
 ), key=("id",), row_checks=(_spans_match_text,))
-
-
-def read_audit(path):
-    """audit.csv or audit.parquet as a typed frame (id int, risk float, flagged bool, spans lists)."""
-    return AUDIT.read(path)
-
-
-def read_queue(path):
-    return QUEUE.read(path)

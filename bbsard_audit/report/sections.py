@@ -17,7 +17,6 @@ from .document import Details, Figures, Finding, Plot, Report, Section, Table, T
 from ..contracts.agreement import Agreement
 from ..contracts.calibration import Calibration
 from ..contracts.estimate import Estimate as ErrorRate
-from ..contracts.jsonfile import NamedValue
 from ..contracts.selftest import Selftest
 from ..stats import wilson
 from .loaders import Workdir, fragility
@@ -75,13 +74,6 @@ def frame_table(frame: pd.DataFrame, caption: str, max_rows: int = MAX_ROWS, wid
     rows = tuple(tuple(num(v) if not isinstance(v, str) else v for v in row)
                  for row in shown.itertuples(index=False))
     return Table(caption, tuple(map(str, frame.columns)), rows, wide=wide, visible=visible)
-
-
-def estimates_table(estimates: list[NamedValue], caption: str) -> Table:
-    rows = tuple((e.name.replace("_", " "), num(e.value),
-                  f"[{num(e.ci_low)}, {num(e.ci_high)}]" if e.ci_low is not None else "–",
-                  num(e.n) if e.n is not None else "–") for e in estimates)
-    return Table(caption, ("measure", "value", "95% CI", "n"), rows)
 
 
 def metric_sort_key(name: str) -> tuple:
