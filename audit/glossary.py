@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Literal, Sequence, Union
 
 import pandas as pd
-import yaml
 
 from bbsard_audit.errors import InputError
+from bbsard_audit.untrusted import load_yaml, nfc_data
 
 from . import termmatch
 from .findings import Finding, Span, spans_at
@@ -292,11 +292,11 @@ def _read(path: Path) -> tuple[list[GlossaryEntry], str, Path, list[Layer]]:
     label = str(path)
     try:
         data = path.read_bytes()
-        raw = yaml.load(data.decode("utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except FileNotFoundError:
         raise InputError("glossary file not found", file=label) from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"not a readable YAML glossary ({str(exc).splitlines()[0]})", file=label) from None
+    except OSError as exc:
+        raise InputError(f"not a readable YAML glossary ({exc})", file=label) from None
+    raw = nfc_data(load_yaml(path, "glossary", data=data))  # terms match NFC questions
     if not isinstance(raw, dict) or "entries" not in raw or "version" not in raw:
         raise InputError("a glossary needs top-level `version` and `entries`", file=label)
     unknown = set(raw) - {"version", "entries", "learned_from"}

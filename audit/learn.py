@@ -40,6 +40,7 @@ from bbsard_audit.errors import InputError
 from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.table import FileRecord
 from bbsard_audit.io import digest_of, write_text
+from bbsard_audit.untrusted import load_yaml
 
 from .calibration import calibrate, write_calibration
 from .glossary import Glossary, GlossaryEntry, Rejection
@@ -364,12 +365,7 @@ def to_glossary(entries: Sequence[dict], version: str, path: Path | None = None)
 def load_learned(path: str | Path) -> Glossary:
     """A learned glossary file (the glossary format; unlike the base, its `entries` may be empty)."""
     label = str(path)
-    try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("learned glossary not found", file=label) from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"not a glossary ({str(exc).splitlines()[0]})", file=label) from None
+    raw = load_yaml(path, "learned glossary", unreadable="not a glossary")
     if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list) or "version" not in raw:
         raise InputError("not a glossary: needs top-level `version` and an `entries` list", file=label)
     return Glossary.load(path) if raw["entries"] else Glossary([], str(raw["version"]), Path(path))

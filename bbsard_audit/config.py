@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import InputError
+from .untrusted import load_yaml
 
 
 def read_toml(path: str | Path, what: str = "config") -> dict:
@@ -26,12 +27,7 @@ def read_toml(path: str | Path, what: str = "config") -> dict:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {what}: {exc}", file=str(path)) from None
     if path.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise InputError(f"cannot parse {what}: {str(exc).splitlines()[0]}", file=str(path)) from None
+        data = load_yaml(path, what, data=text.encode("utf-8"), unreadable=f"cannot parse {what}")
     else:
         try:
             data = tomllib.loads(text)

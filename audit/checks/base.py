@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Callable, Literal, Mapping, Sequence
 
 import pandas as pd
-import yaml
-
 from bbsard_audit.errors import InputError
+from bbsard_audit.untrusted import load_yaml, nfc_data
 
 from .. import termmatch
 from ..findings import Finding, spans_at
@@ -70,14 +69,8 @@ def _validate(raw, schema: Mapping[str, Kind], label: str) -> dict:
 
 def read_word_lists(path: Path, schema: Mapping[str, Kind]) -> dict:
     """Read and validate one word-list YAML file (uncached: see `word_lists`)."""
-    label = str(path)
-    try:
-        raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except FileNotFoundError:
-        raise InputError("word-list file not found", file=label) from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"not a readable YAML word list ({str(exc).splitlines()[0]})", file=label) from None
-    return _validate(raw, schema, label)
+    raw = nfc_data(load_yaml(path, "word list", unreadable="not a readable YAML word list"))
+    return _validate(raw, schema, str(path))
 
 
 @cache

@@ -7,6 +7,13 @@ and the key for duplicates; then, when the file's `.meta.json` sidecar records a
 that count. Any violation is one `InputError` naming file, row (CSV records, header = row 1) and
 id — never a dropped row. Writing validates the frame with the same rules first, so a tool never
 writes a file it would refuse to read.
+
+CSV cells are spreadsheet-safe (docs/formats.md, "Spreadsheet-safe cells"): a cell a spreadsheet
+would run as a formula (leading `=`, `+`, `-`, `@`, tab or CR; plain numbers excepted) is written
+with one `'` in front, and so is a cell that already starts with `'` + one of those or `'`; the
+reader removes exactly that `'`, so every text reads back exactly. The sidecar's file record says
+`"cells": "spreadsheet-safe"`; a file whose sidecar records it without that mark (an older
+version's) is read verbatim.
 """
 
 from __future__ import annotations
@@ -30,6 +37,26 @@ _ID = re.compile(r"[0-9]+")
 _INT = re.compile(r"-?[0-9]+")
 _COUNT = re.compile(r"-?[0-9]+(\.0*)?")  # pandas writes an integer column holding a NaN as 3.0
 KINDS = ("id", "int", "float", "bool", "text", "enum", "json", "any")
+FORMULA_START = frozenset("=+-@\t\r")
+_NUMBER = re.compile(r"[-+]?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?")
+SAFE_CELLS = "spreadsheet-safe"
+"""The sidecar mark (file record `cells`) of a CSV written with `shield`."""
+
+
+def shield(text: str) -> str:
+    """A cell as written: `'` + text when a spreadsheet would run it as a formula, or when it starts
+    with the `'` of an escape (so `unshield` gives every text back); plain numbers stay as they are."""
+    first, second = text[:1], text[1:2]
+    if (first in FORMULA_START and first and not _NUMBER.fullmatch(text)) or (
+            first == "'" and second and (second in FORMULA_START or second == "'")):
+        return "'" + text
+    return text
+
+
+def unshield(text: str) -> str:
+    """The text of a written cell: `shield` undone (one leading `'` before a formula start or a `'`)."""
+    second = text[1:2]
+    return text[1:] if text[:1] == "'" and second and (second in FORMULA_START or second == "'") else text
 
 
 def parse_flag(value: object) -> bool:
@@ -129,13 +156,15 @@ class FileRecord:
     name: str
     rows: int | None
     sha256: str
+    cells: str | None = None
+    """SAFE_CELLS for a CSV written with spreadsheet-safe cells."""
 
     def to_dict(self) -> dict:
-        return {"rows": self.rows, "sha256": self.sha256}
+        return {"rows": self.rows, "sha256": self.sha256, **({"cells": self.cells} if self.cells else {})}
 
     @classmethod
-    def of(cls, path: Path, rows: int | None) -> "FileRecord":
-        return cls(path.name, rows, digest_of(path))
+    def of(cls, path: Path, rows: int | None, cells: str | None = None) -> "FileRecord":
+        return cls(path.name, rows, digest_of(path), cells)
 
 
 @dataclass(frozen=True)
@@ -161,12 +190,15 @@ class TableSpec:
     def read(self, path: str | Path) -> pd.DataFrame:
         """The typed frame of a CSV (or `.parquet`) file; `InputError` on any broken rule."""
         path = Path(path)
+        record = file_record(path)
         if path.suffix.lower() == ".parquet":
             header, records = _parquet_records(path)
         else:
             header, records = read_records(path)
+            if record is None or record.get("cells") == SAFE_CELLS:  # else: an older version's file
+                records = [(row_no, [unshield(f) for f in fields]) for row_no, fields in records]
         frame = self.typed(header, records, str(path))
-        check_rows(path, len(frame))
+        check_rows(path, len(frame), record)
         return frame
 
     def typed(self, header: Sequence[str], records: Sequence[tuple[int, Sequence[str]]], source: str) -> pd.DataFrame:
@@ -229,12 +261,13 @@ class TableSpec:
         if as_json:  # parsed cells (e.g. spans lists) go back to the compact JSON text they came from
             frame = frame.assign(**{c: frame[c].map(lambda v: v if isinstance(v, str) else _cell_text(v))
                                     for c in as_json})
+        csv_file = not (parquet or path.suffix.lower() == ".parquet")
         with atomic_path(path) as tmp:
-            if parquet or path.suffix.lower() == ".parquet":
-                frame.to_parquet(tmp, index=False)
+            if csv_file:
+                frame.map(lambda v: shield(v) if isinstance(v, str) else v).to_csv(tmp, index=False, lineterminator="\n")
             else:
-                frame.to_csv(tmp, index=False, lineterminator="\n")
-        return FileRecord.of(path, len(frame))
+                frame.to_parquet(tmp, index=False)
+        return FileRecord.of(path, len(frame), SAFE_CELLS if csv_file else None)
 
     def write(self, path: str | Path, frame: pd.DataFrame, **sidecar: Any) -> Path:
         """Write `frame` and its sidecar (`sidecar` fields + the file's row count and sha256)."""
@@ -322,15 +355,21 @@ def _parquet_records(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]
                                              enumerate(frame.itertuples(index=False, name=None), start=2)]
 
 
-def check_rows(path: Path, rows: int) -> None:
-    """When the file's sidecar records its row count, the file must still have exactly that many."""
+def file_record(path: Path) -> dict | None:
+    """What the file's sidecar records about it (rows, sha256, cells); None without one."""
     from .sidecar import read_sidecar
 
     meta = sidecar_path(path)
     if not meta.is_file():
-        return
+        return None
     record = (read_sidecar(meta).get("files") or {}).get(path.name)
-    if isinstance(record, dict) and isinstance(record.get("rows"), int) and record["rows"] != rows:
+    return record if isinstance(record, dict) else None
+
+
+def check_rows(path: Path, rows: int, record: dict | None) -> None:
+    """When the file's sidecar records its row count, the file must still have exactly that many."""
+    meta = sidecar_path(path)
+    if record is not None and isinstance(record.get("rows"), int) and record["rows"] != rows:
         raise InputError(f"has {rows} data row(s) but its sidecar {meta.name} records {record['rows']} "
                          "(truncated, or edited after writing: restore it or remove the sidecar)", file=str(path))
 

@@ -1,0 +1,82 @@
+"""Where outside text enters: one Unicode normal form, and one bounded YAML reader.
+
+`nfc`: every text that enters (dataset, Label Studio exports, glossaries) is stored in Unicode NFC,
+so a question typed with decomposed accents (NFD, as some tools export) matches, flags and scores
+exactly like the composed one; offsets always index the stored NFC text.
+
+`load_yaml`: config, glossary, learned-rule and word-list files are data, never programs: a file
+over `MAX_YAML_BYTES`, nested deeper than `MAX_YAML_DEPTH`, or holding an alias (`*name`, the
+"billion laughs" expansion) is refused as one line before anything is built from it.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+MAX_YAML_BYTES = 16 * 2**20
+"""The shipped glossary is 80 kB; a learned one grows by a few hundred bytes per rule."""
+MAX_YAML_DEPTH = 32
+"""Our files nest 4 levels; a deeper one is hostile (or would overflow Python's recursion)."""
+
+
+def nfc(text: str) -> str:
+    """`text` in Unicode NFC (the form every stored text has)."""
+    return unicodedata.normalize("NFC", text) if not text.isascii() else text
+
+
+def nfc_data(value: Any) -> Any:
+    """Every string (mapping keys too) of plain loaded data in NFC."""
+    if isinstance(value, str):
+        return nfc(value)
+    if isinstance(value, dict):
+        return {nfc_data(k): nfc_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [nfc_data(v) for v in value]
+    return value
+
+
+def load_yaml(path: str | Path, what: str = "YAML file", *, data: bytes | None = None,
+              unreadable: str | None = None) -> Any:
+    """The plain data (mappings, lists, scalars) of a YAML file; InputError (one line) when it is
+    missing, unreadable, too big, too deep, holds an alias or does not parse. `data`: its bytes when
+    the caller already read them (e.g. to hash them); `unreadable`: the message for a file that does
+    not parse (default "not a readable YAML <what>")."""
+    import yaml
+
+    label = str(path)
+    try:
+        if data is None:
+            size = Path(path).stat().st_size
+            if size > MAX_YAML_BYTES:
+                raise InputError(f"{what} is {size:,} bytes, more than the {MAX_YAML_BYTES:,} allowed", file=label)
+            data = Path(path).read_bytes()
+        text = data.decode("utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{what} not found", file=label) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{unreadable or f'not a readable YAML {what}'} ({exc})", file=label) from None
+    if len(data) > MAX_YAML_BYTES:
+        raise InputError(f"{what} is {len(data):,} bytes, more than the {MAX_YAML_BYTES:,} allowed", file=label)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        depth = 0
+        for event in yaml.parse(text, Loader=loader):  # the C parser: fast, builds nothing
+            if isinstance(event, yaml.AliasEvent):
+                line = event.start_mark.line + 1 if event.start_mark else None
+                raise InputError(f"{what} uses a YAML alias (*{event.anchor}); aliases are not allowed in "
+                                 "bbsard-audit files: write the value out", file=label, row=line)
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    line = event.start_mark.line + 1 if event.start_mark else None
+                    raise InputError(f"{what} nests deeper than {MAX_YAML_DEPTH} levels", file=label, row=line)
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        raise InputError(f"{unreadable or f'not a readable YAML {what}'} ({str(exc).splitlines()[0]})",
+                         file=label) from None
