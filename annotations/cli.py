@@ -17,7 +17,7 @@ from bbsard_audit.io import sidecar_path, write_csv, write_json
 
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
-from .pull import RAW_FILE, pull as pull_verdicts, raw_from_export, read_export_file
+from .pull import RAW_FILE, choice_conflicts, pull as pull_verdicts, raw_from_export, read_export_file
 from .tasks import AUDIT_COLUMNS, QUEUE_COLUMNS, audit_version, build_tasks, read_audit
 
 if TYPE_CHECKING:  # label_studio_sdk and scipy load in ~1.5 s: only the commands that talk to them import them
@@ -182,6 +182,12 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
     raw, verdicts = pull_verdicts(tasks, out, users=users, rule=rule, source=source, origin=origin)
     counts = verdicts["agreement_status"].value_counts().to_dict()
     typer.echo(f"{len(raw)} annotation(s), {len(verdicts)} question(s) -> {out} {counts}")
+    conflicts = choice_conflicts(tasks)
+    if len(conflicts):
+        typer.echo(f"warning: {len(conflicts)} annotation(s) give several choices to a single-choice control "
+                   f"(annotation ids {', '.join(map(str, conflicts['annotation_id'][:10]))}; question ids "
+                   f"{', '.join(map(str, sorted(set(conflicts['id']))[:10]))}): those questions are left "
+                   "unresolved; fix the annotations in Label Studio and pull again", err=True)
 
 
 @annotate.command()

@@ -6,7 +6,8 @@ Pull never loses an annotation: the new export is merged with the previous annot
 1. One identity per annotator: the email when known (the API's user list, also for earlier rows,
    a `completed_by` object in a file export, or the same annotation seen with both an id and an
    email), else
-   `user:<id>` (older files' `user-<id>` is read as the same).
+   `user:<id>` (older files' `user-<id>` is read as the same). Names are compared case- and
+   space-insensitively (" Alice@X.org" is "alice@x.org"): stored lower-cased, trimmed, NFC.
 2. One row per Label Studio annotation (same question, task, annotation id and creation time,
    whether it came from the API, a file export or the previous raw file): its newest version.
 3. One row per (question, annotator): the annotator's newest annotation of that question.
@@ -15,6 +16,11 @@ Pull never loses an annotation: the new export is merged with the previous annot
 honoured, a naive time is UTC); a missing time never beats a present one, and a tie keeps this
 pull. Times are written normalised (UTC, microseconds, `Z`) so their text order is their time
 order. Both files are written atomically, raw file first, and only after the whole export was read.
+
+An annotation with two or more choices in a single-choice control (verdict, gold_labels_apply) is
+a conflict, never read as its first choice: it gives no raw row, `choice_conflicts` lists it, and
+its question is unresolved in verdicts.csv (empty verdict) until the annotator fixes it. Texts
+(corrections, names) are stored in NFC (bbsard_audit.untrusted).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from bbsard_audit.contracts.table import parse_id
 from bbsard_audit.contracts.verdicts import (GOLD_LABELS_APPLY, RAW, RAW_COLUMNS, VERDICTS, VERDICTS_CSV,
                                              read_raw, utc_time)
 from bbsard_audit.errors import InputError
+from bbsard_audit.untrusted import nfc
 
 from .adjudication import AdjudicationRule, adjudicate
 from .spans import SPANS_FILE, merge_spans, spans_from_export
@@ -48,16 +55,21 @@ _ID_ONLY = re.compile(r"user[:-](\d+)")
 
 # ---------------------------------------------------------------- values
 
+def canonical_name(name: str) -> str:
+    """An annotator name as stored and compared: NFC, trimmed, inner spaces collapsed, case-folded."""
+    return " ".join(nfc(str(name)).split()).casefold()
+
+
 def user_identity(completed_by: object, users: dict[int, str]) -> str:
-    """The annotator's stable name: email when known, else `user:<id>`."""
+    """The annotator's stable name: email when known (canonical_name), else `user:<id>`."""
     uid, email = completed_by, None
     if isinstance(completed_by, dict):
         uid, email = completed_by.get("id"), completed_by.get("email")
     if isinstance(uid, str) and uid.strip().isdigit():
         uid = int(uid)
     email = email or users.get(uid)  # type: ignore[arg-type]
-    if email and not _ID_ONLY.fullmatch(str(email)):
-        return str(email)
+    if email and str(email).strip() and not _ID_ONLY.fullmatch(canonical_name(email)):
+        return canonical_name(email)
     if isinstance(uid, int) and not isinstance(uid, bool):
         return f"user:{uid}"
     raise ValueError(f"annotator {completed_by!r} is neither a user id nor a user object")
@@ -76,20 +88,20 @@ def annotation_row(task: dict, annotation: dict, users: dict[int, str]) -> dict 
     The only place an annotation's result is read: anything else taken from it (e.g. error spans)
     belongs here. Raises ValueError naming the offending value; the caller adds where it was.
     """
-    if annotation.get("was_cancelled"):
+    if annotation.get("was_cancelled") or _conflicting_controls(annotation):
         return None
     fields = {"verdict": "", "corrected_nl": "", "gold_labels_apply": ""}
     for region in annotation.get("result") or []:
         name, value = region.get("from_name"), region.get("value") or {}
         if name in CHOICES and value.get("choices"):
-            choice = value["choices"][0]
+            choice = value["choices"][0]  # the only one: more is a conflict
             if choice not in CHOICES[name]:
                 raise ValueError(f"annotation {annotation.get('id')}: unknown {name} choice {choice!r} "
                                  f"(expected one of {', '.join(dict.fromkeys(CHOICES[name].values()))})")
             fields[name] = CHOICES[name][choice]
         elif name == "corrected_nl" and value.get("text"):
             text = value["text"]
-            fields[name] = (text[0] if isinstance(text, list) else str(text)).strip()
+            fields[name] = nfc((text[0] if isinstance(text, list) else str(text)).strip())
     if not fields["verdict"]:
         return None
     times = {}
@@ -100,6 +112,42 @@ def annotation_row(task: dict, annotation: dict, users: dict[int, str]) -> dict 
             raise ValueError(f"annotation {annotation.get('id')}: {key} {exc}") from None
     return {"id": _question_id(task), "task_id": task.get("id"), "annotation_id": annotation.get("id"),
             "annotator": user_identity(annotation.get("completed_by"), users), **fields, **times}
+
+
+def _conflicting_controls(annotation: dict) -> list[str]:
+    """The single-choice controls to which this annotation gives two or more choices (in one region
+    or across regions)."""
+    chosen: dict[str, set] = {}
+    for region in annotation.get("result") or []:
+        name, value = region.get("from_name"), region.get("value") or {}
+        if name in CHOICES and isinstance(value.get("choices"), list):
+            chosen.setdefault(name, set()).update(map(str, value["choices"]))
+    return sorted(name for name, values in chosen.items() if len({CHOICES[name].get(v, v) for v in values}) > 1)
+
+
+def choice_conflicts(tasks: list[dict]) -> pd.DataFrame:
+    """Submitted annotations with several choices in a single-choice control: id, task_id,
+    annotation_id, controls (`;`-joined). Their questions stay unresolved (`unresolve`)."""
+    rows = [{"id": _question_id(task), "task_id": task.get("id"), "annotation_id": ann.get("id"),
+             "controls": ";".join(controls)}
+            for task in tasks if isinstance(task.get("data"), dict) and task["data"].get(EXTERNAL_ID) is not None
+            for ann in task.get("annotations") or []
+            if not ann.get("was_cancelled") and (controls := _conflicting_controls(ann))]
+    return pd.DataFrame(rows, columns=["id", "task_id", "annotation_id", "controls"])
+
+
+def unresolve(verdicts: pd.DataFrame, conflicts: pd.DataFrame) -> pd.DataFrame:
+    """verdicts.csv rows with the questions of `conflicts` unresolved (empty verdict), never first-wins;
+    a question whose only annotations conflict gets a row too (n_annotations counts raw rows only)."""
+    if conflicts.empty:
+        return verdicts
+    ids = sorted(set(conflicts["id"]))
+    extra = pd.DataFrame({"id": [i for i in ids if i not in set(verdicts["id"])]})
+    out = pd.concat([verdicts, extra.assign(n_annotations=0, annotators="")], ignore_index=True)
+    hit = out["id"].isin(ids)
+    out.loc[hit, ["verdict", "gold_labels_apply", "agreement_status", "adjudicated_by"]] = ["", "", "unresolved", ""]
+    out["corrected_nl"] = out["corrected_nl"].fillna("")
+    return out.astype({"n_annotations": int}).sort_values("id").reset_index(drop=True)
 
 
 def _question_id(task: dict) -> int:
@@ -188,8 +236,10 @@ def merge_raw(previous: pd.DataFrame, new: pd.DataFrame, users: dict[int, str] |
     both = pd.concat([previous.assign(_new=0), new.assign(_new=1)], ignore_index=True)
     both = both.astype({c: str for c in RAW_COLUMNS if c != "id"}).astype({"id": int})
     both = both.replace({c: {"None": "", "nan": ""} for c in ("task_id", "annotation_id")})
+    both["annotator"] = both["annotator"].map(canonical_name)  # earlier rows may have "Alice@X.org"
     both["annotator"] = both["annotator"].map(lambda a: f"user:{_user_id(a)}" if _user_id(a) is not None else a)
-    known = {f"user:{uid}": email for uid, email in (users or {}).items() if email and not _ID_ONLY.fullmatch(email)}
+    known = {f"user:{uid}": canonical_name(email) for uid, email in (users or {}).items()
+             if email and not _ID_ONLY.fullmatch(canonical_name(email))}
     both["annotator"] = both["annotator"].replace({**_learned_emails(both), **known})
     both["_when"] = both["updated_at"].where(both["updated_at"] != "", both["created_at"])
     both["_order"] = range(len(both))
@@ -210,7 +260,7 @@ def pull(tasks: list[dict], out: str | Path, *, users: dict[int, str] | None = N
     new_spans = spans_from_export(tasks, EXTERNAL_ID, file=source.get("export_file"))
     raw = merge_raw(read_previous(raw_path), new, users)
     spans = merge_spans(ERROR_SPANS.read(spans_path) if spans_path.exists() else None, new_spans, new, raw)
-    verdicts = adjudicate(raw, rule)
+    verdicts = unresolve(adjudicate(raw, rule), choice_conflicts(tasks))
     write_raw(raw_path, raw, source=source, n_in_this_pull=len(new))
     write_sidecar(spans_path, files=[ERROR_SPANS.write_file(spans_path, spans)], source=source, n_spans=len(spans))
     write_verdicts(out, verdicts, source=source, rule=rule, n_annotations=len(raw))

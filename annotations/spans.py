@@ -9,6 +9,10 @@ Offsets: audit.csv, error_spans.csv and Label Studio's Text regions all count ch
 points (Python str offsets), not UTF-16 code units: a span after an emoji is highlighted on the
 right words in Label Studio's UI with the Python offsets, one position off with UTF-16 ones
 (tests/test_annotations_spans.py checks it in a real browser).
+
+Offsets index the stored (NFC) text. Label Studio shows the NFC text push sent, so its offsets
+already do; an export made from decomposed (NFD) text has its offsets remapped to the NFC text,
+and a span that would cut a composed character in two is refused (one line).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import pandas as pd
 from bbsard_audit.contracts.audit import SPAN_CATEGORIES as CATEGORIES
 from bbsard_audit.contracts.error_spans import ERROR_SPANS
 from bbsard_audit.errors import InputError
+from bbsard_audit.untrusted import nfc
 
 # side -> (Labels control, Text object = task data field, per-region note control)
 SIDES = {"fr": ("fr_spans", "question_fr", "fr_note"), "nl": ("nl_spans", "question_nl", "nl_note")}
@@ -60,7 +65,8 @@ def spans_from_result(result: list[dict], texts: dict[str, str], *, id: object =
     for item in result or []:
         if item.get("from_name") in notes_from and item.get("id") is not None:
             note = (item.get("value") or {}).get("text") or ""
-            notes[item["id"]] = (note[0] if isinstance(note, list) and note else str(note or "")).strip()
+            notes[item["id"]] = nfc((note[0] if isinstance(note, list) and note else str(note or "")).strip())
+    stored = {side: nfc(text) for side, text in texts.items()}
     rows = []
     for item in result or []:
         side = labels.get(item.get("from_name"))
@@ -80,9 +86,21 @@ def spans_from_result(result: list[dict], texts: dict[str, str], *, id: object =
         cats = value.get("labels") or []
         if len(cats) != 1 or cats[0] not in CATEGORIES:
             raise InputError(f"{side} span label {cats} is not one of {', '.join(CATEGORIES)}", file=file, id=id)
-        rows.append({"side": side, "start": start, "end": end, "text": text[start:end], "category": cats[0],
+        target = stored.get(side) or ""
+        if target != text:
+            start, end = _nfc_offsets(text, start, end, target, side, file=file, id=id)
+        rows.append({"side": side, "start": start, "end": end, "text": target[start:end], "category": cats[0],
                      "note": notes.get(item.get("id"), "")})
     return rows
+
+
+def _nfc_offsets(text: str, start: int, end: int, stored: str, side: str, *, file, id) -> tuple[int, int]:
+    """Offsets in a non-NFC `text` -> the same span in its NFC form `stored`."""
+    before, inside = nfc(text[:start]), nfc(text[start:end])
+    if before + inside + nfc(text[end:]) != stored:
+        raise InputError(f"{side} span {start}..{end} cuts a character of question_{side} in two (the export's "
+                         "text is not in Unicode NFC)", file=file, id=id)
+    return len(before), len(before) + len(inside)
 
 
 def spans_from_export(tasks: list[dict], external_id: str, *, file: str | None = None) -> pd.DataFrame:

@@ -21,6 +21,7 @@ import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF, TER
 
 from bbsard_audit.errors import InputError
+from bbsard_audit.untrusted import nfc
 
 from bbsard_audit.embeddings import Embedder
 from .findings import Finding
@@ -68,7 +69,7 @@ class FileTranslator:
                                  file=str(self.path), row=row, id=qid)
             if qid in self.texts:
                 raise InputError("duplicate id", file=str(self.path), row=row, id=qid)
-            self.texts[qid] = value.strip()
+            self.texts[qid] = nfc(value.strip())  # compared with NFC questions
         if not self.texts:
             raise InputError("back-translation file is empty", file=str(self.path))
 

@@ -18,6 +18,7 @@ from typing import Iterable, Mapping, Sequence
 
 from .errors import InputError
 from .io import digest_of, file_problem, is_local_path
+from .untrusted import nfc
 
 SPLITS = ("train", "test")
 LANGS = ("fr", "nl")
@@ -283,11 +284,12 @@ class _Checker:
 
 
 def _cell(value) -> str:
+    """Every value the loader takes, as NFC text: NFC and NFD copies of a dataset are the same data."""
     if value is None:
         return ""
     if isinstance(value, float) and value != value:  # NaN from pandas/datasets
         return ""
-    return str(value)
+    return nfc(str(value))
 
 
 def _norm(text: str) -> str:

@@ -264,7 +264,11 @@ class TableSpec:
         csv_file = not (parquet or path.suffix.lower() == ".parquet")
         with atomic_path(path) as tmp:
             if csv_file:
-                frame.map(lambda v: shield(v) if isinstance(v, str) else v).to_csv(tmp, index=False, lineterminator="\n")
+                cells = frame.map(lambda v: shield(v) if isinstance(v, str) else v)
+                # the csv module quotes a cell holding "\n" but not one holding a lone "\r", which a
+                # reader takes for a line end: such a file gets every cell quoted
+                cr = cells.map(lambda v: isinstance(v, str) and "\r" in v).to_numpy().any()
+                cells.to_csv(tmp, index=False, lineterminator="\n", quoting=csv.QUOTE_ALL if cr else csv.QUOTE_MINIMAL)
             else:
                 frame.to_parquet(tmp, index=False)
         return FileRecord.of(path, len(frame), SAFE_CELLS if csv_file else None)
