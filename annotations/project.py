@@ -52,8 +52,8 @@ class ReviewProject:
     def open(cls, conn: Connection, title: str, *, create: bool = False, overlap: int = 2) -> "ReviewProject":
         """The project with this exact title; created (with our labelling config) if asked."""
         client = conn.client()
-        found = conn.call("list projects", lambda: [p for p in client.projects.list(title=title, page_size=100)
-                                                    if p.title == title])
+        found = [p for p in conn.listing("list projects", lambda: client.projects.list(title=title, page_size=100))
+                 if p.title == title]
         if len(found) > 1:
             raise InputError(f"{len(found)} Label Studio projects are titled {title!r} "
                              f"(ids {', '.join(str(p.id) for p in found)}): rename all but one")
@@ -92,20 +92,27 @@ class ReviewProject:
         raise InputError(f"Label Studio project {self.title!r} (id {self.id}) uses {what}: {fix}")
 
     def export(self) -> list[dict]:
-        """Every task with its annotations (Label Studio JSON export, all tasks)."""
-        def fetch():
-            chunks = self.client.projects.exports.download_sync(
-                self.id, export_type="JSON", download_all_tasks=True)
-            return json.loads(b"".join(chunks))
-        return self.conn.call("export tasks", fetch)
+        """Every task with its annotations (Label Studio JSON export, all tasks); a body that is not
+        a JSON list of tasks (an HTML page, a truncated download) is one line naming the endpoint."""
+        body = self.conn.call("export tasks", lambda: b"".join(self.client.projects.exports.download_sync(
+            self.id, export_type="JSON", download_all_tasks=True)))
+        try:
+            tasks = json.loads(body)
+        except ValueError as exc:
+            start = body[:15].decode("utf-8", "replace").strip()
+            raise self.conn.bad_body("export tasks", f"{len(body):,} bytes that are not JSON ({type(exc).__name__}: "
+                                                     f"{str(exc)[:80]}; it starts {start!r})") from None
+        if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
+            raise self.conn.bad_body("export tasks", f"JSON that is not a list of tasks (a {type(tasks).__name__})")
+        return tasks
 
     def question_ids(self) -> dict[int, list[int]]:
         """question id -> task ids on the server (more than one means duplicates).
 
         Asks only for id and data: ~1 s for 1,108 tasks where the full export takes ~10 s.
         """
-        tasks = self.conn.call("list tasks", lambda: list(self.client.tasks.list(
-            project=self.id, fields="task_only", include="id,data", page_size=1000)))
+        tasks = self.conn.listing("list tasks", lambda: self.client.tasks.list(
+            project=self.id, fields="task_only", include="id,data", page_size=1000))
         held: dict[int, list[int]] = {}
         for task in tasks:
             qid = (task.data or {}).get(EXTERNAL_ID)
@@ -141,5 +148,7 @@ class ReviewProject:
 
     def users(self) -> dict[int, str]:
         """User id -> email, to name annotators (the export only gives ids)."""
-        return self.conn.call("list users", lambda: {u.id: u.email or u.username or f"user-{u.id}"
-                                                     for u in self.client.users.list()})
+        users = self.conn.call("list users", self.client.users.list)
+        if not isinstance(users, list) or not all(isinstance(getattr(u, "id", None), int) for u in users):
+            raise self.conn.bad_body("list users", "JSON that is not a list of users")
+        return {u.id: u.email or u.username or f"user-{u.id}" for u in users}

@@ -62,7 +62,10 @@ def test_nfd_and_nfc_copies_of_the_sample_give_the_same_audit(tmp_path, embeddin
         outs[name] = pd.read_csv(tmp_path / name / "audit.csv", dtype=str, keep_default_na=False)
     nfc_audit, nfd_audit = outs["nfc"], outs["nfd"]
     assert (nfc_audit["flags"] != "").sum() > 5 and nfc_audit["flags"].str.contains("term_rejected").any()
-    pd.testing.assert_frame_equal(nfd_audit, nfc_audit)  # flags, reasons, risk, spans and texts alike
+    for column in ("flags", "reasons", "risk", "severity"):
+        changed = nfd_audit.loc[nfd_audit[column] != nfc_audit[column], "id"].tolist()
+        assert not changed, f"{column} differs on ids {changed}"
+    pd.testing.assert_frame_equal(nfd_audit, nfc_audit)  # spans and texts alike
 
 
 def test_an_export_of_decomposed_text_gives_spans_on_the_stored_nfc_text(tmp_path):
