@@ -246,3 +246,51 @@ def test_a_file_written_before_the_escape_reads_verbatim(tmp_path):
     meta["files"][RAW_FILE] = {"rows": 2, "sha256": "0" * 64}  # an older sidecar: no `cells`
     sidecar_path(path).write_text(json.dumps(meta))
     assert read_raw(path)["corrected_nl"].tolist() == ["'=kept", "''quoted"]
+
+
+# ---------------------------------------------------------------- report.md / report.html escape every input
+
+RUN = "[x](javascript:alert(1))"
+ANNOTATOR = "<img src=x onerror=alert(1)>*bold*"
+
+
+def test_hostile_run_and_annotator_names_are_shown_not_rendered(tmp_path):
+    """A run and an annotator named with Markdown link / HTML syntax: report.md, rendered by a
+    CommonMark + tables renderer, and report.html show the names as text, with no link but the
+    report's own #anchors and no tag from the data."""
+    from html.parser import HTMLParser
+
+    from markdown_it import MarkdownIt
+
+    from bbsard_audit.report import build_report
+    from report_fixtures import write_workdir
+
+    work = write_workdir(tmp_path / "work")
+    for path in work.iterdir():
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace("bm25_fr", RUN).replace("anna", ANNOTATOR.replace('"', "")), encoding="utf-8")
+    files = build_report(work)
+    markdown = files.markdown.read_text(encoding="utf-8")
+
+    class Tags(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.links, self.tags, self.text = [], set(), []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.add(tag)
+            self.links += [v for k, v in attrs if k in ("href", "src") and v and not v.startswith("data:image/png")]
+
+        def handle_data(self, data):
+            self.text.append(data)
+
+    renderer = MarkdownIt("commonmark").enable("table")  # raw HTML passes, as on many sites
+    renderer.validateLink = lambda url: True  # a renderer that does not filter javascript: itself
+    for name, page in (("report.md", renderer.render(markdown)),
+                       ("report.html", files.html.read_text(encoding="utf-8"))):
+        tags = Tags()
+        tags.feed(page)
+        assert tags.links and all(link.startswith("#") for link in tags.links), (name, tags.links)
+        assert "img" not in tags.tags or name == "report.html", name  # report.html's own figures only
+        shown = "".join(tags.text)
+        assert RUN in shown and ANNOTATOR.replace('"', "") in shown, name
