@@ -68,6 +68,8 @@ class Connection:
     timeout: float = 60.0
     retries: int = 3
     backoff: float = 0.5
+    endpoint: str = field(default="", init=False, repr=False)
+    """The last request's method and path (no query string: it may carry a token)."""
 
     @property
     def shown_url(self) -> str:
@@ -93,15 +95,10 @@ class Connection:
         """Seconds one operation (with its retries, or a listing with all its pages) may take."""
         return (self.retries + 1) * self.timeout
 
-    @property
-    def endpoint(self) -> str:
-        """The last request's method and path (no query string: it may carry a token)."""
-        return getattr(self, "_endpoint", "")
-
     def client(self) -> LabelStudio:
         # max_retries=0: retries happen here, where we know which calls are safe to repeat.
         def record(request: httpx.Request) -> None:
-            self._endpoint = f"{request.method} {request.url.path}"
+            self.endpoint = f"{request.method} {request.url.path}"
 
         http = httpx.Client(timeout=self.timeout, follow_redirects=True, transport=_WallClock(self.timeout),
                             event_hooks={"request": [record]})
@@ -129,6 +126,8 @@ class Connection:
         page, requests, items, seen = self.call(what, first), 1, [], set()
         while True:
             batch = list(page.items or [])
+            if not all(isinstance(getattr(item, "id", None), int) for item in batch):
+                raise self.bad_body(what, f"page {requests} holding items without an integer id")
             fresh = [item for item in batch if item.id not in seen]
             if batch and not fresh:
                 raise self.bad_body(what, f"page {requests} repeating items already received (does the server "

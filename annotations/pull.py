@@ -88,21 +88,21 @@ def annotation_row(task: dict, annotation: dict, users: dict[int, str]) -> dict 
     The only place an annotation's result is read: anything else taken from it (e.g. error spans)
     belongs here. Raises ValueError naming the offending value; the caller adds where it was.
     """
-    if annotation.get("was_cancelled") or _conflicting_controls(annotation):
+    if annotation.get("was_cancelled"):
         return None
     fields = {"verdict": "", "corrected_nl": "", "gold_labels_apply": ""}
     for region in annotation.get("result") or []:
         name, value = region.get("from_name"), region.get("value") or {}
         if name in CHOICES and value.get("choices"):
-            choice = value["choices"][0]  # the only one: more is a conflict
-            if choice not in CHOICES[name]:
-                raise ValueError(f"annotation {annotation.get('id')}: unknown {name} choice {choice!r} "
-                                 f"(expected one of {', '.join(dict.fromkeys(CHOICES[name].values()))})")
-            fields[name] = CHOICES[name][choice]
+            for choice in value["choices"]:
+                if not isinstance(choice, str) or choice not in CHOICES[name]:
+                    raise ValueError(f"annotation {annotation.get('id')}: unknown {name} choice {choice!r} "
+                                     f"(expected one of {', '.join(dict.fromkeys(CHOICES[name].values()))})")
+            fields[name] = CHOICES[name][value["choices"][0]]  # the only one: more is a conflict (below)
         elif name == "corrected_nl" and value.get("text"):
             text = value["text"]
             fields[name] = nfc((text[0] if isinstance(text, list) else str(text)).strip())
-    if not fields["verdict"]:
+    if not fields["verdict"] or _conflicting_controls(annotation):
         return None
     times = {}
     for key in ("created_at", "updated_at"):
