@@ -36,7 +36,9 @@ Config = Annotated[Optional[Path], typer.Option(help="TOML file with [label_stud
                                                      "(default ~/.config/bbsard-audit/config.toml).")]
 Project = Annotated[str, typer.Option("--project", help="Label Studio project title.")]
 Retries = Annotated[int, typer.Option(help="Retries (exponential backoff) on transient errors.")]
-Timeout = Annotated[float, typer.Option(help="Seconds before one HTTP request times out.")]
+Timeout = Annotated[float, typer.Option(help="Seconds one HTTP request may take, body included; one operation "
+                                              "(with its retries, or a listing with all its pages) may take "
+                                              "(retries + 1) times this.")]
 TargetHalfwidth = Annotated[Optional[float], typer.Option(help="Stopping target: half-width of the error-rate "
                                                                 "CI (a share, e.g. 0.02).")]
 MaxMissed = Annotated[Optional[float], typer.Option(help="Stopping target: expected legal errors left among "

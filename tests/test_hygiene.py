@@ -294,3 +294,14 @@ def test_hostile_run_and_annotator_names_are_shown_not_rendered(tmp_path):
         assert "img" not in tags.tags or name == "report.html", name  # report.html's own figures only
         shown = "".join(tags.text)
         assert RUN in shown and ANNOTATOR.replace('"', "") in shown, name
+
+
+def test_an_nfd_glossary_is_the_same_glossary(tmp_path):
+    from bbsard_audit.audit.glossary import SHIPPED, Glossary
+
+    text = SHIPPED.read_text(encoding="utf-8")
+    assert nfd(text) != text
+    (tmp_path / "glossary.yaml").write_text(nfd(text), encoding="utf-8")
+    composed, decomposed = Glossary.load(SHIPPED), Glossary.load(tmp_path / "glossary.yaml")
+    assert [(e.fr, e.nl_accepted, e.nl_rejected) for e in decomposed.entries] == [
+        (e.fr, e.nl_accepted, e.nl_rejected) for e in composed.entries]
