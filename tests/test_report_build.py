@@ -157,7 +157,7 @@ def test_findings_first_in_sentences_with_numbers_linking_to_their_sections(tmp_
     assert lines[-1] == ("- 1 of 3 pairwise conclusions (system a beats b on a metric) are fragile: removing no more "
                          "questions than the legally inaccurate ones expected among the 13 unverified judged "
                          "questions (expected 1.2, upper bound 4.5) could undo them; the most fragile, recall@100 "
-                         "bm25_fr > e5_fr (Δ 0.008, p = 0.41), is undone by removing 2 of 203 questions. "
+                         "bm25_fr &gt; e5_fr (Δ 0.008, p = 0.41), is undone by removing 2 of 203 questions. "
                          "([Fragile conclusions](#evaluation-fragility))")
     for anchor in ("audit-flags", "review-estimate", "evaluation-shift", "evaluation-fragility"):
         assert f'<a id="{anchor}"></a>' in md
@@ -211,7 +211,7 @@ def test_findings_before_any_review(tmp_path):
             "questions is 0.33; 1 system pair(s) swap places, 0 significantly: the order survives keeping only "
             "the unflagged questions.") in findings
     assert ("- 1 of 3 pairwise conclusions (system a beats b on a metric) are undone by removing at most 10 of 203 "
-            "judged questions (5%); the most fragile, recall@100 bm25_fr > e5_fr (Δ 0.008, p = 0.41), is undone by "
+            "judged questions (5%); the most fragile, recall@100 bm25_fr &gt; e5_fr (Δ 0.008, p = 0.41), is undone by "
             "removing 2 of 203 questions.") in findings
     evaluation = md.split("## Evaluation", 1)[1]
     assert "| recall@100 | bm25_fr | e5_fr | 0.008 | 0.410 | 2 of 203 |" in evaluation

@@ -16,12 +16,12 @@ _CODE = re.compile(r"(`[^`]+`)")
 _INLINE = re.compile(r"[\\`*|~]|(?<=\])\(|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 """Backslash-escaped: emphasis, strikethrough, table cells, stray backticks and the `(` of `](`, which
 ends any link or image (no reference definition can exist: `_BLOCK_START`). `[0.41, 0.80]` stays."""
-_ENTITY = {"<": "&lt;", "&": "&amp;"}
-_HTML = re.compile(r"<|&(?=#?\w+;)")
-"""Tags, autolinks (`<javascript:...>`) and entity references are shown, never rendered (a `>`
-alone opens nothing inline; at a line start `_BLOCK_START` escapes it)."""
-_BLOCK_START = re.compile(r"^(\s*)([#>+=\[-]|\d+[.)])", re.M)
-"""A line that would open a heading, quote, list, setext underline or link reference definition."""
+_ENTITY = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+_HTML = re.compile(r"[<>]|&(?=#?\w+;)")
+"""Tags, autolinks (`<javascript:...>`) and entity references are shown, never rendered."""
+_BLOCK_START = re.compile(r"^(\s*)([#+=\[-]|\d+[.)])", re.M)
+"""A line that would open a heading, list, setext underline or link reference definition (a quote's
+`>` is already `&gt;`)."""
 
 
 def render_markdown(report: Report) -> str:
