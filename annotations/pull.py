@@ -35,7 +35,7 @@ from bbsard_audit.contracts.error_spans import ERROR_SPANS
 from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.table import parse_id
 from bbsard_audit.contracts.verdicts import (GOLD_LABELS_APPLY, RAW, RAW_COLUMNS, VERDICTS, VERDICTS_CSV,
-                                             read_raw, utc_time)
+                                             canonical_name, read_raw, utc_time)
 from bbsard_audit.errors import InputError
 from bbsard_audit.untrusted import nfc
 
@@ -54,11 +54,6 @@ _ID_ONLY = re.compile(r"user[:-](\d+)")
 
 
 # ---------------------------------------------------------------- values
-
-def canonical_name(name: str) -> str:
-    """An annotator name as stored and compared: NFC, trimmed, inner spaces collapsed, case-folded."""
-    return " ".join(nfc(str(name)).split()).casefold()
-
 
 def user_identity(completed_by: object, users: dict[int, str]) -> str:
     """The annotator's stable name: email when known (canonical_name), else `user:<id>`."""
@@ -236,7 +231,6 @@ def merge_raw(previous: pd.DataFrame, new: pd.DataFrame, users: dict[int, str] |
     both = pd.concat([previous.assign(_new=0), new.assign(_new=1)], ignore_index=True)
     both = both.astype({c: str for c in RAW_COLUMNS if c != "id"}).astype({"id": int})
     both = both.replace({c: {"None": "", "nan": ""} for c in ("task_id", "annotation_id")})
-    both["annotator"] = both["annotator"].map(canonical_name)  # earlier rows may have "Alice@X.org"
     both["annotator"] = both["annotator"].map(lambda a: f"user:{_user_id(a)}" if _user_id(a) is not None else a)
     known = {f"user:{uid}": canonical_name(email) for uid, email in (users or {}).items()
              if email and not _ID_ONLY.fullmatch(canonical_name(email))}

@@ -15,12 +15,12 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from bbsard_audit.annotations.pull import RAW_FILE, canonical_name
+from bbsard_audit.annotations.pull import RAW_FILE
 from bbsard_audit.annotations.simulate import annotation_result
 from bbsard_audit.cli import app
 from bbsard_audit.contracts.changelog import CHANGELOG
 from bbsard_audit.contracts.table import FORMULA_START, shield, unshield
-from bbsard_audit.contracts.verdicts import RAW, VERDICTS_CSV, read_raw, read_verdicts
+from bbsard_audit.contracts.verdicts import RAW, VERDICTS_CSV, canonical_name, read_raw, read_verdicts
 from bbsard_audit.dataset import sample_dir
 from bbsard_audit.io import sidecar_path
 
@@ -206,7 +206,7 @@ def test_shield_makes_no_cell_a_formula_and_unshield_gives_every_text_back():
 
 def raw_frame(texts):
     return pd.DataFrame({"id": range(1, len(texts) + 1), "task_id": "1", "annotation_id": [str(i) for i in range(len(texts))],
-                         "annotator": ["=cmd|' /C calc'!A0"] * len(texts), "verdict": "legal", "corrected_nl": texts,
+                         "annotator": ["=cmd|' /c calc'!a0"] * len(texts), "verdict": "legal", "corrected_nl": texts,
                          "gold_labels_apply": "yes", "created_at": "", "updated_at": ""})
 
 
@@ -217,7 +217,7 @@ def test_people_csvs_carry_no_formula_and_read_back_exactly(tmp_path):
     cells = [c for row in list(csv.reader(io.StringIO(path.read_text(), newline="")))[1:] for c in row]
     assert not [c for c in cells if c and c[0] in FORMULA_START and c != "-0.5"], cells
     back = read_raw(path)
-    assert back["corrected_nl"].tolist() == TRICKY and set(back["annotator"]) == {"=cmd|' /C calc'!A0"}
+    assert back["corrected_nl"].tolist() == TRICKY and set(back["annotator"]) == {"=cmd|' /c calc'!a0"}
     assert json.loads(sidecar_path(path).read_text())["files"][RAW_FILE]["cells"] == "spreadsheet-safe"
     path.with_name("copy.csv").write_bytes(path.read_bytes())  # no sidecar: the escape is read as such
     assert RAW.read(path.with_name("copy.csv"))["corrected_nl"].tolist() == TRICKY
@@ -305,3 +305,26 @@ def test_an_nfd_glossary_is_the_same_glossary(tmp_path):
     composed, decomposed = Glossary.load(SHIPPED), Glossary.load(tmp_path / "glossary.yaml")
     assert [(e.fr, e.nl_accepted, e.nl_rejected) for e in decomposed.entries] == [
         (e.fr, e.nl_accepted, e.nl_rejected) for e in composed.entries]
+
+
+def test_an_earlier_pull_with_mixed_case_names_merges_with_this_one(tmp_path):
+    """annotations_raw.csv and error_spans.csv as an older version left them ("Alice@X.org"): this
+    pull's "alice@x.org" is the same annotator, her re-annotation replaces her row and her spans."""
+    from bbsard_audit.annotations.spans import SPANS_FILE
+    from bbsard_audit.contracts.error_spans import ERROR_SPANS
+    from bbsard_audit.io import guard_outputs, write_text
+
+    with guard_outputs(tmp_path, command="annotate pull"):
+        write_text(tmp_path / RAW_FILE, "id,task_id,annotation_id,annotator,verdict,corrected_nl,gold_labels_apply,"
+                   "created_at,updated_at\n1,10,70,Alice@X.org,legal,,yes,2026-01-01T09:00:00Z,2026-01-01T09:00:00Z\n")
+        write_text(tmp_path / SPANS_FILE, "id,annotator,side,start,end,text,category,note\n"
+                   "1,Alice@X.org,nl,0,3,Wat,terminology,\n")
+    tasks = [{"id": 10, "data": {"question_id": 1, "question_nl": "Wat is dat?", "question_fr": "Quoi?"},
+              "annotations": [ann(80, {"id": 9, "email": "alice@x.org"}, annotation_result("correct"),
+                                  updated="2026-01-03T10:00:00Z")]}]
+    (tmp_path / "e.json").write_text(json.dumps(tasks))
+    code, output = run("annotate", "pull", "--from-file", tmp_path / "e.json", "--out", tmp_path / "verdicts.csv")
+    assert code == 0, output
+    raw = read_raw(tmp_path / RAW_FILE)
+    assert raw[["annotator", "verdict"]].values.tolist() == [["alice@x.org", "correct"]]
+    assert ERROR_SPANS.read(tmp_path / SPANS_FILE).empty  # her new annotation has no span

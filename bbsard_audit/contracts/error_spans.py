@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .audit import SPAN_CATEGORIES, SPAN_SIDES
 from .table import Column, TableSpec
+from .verdicts import canonical_name
 
 
 def _ordered(row: dict) -> str | None:
@@ -12,7 +13,7 @@ def _ordered(row: dict) -> str | None:
 
 ERROR_SPANS = TableSpec("error_spans.csv", (
     Column("id", "id"),
-    Column("annotator", "text"),
+    Column("annotator", "text", parse=canonical_name),  # as annotations_raw.csv names them
     Column("side", "enum", choices=SPAN_SIDES),
     Column("start", "int", lo=0),
     Column("end", "int", lo=0),

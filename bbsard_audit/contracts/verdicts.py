@@ -11,6 +11,7 @@ from typing import Iterable, Mapping
 import pandas as pd
 
 from bbsard_audit.errors import InputError
+from bbsard_audit.untrusted import nfc
 
 from .table import Column, TableSpec
 
@@ -26,6 +27,12 @@ def check_known(values: Iterable[object]) -> None:
     unknown = sorted({str(v) for v in values} - set(VERDICTS))
     if unknown:
         raise InputError(f"verdict {unknown[0]!r} is not one of {', '.join(VERDICTS)}")
+
+
+def canonical_name(name: object) -> str:
+    """An annotator name as stored and compared: NFC, trimmed, inner spaces collapsed, case-folded
+    (" Alice@X.org" is "alice@x.org"); every reader of an `annotator` column applies it."""
+    return " ".join(nfc(str(name)).split()).casefold()
 
 
 def _adjudicated_by(text: str) -> str:
@@ -74,7 +81,7 @@ RAW = TableSpec("annotations_raw.csv", (
     Column("id", "id"),
     Column("task_id", "text"),
     Column("annotation_id", "text"),
-    Column("annotator", "text"),
+    Column("annotator", "text", parse=canonical_name),  # an older file may have "Alice@X.org"
     Column("verdict", "enum", choices=VERDICTS),
     Column("corrected_nl", "text"),
     Column("gold_labels_apply", "enum", choices=GOLD_LABELS_APPLY, empty_ok=True),
