@@ -97,6 +97,8 @@ def test_nfd_corrections_and_names_are_stored_as_nfc(tmp_path):
     assert code == 0, output
     verdicts = read_verdicts(tmp_path / "verdicts.csv")
     assert verdicts["corrected_nl"].tolist() == [correction] and verdicts["annotators"].tolist() == ["josé@x.org"]
+    (tmp_path / "hand.csv").write_text(f"id,verdict,corrected_nl\n1,legal,\"{nfd(correction)}\"\n", encoding="utf-8")
+    assert read_verdicts(tmp_path / "hand.csv")["corrected_nl"].tolist() == [correction]  # a hand-made NFD file
 
 
 # ---------------------------------------------------------------- verdicts: conflicts and identities

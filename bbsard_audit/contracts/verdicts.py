@@ -53,10 +53,10 @@ def _unresolved_only(row: dict) -> str | None:
 VERDICTS_CSV = TableSpec("verdicts.csv", (
     Column("id", "id"),
     Column("verdict", "enum", choices=VERDICTS, empty_ok=True),
-    Column("corrected_nl", "text", required=False),
+    Column("corrected_nl", "text", required=False, parse=nfc),  # a hand-made file may be NFD
     Column("gold_labels_apply", "enum", choices=GOLD_LABELS_APPLY, required=False, empty_ok=True),
     Column("n_annotations", "int", required=False, lo=0),
-    Column("annotators", "text", required=False),
+    Column("annotators", "text", required=False, parse=nfc),
     Column("agreement_status", "enum", choices=AGREEMENT_STATUSES, required=False),
     Column("adjudicated_by", "text", required=False, parse=_adjudicated_by),
 ), key=("id",), row_checks=(_unresolved_only,))
@@ -83,7 +83,7 @@ RAW = TableSpec("annotations_raw.csv", (
     Column("annotation_id", "text"),
     Column("annotator", "text", parse=canonical_name),  # an older file may have "Alice@X.org"
     Column("verdict", "enum", choices=VERDICTS),
-    Column("corrected_nl", "text"),
+    Column("corrected_nl", "text", parse=nfc),
     Column("gold_labels_apply", "enum", choices=GOLD_LABELS_APPLY, empty_ok=True),
     Column("created_at", "text", parse=utc_time),  # normalised on read: annotate pull compares times
     Column("updated_at", "text", parse=utc_time),
