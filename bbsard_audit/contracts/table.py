@@ -44,19 +44,20 @@ SAFE_CELLS = "spreadsheet-safe"
 
 
 def shield(text: str) -> str:
-    """A cell as written: `'` + text when a spreadsheet would run it as a formula, or when it starts
-    with the `'` of an escape (so `unshield` gives every text back); plain numbers stay as they are."""
-    first, second = text[:1], text[1:2]
-    if (first in FORMULA_START and first and not _NUMBER.fullmatch(text)) or (
-            first == "'" and second and (second in FORMULA_START or second == "'")):
-        return "'" + text
-    return text
+    """A cell as written: `'` + text when a spreadsheet would run it as a formula, or when it looks
+    like an escape already (so `unshield` gives every text back); plain numbers stay as they are."""
+    formula = text[:1] in FORMULA_START and not _NUMBER.fullmatch(text)
+    return "'" + text if formula or _escaped(text) else text
 
 
 def unshield(text: str) -> str:
-    """The text of a written cell: `shield` undone (one leading `'` before a formula start or a `'`)."""
-    second = text[1:2]
-    return text[1:] if text[:1] == "'" and second and (second in FORMULA_START or second == "'") else text
+    """The text of a written cell: `shield` undone."""
+    return text[1:] if _escaped(text) else text
+
+
+def _escaped(text: str) -> bool:
+    """A `'` followed by a formula start or another `'`: the one form `shield` writes."""
+    return text[:1] == "'" and (text[1:2] in FORMULA_START or text[1:2] == "'")
 
 
 def parse_flag(value: object) -> bool:
@@ -190,13 +191,11 @@ class TableSpec:
     def read(self, path: str | Path) -> pd.DataFrame:
         """The typed frame of a CSV (or `.parquet`) file; `InputError` on any broken rule."""
         path = Path(path)
+        parquet = path.suffix.lower() == ".parquet"
+        header, records = _parquet_records(path) if parquet else read_records(path)
         record = file_record(path)
-        if path.suffix.lower() == ".parquet":
-            header, records = _parquet_records(path)
-        else:
-            header, records = read_records(path)
-            if record is None or record.get("cells") == SAFE_CELLS:  # else: an older version's file
-                records = [(row_no, [unshield(f) for f in fields]) for row_no, fields in records]
+        if not parquet and (record is None or record.get("cells") == SAFE_CELLS):  # else: an older version's
+            records = [(row_no, [unshield(f) for f in fields]) for row_no, fields in records]
         frame = self.typed(header, records, str(path))
         check_rows(path, len(frame), record)
         return frame
