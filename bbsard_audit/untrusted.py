@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .io import file_problem
 
 MAX_YAML_BYTES = 16 * 2**20
 """The shipped glossary is 80 kB; a learned one grows by a few hundred bytes per rule."""
@@ -47,20 +48,18 @@ def load_yaml(path: str | Path, what: str = "YAML file", *, data: bytes | None =
     not parse (default "not a readable YAML <what>")."""
     import yaml
 
-    label = str(path)
+    label, unreadable = str(path), unreadable or f"not a readable YAML {what}"
+    if data is None:
+        problem = file_problem(path)  # a FIFO would block the read forever
+        if problem:
+            raise InputError(f"{what} {problem}", file=label)
+    size = len(data) if data is not None else Path(path).stat().st_size  # before reading a huge file
+    if size > MAX_YAML_BYTES:
+        raise InputError(f"{what} is {size:,} bytes, more than the {MAX_YAML_BYTES:,} allowed", file=label)
     try:
-        if data is None:
-            size = Path(path).stat().st_size
-            if size > MAX_YAML_BYTES:
-                raise InputError(f"{what} is {size:,} bytes, more than the {MAX_YAML_BYTES:,} allowed", file=label)
-            data = Path(path).read_bytes()
-        text = data.decode("utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{what} not found", file=label) from None
+        text = (data if data is not None else Path(path).read_bytes()).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{unreadable or f'not a readable YAML {what}'} ({exc})", file=label) from None
-    if len(data) > MAX_YAML_BYTES:
-        raise InputError(f"{what} is {len(data):,} bytes, more than the {MAX_YAML_BYTES:,} allowed", file=label)
+        raise InputError(f"{unreadable} ({exc})", file=label) from None
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         depth = 0
@@ -78,5 +77,4 @@ def load_yaml(path: str | Path, what: str = "YAML file", *, data: bytes | None =
                 depth -= 1
         return yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
-        raise InputError(f"{unreadable or f'not a readable YAML {what}'} ({str(exc).splitlines()[0]})",
-                         file=label) from None
+        raise InputError(f"{unreadable} ({str(exc).splitlines()[0]})", file=label) from None
