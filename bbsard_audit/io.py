@@ -328,6 +328,9 @@ def guard_outputs(out: str | os.PathLike, *, command: str, inputs: Iterable[str 
     written. Every atomic write inside the block is checked again and recorded in the manifest.
     """
     out = Path(out)
+    for parent in out.parents:  # `--out some_file.csv/sub`: one line, not a NotADirectoryError later
+        if os.path.lexists(parent) and not parent.is_dir():
+            raise InputError(f"--out lies under {parent}, which is a file, not a folder", file=str(out))
     if folder:
         if os.path.lexists(out) and not out.is_dir():
             raise InputError("--out must be a folder, but this is an existing file", file=str(out))
