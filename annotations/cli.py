@@ -33,7 +33,7 @@ Url = Annotated[Optional[str], typer.Option(help="Label Studio URL (else $LABEL_
                                                  "file). The API key only comes from "
                                                  "$LABEL_STUDIO_API_KEY or the config file.")]
 Config = Annotated[Optional[Path], typer.Option(help="TOML file with [label_studio] url, api_key "
-                                                     "(default ~/.config/bbsard-audit/config.toml).")]
+                                                     "(default: ~/.config/bbsard-audit holds it as config.toml).")]
 Project = Annotated[str, typer.Option("--project", help="Label Studio project title.")]
 Retries = Annotated[int, typer.Option(help="Retries (exponential backoff) on transient errors.")]
 Timeout = Annotated[float, typer.Option(help="Seconds before one HTTP request times out.")]

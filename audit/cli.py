@@ -117,8 +117,22 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     console.print(f"audited {meta['n_pairs']} pairs in {meta['timings_s']['total']:.1f}s: "
                   f"{meta['n_flagged']} flagged ({meta['n_flagged'] / meta['n_pairs']:.0%}); "
                   f"{_flags_on_flagged(result.frame)}")
+    if review_budget is not None:
+        console.print(queue_summary(out / "review_queue.csv", meta["n_flagged"], review_budget))
     for path in written:
         console.print(f"  wrote {path}")
+
+
+def queue_summary(path: Path, n_flagged: int, budget: int | None = None) -> str:
+    """What the review queue written at `path` holds, e.g. `queue: 28 flagged (budget 60: all flagged pairs)
+    + 40 control`: a budget larger than the flagged pairs is said, never left for the reader to guess."""
+    from bbsard_audit.contracts.audit import QUEUE
+
+    queued = QUEUE.read(path)["queue"].value_counts()  # the queue actually written
+    risk, control = int(queued.get("risk", 0)), int(queued.get("control", 0))
+    coverage = "all flagged pairs" if risk == n_flagged else f"the {risk} riskiest of {n_flagged} flagged"
+    return (f"review queue: {risk} flagged ({'' if budget is None else f'budget {budget}: '}{coverage}) "
+            f"+ {control} control")
 
 
 @audit_app.command()

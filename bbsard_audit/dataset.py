@@ -424,6 +424,8 @@ def _load_hf(spec: str, with_corpus: bool) -> Dataset:
         raise InputError("the `datasets` package is needed for hf: sources") from exc
     name, _, revision = spec.partition("@")
     revision = revision or None
+    if not Path(name).exists():
+        _check_hub_reachable(spec)
     checker = _Checker()
 
     def load(config: str):
@@ -480,6 +482,31 @@ def _load_hf(spec: str, with_corpus: bool) -> Dataset:
                 checker.gold_in_corpus(pairs, corpus, split_labels)
     return Dataset(source=f"hf:{name}", revision=revision or _resolve_revision(name),
                    pairs=pairs, corpus=corpus, issues=checker.issues)
+
+
+HUB_PROBE_TIMEOUT_S = 3.0
+
+
+def _check_hub_reachable(spec: str) -> None:
+    """Fail at once, in one line, when the hub cannot be reached: `datasets` would retry for about a
+    minute before saying so. Skipped in offline mode (`datasets` then reads its local cache, fast) and
+    behind a proxy (only the library knows how to reach the hub through it)."""
+    from urllib.parse import urlsplit
+    import socket
+
+    env = os.environ
+    if any(env.get(k, "").strip().lower() in ("1", "true", "yes", "on") for k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")):
+        return
+    if any(env.get(k) for k in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return
+    endpoint = urlsplit(env.get("HF_ENDPOINT") or "https://huggingface.co")
+    host, port = endpoint.hostname or "huggingface.co", endpoint.port or (80 if endpoint.scheme == "http" else 443)
+    try:
+        socket.create_connection((host, port), timeout=HUB_PROBE_TIMEOUT_S).close()
+    except OSError as exc:
+        raise InputError(f"the Hugging Face hub ({host}) is not reachable ({exc.strerror or type(exc).__name__}); "
+                         "offline, set HF_HUB_OFFLINE=1 to read a copy in the local Hugging Face cache, or give "
+                         "a local folder (--dataset DIR or hf:PATH)", file=f"hf:{spec}") from None
 
 
 def _resolve_revision(name: str) -> str:
