@@ -86,6 +86,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     """Audit a dataset (see the group help)."""
     if ctx.invoked_subcommand is not None:
         return
+    from bbsard_audit.dataset import remember_source
     from bbsard_audit.errors import InputError
 
     from .pipeline import run_audit, write_audit
@@ -112,6 +113,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
                            progress=bar.step, advance=bar.advance)
     written = write_audit(result, out, review_budget=review_budget, control=control, seed=seed)
     meta = result.meta
+    remember_source(dataset, meta["dataset"])  # so `annotate push` finds the gold articles by default
     if meta["backtranslation"]["translator"] is None:
         console.print("[yellow]back-translation signal skipped[/yellow]: no --backtranslations or --translator")
     console.print(f"audited {meta['n_pairs']} pairs in {meta['timings_s']['total']:.1f}s: "
