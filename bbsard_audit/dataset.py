@@ -490,7 +490,8 @@ HUB_PROBE_TIMEOUT_S = 3.0
 def _check_hub_reachable(spec: str) -> None:
     """Fail at once, in one line, when the hub cannot be reached: `datasets` would retry for about a
     minute before saying so. Skipped in offline mode (`datasets` then reads its local cache, fast) and
-    behind a proxy (only the library knows how to reach the hub through it)."""
+    behind a proxy (only the library knows how to reach the hub through it); a copy in the local
+    Hugging Face cache is left to `datasets`, which falls back to it after its retries, as before."""
     from urllib.parse import urlsplit
     import socket
 
@@ -504,9 +505,22 @@ def _check_hub_reachable(spec: str) -> None:
     try:
         socket.create_connection((host, port), timeout=HUB_PROBE_TIMEOUT_S).close()
     except OSError as exc:
+        if _in_hf_cache(spec.partition("@")[0]):
+            return
         raise InputError(f"the Hugging Face hub ({host}) is not reachable ({exc.strerror or type(exc).__name__}); "
                          "offline, set HF_HUB_OFFLINE=1 to read a copy in the local Hugging Face cache, or give "
                          "a local folder (--dataset DIR or hf:PATH)", file=f"hf:{spec}") from None
+
+
+def _in_hf_cache(name: str) -> bool:
+    """A download of hub dataset `name` in the Hugging Face caches (the hub's files or `datasets`' build)."""
+    from datasets import config, naming
+    from huggingface_hub import constants
+
+    owner, _, repo = name.rpartition("/")
+    built = f"{owner}___{naming.camelcase_to_snakecase(repo)}" if owner else naming.camelcase_to_snakecase(repo)
+    return ((Path(constants.HF_HUB_CACHE) / f"datasets--{name.replace('/', '--')}").is_dir()
+            or (Path(config.HF_DATASETS_CACHE) / built).is_dir())
 
 
 def _resolve_revision(name: str) -> str:

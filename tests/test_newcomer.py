@@ -238,6 +238,19 @@ def test_an_unreachable_hub_fails_at_once(monkeypatch):
     with pytest.raises(InputError, match=r"hf:clips/bBSARD@v1: the Hugging Face hub \(127.0.0.1\) is not reachable"):
         load_dataset("hf:clips/bBSARD@v1")
     assert time.perf_counter() - started < 5
+    # a copy in the Hugging Face cache is left to `datasets`, which falls back to it (as before the probe)
+    from huggingface_hub import constants
+
+    from bbsard_audit.dataset import _check_hub_reachable
+
+    cached = Path(constants.HF_HUB_CACHE) / "datasets--newcomer-test--Cached"
+    cached.mkdir(parents=True)
+    try:
+        _check_hub_reachable("newcomer-test/Cached@v1")
+        with pytest.raises(InputError, match="not reachable"):
+            _check_hub_reachable("newcomer-test/NotCached@v1")
+    finally:
+        cached.rmdir()
 
 
 def test_a_local_hf_copy_needs_no_hub(tmp_path, monkeypatch):
