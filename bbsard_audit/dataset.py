@@ -492,11 +492,15 @@ def _check_hub_reachable(spec: str) -> None:
     minute before saying so. Skipped in offline mode (`datasets` then reads its local cache, fast) and
     behind a proxy (only the library knows how to reach the hub through it); a copy in the local
     Hugging Face cache is left to `datasets`, which falls back to it after its retries, as before."""
-    from urllib.parse import urlsplit
     import socket
+    from urllib.parse import urlsplit
+
+    from datasets import config
+    from huggingface_hub import constants
 
     env = os.environ
-    if any(env.get(k, "").strip().lower() in ("1", "true", "yes", "on") for k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")):
+    if constants.HF_HUB_OFFLINE or config.HF_HUB_OFFLINE or any(  # read at import; the variables may come later
+            env.get(k, "").strip().lower() in ("1", "true", "yes", "on") for k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")):
         return
     if any(env.get(k) for k in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
         return
