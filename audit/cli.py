@@ -206,8 +206,11 @@ def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
 
     Example: `bbsard-audit audit learn --audit reports/audit/audit.csv --verdicts reports/annot/verdicts.csv --spans reports/annot/error_spans.csv --out reports/learned`
     """
+    from bbsard_audit.io import refuse_out_under_a_file
+
     from .learn import MIN_POSITIVES_FOR_WEIGHTS, MIN_VERDICTS_FOR_WEIGHTS, learn as run_learn, write_learned
 
+    refuse_out_under_a_file(out)
     result = run_learn(audit_csv, verdicts, spans, glossary=glossary, config=config)
     for path in write_learned(result, out):
         console.print(f"  wrote {path}")

@@ -94,7 +94,9 @@ def test_out_under_an_existing_file_is_one_line(tmp_path):
     (tmp_path / "some_file.csv").write_text("x\n")
     for args in (["audit", "--out", tmp_path / "some_file.csv" / "sub"],
                  ["report", "--workdir", tmp_path, "--out", tmp_path / "some_file.csv" / "sub"],
-                 ["demo", "--out", tmp_path / "some_file.csv" / "a" / "b"]):
+                 ["demo", "--out", tmp_path / "some_file.csv" / "a" / "b"],
+                 ["audit", "learn", "--audit", sample_dir() / "verdicts.csv", "--verdicts", sample_dir() / "verdicts.csv",
+                  "--out", tmp_path / "some_file.csv" / "sub"]):
         one_line_error(cli(*args), "some_file.csv, which is a file, not a folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["some_file.csv"]
 
