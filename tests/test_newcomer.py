@@ -215,6 +215,16 @@ def test_report_reads_the_review_from_the_campaign_folder(tmp_path):
     assert "review/verdicts.csv" in inputs and "review/estimate.json" in inputs
 
 
+def test_a_campaign_not_pulled_yet_leaves_the_work_folders_review(tmp_path):
+    from bbsard_audit.report.loaders import load_workdir
+
+    work = write_workdir(tmp_path)
+    (work / "review").mkdir()
+    (work / "review" / "campaign.json").write_text("{}")  # pushed, nothing pulled into it yet
+    wd = load_workdir(work)
+    assert wd.review is None and wd.table("verdicts.csv") is not None
+
+
 def test_report_never_picks_one_of_two_reviews(tmp_path):
     work = _campaign_workdir(tmp_path)
     shutil.copy(work / "review" / "verdicts.csv", work / "verdicts.csv")

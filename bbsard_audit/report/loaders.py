@@ -100,7 +100,7 @@ def load_workdir(root: str | Path, campaign: str | Path | None = None) -> Workdi
 
 def review_folder(root: Path, campaign: str | Path | None = None) -> Path:
     """Where the review files are: `campaign` when given; else the one direct subfolder of `root`
-    holding campaign.json (several: InputError); else `root`. Two verdicts.csv (the work folder's and
+    holding campaign.json (several: InputError) once it holds a review file; else `root`. Two verdicts.csv (the work folder's and
     its campaign's) are refused: the report never silently picks one of two reviews."""
     if campaign is not None:
         campaign = Path(campaign)
@@ -111,8 +111,8 @@ def review_folder(root: Path, campaign: str | Path | None = None) -> Path:
     if len(found) > 1:
         raise InputError(f"several campaign folders ({', '.join(p.name for p in found)}): choose one with "
                          "--campaign DIR", file=str(root))
-    if not found:
-        return root
+    if not found or not any((found[0] / name).exists() for name in REVIEW_FILES):
+        return root  # no campaign, or one not pulled yet: the work folder's own review files, if any
     if (root / "verdicts.csv").exists() and (found[0] / "verdicts.csv").exists():
         raise InputError(f"two verdicts.csv, this folder's and its campaign's ({found[0].name}/verdicts.csv): choose "
                          f"with --campaign {found[0]} (or --campaign {root} for this folder's own)", file=str(root))
