@@ -61,30 +61,27 @@ def _dataset(source: Optional[str], audit: Path):
     the tasks go without gold articles: the review itself does not need them."""
     from bbsard_audit.dataset import load_dataset, recorded_source, same_data
 
-    if source:
-        return load_dataset(source, strict=False)
-    meta = sidecar_path(audit)
-    recorded = read_sidecar(meta).get("dataset") if meta.is_file() else None
-    if not isinstance(recorded, dict):
-        typer.echo(f"gold articles not shown: {meta.name} names no dataset; give --dataset SRC", err=True)
-        return None
-    named = f"{recorded.get('source')} (revision {recorded.get('revision')})"
-    source = recorded_source(recorded)
-    if source is None:
-        typer.echo(f"gold articles not shown: the audit's dataset {named} is not known on this machine; "
-                   "give --dataset SRC", err=True)
-        return None
+    def skip(why: str) -> None:
+        typer.echo(f"gold articles not shown: {why}; give --dataset SRC", err=True)
+
+    recorded, named = None, source
+    if not source:
+        meta = sidecar_path(audit)
+        recorded = read_sidecar(meta).get("dataset") if meta.is_file() else None
+        if not isinstance(recorded, dict):
+            return skip(f"{meta.name} names no dataset")
+        named = f"the audit's dataset {recorded.get('source')} (revision {recorded.get('revision')})"
+        source = recorded_source(recorded)
+        if source is None:
+            return skip(f"{named} is not known on this machine")
     try:
-        ds = load_dataset(source, strict=True)
+        ds = load_dataset(source, strict=recorded is not None)
     except InputError as exc:
-        typer.echo(f"gold articles not shown: cannot load the audit's dataset {named}: {exc.one_line()}; "
-                   "give --dataset SRC", err=True)
-        return None
-    if not same_data(ds, recorded):
-        typer.echo(f"gold articles not shown: the audit's dataset {named} has changed since the audit; "
-                   "give --dataset SRC to show the current gold articles", err=True)
-        return None
-    typer.echo(f"gold articles from the audit's dataset {named}")
+        return skip(f"cannot load {named}: {exc.one_line()}")
+    if recorded is not None:
+        if not same_data(ds, recorded):
+            return skip(f"{named} has changed since the audit")
+        typer.echo(f"gold articles from {named}")
     return ds
 
 

@@ -187,6 +187,15 @@ def test_tasks_refuse_gold_articles_of_changed_data(audited, tmp_path):
     assert all("not loaded" in g for g in _gold(tmp_path / "tasks.json"))
 
 
+def test_a_given_dataset_that_cannot_load_is_one_line_and_the_push_goes_on(audited, tmp_path):
+    w = audited / "w"
+    result = cli("annotate", "export-tasks", "--audit", w / "audit.csv", "--dataset", tmp_path / "nowhere",
+                 "--out", tmp_path / "tasks.json")
+    assert result.exit_code == 0, result.output
+    assert "gold articles not shown: cannot load" in result.output and "nowhere" in result.output
+    assert all("not loaded" in g for g in _gold(tmp_path / "tasks.json"))
+
+
 # ---------------------------------------------------------------- report reads the campaign folder
 
 def _campaign_workdir(root: Path) -> Path:
