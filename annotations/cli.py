@@ -10,10 +10,10 @@ import typer
 from rich.progress import Progress
 
 from bbsard_audit.cli_options import guard_out
-from bbsard_audit.contracts.sidecar import write_sidecar
+from bbsard_audit.contracts.sidecar import read_sidecar, write_sidecar
 from bbsard_audit.contracts.verdicts import read_raw, read_verdicts
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import sidecar_path, write_csv, write_json
+from bbsard_audit.io import file_problem, sidecar_path, write_csv, write_json
 
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
@@ -33,7 +33,7 @@ Url = Annotated[Optional[str], typer.Option(help="Label Studio URL (else $LABEL_
                                                  "file). The API key only comes from "
                                                  "$LABEL_STUDIO_API_KEY or the config file.")]
 Config = Annotated[Optional[Path], typer.Option(help="TOML file with [label_studio] url, api_key "
-                                                     "(default ~/.config/bbsard-audit/config.toml).")]
+                                                     "(default: ~/.config/bbsard-audit holds it as config.toml).")]
 Project = Annotated[str, typer.Option("--project", help="Label Studio project title.")]
 Retries = Annotated[int, typer.Option(help="Retries (exponential backoff) on transient errors.")]
 Timeout = Annotated[float, typer.Option(help="Seconds one HTTP request may take, body included; one operation "
@@ -57,16 +57,39 @@ def _open_project(conn, title: str, **options):
     return ReviewProject.open(conn, title, **options)
 
 
-def _dataset(source: Optional[str]):
+def _dataset(source: Optional[str], audit: Path):
+    """The dataset whose gold articles the tasks show: `--dataset`, else the one audit.meta.json names
+    (`bbsard_audit.dataset.recorded_source`). One that cannot be found or loaded is said in one line and
+    the tasks go without gold articles: the review itself does not need them."""
+    from bbsard_audit.dataset import load_dataset, recorded_source, same_data
+
+    def skip(why: str) -> None:
+        typer.echo(f"gold articles not shown: {why}; give --dataset SRC", err=True)
+
+    recorded, named = None, source
     if not source:
-        return None
-    from bbsard_audit.dataset import load_dataset
-    return load_dataset(source, strict=False)
+        meta = sidecar_path(audit)
+        recorded = read_sidecar(meta).get("dataset") if meta.is_file() else None
+        if not isinstance(recorded, dict):
+            return skip(f"{meta.name} names no dataset")
+        named = f"the audit's dataset {recorded.get('source')} (revision {recorded.get('revision')})"
+        source = recorded_source(recorded)
+        if source is None:
+            return skip(f"{named} is not known on this machine")
+    try:
+        ds = load_dataset(source, strict=recorded is not None)
+    except InputError as exc:
+        return skip(f"cannot load {named}: {exc.one_line()}")
+    if recorded is not None:
+        if not same_data(ds, recorded):
+            return skip(f"{named} has changed since the audit")
+        typer.echo(f"gold articles from {named}")
+    return ds
 
 
 def _queue_tasks(audit: Path, queue: Optional[Path], dataset: Optional[str]) -> tuple[list[dict], pd.DataFrame]:
     frame = read_audit(queue, QUEUE_COLUMNS) if queue else read_audit(audit, AUDIT_COLUMNS)
-    return build_tasks(frame, model_version=audit_version(audit), dataset=_dataset(dataset)), frame
+    return build_tasks(frame, model_version=audit_version(audit), dataset=_dataset(dataset, audit)), frame
 
 
 @annotate.command()
@@ -81,7 +104,8 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
                                                        help="Add a batch: the N riskiest pairs of --audit never "
                                                             "queued or reviewed (needs --campaign).")] = None,
          dataset: Annotated[Optional[str], typer.Option(help="Dataset source, to show gold article ids "
-                                                             "(and titles when a corpus is loaded).")] = None,
+                                                             "(and titles when a corpus is loaded); default: "
+                                                             "the one audit.meta.json names.")] = None,
          overlap: Annotated[int, typer.Option(help="Annotations wanted per task.")] = 2,
          batch_size: Annotated[int, typer.Option(help="Tasks per import request.")] = 250,
          update_config: Annotated[bool, typer.Option(help="Add the span labels to a project created with an older "
@@ -96,6 +120,10 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
     """
     if next_n is not None and campaign is None:
         raise typer.BadParameter("--next needs --campaign (the folder that holds campaign.json)")
+    for option, path in (("--audit", audit), ("--queue", queue)):  # before any server or campaign is touched
+        problem = file_problem(path) if path is not None else None
+        if problem:
+            raise InputError(f"{option} {problem}", file=str(path))
     state = _campaign(campaign, audit, queue, project, next_n) if campaign else None
     conn = _connection(url, config, retries, timeout)
     proj = _open_project(conn, project, create=True, overlap=overlap)
@@ -109,7 +137,7 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
         state.save()  # before importing: an interrupted push is resumed by the next one
         reviewed = state.reviewed()
         frame = state.queue[~state.queue["id"].isin(reviewed)]
-        tasks = build_tasks(frame, model_version=audit_version(audit), dataset=_dataset(dataset))
+        tasks = build_tasks(frame, model_version=audit_version(audit), dataset=_dataset(dataset, audit))
     else:
         tasks, _ = _queue_tasks(audit, queue, dataset)
     with Progress(transient=True) as bar:
@@ -143,7 +171,8 @@ def _campaign(folder: Path, audit: Path, queue: Optional[Path], project: str, ne
 def export_tasks(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage.")],
                  out: Annotated[Path, typer.Option(help="Label Studio import JSON to write.")],
                  queue: Annotated[Optional[Path], typer.Option(help="review_queue.csv.")] = None,
-                 dataset: Annotated[Optional[str], typer.Option(help="Dataset source (gold article ids).")] = None) -> None:
+                 dataset: Annotated[Optional[str], typer.Option(help="Dataset source (gold article ids); default: "
+                                                                     "the one audit.meta.json names.")] = None) -> None:
     """Write the Label Studio import JSON (tasks + predictions) for an air-gapped server.
 
     Example: `bbsard-audit annotate export-tasks --audit out/audit.csv --queue out/review_queue.csv --out out/tasks.json`

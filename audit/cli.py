@@ -86,6 +86,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     """Audit a dataset (see the group help)."""
     if ctx.invoked_subcommand is not None:
         return
+    from bbsard_audit.dataset import remember_source
     from bbsard_audit.errors import InputError
 
     from .pipeline import run_audit, write_audit
@@ -112,13 +113,28 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
                            progress=bar.step, advance=bar.advance)
     written = write_audit(result, out, review_budget=review_budget, control=control, seed=seed)
     meta = result.meta
+    remember_source(dataset, meta["dataset"])  # so `annotate push` finds the gold articles by default
     if meta["backtranslation"]["translator"] is None:
         console.print("[yellow]back-translation signal skipped[/yellow]: no --backtranslations or --translator")
     console.print(f"audited {meta['n_pairs']} pairs in {meta['timings_s']['total']:.1f}s: "
                   f"{meta['n_flagged']} flagged ({meta['n_flagged'] / meta['n_pairs']:.0%}); "
                   f"{_flags_on_flagged(result.frame)}")
+    if review_budget is not None:
+        console.print(queue_summary(out / "review_queue.csv", meta["n_flagged"], review_budget))
     for path in written:
         console.print(f"  wrote {path}")
+
+
+def queue_summary(path: Path, n_flagged: int, budget: int | None = None) -> str:
+    """What the review queue written at `path` holds, e.g. `queue: 28 flagged (budget 60: all flagged pairs)
+    + 40 control`: a budget larger than the flagged pairs is said, never left for the reader to guess."""
+    from bbsard_audit.contracts.audit import QUEUE
+
+    queued = QUEUE.read(path)["queue"].value_counts()  # the queue actually written
+    risk, control = int(queued.get("risk", 0)), int(queued.get("control", 0))
+    coverage = "all flagged pairs" if risk == n_flagged else f"the {risk} riskiest of {n_flagged} flagged"
+    return (f"review queue: {risk} flagged ({'' if budget is None else f'budget {budget}: '}{coverage}) "
+            f"+ {control} control")
 
 
 @audit_app.command()
@@ -190,8 +206,11 @@ def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
 
     Example: `bbsard-audit audit learn --audit reports/audit/audit.csv --verdicts reports/annot/verdicts.csv --spans reports/annot/error_spans.csv --out reports/learned`
     """
+    from bbsard_audit.io import refuse_out_under_a_file
+
     from .learn import MIN_POSITIVES_FOR_WEIGHTS, MIN_VERDICTS_FOR_WEIGHTS, learn as run_learn, write_learned
 
+    refuse_out_under_a_file(out)
     result = run_learn(audit_csv, verdicts, spans, glossary=glossary, config=config)
     for path in write_learned(result, out):
         console.print(f"  wrote {path}")

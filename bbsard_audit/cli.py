@@ -43,6 +43,9 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
 def validate(dataset: DatasetOption = "sample") -> None:
     """Load a dataset, print counts per split and language and every warning; exit 1 on errors.
 
+    A CSV folder holds `questions_{fr,nl}_{train,test}.csv` (some splits are enough) and optionally
+    `articles_{fr,nl}.csv`; `hf:PATH` reads a local copy laid out like the hub's (or a release's `hf/`).
+
     Example: `bbsard-audit validate --dataset ../shared/data/bbsard`
     """
     ds = load_dataset(dataset, strict=False)

@@ -16,8 +16,8 @@ from .redact import redact
 
 DatasetOption = Annotated[str, typer.Option(
     "--dataset", "-d", metavar="SRC",
-    help="`sample` (embedded), a CSV directory (questions_{fr,nl}_{train,test}.csv "
-         "[+ articles_{fr,nl}.csv]) or hf:clips/bBSARD[@REVISION].")]
+    help="`sample` (embedded), a CSV folder (its layout: `bbsard-audit validate --help`) or "
+         "`hf:clips/bBSARD[@REV]` (REV: a hub commit or tag).")]
 
 
 class OneLineErrors(TyperGroup):

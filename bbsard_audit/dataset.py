@@ -426,6 +426,8 @@ def _load_hf(spec: str, with_corpus: bool) -> Dataset:
         raise InputError("the `datasets` package is needed for hf: sources") from exc
     name, _, revision = spec.partition("@")
     revision = revision or None
+    if not Path(name).exists():
+        _check_hub_reachable(spec)
     checker = _Checker()
 
     def load(config: str):
@@ -484,6 +486,49 @@ def _load_hf(spec: str, with_corpus: bool) -> Dataset:
                    pairs=pairs, corpus=corpus, issues=checker.issues)
 
 
+HUB_PROBE_TIMEOUT_S = 3.0
+
+
+def _check_hub_reachable(spec: str) -> None:
+    """Fail at once, in one line, when the hub cannot be reached: `datasets` would retry for about a
+    minute before saying so. Skipped in offline mode (`datasets` then reads its local cache, fast) and
+    behind a proxy (only the library knows how to reach the hub through it); a copy in the local
+    Hugging Face cache is left to `datasets`, which falls back to it after its retries, as before."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from datasets import config
+    from huggingface_hub import constants
+
+    env = os.environ
+    if constants.HF_HUB_OFFLINE or config.HF_HUB_OFFLINE or any(  # read at import; the variables may come later
+            env.get(k, "").strip().lower() in ("1", "true", "yes", "on") for k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")):
+        return
+    if any(env.get(k) for k in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return
+    endpoint = urlsplit(env.get("HF_ENDPOINT") or "https://huggingface.co")
+    host, port = endpoint.hostname or "huggingface.co", endpoint.port or (80 if endpoint.scheme == "http" else 443)
+    try:
+        socket.create_connection((host, port), timeout=HUB_PROBE_TIMEOUT_S).close()
+    except OSError as exc:
+        if _in_hf_cache(spec.partition("@")[0]):
+            return
+        raise InputError(f"the Hugging Face hub ({host}) is not reachable ({exc.strerror or type(exc).__name__}); "
+                         "offline, set HF_HUB_OFFLINE=1 to read a copy in the local Hugging Face cache, or give "
+                         "a local folder (--dataset DIR or hf:PATH)", file=f"hf:{spec}") from None
+
+
+def _in_hf_cache(name: str) -> bool:
+    """A download of hub dataset `name` in the Hugging Face caches (the hub's files or `datasets`' build)."""
+    from datasets import config, naming
+    from huggingface_hub import constants
+
+    owner, _, repo = name.rpartition("/")
+    built = f"{owner}___{naming.camelcase_to_snakecase(repo)}" if owner else naming.camelcase_to_snakecase(repo)
+    return ((Path(constants.HF_HUB_CACHE) / f"datasets--{name.replace('/', '--')}").is_dir()
+            or (Path(config.HF_DATASETS_CACHE) / built).is_dir())
+
+
 def _resolve_revision(name: str) -> str:
     """The commit a hub dataset resolved to, when the hub can be asked; else say it was unpinned. A local
     copy is pinned by its content (outputs name it by folder name, never by its path)."""
@@ -495,3 +540,64 @@ def _resolve_revision(name: str) -> str:
         return HfApi().dataset_info(name).sha or "main"
     except Exception:
         return "main (unpinned; hub not reachable to resolve the commit)"
+
+
+# ---------------------------------------------------------------- finding a recorded dataset again
+
+def _known_sources_file() -> Path:
+    from .embeddings import default_cache_dir
+
+    return default_cache_dir().parent / "local_datasets.json"
+
+
+def _source_key(provenance: Mapping) -> str:
+    return f"{provenance.get('source')}@{provenance.get('revision')}"
+
+
+def remember_source(src: str, provenance: Mapping) -> None:
+    """Note on this machine where a local source (a CSV folder or `hf:PATH`) lies, keyed by what outputs
+    record of it (source id + revision), in the user's cache (`local_datasets.json`): shareable outputs
+    stay path-free and `recorded_source` still finds the data they name. Hub ids and `sample` need no note."""
+    prefix, path = ("hf:", src[3:]) if src.startswith("hf:") else ("", src)
+    if src == SAMPLE or not Path(path).exists():
+        return
+    from .io import write_json
+
+    known = _known_sources()
+    known[_source_key(provenance)] = prefix + os.path.abspath(path)
+    try:
+        write_json(_known_sources_file(), known)
+    except OSError:  # a read-only cache only loses the convenience
+        pass
+
+
+def _known_sources() -> dict[str, str]:
+    import json
+
+    try:
+        known = json.loads(_known_sources_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in known.items() if isinstance(v, str)} if isinstance(known, dict) else {}
+
+
+def recorded_source(provenance: Mapping) -> str | None:
+    """The `--dataset` that loads the data a sidecar's `dataset` record names: `sample`, a local folder
+    noted by `remember_source` on this machine, or the hub id at its recorded commit; None if unknown here."""
+    source, revision = str(provenance.get("source") or ""), str(provenance.get("revision") or "")
+    local = _known_sources().get(_source_key(provenance))
+    if local is not None or source == SAMPLE:  # a folder of the user's may be named `sample` too
+        return local or SAMPLE
+    if source.startswith("hf:") and "/" in source:  # a hub id (a local copy is named by its folder only)
+        pinned = revision and not revision.startswith(("sha256:", "main"))
+        return f"{source}@{revision}" if pinned else source
+    return None
+
+
+def same_data(ds: Dataset, provenance: Mapping) -> bool:
+    """`ds` holds the files a sidecar recorded (same sha256), or the same revision when none were recorded."""
+    files = provenance.get("files_sha256") or {}
+    if files:
+        return all(ds.files.get(name) == digest for name, digest in files.items())
+    recorded = str(provenance.get("revision") or "")
+    return ds.revision == recorded or recorded.startswith("main")  # an unpinned hub load: any commit

@@ -20,11 +20,11 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 # Stages as modules, called through their attributes: what the demo runs is what the stage exports now.
 from bbsard_audit.annotations import adjudication, agreement, estimate, tasks
 from bbsard_audit.audit import calibration, selftest
+from bbsard_audit.audit import cli as audit_cli
 from bbsard_audit.audit import pipeline as audit_pipeline
 from bbsard_audit.eval import pipeline as eval_pipeline
 
 from . import release, report
-from .contracts.audit import QUEUE
 from .contracts.verdicts import read_raw, read_verdicts
 from .dataset import Dataset, load_dataset, sample_dir
 from .io import atomic_path, guard_outputs, write_csv, write_json, write_sidecar
@@ -73,11 +73,8 @@ def _audit(ctx: dict) -> tuple[str, list[Path]]:
     from .report.sections import FLAG_COUNT_LABEL, flags_on_flagged
 
     n_flagged = int(frame["flagged"].sum())
-    queue = QUEUE.read(ctx["queue"])["queue"].value_counts()  # the queue actually written
-    risk, control = int(queue.get("risk", 0)), int(queue.get("control", 0))
-    coverage = "all" if risk == n_flagged else f"the {risk} riskiest of {n_flagged}"
     return (f"{len(frame)} pairs audited, {n_flagged} flagged, {int(flags_on_flagged(frame).sum())} "
-            f"{FLAG_COUNT_LABEL}; review queue: {risk} flagged ({coverage}) + {control} control"), list(written)
+            f"{FLAG_COUNT_LABEL}; {audit_cli.queue_summary(ctx['queue'], n_flagged, REVIEW_BUDGET)}"), list(written)
 
 
 def _selftest(ctx: dict) -> tuple[str, list[Path]]:

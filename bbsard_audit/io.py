@@ -318,6 +318,13 @@ def _is_regular_or_dir(path: Path) -> bool:
     return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
 
 
+def refuse_out_under_a_file(out: str | os.PathLike) -> None:
+    """`--out some_file.csv/sub`: one line now, not a NotADirectoryError once the command has worked."""
+    for parent in Path(out).parents:
+        if os.path.lexists(parent) and not parent.is_dir():
+            raise InputError(f"--out lies under {parent}, which is a file, not a folder", file=str(out))
+
+
 @contextlib.contextmanager
 def guard_outputs(out: str | os.PathLike, *, command: str, inputs: Iterable[str | os.PathLike | None] = (),
                   names: Iterable[str] = (), folder: bool = True) -> Iterator[OutputGuard]:
@@ -328,6 +335,7 @@ def guard_outputs(out: str | os.PathLike, *, command: str, inputs: Iterable[str 
     written. Every atomic write inside the block is checked again and recorded in the manifest.
     """
     out = Path(out)
+    refuse_out_under_a_file(out)
     if folder:
         if os.path.lexists(out) and not out.is_dir():
             raise InputError("--out must be a folder, but this is an existing file", file=str(out))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -13,14 +13,18 @@ def register(app: typer.Typer) -> None:
     def report(
         workdir: Annotated[Path, typer.Option("--workdir", "-w", help="Folder holding the stage outputs "
                                               "(audit.csv, verdicts.csv, metrics.csv, ...).")] = Path("reports"),
-        out: Annotated[Path | None, typer.Option(help="Where to write report.html and report.md "
-                                                 "(default: the work folder).")] = None,
+        campaign: Annotated[Optional[Path], typer.Option(
+            "--campaign", metavar="DIR", help="Folder of the review files (verdicts.csv, annotations_raw.csv, "
+                                              "agreement.json, estimate.json, ...). Default: the subfolder of "
+                                              "the work folder holding campaign.json, else the work folder.")] = None,
+        out: Annotated[Optional[Path], typer.Option(help="Where to write report.html and report.md "
+                                                    "(default: the work folder).")] = None,
     ) -> None:
         """Summarise a work folder as report.html (self-contained, offline) and report.md (tables).
 
-        Sections appear only for the stage outputs present: Findings (a few sentences answering what
-        is suspect, how much is legally wrong, whether the benchmark's conclusions survive), Audit,
-        Review campaign, Evaluation, Provenance.
+        Sections appear only for the stage outputs present (a folder with none is an error): Findings
+        (a few sentences answering what is suspect, how much is legally wrong, whether the benchmark's
+        conclusions survive), Audit, Review campaign, Evaluation, Provenance.
 
         Example: `bbsard-audit report --workdir reports/demo`
         """
@@ -32,7 +36,9 @@ def register(app: typer.Typer) -> None:
         guard_out(out if out is not None else workdir, command="report",
                   names=["report.html", "report.md", "report.meta.json"])
         with Console(stderr=True).status(f"rendering the report of {workdir}"):
-            files = build_report(workdir, out)
+            files = build_report(workdir, out, campaign)
         typer.echo(f"sections: {', '.join(files.sections)}")
+        if files.review is not None:
+            typer.echo(f"review files from {files.review}")
         typer.echo(f"wrote {files.markdown}")
         typer.echo(f"wrote {files.html}")

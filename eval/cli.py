@@ -50,7 +50,7 @@ def register(app: typer.Typer) -> None:
         estimate: Annotated[Optional[Path], typer.Option(help="estimate.json of `annotate estimate`: expected legal errors "
                                                          "among unverified queries in fragility.csv (default: the one next to --verdicts).")] = None,
         k: Annotated[Optional[list[str]], typer.Option(
-            "--k", "--metric", metavar="METRIC@K", help=f"Metrics (default {','.join(DEFAULT_METRICS)}). Repeat or comma-separate.")] = None,
+            "--k", "--metric", metavar="METRIC@K", help=f"Metrics (default {', '.join(DEFAULT_METRICS)}). Repeat or comma-separate.")] = None,
         resamples: Annotated[int, typer.Option(help="Bootstrap / randomisation resamples.")] = DEFAULT_RESAMPLES,
         null_draws: Annotated[int, typer.Option(help="Random removals drawn for the null model.")] = DEFAULT_RESAMPLES,
         seed: Annotated[int, typer.Option(help="Seed of every resampling.")] = DEFAULT_SEED,

@@ -125,10 +125,10 @@ def test_terminal_describes_the_queue_written_and_counts_flags_like_the_report(d
     flagged = audit[audit["flagged"]]
     n_flags = int(flagged["flags"].fillna("").str.split(";").explode().ne("").sum())
     risk, control = int((queue["queue"] == "risk").sum()), int((queue["queue"] == "control").sum())
-    coverage = "all" if risk == len(flagged) else f"the {risk} riskiest of {len(flagged)}"
-    detail = steps["audit"]["detail"]
+    coverage = "all flagged pairs" if risk == len(flagged) else f"the {risk} riskiest of {len(flagged)} flagged"
+    detail = steps["audit"]["detail"]  # the queue line `bbsard-audit audit` prints too
     assert detail == (f"{len(audit)} pairs audited, {len(flagged)} flagged, {n_flags} flags raised on flagged pairs; "
-                      f"review queue: {risk} flagged ({coverage}) + {control} control")
+                      f"review queue: {risk} flagged (budget 12: {coverage}) + {control} control")
     assert "- **flags raised on flagged pairs**: " + str(n_flags) in (out / "report.md").read_text()
 
 

@@ -31,3 +31,65 @@ def test_cli_help_lists_stages_and_every_command_has_an_example():
             walk(child, [*path, name])
 
     walk(typer.main.get_command(app), [])
+
+
+def _readme_commands() -> list[tuple[str, list[str]]]:
+    """Every `bbsard-audit ...` line of the README's bash blocks, shell variables expanded in order
+    (continuations joined, comments dropped), as (line, argv)."""
+    import re
+    import shlex
+
+    text = (REPO / "README.md").read_text()
+    variables: dict[str, str] = {}
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            words = shlex.split(re.sub(r"\$\{?(\w+)\}?", lambda m: variables.get(m[1], m[0]), line), comments=True)
+            if len(words) == 1 and re.fullmatch(r"[A-Z]+=.*", words[0]):
+                name, _, value = words[0].partition("=")
+                variables[name] = value
+            elif words and words[0] in ("bbsard-audit", ".venv/bin/bbsard-audit"):
+                commands.append((line, words[1:]))
+    return commands
+
+
+def test_every_readme_command_parses():
+    """Each README command names existing subcommands and options with valid values (parsed by the
+    CLI itself, nothing run): a renamed option cannot leave the walk-through broken."""
+    import typer.main
+
+    from bbsard_audit.cli import app
+
+    root = typer.main.get_command(app)
+    commands = _readme_commands()
+    assert len(commands) > 20
+    for line, argv in commands:
+        command, rest = root, list(argv)
+        while rest and rest[0] in getattr(command, "commands", {}):
+            command = command.commands[rest.pop(0)]
+        try:
+            ctx = command.make_context(command.name, rest)
+        except Exception as exc:  # typer's (vendored) click UsageError: bad option or value
+            if not hasattr(exc, "format_message"):
+                raise
+            raise AssertionError(f"{line.strip()}: {exc.format_message()}") from None
+        assert not ctx.args and not vars(ctx).get("_protected_args"), line
+
+
+def test_walk_through_keeps_one_campaign_folder_and_an_active_venv():
+    """The stage-by-stage walk-through runs as pasted after the install (the venv is activated) and
+    every stage reads the campaign's verdicts from the folder `pull` writes them to."""
+    import re
+
+    text = (REPO / "README.md").read_text()
+    walk = text[text.index("### A review campaign on the real data"):text.index("### Scoring recipe")]
+    first = re.search(r"```bash\n(.*?)\n", walk)[1]
+    assert first.startswith("source .venv/bin/activate")
+    folders = set()
+    for line, argv in _readme_commands():
+        if line.strip() not in walk.replace("\\\n", " "):
+            continue
+        for option, value in zip(argv, argv[1:]):
+            if option == "--verdicts" or (argv[:2] == ["annotate", "pull"] and option == "--out"):
+                folders.add(value.rsplit("/", 1)[0])
+    assert len(folders) == 1, folders

@@ -42,10 +42,10 @@ def test_sections_follow_the_files_present(tmp_path):
     assert only_eval.sections == ("Findings", "Evaluation", "Provenance")
     only_audit = build_report(write_workdir(tmp_path / "a", review=False, evaluation=False))
     assert only_audit.sections == ("Findings", "Audit", "Provenance")
-    (tmp_path / "empty").mkdir()
-    empty = build_report(tmp_path / "empty")
-    assert empty.sections == ("Provenance",)
-    assert "No provenance sidecars" in empty.markdown.read_text()
+    (tmp_path / "empty").mkdir()  # no stage output: refused, nothing written (issue 15)
+    with pytest.raises(InputError, match="no stage output here"):
+        build_report(tmp_path / "empty")
+    assert not any((tmp_path / "empty").iterdir())
 
 
 def test_top_risk_pairs_are_side_by_side_and_escaped(tmp_path):

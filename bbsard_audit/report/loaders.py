@@ -38,6 +38,11 @@ TABLES: dict[str, TableSpec] = {spec.name: spec for spec in (
     _loose("null_model.csv", "metric"), FR_NL_GAP)}
 RECORDS = {"agreement.json": Agreement, "estimate.json": ErrorRate, "calibration.json": Calibration,
            "selftest.json": Selftest}
+REVIEW_FILES = ("verdicts.csv", "annotations_raw.csv", "error_spans.csv", "disagreements.csv", "agreement.json",
+                "estimate.json")
+"""What a review campaign produces (pull, agreement, estimate): read from the campaign folder when there is one."""
+CAMPAIGN_MARK = "campaign.json"
+"""Written by `annotate push --campaign DIR`: a direct subfolder holding it is the work folder's campaign."""
 
 
 @dataclass
@@ -45,6 +50,8 @@ class Workdir:
     """The stage outputs found in one folder; an absent file is `None`."""
 
     root: Path
+    review: Path | None = None
+    """The folder the review files came from, when it is not `root` (a campaign folder)."""
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     documents: dict[str, Any] = field(default_factory=dict)
     sidecars: dict[str, dict] = field(default_factory=dict)
@@ -57,28 +64,66 @@ class Workdir:
 
     @property
     def found(self) -> list[str]:
-        return sorted([*self.tables, *self.documents])
+        return sorted(self.named(n) for n in [*self.tables, *self.documents])
+
+    def named(self, name: str) -> str:
+        """A file's name relative to the work folder (`review/verdicts.csv` for a campaign's)."""
+        if self.review is None or name not in REVIEW_FILES:
+            return name
+        return _relative(self.review / name, self.root)
 
 
-def load_workdir(root: str | Path) -> Workdir:
-    """Read every known stage output in `root`; raise `InputError` on a malformed one."""
+def load_workdir(root: str | Path, campaign: str | Path | None = None) -> Workdir:
+    """Read every known stage output in `root` (the review files from its campaign folder, see
+    `review_folder`); raise `InputError` on a malformed one."""
     root = Path(root)
     if not root.is_dir():
         raise InputError("work folder not found", file=str(root))
-    wd = Workdir(root=root)
+    review = review_folder(root, campaign)
+    wd = Workdir(root=root, review=None if review == root else review)
+    folder = lambda name: review if name in REVIEW_FILES else root
     for name, spec in TABLES.items():
-        path = root / name
+        path = folder(name) / name
         if path.exists():
             wd.tables[name] = spec.read(path)
     for name, record in RECORDS.items():
-        path = root / name
+        path = folder(name) / name
         if path.exists():
             wd.documents[name] = record.read(path)
-    for path in sorted(root.glob("*.meta.json")):
-        if path.name == "report.meta.json":  # our own previous run, not a stage output
-            continue
-        wd.sidecars[path.name] = redact_record(read_sidecar(path))
+    for base in dict.fromkeys((root, review)):
+        for path in sorted(base.glob("*.meta.json")):
+            if path.name == "report.meta.json":  # our own previous run, not a stage output
+                continue
+            wd.sidecars[_relative(path, root)] = redact_record(read_sidecar(path))
     return wd
+
+
+def review_folder(root: Path, campaign: str | Path | None = None) -> Path:
+    """Where the review files are: `campaign` when given; else the one direct subfolder of `root`
+    holding campaign.json (several: InputError) once it holds a review file; else `root`. Two verdicts.csv (the work folder's and
+    its campaign's) are refused: the report never silently picks one of two reviews."""
+    if campaign is not None:
+        campaign = Path(campaign)
+        if not campaign.is_dir():
+            raise InputError("campaign folder not found", file=str(campaign))
+        return campaign
+    found = sorted(p for p in root.iterdir() if p.is_dir() and (p / CAMPAIGN_MARK).is_file())
+    if len(found) > 1:
+        raise InputError(f"several campaign folders ({', '.join(p.name for p in found)}): choose one with "
+                         "--campaign DIR", file=str(root))
+    if not found or not any((found[0] / name).exists() for name in REVIEW_FILES):
+        return root  # no campaign, or one not pulled yet: the work folder's own review files, if any
+    if (root / "verdicts.csv").exists() and (found[0] / "verdicts.csv").exists():
+        raise InputError(f"two verdicts.csv, this folder's and its campaign's ({found[0].name}/verdicts.csv): choose "
+                         f"with --campaign {found[0]} (or --campaign {root} for this folder's own)", file=str(root))
+    return found[0]
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:  # --campaign outside the work folder: named by its folder
+        return f"{path.parent.name}/{path.name}"
 
 
 def fragility(wd: Workdir) -> pd.DataFrame | None:

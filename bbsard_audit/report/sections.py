@@ -95,8 +95,14 @@ def audit_section(wd: Workdir) -> Section:
         if "split" in audit.columns:
             items += [(f"{split} pairs", f"{n:,}") for split, n in audit["split"].value_counts().sort_index().items()]
         if "severity" in audit.columns:
-            sev = audit["severity"].fillna("none").astype(str).value_counts()
-            items += [(f"severity {s}", f"{int(sev[s]):,}") for s in ("high", "medium", "low") if s in sev]
+            # per group, so each line sums to its pairs: low severity lies below the flag threshold by default
+            sev = audit["severity"].fillna("none").astype(str)
+            for label, group in (("flagged pairs by severity", sev[flagged]),
+                                 ("unflagged pairs by severity", sev[~flagged & (sev != "none")])):
+                counts = group.value_counts()
+                listed = [f"{s} {int(counts[s]):,}" for s in ("high", "medium", "low", "none") if s in counts]
+                if listed:
+                    items.append((label, ", ".join(listed)))
         by_type = flags_on_flagged(audit)
         sec.add(Figures((*items, (FLAG_COUNT_LABEL, f"{int(by_type.sum()):,}"))))
         if len(by_type):
