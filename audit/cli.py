@@ -195,9 +195,12 @@ def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
     result = run_learn(audit_csv, verdicts, spans, glossary=glossary, config=config)
     for path in write_learned(result, out):
         console.print(f"  wrote {path}")
-    console.print(f"{len(result.rules)} rule(s) learned from {result.meta['n_verdicts']} verdicts "
+    confirmed = sorted({c.entry for c in result.confirmations})
+    console.print(f"{len(result.rules)} new rule(s), {len(result.confirmations)} confirming shipped entries"
+                  + (f" ({', '.join(confirmed)})" if confirmed else "")
+                  + f" from {result.meta['n_verdicts']} verdicts "
                   f"({', '.join(f'{k} {v}' for k, v in result.meta['methods'].items())}); "
-                  f"{len(result.unaligned)} correction(s) not tied to a French term")
+                  f"{len(result.unaligned)} edit(s) not tied to a French term or not a term (grammar, order)")
     for c in result.conflicts:
         console.print(f"[yellow]conflict[/yellow]: {c.rule.source}: FR '{c.rule.fr}' {c.why} "
                       f"(vs {c.conflicts_with}); not merged")

@@ -41,14 +41,15 @@ def test_the_builder_injects_clusters_the_glossary_does_not_know(synthetic):
     original = {p.id: p.question_nl for p in load_dataset("sample", with_corpus=False).pairs}
     now = {p.id: p.question_nl for p in synthetic.dataset.pairs}
     oracle = synthetic.oracle.set_index("id")
-    assert len(synthetic.clusters) == 3 and len(oracle) == 12
+    # every pair has a verdict (a missing row is unknown): 3 x 3 clustered + 3 scattered are legal
+    assert set(oracle.index) == set(original) and (oracle["verdict"] == "legal").sum() == 12
     for cluster in synthetic.clusters:
         for qid in cluster["ids"]:
             assert cluster["rejected"].lower() in now[qid].lower() and now[qid] != original[qid]
             assert oracle.loc[qid, "verdict"] == "legal" and oracle.loc[qid, "corrected_nl"] == original[qid]
         entry = next(e for e in synthetic.glossary.entries if e.id == cluster["entry"])
         assert cluster["rejected"].lower() not in {r.term.lower() for r in entry.nl_rejected}
-    assert all(now[q] == original[q] for q in original if q not in oracle.index)
+    assert all(now[q] == original[q] for q in original if oracle.loc[q, "verdict"] == "correct")
 
 
 def test_learning_finds_more_errors_than_the_static_ranking(runs):
@@ -156,8 +157,8 @@ def test_the_oracle_reveals_one_pair_once_and_only_its_spans():
                             columns=ORACLE_COLUMNS)
     oracle = Oracle(verdicts, spans)
     assert oracle.revealed_spans().empty
-    assert oracle.reveal(2)["verdict"] == "correct"  # no row: judged correct
-    assert oracle.revealed_spans()["id"].tolist() == [2] and oracle.revealed == [2]
+    assert oracle.reveal(2) is None  # no row: unknown, never "correct"
+    assert oracle.revealed_spans()["id"].tolist() == [2] and oracle.revealed == [2] and oracle.unknown == [2]
     with pytest.raises(ValueError):
         oracle.reveal(2)
 
