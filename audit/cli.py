@@ -81,7 +81,8 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
           learned: Annotated[Optional[list[Path]], typer.Option(
               "--learned", metavar="FILE",
               help="A learned_glossary.yaml (`audit learn`) layered on the glossary; repeatable. Its "
-                   "findings name the expert review they were learned from.")] = None,
+                   "findings name the expert review they were learned from. A learned_ranking.json "
+                   "(`audit learn`, enough verdicts) makes `risk` the refitted review priority.")] = None,
           cache_dir: CacheOpt = None, out: OutOpt = None) -> None:
     """Audit a dataset (see the group help)."""
     if ctx.invoked_subcommand is not None:
@@ -98,6 +99,15 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
               inputs=[backtranslations, glossary, config, runs_fr, runs_nl, *(learned or [])],
               names=["audit.csv", "audit.parquet", "audit.meta.json"]
               + (["review_queue.csv", "review_queue.meta.json"] if review_budget is not None else []))
+    rankings = [p for p in learned or [] if p.suffix == ".json"]
+    learned = [p for p in learned or [] if p.suffix != ".json"]
+    if len(rankings) > 1:
+        raise InputError("give at most one learned_ranking.json", file=str(rankings[1]))
+    model = None
+    if rankings:
+        from bbsard_audit.contracts.learned import RankingModel
+
+        model = RankingModel.read(rankings[0])
     if learned:
         from .glossary import Glossary, glossary_sources
         from .learn import load_learned
@@ -110,6 +120,14 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
                            embedder=embedder, glossary=layered if learned else glossary, config=config, cache_dir=cache_dir,
                            runs_fr=runs_fr, runs_nl=runs_nl, translator_langs=(src_lang, tgt_lang),
                            progress=bar.step, advance=bar.advance)
+    if model is not None:
+        from bbsard_audit.io import digest_of
+
+        from .ranking import apply
+
+        result.frame = apply(result.frame, model)
+        result.meta["ranking"] = {"file": rankings[0].name, "sha256": digest_of(rankings[0]),
+                                  "n_verdicts": model.n_verdicts, "explore_share": model.explore_share}
     written = write_audit(result, out, review_budget=review_budget, control=control, seed=seed)
     meta = result.meta
     if meta["backtranslation"]["translator"] is None:

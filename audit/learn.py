@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as _dt
 import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -34,13 +34,14 @@ import yaml
 
 from bbsard_audit.contracts.audit import AUDIT, SPAN_SIDES
 from bbsard_audit.contracts.error_spans import ERROR_SPANS
-from bbsard_audit.contracts.learned import LEARNED_CONFLICTS
+from bbsard_audit.contracts.learned import LEARNED_CONFIRMING, LEARNED_CONFLICTS, RankingModel
 from bbsard_audit.contracts.verdicts import read_verdicts
 from bbsard_audit.errors import InputError
 from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.table import FileRecord
 from bbsard_audit.io import digest_of, write_text
 
+from . import ranking as review_ranking
 from .calibration import calibrate, write_calibration
 from .checks.base import word_lists
 from .glossary import Glossary, GlossaryEntry, Rejection, has_letter
@@ -105,6 +106,8 @@ class LearnResult:
     meta: dict = field(default_factory=dict)
     calibration: object | None = None
     weights: dict[str, float] | None = None
+    ranking: RankingModel | None = None
+    """The review ranking refitted from the verdicts (enough verdicts only)."""
 
 
 @dataclass(frozen=True)
@@ -512,6 +515,10 @@ def learn(audit_csv: str | Path, verdicts_csv: str | Path, spans_csv: str | Path
     rules, confirmations = split_confirming(kept, base)
     cfg = RiskConfig.load(config)
     calibration, weights = refit_weights(audit_path, verdicts_path, cfg, len(verdicts))
+    n_legal = int((verdicts["verdict"] == "legal").sum())
+    model = None
+    if len(verdicts) >= MIN_VERDICTS_FOR_WEIGHTS and n_legal >= MIN_POSITIVES_FOR_WEIGHTS:
+        model = review_ranking.fit(audit, verdicts)
     meta = {"audit": {"file": audit_path.name, "sha256": digest_of(audit_path)},
             "verdicts": {"file": verdicts_path.name, "sha256": digest_of(verdicts_path)},
             "spans": {"file": Path(spans_csv).name, "sha256": digest_of(Path(spans_csv))} if spans_csv else None,
@@ -519,14 +526,14 @@ def learn(audit_csv: str | Path, verdicts_csv: str | Path, spans_csv: str | Path
             "n_verdicts": len(verdicts), "n_rules": len(rules), "n_confirming": len(confirmations),
             "confirming": [c.row() for c in confirmations], "n_conflicts": len(conflicts),
             "methods": {m: sum(r.method == m for r in rules) for m in ("span", "glossary", "dice")},
-            "unaligned": unaligned, "weights_refit": weights is not None}
+            "unaligned": unaligned, "weights_refit": weights is not None, "ranking_refit": model is not None}
     return LearnResult(rules, conflicts, unaligned, confirmations, learned_entries(rules, base), meta,
-                       calibration, weights)
+                       calibration, weights, model)
 
 
 def write_learned(result: LearnResult, out: str | Path) -> list[Path]:
-    """learned_glossary.yaml (+ learned_conflicts.csv, learned_weights.toml and calibration files),
-    each with its sidecar (rows + sha256)."""
+    """learned_glossary.yaml, learned_conflicts.csv, learned_confirming.csv (+ learned_ranking.json,
+    learned_weights.toml and calibration files with enough verdicts), each with its sidecar."""
     out = Path(out)
     learned_from = {"audit": result.meta["audit"]["sha256"], "verdicts": result.meta["verdicts"]["sha256"]}
     glossary = write_text(out / "learned_glossary.yaml", glossary_yaml(result.entries, learned_from))
@@ -535,6 +542,16 @@ def write_learned(result: LearnResult, out: str | Path) -> list[Path]:
     written.append(LEARNED_CONFLICTS.write(out / "learned_conflicts.csv",
                                            pd.DataFrame([c.row() for c in result.conflicts], columns=CONFLICT_COLUMNS),
                                            learned_from=learned_from))
+    written.append(LEARNED_CONFIRMING.write(out / "learned_confirming.csv",
+                                            pd.DataFrame([c.row() for c in result.confirmations],
+                                                         columns=LEARNED_CONFIRMING.names),
+                                            learned_from=learned_from))
+    if result.ranking is not None:
+        model = replace(result.ranking, learned_from=learned_from)
+        path = out / "learned_ranking.json"
+        written += [path, write_sidecar(path, files=[model.write(path)], learned_from=learned_from,
+                                        n_verdicts=model.n_verdicts, n_positive=model.n_positive,
+                                        prior_precision=model.prior_precision, explore_share=model.explore_share)]
     if result.weights:
         lines = ["# Risk weights refitted from expert verdicts by `audit learn` (per-flag precision,",
                  f"# shrunk towards the configured weight with {SHRINK:g} pseudo-reviews). Use: audit --config FILE",

@@ -71,9 +71,10 @@ def design(frame: pd.DataFrame, model: RankingModel) -> np.ndarray:
     return np.column_stack([np.ones(len(frame)), x])
 
 
-def fit(frame: pd.DataFrame, verdicts: pd.DataFrame, *, risk_column: str = "risk",
-        explore: float = EXPLORE_SHARE) -> RankingModel:
-    """Fit on the reviewed pairs of `frame` (verdicts: id, verdict); standardisation over all of `frame`."""
+def fit(frame: pd.DataFrame, verdicts: pd.DataFrame, *, explore: float = EXPLORE_SHARE) -> RankingModel:
+    """Fit on the reviewed pairs of `frame` (verdicts: id, verdict); standardisation over all of `frame`.
+    The rule risk is `rule_risk` when the frame was itself ranked by a model (`apply`), else `risk`."""
+    risk_column = "rule_risk" if "rule_risk" in frame.columns else "risk"
     names = feature_names(frame)
     raw = _raw(frame, names, risk_column)
     with np.errstate(invalid="ignore"):
@@ -146,3 +147,13 @@ def priority(frame: pd.DataFrame, model: RankingModel) -> pd.DataFrame:
     rank[order] = np.arange(len(frame))
     return pd.DataFrame({"p_legal": p, "p_legal_sd": sd, "priority": 1.0 - rank / max(len(frame), 1)},
                         index=frame.index)
+
+
+def apply(frame: pd.DataFrame, model: RankingModel) -> pd.DataFrame:
+    """An audit frame ranked by `model`: `risk` becomes the review priority (what `review_queue` and
+    `annotate push --next` sort by), the noisy-OR risk moves to `rule_risk` (`flagged` and `severity`
+    still come from it), plus `p_legal` and `p_legal_sd`."""
+    rule = frame[model.risk_column] if model.risk_column in frame.columns else frame["risk"]
+    ranked = priority(frame.assign(**{model.risk_column: rule}), model)
+    return frame.assign(rule_risk=rule, p_legal=ranked["p_legal"], p_legal_sd=ranked["p_legal_sd"],
+                        risk=ranked["priority"])
