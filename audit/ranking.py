@@ -28,6 +28,10 @@ PRIOR_PRECISION = 30.0
 few verdicts cannot swing a rare flag's weight (1 overfitted: fewer errors found on the sample)."""
 RULE_PRECISION = 30.0
 """... and of the rule-logit coefficient (prior mean 1): the audit's ranking moves only with evidence."""
+LEARNED_HIT_PRIOR = 1.0
+"""Prior mean of the learned-rule-hit coefficient (logits per hit): an expert-confirmed term error is
+more telling than the rule risk's term_rejected weight alone, which ties it with every other flag
+near 0.85 (without it, the refit broke those ties by noise and lost what the rules found)."""
 INTERCEPT_PRECISION = 0.01
 EXPLORE_SHARE = 0.2
 EXPLORE_Z = 2.0
@@ -46,7 +50,7 @@ def feature_names(frame: pd.DataFrame) -> list[str]:
 
 
 def _raw(frame: pd.DataFrame, names: list[str], risk_column: str) -> np.ndarray:
-    flags = frame["flags"].fillna("").astype(str)
+    flags = frame["flags"].fillna("").astype(str).str.get_dummies(sep=";")
     columns = []
     for name in names:
         if name == RULE_LOGIT:
@@ -55,8 +59,7 @@ def _raw(frame: pd.DataFrame, names: list[str], risk_column: str) -> np.ndarray:
         elif name == LEARNED_HITS:
             columns.append(frame["reasons"].fillna("").astype(str).str.count(r"\[learned rule ").to_numpy(float))
         elif name.startswith("flag:"):
-            flag = name[5:]
-            columns.append(flags.str.split(";").map(lambda fs, f=flag: f in fs).to_numpy(float))
+            columns.append(flags[name[5:]].to_numpy(float) if name[5:] in flags else np.zeros(len(frame)))
         elif name in frame.columns:
             columns.append(pd.to_numeric(frame[name], errors="coerce").to_numpy(float))
         else:  # a model fitted on an audit with a signal this one lacks: the feature is at its mean
@@ -81,7 +84,10 @@ def fit(frame: pd.DataFrame, verdicts: pd.DataFrame, *, explore: float = EXPLORE
         means = np.nan_to_num(np.nanmean(raw, axis=0), nan=0.0) if len(raw) else np.zeros(len(names))
         scales = np.nan_to_num(np.nanstd(raw, axis=0), nan=1.0) if len(raw) else np.ones(len(names))
     is_logit = np.array([n == RULE_LOGIT for n in names])
-    means[is_logit], scales[is_logit] = 0.0, 1.0  # the rule logit stays in logits: prior mean 1 = the audit
+    # the rule logit stays in logits (prior mean 1 = the audit); flags and rule hits stay 0/1 counts:
+    # standardising a flag 1 pair in 40 raises would make it a 6-sd feature one verdict can swing
+    raw_scale = is_logit | np.array([n.startswith("flag:") or n == LEARNED_HITS for n in names])
+    means[raw_scale], scales[raw_scale] = 0.0, 1.0
     scales[scales < 1e-9] = 1.0
     model = RankingModel(features=names, means=means.tolist(), scales=scales.tolist(), coefficients=[],
                          covariance=[], risk_column=risk_column, explore_share=explore, explore_z=EXPLORE_Z,
@@ -90,15 +96,21 @@ def fit(frame: pd.DataFrame, verdicts: pd.DataFrame, *, explore: float = EXPLORE
     rows = frame["id"].isin(label.index).to_numpy()
     x = design(frame, model)[rows]
     y = (label.reindex(frame.loc[rows, "id"]).to_numpy() == "legal").astype(float)
-    prior = np.r_[0.0, is_logit.astype(float)]
+    prior = np.r_[0.0, is_logit.astype(float) + LEARNED_HIT_PRIOR * np.array([n == LEARNED_HITS for n in names])]
     precision = np.r_[INTERCEPT_PRECISION, np.where(is_logit, RULE_PRECISION, PRIOR_PRECISION)]
+    def loss(w: np.ndarray) -> float:  # penalised negative log-likelihood (strictly convex)
+        z = x @ w
+        return float(np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * np.sum(precision * (w - prior) ** 2))
+
     w = prior.copy()
-    for _ in range(NEWTON_STEPS):  # penalised Newton: the objective is strictly convex
+    for _ in range(NEWTON_STEPS):  # Newton with step halving: never a step that raises the loss
         p = 1.0 / (1.0 + np.exp(-(x @ w)))
         grad = x.T @ (p - y) + precision * (w - prior)
         hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(precision)
-        step = np.linalg.solve(hess, grad)
-        w -= step
+        step, before = np.linalg.solve(hess, grad), loss(w)
+        while loss(w - step) > before and np.max(np.abs(step)) > 1e-10:
+            step = step / 2
+        w = w - step
         if np.max(np.abs(step)) < 1e-8:
             break
     p = 1.0 / (1.0 + np.exp(-(x @ w)))

@@ -383,11 +383,13 @@ class SyntheticCampaign:
 
 
 def clustered_oracle(dataset: Dataset, split: str, *, clusters: int = 3, per_cluster: int = 5,
-                     scattered: int = 10, seed: int = 0, glossary: Glossary | None = None) -> SyntheticCampaign:
+                     scattered: int = 10, seed: int = 0, glossary: Glossary | None = None,
+                     unknown_terms: bool = False) -> SyntheticCampaign:
     """Inject the same wrong rendering of one French term into several questions (a cluster, as
     GPT-4o repeats a term error), plus `scattered` single self-test corruptions; the oracle says
     `legal` with the original Dutch as the correction, `correct` for every other pair. The returned glossary lacks the clustered
-    rejections (the audit has to learn them from the first reviewed member)."""
+    rejections (the audit has to learn them from the first reviewed member); with `unknown_terms` it
+    lacks the clustered terms' whole entries (the audit does not even expect the French term)."""
     gloss = glossary or Glossary.load()
     rng = np.random.default_rng(seed)
     pairs = dataset.select(split)
@@ -440,6 +442,7 @@ def clustered_oracle(dataset: Dataset, split: str, *, clusters: int = 3, per_clu
     ds = replace(dataset, pairs=[new_pairs.get(p.id, p) if p in pairs else p for p in dataset.pairs],
                  source=f"{dataset.source} + synthetic clusters (seed {seed})")
     removed = {(c["entry"], c["rejected"].lower()) for c in made}
+    dropped = {c["entry"] for c in made} if unknown_terms else set()
     reduced = [replace(e, nl_rejected=tuple(r for r in e.nl_rejected if (e.id, r.term.lstrip("=").lower()) not in removed))
-               for e in gloss.entries]
+               for e in gloss.entries if e.id not in dropped]
     return SyntheticCampaign(ds, oracle, Glossary(reduced, f"{gloss.version}-minus-clusters"), made)

@@ -191,3 +191,65 @@ def test_simulate_never_replaces_a_file_it_did_not_write(tmp_path):
                   "--budget", 4, "--out", out)
     assert result.exit_code == 2 and "learned_glossary.yaml exists and was not written by bbsard-audit" in result.output
     assert sorted(p.name for p in out.iterdir()) == ["learned_glossary.yaml"]
+
+
+def test_an_oracle_without_the_reviewed_pairs_is_refused(synthetic, tmp_path, embedding_cache):
+    """A pair the campaign reviews without an oracle row is unknown, never 'correct': one line naming
+    the oracle and the missing ids, exit 2, nothing written."""
+    data, oracle, glossary = synthetic.write(tmp_path / "data", "test")
+    synthetic.write(tmp_path / "data", "train")
+    frame = pd.read_csv(oracle)
+    frame[frame["verdict"] == "legal"].to_csv(oracle, index=False)  # the errors only, as a 'verdicts.csv'
+    args = ["campaign", "simulate", "--dataset", data, "--split", "all", "--oracle", oracle, "--glossary", glossary,
+            "--batch", 2, "--budget", 14, "--control", 2, "--cache-dir", embedding_cache]
+    result = _run(*args, "--out", tmp_path / "o")
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert "oracle.csv" in result.output and "no verdict for" in result.output and "--allow-partial-oracle" in result.output
+    assert not (tmp_path / "o").exists()
+    partial = _run(*args, "--allow-partial-oracle", "--out", tmp_path / "p")
+    assert partial.exit_code == 0, partial.output
+    meta = json.loads((tmp_path / "p" / "campaign_curve.meta.json").read_text(encoding="utf-8"))
+    coverage = meta["oracle_coverage"]
+    assert coverage["unknown"] > 0 and coverage["asked"] == coverage["unknown"] + meta["n_reviewed"]
+    curve = pd.read_csv(tmp_path / "p" / "campaign_curve.csv")
+    order = pd.read_csv(tmp_path / "p" / "review_order.csv")
+    assert not set(order["id"]) & set(coverage["unknown_ids"])  # unknown pairs are never reviewed ...
+    assert curve["unknown"].iloc[-1] == coverage["unknown"] and "partial oracle" in partial.output
+    legal = set(frame.loc[frame["verdict"] == "legal", "id"])
+    assert set(order["id"]) <= legal  # ... nor counted: every pair reviewed here is one the oracle knows
+
+
+def test_duplicate_oracle_ids_are_one_line(tmp_path):
+    oracle = tmp_path / "oracle.csv"
+    pd.DataFrame([{"id": 1, "verdict": "legal", "corrected_nl": ""},
+                  {"id": 1, "verdict": "correct", "corrected_nl": ""}]).to_csv(oracle, index=False)
+    result = _run("campaign", "simulate", "--dataset", "sample", "--split", "all", "--oracle", oracle,
+                  "--budget", 4, "--out", tmp_path / "o")
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert "oracle.csv" in result.output and "1" in result.output and "duplicate" in result.output.lower()
+    assert not (tmp_path / "o").exists()
+
+
+def test_several_seeds_give_a_mean_and_a_spread(synthetic, tmp_path, embedding_cache):
+    from bbsard_audit.campaign import write_campaign
+    from bbsard_audit.contracts.campaign import CAMPAIGN_SEEDS
+    from bbsard_audit.report.campaign_section import campaign_section, load_campaigns
+
+    settings = {**SETTINGS, "control": 4}
+    runs = {learning: simulate(synthetic.dataset, oracle=synthetic.make_oracle(), glossary=synthetic.glossary,
+                               learning_on=learning, seeds=3, cache_dir=embedding_cache, **settings)
+            for learning in (True, False)}
+    for learning, run in runs.items():
+        seeds = run.seeds
+        assert sorted(seeds["seed"].unique()) == [0, 1, 2]
+        finals = seeds.groupby("seed")["found_legal"].last()
+        assert run.meta["found_legal_final"]["mean"] == pytest.approx(finals.mean(), abs=1e-3)
+        assert run.meta["found_legal_final"]["min"] == finals.min()
+        write_campaign(run, tmp_path / "campaign" / ("learning" if learning else "static"))
+    assert CAMPAIGN_SEEDS.read(tmp_path / "campaign" / "learning" / "campaign_seeds.csv")["seed"].nunique() == 3
+    # learning finds at least as many as the static ranking at the same budget, on average over seeds
+    assert runs[True].meta["found_legal_final"]["mean"] >= runs[False].meta["found_legal_final"]["mean"]
+    assert all(r.n_seeds == 3 for r in load_campaigns(tmp_path))
+    section = campaign_section(tmp_path)
+    ended = next(b for b in section.blocks if hasattr(b, "rows"))
+    assert all("over 3 seeds" in row[3] and row[-1] == "0–2" for row in ended.rows)
