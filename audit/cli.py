@@ -199,7 +199,9 @@ def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
                                                         help="error_spans.csv from `annotate pull` (optional).")] = None,
           glossary: GlossaryOpt = None, config: ConfigOpt = None, out: OutOpt = Path("reports/learned")) -> None:
     """Learn glossary rules from expert corrections: learned_glossary.yaml (+ learned_conflicts.csv,
-    and refitted risk weights in learned_weights.toml when there are enough verdicts).
+    learned_confirming.csv for rules the glossary already holds, and with enough verdicts refitted
+    risk weights in learned_weights.toml and the refitted review ranking in learned_ranking.json).
+    Pronoun, person, word-order, punctuation and function-word edits are never term rules.
 
     Each rule: the French term, the expert's Dutch rendering (accepted) and the translation's
     (rejected), with `source: expert review of question <id> (<annotator>)`. Rules that contradict
@@ -225,6 +227,9 @@ def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
     if result.weights is None:
         console.print(f"risk weights not refitted: needs >= {MIN_VERDICTS_FOR_WEIGHTS} verdicts "
                       f"and >= {MIN_POSITIVES_FOR_WEIGHTS} legal ones")
+    if result.ranking is None:
+        console.print("review ranking not refitted (same minimum); with it, `audit --learned "
+                      "DIR/learned_ranking.json` ranks the next batch by the verdicts")
 
 
 def register(app: typer.Typer) -> None:

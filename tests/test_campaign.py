@@ -253,3 +253,28 @@ def test_several_seeds_give_a_mean_and_a_spread(synthetic, tmp_path, embedding_c
     section = campaign_section(tmp_path)
     ended = next(b for b in section.blocks if hasattr(b, "rows"))
     assert all("over 3 seeds" in row[3] and row[-1] == "0–2" for row in ended.rows)
+
+
+def test_the_plot_keeps_two_coinciding_curves_visible(runs, tmp_path):
+    """Learning and static curves that coincide used to be drawn one exactly over the other: the
+    first vanished. Now (line style, hollow markers, a slight shift) most of it stays visible."""
+    import io
+
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    from bbsard_audit.report.campaign_section import CampaignRun, found_curve
+    from bbsard_audit.report.plots import OKABE_ITO
+    from matplotlib.colors import to_rgb
+
+    curve = runs[False].curve
+    first = CampaignRun("learning", tmp_path, curve, {}, None)
+    second = CampaignRun("static", tmp_path, curve.copy(), {}, None)
+
+    def pixels(png: bytes, color: str) -> int:
+        image = mpimg.imread(io.BytesIO(png))[..., :3]
+        return int((np.abs(image - np.array(to_rgb(color))).max(axis=2) < 0.08).sum())
+
+    alone = pixels(found_curve([first]), OKABE_ITO[0])
+    together = pixels(found_curve([first, second]), OKABE_ITO[0])
+    assert alone > 200 and together > 0.5 * alone, (alone, together)
