@@ -23,17 +23,18 @@ from bbsard_audit.contracts.learned import RankingModel
 
 from .flagdoc import all_flags
 
-PRIOR_PRECISION = 30.0
-"""Gaussian prior precision of each coefficient on a standardised feature: worth ~30 verdicts, so a
-few verdicts cannot swing a rare flag's weight (1 overfitted: fewer errors found on the sample)."""
-RULE_PRECISION = 30.0
+PRIOR_PRECISION = 100.0
+"""Gaussian prior precision of each coefficient (worth ~100 verdicts), on standardised signals and
+0/1 flags. Chosen on tuning oracles (benchmarks/bench_learning.md, seeds 200-201, never the
+benchmark's): 30 found more in the first 100 reviews but fell up to 20 errors behind the static
+ranking at 200, a few dozen verdicts swinging weights the static order had right."""
+RULE_PRECISION = 100.0
 """... and of the rule-logit coefficient (prior mean 1): the audit's ranking moves only with evidence."""
-LEARNED_HIT_PRIOR = 1.0
-"""Prior mean of the learned-rule-hit coefficient (logits per hit): an expert-confirmed term error is
-more telling than the rule risk's term_rejected weight alone, which ties it with every other flag
-near 0.85 (without it, the refit broke those ties by noise and lost what the rules found)."""
+LEARNED_HIT_PRIOR = 0.0
+"""Prior mean of the learned-rule-hit coefficient. +1 logit pulled rule hits forward early but cost
+up to 9 errors at 200 reviews on the tuning oracles (hits on correct pairs): the verdicts decide."""
 INTERCEPT_PRECISION = 0.01
-EXPLORE_SHARE = 0.2
+EXPLORE_SHARE = 0.1
 EXPLORE_Z = 2.0
 RISK_CLIP = 1e-3
 NUMERIC = ("qa_len_z", "qa_sentence_gap", "qa_nl_french_prob", "gl_expected", "gl_matched", "gl_missing",

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def compare(ds, data: Path, seeds: int, unknown: bool, batch: int, control: int)
                               budget=max(BUDGETS), control=control, seed=seed, glossary=syn.glossary, **kw)
             found[mode].append(found_at(result.curve, BUDGETS))
         print(f"  {'unknown' if unknown else 'known'} seed {seed}: "
-              + ", ".join(f"{m} {found[m][-1]}" for m in MODES), flush=True)
+              + ", ".join(f"{m} {found[m][-1]}" for m in MODES), file=sys.stderr, flush=True)
     arrays = {m: np.array(v, dtype=float) for m, v in found.items()}
     diff = arrays["learning"] - arrays["static"]
     return {"budgets": list(BUDGETS),

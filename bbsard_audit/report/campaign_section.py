@@ -1,8 +1,8 @@
 """The report's Campaign section: what a (simulated) review campaign found per pair reviewed, with
 learning and without, and the rules it learned.
 
-Where campaigns are found: `campaign simulate --out DIR` writes `campaign_curve.csv` and
-its sidecar `campaign_curve.meta.json` into DIR. The section reads every such folder in the work folder itself, its
+Where campaigns are found: `campaign simulate --out DIR` writes `campaign_curve.csv`,
+`campaign_seeds.csv` (every seed's curve) and its sidecar `campaign_curve.meta.json` into DIR. The section reads every such folder in the work folder itself, its
 direct subfolders and `campaign/*` (e.g. `W/campaign/learning` and `W/campaign/static`); each run
 is labelled "learning" or "static" from its meta (`learning: true|false`), plus the folder name
 when two runs share a label.
@@ -120,7 +120,9 @@ def campaign_section(root: str | Path) -> Section | None:
     section = Section("campaign", "Campaign")
     section.add(Text("A simulated review campaign: after a random control sample, experts (an oracle "
                      "file) review the riskiest unreviewed pairs batch by batch; with learning, each "
-                     "batch's corrections become glossary rules and the audit re-ranks before the next."))
+                     "batch's corrections become glossary rules and the ranking is refitted on the "
+                     "verdicts before the next. With several seeds (control samples), each line is the "
+                     "mean over the seeds and the shaded band their range."))
     section.add(Plot("Legal errors found per pair reviewed",
                      "Line chart of legally inaccurate pairs found against pairs reviewed, per campaign run: "
                      + "; ".join(f"{r.label}: {_ended(r)} found after "
