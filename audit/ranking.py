@@ -16,6 +16,8 @@ without exploration a ranking never learns about the pairs it never shows the ex
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -81,7 +83,8 @@ def fit(frame: pd.DataFrame, verdicts: pd.DataFrame, *, explore: float = EXPLORE
     risk_column = "rule_risk" if "rule_risk" in frame.columns else "risk"
     names = feature_names(frame)
     raw = _raw(frame, names, risk_column)
-    with np.errstate(invalid="ignore"):
+    with warnings.catch_warnings():  # an all-missing column (a signal that was not computed) has no mean
+        warnings.simplefilter("ignore", RuntimeWarning)
         means = np.nan_to_num(np.nanmean(raw, axis=0), nan=0.0) if len(raw) else np.zeros(len(names))
         scales = np.nan_to_num(np.nanstd(raw, axis=0), nan=1.0) if len(raw) else np.ones(len(names))
     is_logit = np.array([n == RULE_LOGIT for n in names])
@@ -122,10 +125,12 @@ def fit(frame: pd.DataFrame, verdicts: pd.DataFrame, *, explore: float = EXPLORE
 
 
 def predict(frame: pd.DataFrame, model: RankingModel) -> tuple[np.ndarray, np.ndarray]:
-    """(probability of a legal error, sd of its logit) per row."""
+    """(probability of a legal error, sd of its logit) per row. The sd leaves the intercept out: its
+    uncertainty shifts every pair alike, so it says nothing about which pair the model is unsure of."""
     x = design(frame, model)
     logit = x @ np.array(model.coefficients)
-    sd = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", x, np.array(model.covariance), x), 0.0))
+    cov = np.array(model.covariance)[1:, 1:]
+    sd = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", x[:, 1:], cov, x[:, 1:]), 0.0))
     return 1.0 / (1.0 + np.exp(-logit)), sd
 
 

@@ -275,3 +275,26 @@ def test_a_bad_ranking_file_is_one_line(tmp_path, embedding_cache):
     ran = _run("audit", "--dataset", "sample", "--learned", bad, "--cache-dir", embedding_cache, "--out", tmp_path / "o")
     assert ran.exit_code == 2 and len(ran.output.strip().splitlines()) == 1 and "learned_ranking.json" in ran.output
     assert not (tmp_path / "o").exists()
+
+
+def test_each_batch_spends_its_share_where_the_model_is_least_sure(audit_csv):
+    """Slot k explores when floor(k * share) > floor((k - 1) * share); an exploring slot takes the
+    pair with the highest upper bound logit + z * sd among those not yet placed."""
+    from dataclasses import replace
+
+    from bbsard_audit.audit import ranking
+
+    audit = pd.read_csv(audit_csv)
+    verdicts = pd.DataFrame({"id": audit["id"][:12], "verdict": ["legal"] * 4 + ["correct"] * 8})
+    model = ranking.fit(audit, verdicts, explore=0.0)
+    p, sd = ranking.predict(audit, model)
+    order, slots = ranking.review_order(audit, model)
+    assert not slots.any() and (np.diff(p[order]) <= 1e-12).all()  # no share: by probability alone
+    explore = replace(model, explore_share=0.25)
+    order, slots = ranking.review_order(audit, explore)
+    assert slots.tolist()[:8] == [False, False, False, True] * 2
+    upper = np.log(p / (1 - p)) + model.explore_z * sd
+    for k in np.flatnonzero(slots):
+        rest = np.setdiff1d(np.arange(len(audit)), order[:k])
+        assert upper[order[k]] == upper[rest].max()
+    assert sorted(order) == list(range(len(audit)))  # every pair once
