@@ -169,16 +169,16 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
             runs.append(_one_seed(setup, oracle if k == 0 else oracle.fresh(), seed + k, batch, budget, control,
                                   learning_on, learning_on and refit, explore,
                                   progress and (lambda n, total, d=done: progress(d + n, budget * seeds))))
+            unknown = sorted({i for run in runs for i in run["unknown"]})
+            asked = sorted({i for run in runs for i in run["asked"]})
+            if unknown and not allow_partial:  # refused at the first seed that needs a missing row
+                shown = ", ".join(map(str, unknown[:10])) + (", …" if len(unknown) > 10 else "")
+                raise InputError(f"no verdict for {len(unknown)} of the {len(asked)} pairs the campaign reviews "
+                                 f"(ids {shown}): a missing row is unknown, not correct; add their verdicts or "
+                                 "pass --allow-partial-oracle", file=oracle.source)
     finally:
         if own:
             emb.inner.close()
-    unknown = sorted({i for run in runs for i in run["unknown"]})
-    asked = sorted({i for run in runs for i in run["asked"]})
-    if unknown and not allow_partial:
-        shown = ", ".join(map(str, unknown[:10])) + (", …" if len(unknown) > 10 else "")
-        raise InputError(f"no verdict for {len(unknown)} of the {len(asked)} pairs the campaign reviews (ids {shown}): "
-                         "a missing row is unknown, not correct; add their verdicts or pass --allow-partial-oracle",
-                         file=oracle.source)
     finals = np.array([run["curve"]["found_legal"].iloc[-1] for run in runs], dtype=float)
     first_run = runs[0]
     round_times = [t for run in runs for t in run["round_times"]]
