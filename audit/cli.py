@@ -81,7 +81,8 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
           learned: Annotated[Optional[list[Path]], typer.Option(
               "--learned", metavar="FILE",
               help="A learned_glossary.yaml (`audit learn`) layered on the glossary; repeatable. Its "
-                   "findings name the expert review they were learned from.")] = None,
+                   "findings name the expert review they were learned from. A learned_ranking.json "
+                   "(`audit learn`, enough verdicts) makes `risk` the refitted review priority.")] = None,
           cache_dir: CacheOpt = None, out: OutOpt = None) -> None:
     """Audit a dataset (see the group help)."""
     if ctx.invoked_subcommand is not None:
@@ -99,6 +100,15 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
               inputs=[backtranslations, glossary, config, runs_fr, runs_nl, *(learned or [])],
               names=["audit.csv", "audit.parquet", "audit.meta.json"]
               + (["review_queue.csv", "review_queue.meta.json"] if review_budget is not None else []))
+    rankings = [p for p in learned or [] if p.suffix == ".json"]
+    learned = [p for p in learned or [] if p.suffix != ".json"]
+    if len(rankings) > 1:
+        raise InputError("give at most one learned_ranking.json", file=str(rankings[1]))
+    model = None
+    if rankings:
+        from bbsard_audit.contracts.learned import RankingModel
+
+        model = RankingModel.read(rankings[0])
     if learned:
         from .glossary import Glossary, glossary_sources
         from .learn import load_learned
@@ -111,6 +121,14 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
                            embedder=embedder, glossary=layered if learned else glossary, config=config, cache_dir=cache_dir,
                            runs_fr=runs_fr, runs_nl=runs_nl, translator_langs=(src_lang, tgt_lang),
                            progress=bar.step, advance=bar.advance)
+    if model is not None:
+        from bbsard_audit.io import digest_of
+
+        from .ranking import apply
+
+        result.frame = apply(result.frame, model)
+        result.meta["ranking"] = {"file": rankings[0].name, "sha256": digest_of(rankings[0]),
+                                  "n_verdicts": model.n_verdicts, "explore_share": model.explore_share}
     written = write_audit(result, out, review_budget=review_budget, control=control, seed=seed)
     meta = result.meta
     remember_source(dataset, meta["dataset"])  # so `annotate push` finds the gold articles by default
@@ -197,7 +215,9 @@ def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
                                                         help="error_spans.csv from `annotate pull` (optional).")] = None,
           glossary: GlossaryOpt = None, config: ConfigOpt = None, out: OutOpt = Path("reports/learned")) -> None:
     """Learn glossary rules from expert corrections: learned_glossary.yaml (+ learned_conflicts.csv,
-    and refitted risk weights in learned_weights.toml when there are enough verdicts).
+    learned_confirming.csv for rules the glossary already holds, and with enough verdicts refitted
+    risk weights in learned_weights.toml and the refitted review ranking in learned_ranking.json).
+    Pronoun, person, word-order, punctuation and function-word edits are never term rules.
 
     Each rule: the French term, the expert's Dutch rendering (accepted) and the translation's
     (rejected), with `source: expert review of question <id> (<annotator>)`. Rules that contradict
@@ -214,15 +234,21 @@ def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
     result = run_learn(audit_csv, verdicts, spans, glossary=glossary, config=config)
     for path in write_learned(result, out):
         console.print(f"  wrote {path}")
-    console.print(f"{len(result.rules)} rule(s) learned from {result.meta['n_verdicts']} verdicts "
+    confirmed = sorted({c.entry for c in result.confirmations})
+    console.print(f"{len(result.rules)} new rule(s), {len(result.confirmations)} confirming shipped entries"
+                  + (f" ({', '.join(confirmed)})" if confirmed else "")
+                  + f" from {result.meta['n_verdicts']} verdicts "
                   f"({', '.join(f'{k} {v}' for k, v in result.meta['methods'].items())}); "
-                  f"{len(result.unaligned)} correction(s) not tied to a French term")
+                  f"{len(result.unaligned)} edit(s) not tied to a French term or not a term (grammar, order)")
     for c in result.conflicts:
         console.print(f"[yellow]conflict[/yellow]: {c.rule.source}: FR '{c.rule.fr}' {c.why} "
                       f"(vs {c.conflicts_with}); not merged")
     if result.weights is None:
         console.print(f"risk weights not refitted: needs >= {MIN_VERDICTS_FOR_WEIGHTS} verdicts "
                       f"and >= {MIN_POSITIVES_FOR_WEIGHTS} legal ones")
+    if result.ranking is None:
+        console.print("review ranking not refitted (same minimum); with it, `audit --learned "
+                      "DIR/learned_ranking.json` ranks the next batch by the verdicts")
 
 
 def register(app: typer.Typer) -> None:

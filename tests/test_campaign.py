@@ -41,14 +41,15 @@ def test_the_builder_injects_clusters_the_glossary_does_not_know(synthetic):
     original = {p.id: p.question_nl for p in load_dataset("sample", with_corpus=False).pairs}
     now = {p.id: p.question_nl for p in synthetic.dataset.pairs}
     oracle = synthetic.oracle.set_index("id")
-    assert len(synthetic.clusters) == 3 and len(oracle) == 12
+    # every pair has a verdict (a missing row is unknown): 3 x 3 clustered + 3 scattered are legal
+    assert set(oracle.index) == set(original) and (oracle["verdict"] == "legal").sum() == 12
     for cluster in synthetic.clusters:
         for qid in cluster["ids"]:
             assert cluster["rejected"].lower() in now[qid].lower() and now[qid] != original[qid]
             assert oracle.loc[qid, "verdict"] == "legal" and oracle.loc[qid, "corrected_nl"] == original[qid]
         entry = next(e for e in synthetic.glossary.entries if e.id == cluster["entry"])
         assert cluster["rejected"].lower() not in {r.term.lower() for r in entry.nl_rejected}
-    assert all(now[q] == original[q] for q in original if q not in oracle.index)
+    assert all(now[q] == original[q] for q in original if oracle.loc[q, "verdict"] == "correct")
 
 
 def test_learning_finds_more_errors_than_the_static_ranking(runs):
@@ -156,8 +157,8 @@ def test_the_oracle_reveals_one_pair_once_and_only_its_spans():
                             columns=ORACLE_COLUMNS)
     oracle = Oracle(verdicts, spans)
     assert oracle.revealed_spans().empty
-    assert oracle.reveal(2)["verdict"] == "correct"  # no row: judged correct
-    assert oracle.revealed_spans()["id"].tolist() == [2] and oracle.revealed == [2]
+    assert oracle.reveal(2) is None  # no row: unknown, never "correct"
+    assert oracle.revealed_spans()["id"].tolist() == [2] and oracle.revealed == [2] and oracle.unknown == [2]
     with pytest.raises(ValueError):
         oracle.reveal(2)
 
@@ -190,3 +191,90 @@ def test_simulate_never_replaces_a_file_it_did_not_write(tmp_path):
                   "--budget", 4, "--out", out)
     assert result.exit_code == 2 and "learned_glossary.yaml exists and was not written by bbsard-audit" in result.output
     assert sorted(p.name for p in out.iterdir()) == ["learned_glossary.yaml"]
+
+
+def test_an_oracle_without_the_reviewed_pairs_is_refused(synthetic, tmp_path, embedding_cache):
+    """A pair the campaign reviews without an oracle row is unknown, never 'correct': one line naming
+    the oracle and the missing ids, exit 2, nothing written."""
+    data, oracle, glossary = synthetic.write(tmp_path / "data", "test")
+    synthetic.write(tmp_path / "data", "train")
+    frame = pd.read_csv(oracle)
+    frame[frame["verdict"] == "legal"].to_csv(oracle, index=False)  # the errors only, as a 'verdicts.csv'
+    args = ["campaign", "simulate", "--dataset", data, "--split", "all", "--oracle", oracle, "--glossary", glossary,
+            "--batch", 2, "--budget", 14, "--control", 2, "--cache-dir", embedding_cache]
+    result = _run(*args, "--out", tmp_path / "o")
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert "oracle.csv" in result.output and "no verdict for" in result.output and "--allow-partial-oracle" in result.output
+    assert not (tmp_path / "o").exists()
+    partial = _run(*args, "--allow-partial-oracle", "--out", tmp_path / "p")
+    assert partial.exit_code == 0, partial.output
+    meta = json.loads((tmp_path / "p" / "campaign_curve.meta.json").read_text(encoding="utf-8"))
+    coverage = meta["oracle_coverage"]
+    assert coverage["unknown"] > 0 and coverage["asked"] == coverage["unknown"] + meta["n_reviewed"]
+    curve = pd.read_csv(tmp_path / "p" / "campaign_curve.csv")
+    order = pd.read_csv(tmp_path / "p" / "review_order.csv")
+    assert not set(order["id"]) & set(coverage["unknown_ids"])  # unknown pairs are never reviewed ...
+    assert curve["unknown"].iloc[-1] == coverage["unknown"] and "partial oracle" in partial.output
+    legal = set(frame.loc[frame["verdict"] == "legal", "id"])
+    assert set(order["id"]) <= legal  # ... nor counted: every pair reviewed here is one the oracle knows
+
+
+def test_duplicate_oracle_ids_are_one_line(tmp_path):
+    oracle = tmp_path / "oracle.csv"
+    pd.DataFrame([{"id": 1, "verdict": "legal", "corrected_nl": ""},
+                  {"id": 1, "verdict": "correct", "corrected_nl": ""}]).to_csv(oracle, index=False)
+    result = _run("campaign", "simulate", "--dataset", "sample", "--split", "all", "--oracle", oracle,
+                  "--budget", 4, "--out", tmp_path / "o")
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert "oracle.csv" in result.output and "1" in result.output and "duplicate" in result.output.lower()
+    assert not (tmp_path / "o").exists()
+
+
+def test_several_seeds_give_a_mean_and_a_spread(synthetic, tmp_path, embedding_cache):
+    from bbsard_audit.campaign import write_campaign
+    from bbsard_audit.contracts.campaign import CAMPAIGN_SEEDS
+    from bbsard_audit.report.campaign_section import campaign_section, load_campaigns
+
+    settings = {**SETTINGS, "control": 4}
+    runs = {learning: simulate(synthetic.dataset, oracle=synthetic.make_oracle(), glossary=synthetic.glossary,
+                               learning_on=learning, seeds=3, cache_dir=embedding_cache, **settings)
+            for learning in (True, False)}
+    for learning, run in runs.items():
+        seeds = run.seeds
+        assert sorted(seeds["seed"].unique()) == [0, 1, 2]
+        finals = seeds.groupby("seed")["found_legal"].last()
+        assert run.meta["found_legal_final"]["mean"] == pytest.approx(finals.mean(), abs=1e-3)
+        assert run.meta["found_legal_final"]["min"] == finals.min()
+        write_campaign(run, tmp_path / "campaign" / ("learning" if learning else "static"))
+    assert CAMPAIGN_SEEDS.read(tmp_path / "campaign" / "learning" / "campaign_seeds.csv")["seed"].nunique() == 3
+    # learning finds at least as many as the static ranking at the same budget, on average over seeds
+    assert runs[True].meta["found_legal_final"]["mean"] >= runs[False].meta["found_legal_final"]["mean"]
+    assert all(r.n_seeds == 3 for r in load_campaigns(tmp_path))
+    section = campaign_section(tmp_path)
+    ended = next(b for b in section.blocks if hasattr(b, "rows"))
+    assert all("over 3 seeds" in row[3] and row[-1] == "0–2" for row in ended.rows)
+
+
+def test_the_plot_keeps_two_coinciding_curves_visible(runs, tmp_path):
+    """Learning and static curves that coincide used to be drawn one exactly over the other: the
+    first vanished. Now (line style, hollow markers, a slight shift) most of it stays visible."""
+    import io
+
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    from bbsard_audit.report.campaign_section import CampaignRun, found_curve
+    from bbsard_audit.report.plots import OKABE_ITO
+    from matplotlib.colors import to_rgb
+
+    curve = runs[False].curve
+    first = CampaignRun("learning", tmp_path, curve, {}, None)
+    second = CampaignRun("static", tmp_path, curve.copy(), {}, None)
+
+    def pixels(png: bytes, color: str) -> int:
+        image = mpimg.imread(io.BytesIO(png))[..., :3]
+        return int((np.abs(image - np.array(to_rgb(color))).max(axis=2) < 0.08).sum())
+
+    alone = pixels(found_curve([first]), OKABE_ITO[0])
+    together = pixels(found_curve([first, second]), OKABE_ITO[0])
+    assert alone > 200 and together > 0.5 * alone, (alone, together)

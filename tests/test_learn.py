@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -63,10 +64,16 @@ def test_learn_on_the_sample_verdicts(audit_csv, tmp_path):
     assert set(raw["learned_from"]) == {"audit", "verdicts"} and len(raw["learned_from"]["audit"]) == 64
     learned = Glossary.load(tmp_path / "learned_glossary.yaml")  # the shipped glossary's format
     by_fr = {e.fr[0]: e for e in learned.entries}
-    court = by_fr["tribunal de première instance"]
-    assert "rechtbank van eerste aanleg" in court.nl_accepted
-    assert [r.term for r in court.nl_rejected] == ["hof van beroep"]
-    assert court.source == "expert review of question 22 (reviewer_a;reviewer_b)"
+    flanders = by_fr["flandre"]
+    assert "vlaanderen" in flanders.nl_accepted and [r.term for r in flanders.nl_rejected] == ["wallonië"]
+    assert flanders.source == "expert review of question 3 (reviewer_a;reviewer_b)"
+    # question 22's 'hof van beroep' -> 'rechtbank van eerste aanleg' is already a shipped entry: it
+    # confirms that entry, it is not a new rule (nor in the learned glossary)
+    assert "tribunal de première instance" not in by_fr
+    confirming = pd.read_csv(tmp_path / "learned_confirming.csv")
+    assert sorted(confirming["confirms"]) == ["juge_de_paix", "tribunal_premiere_instance"]
+    assert "3 new rule(s), 2 confirming shipped entries (juge_de_paix, tribunal_premiere_instance)" in \
+        " ".join(result.output.split())
     # question 29's correction rejects a rendering the shipped glossary accepts: reported, not merged
     conflicts = pd.read_csv(tmp_path / "learned_conflicts.csv")
     assert list(conflicts["source"]) == ["expert review of question 29 (reviewer_a;reviewer_b)"]
@@ -181,3 +188,113 @@ def test_the_glossary_term_that_agrees_with_the_correction_wins():
     index = L._GlossaryIndex(Glossary.load())
     fr = "L'administrateur de biens peut-il faire appel à un médiateur de dettes ?"  # the wrong one first
     assert index.align(fr, "bewindvoerder", "schuldbemiddelaar") == "médiateur de dettes"
+
+
+def test_grammar_and_word_order_edits_are_no_term_rules():
+    def why(translation, correction):
+        [(rejected, accepted, _)] = L.changed_renderings(translation, correction)
+        return L.not_a_term(rejected, accepted, tokenize(translation, "nl"), tokenize(correction, "nl"))
+
+    assert why("Mag ik de huur verhogen?", "Mag men de huur verhogen?") == "pronoun or person change"
+    assert why("Wat zijn mijn rechten?", "Wat zijn uw rechten?") == "pronoun or person change"
+    assert why("Kan de politierechter de huur verlagen?", "Kan de vrederechter de huur verlagen?") is None
+    t, c = tokenize("Moet de huur betaald worden?", "nl"), tokenize("Moet betaald de huur worden?", "nl")
+    assert L.not_a_term("huur betaald", "betaald huur", t, c).startswith("word order")
+    assert L.not_a_term("huurder", "?", t, c) == "punctuation or digits only"
+    assert L.not_a_term("huurder zijn", "huurder ook zijn", t, c) == "function words only"
+    assert L.not_a_french_term("?") == "the French term has no letter"
+    assert L.not_a_french_term("vous") is not None and L.not_a_french_term("juge de paix") is None
+
+
+def test_a_span_without_letters_is_never_learned_and_never_read(audit_csv, tmp_path, embedding_cache):
+    """A reviewer's French span on '?' used to become the term of a learned entry, and the next
+    audit crashed reading the file `audit learn` wrote: now the rule is dropped with a note, and the
+    glossary reader refuses such a term in one line."""
+    audit = pd.read_csv(audit_csv).set_index("id")
+    fr = audit.loc[3, "question_fr"]
+    spans = tmp_path / "error_spans.csv"
+    pd.DataFrame([{"id": 3, "annotator": "reviewer_a", "side": "fr", "start": fr.index("?"),
+                   "end": fr.index("?") + 1, "text": "?", "category": "other", "note": ""}]).to_csv(spans, index=False)
+    result = L.learn(audit_csv, VERDICTS, spans)
+    assert not [r for r in result.rules if r.id == 3]
+    assert {"id": 3, "fr": "?", "why": "the French term has no letter"}.items() <= next(
+        u for u in result.unaligned if u["id"] == 3 and "fr" in u).items()
+    L.write_learned(result, tmp_path / "learned")
+    ran = _run("audit", "--dataset", "sample", "--learned", tmp_path / "learned" / "learned_glossary.yaml",
+               "--cache-dir", embedding_cache, "--out", tmp_path / "a")
+    assert ran.exit_code == 0, ran.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(L.glossary_yaml([{"id": "learned_q", "domain": "learned", "fr": ["?"], "nl": ["vlaanderen"],
+                                     "reject": [], "source": "expert review of question 3"}], {"a": "b"}),
+                   encoding="utf-8")
+    ran = _run("audit", "--dataset", "sample", "--learned", bad, "--cache-dir", embedding_cache, "--out", tmp_path / "b")
+    assert ran.exit_code == 2 and len(ran.output.strip().splitlines()) == 1
+    assert "term '?' has no letter" in ran.output and "learned_q" in ran.output and not (tmp_path / "b").exists()
+
+
+def test_the_refitted_ranking_orders_the_next_batch(audit_csv, tmp_path, embedding_cache):
+    """`audit learn` with >= 30 verdicts writes learned_ranking.json; `audit --learned` with it makes
+    `risk` the refitted review priority (flags unchanged), which is what `push --next` queues by."""
+    from bbsard_audit.annotations.adaptive import Campaign
+    from bbsard_audit.audit import ranking
+    from bbsard_audit.contracts.learned import RankingModel
+    from bbsard_audit.audit.pipeline import review_queue
+
+    audit = pd.read_csv(audit_csv)
+    verdicts = tmp_path / "verdicts.csv"
+    legal = audit["flags"].fillna("").str.contains("term_|mismatch")  # the experts agree with these flags
+    pd.DataFrame({"id": audit["id"], "verdict": ["legal" if x else "correct" for x in legal],
+                  "corrected_nl": ""}).to_csv(verdicts, index=False)
+    assert legal.sum() >= 5
+    learned = tmp_path / "learned"
+    assert _run("audit", "learn", "--audit", audit_csv, "--verdicts", verdicts, "--out", learned).exit_code == 0
+    model = RankingModel.read(learned / "learned_ranking.json")
+    assert model.n_verdicts == len(audit) and model.n_positive == legal.sum()
+    p, _ = ranking.predict(audit, model)
+    assert set(audit["id"][np.argsort(-p)[:legal.sum()]]) == set(audit["id"][legal])  # it learned what they see
+    ran = _run("audit", "--dataset", "sample", "--learned", learned / "learned_ranking.json",
+               "--cache-dir", embedding_cache, "--out", tmp_path / "a")
+    assert ran.exit_code == 0, ran.output
+    ranked = pd.read_csv(tmp_path / "a" / "audit.csv")
+    assert (ranked["rule_risk"].round(6) == audit["risk"].round(6)).all()
+    assert (ranked["flagged"] == audit["flagged"]).all()  # flags (the estimator's strata) stay the rule's
+    rows, _ = ranking.review_order(audit, model)
+    assert ranked.sort_values("risk", ascending=False)["id"].tolist() == audit["id"].to_numpy()[rows].tolist()
+    queue, _ = review_queue(audit, 3, 2, 0)
+    campaign = Campaign.start(tmp_path / "c", project="p", audit=audit, audit_path=audit_csv, queue=queue,
+                              queue_path=audit_csv)
+    inside = ranked[ranked["id"].isin(campaign.population)]
+    batch = campaign.add_batch(inside, tmp_path / "a" / "audit.csv", 4, set())
+    expected = [i for i in audit["id"].to_numpy()[rows] if i not in set(queue["id"]) and i in campaign.population][:4]
+    assert batch["id"].tolist() == expected
+
+
+def test_a_bad_ranking_file_is_one_line(tmp_path, embedding_cache):
+    bad = tmp_path / "learned_ranking.json"
+    bad.write_text('{"features": ["rule_logit"], "means": [0.0]}', encoding="utf-8")
+    ran = _run("audit", "--dataset", "sample", "--learned", bad, "--cache-dir", embedding_cache, "--out", tmp_path / "o")
+    assert ran.exit_code == 2 and len(ran.output.strip().splitlines()) == 1 and "learned_ranking.json" in ran.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_each_batch_spends_its_share_where_the_model_is_least_sure(audit_csv):
+    """Slot k explores when floor(k * share) > floor((k - 1) * share); an exploring slot takes the
+    pair with the highest upper bound logit + z * sd among those not yet placed."""
+    from dataclasses import replace
+
+    from bbsard_audit.audit import ranking
+
+    audit = pd.read_csv(audit_csv)
+    verdicts = pd.DataFrame({"id": audit["id"][:12], "verdict": ["legal"] * 4 + ["correct"] * 8})
+    model = ranking.fit(audit, verdicts, explore=0.0)
+    p, sd = ranking.predict(audit, model)
+    order, slots = ranking.review_order(audit, model)
+    assert not slots.any() and (np.diff(p[order]) <= 1e-12).all()  # no share: by probability alone
+    explore = replace(model, explore_share=0.25)
+    order, slots = ranking.review_order(audit, explore)
+    assert slots.tolist()[:8] == [False, False, False, True] * 2
+    upper = np.log(p / (1 - p)) + model.explore_z * sd
+    for k in np.flatnonzero(slots):
+        rest = np.setdiff1d(np.arange(len(audit)), order[:k])
+        assert upper[order[k]] == upper[rest].max()
+    assert sorted(order) == list(range(len(audit)))  # every pair once

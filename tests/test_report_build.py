@@ -150,7 +150,7 @@ def test_findings_first_in_sentences_with_numbers_linking_to_their_sections(tmp_
     shift = [line for line in lines if line.startswith("- ndcg@10:") or line.startswith("- map@100:")]
     assert len(shift) == 2 and all("(#evaluation-shift)" in line for line in shift)
     assert shift[0].startswith("- ndcg@10: Kendall τ between the system orders on the full set and after "
-                               "verification is 0.33; 1 system pair(s) swap places, 0 significantly")
+                               "verification (190 verified questions) is 0.33; 1 system pair(s) swap places, 0 significantly")
     recall = next(line for line in lines if "recall@100" in line and "Kendall" in line) if any(
         line.startswith("- recall@100") for line in lines) else None
     assert recall is None  # only the headline metrics present (ndcg@10, map@100) get a sentence
@@ -177,6 +177,25 @@ def test_the_null_model_decides_whether_an_order_survives(tmp_path):
     assert ("is 0.33 (below the 95% range [0.67, 1.00] of removing 13 questions at random, p = 0.02); 1 system "
             "pair(s) swap places, 0 significantly: the order does not survive verification.") in ndcg
     assert "- map@100:" in findings and "the order survives verification" in findings  # no null row: flips decide
+
+
+def test_too_few_verified_questions_to_tell(tmp_path):
+    """A null range as wide as [0.07, 1.00] (10 verified questions of 203) cannot tell survival from
+    change: the sentence says so, with the verified count, instead of 'the order survives'."""
+    wd = write_workdir(tmp_path, audit=False, review=False)
+    shift = pd.read_csv(wd / "ranking_shift.csv")
+    shift.assign(kendall_tau=1.0, n_flips=0, n_flips_significant=0, n_queries_b=10).to_csv(
+        wd / "ranking_shift.csv", index=False)
+    null = pd.read_csv(wd / "null_model.csv")
+    null.loc[null["statistic"] == "kendall_tau", ["null_low", "null_high", "p_value"]] = [0.07, 1.0, 1.0]
+    null.assign(metric="ndcg@10").to_csv(wd / "null_model.csv", index=False)
+    for name in ("ranking_shift.meta.json", "null_model.meta.json"):  # the files were edited on purpose
+        (wd / name).unlink(missing_ok=True)
+    findings = build_report(wd).markdown.read_text().split("## Findings", 1)[1].split("\n## ", 1)[0]
+    [line] = [line for line in findings.splitlines() if "Kendall τ" in line]
+    assert "after verification (10 verified questions) is 1.00 on ndcg@10" in line
+    assert "anywhere in [0.07, 1.00] on ndcg@10" in line and "too few verified questions (10) to tell whether" in line
+    assert "to tell whether verification changes the system order" in line and "survives" not in line
 
 
 def test_long_tables_fold_into_details_without_scripts(tmp_path):
@@ -233,7 +252,7 @@ def test_one_sentence_when_every_headline_metric_keeps_its_order(tmp_path):
     taus = [line for line in findings.splitlines() if "Kendall τ" in line]
     assert len(taus) == 1, taus
     assert taus[0].startswith("- The system order survives verification on every headline metric: Kendall τ between "
-                              "the orders on the full set and after verification is 1.00 on ndcg@10 and 1.00 on "
+                              "the orders on the full set and after verification (190 verified questions) is 1.00 on ndcg@10 and 1.00 on "
                               "map@100")
     assert taus[0].endswith("no system pair swaps places. ([Ranking shift: Kendall tau and the random-removal null]"
                             "(#evaluation-shift))")

@@ -1,4 +1,5 @@
-"""campaign_curve.csv and review_order.csv (written by `campaign simulate`, read by the report)."""
+"""campaign_curve.csv, campaign_seeds.csv and review_order.csv (written by `campaign simulate`, read
+by the report)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,12 @@ CAMPAIGN_CURVE = TableSpec("campaign_curve.csv", (
     Column("estimate", "float", empty_ok=True, lo=0.0, hi=1.0),
     Column("ci_low", "float", empty_ok=True, lo=0.0, hi=1.0),
     Column("ci_high", "float", empty_ok=True, lo=0.0, hi=1.0),
+    Column("unknown", "int", lo=0, required=False),
 ), key=("round",))
+
+CAMPAIGN_SEEDS = TableSpec("campaign_seeds.csv", (Column("seed", "int"), *CAMPAIGN_CURVE.columns),
+                           key=("seed", "round"))
+"""Every seed's campaign curve (`campaign simulate --seeds N`)."""
 
 REVIEW_ORDER = TableSpec("review_order.csv", (
     Column("round", "int", lo=0),

@@ -577,6 +577,9 @@ def flatten(obj, prefix: str = ""):
 
 SIGNIFICANCE = 0.05
 """An observed tau below the random-removal null at p < 0.05 means verification moved the order."""
+UNINFORMATIVE_WIDTH = 0.5
+"""A random-removal null interval of Kendall tau this wide (a quarter of tau's range [-1, 1]) says that
+removing questions at random already moves the order that much: the test cannot tell (docs/metrics.md)."""
 FRAGILE_SHARE = 0.05
 """Without an estimate, a conclusion is called fragile when removing <= 5% of the judged questions undoes it."""
 
@@ -634,10 +637,15 @@ class _Shift:
     flips: int
     significant: int
     null: tuple[float, float, float, float] | None  # (low, high, n_removed, p) of the random-removal null
+    n_kept: int | None = None  # questions in the subset (the verified ones)
 
     @property
     def survives(self) -> bool:
         return (self.null is None or self.null[3] >= SIGNIFICANCE) and self.significant == 0
+
+    @property
+    def uninformative(self) -> bool:
+        return self.null is not None and self.null[1] - self.null[0] >= UNINFORMATIVE_WIDTH
 
 
 def _shift_findings(wd: Workdir) -> list[str]:
@@ -652,16 +660,29 @@ def _shift_findings(wd: Workdir) -> list[str]:
     rows = shift[shift["subset_b"].astype(str) == target]
     present = sorted(set(rows["metric"].astype(str)), key=metric_sort_key)
     shifts = [_metric_shift(rows, null, target, m) for m in [m for m in HEADLINE_METRICS if m in present] or present[:1]]
+    kept = next((s.n_kept for s in shifts if s.n_kept is not None), None)
+    if target == "verified" and kept is not None:
+        verb_n = f"verification ({num(kept)} verified question{'s' if kept != 1 else ''})"
+    else:
+        verb_n = verb
+    if any(s.uninformative for s in shifts):
+        wide = [s for s in shifts if s.uninformative]
+        ranges = ", ".join(f"[{num(s.null[0], 2)}, {num(s.null[1], 2)}] on {s.metric}" for s in wide)
+        taus = ", ".join(f"{num(s.tau, 2)} on {s.metric}" for s in shifts)
+        who = f"verified questions ({num(kept)})" if target == "verified" and kept is not None else f"{target} questions"
+        return [f"Kendall τ between the system orders on the full set and after {verb_n} is {taus}, but removing "
+                f"questions at random already gives τ anywhere in {ranges} (95% range): too few {who} to tell "
+                f"whether {verb} changes the system order."]
     if len(shifts) > 1 and all(s.survives and s.flips == 0 for s in shifts):
         taus = [f"{num(s.tau, 2)} on {s.metric}" for s in shifts]
         nulls = {s.null[2] for s in shifts if s.null is not None}
         within = (f", each within the 95% range of removing {num(nulls.pop())} questions at random (p ≥ {SIGNIFICANCE:g})"
                   if len(nulls) == 1 and all(s.null is not None for s in shifts) else "")
         return [f"The system order survives {verb} on every headline metric: Kendall τ between the orders on the "
-                f"full set and after {verb} is {', '.join(taus[:-1])} and {taus[-1]}{within}; no system pair swaps places."]
+                f"full set and after {verb_n} is {', '.join(taus[:-1])} and {taus[-1]}{within}; no system pair swaps places."]
     out = []
     for s in shifts:
-        text = f"{s.metric}: Kendall τ between the system orders on the full set and after {verb} is {num(s.tau, 2)}"
+        text = f"{s.metric}: Kendall τ between the system orders on the full set and after {verb_n} is {num(s.tau, 2)}"
         if s.null is not None:
             low, high, removed, p = s.null
             text += (f" ({'within' if p >= SIGNIFICANCE else 'below'} the 95% range [{num(low, 2)}, {num(high, 2)}] "
@@ -678,9 +699,10 @@ def _metric_shift(rows: pd.DataFrame, null: pd.DataFrame | None, target: str, me
         hit = null[(null["metric"].astype(str) == metric) & (null["subset"].astype(str) == target)
                    & (null["statistic"].astype(str) == "kendall_tau")]
     h = hit.iloc[0] if hit is not None and len(hit) else None
+    kept = _count(row, "n_queries_b") or (None if h is None else _count(h, "n_kept")) or None
     return _Shift(metric, float(row["kendall_tau"]), _count(row, "n_flips"), _count(row, "n_flips_significant"),
                   None if h is None else (float(h["null_low"]), float(h["null_high"]), h.get("n_removed"),
-                                          float(h["p_value"])))
+                                          float(h["p_value"])), kept)
 
 
 def _count(row: pd.Series, key: str) -> int:
