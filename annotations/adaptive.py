@@ -1,17 +1,20 @@
-"""An adaptive review campaign: a design frozen at the start, then batches of the riskiest unreviewed pairs.
+"""An adaptive review campaign: a design frozen at the start, then batches of the riskiest pairs.
 
 The campaign folder holds `campaign.json`, the cumulative `review_queue.csv` (every pair ever
 pushed) and, by convention, the `verdicts.csv` / `annotations_raw.csv` that pull writes. The
-first push records the design: which pairs the start audit flagged, the control sample and its
-strata. Later pushes (`--next N`) take an audit re-run with the learned rules and queue its N
-riskiest pairs that were never queued or reviewed; the control sample is never redrawn, so the
-estimate keeps a valid design:
+first push records the design; the control sample is never redrawn.
 
-- `risk_queue` = every pair pushed to the risk queue (the start queue and every batch): a census;
-- `flagged` = pairs the start audit flagged and no batch reached;
-- `unflagged:<stratum>` = pairs the start audit left unflagged, minus those a batch took, sampled
-  by the start control pairs. A batch takes the riskiest pairs, so the control rate overstates
-  the rest of the stratum a little: the estimate of errors left is conservative.
+Format 2 (a review queue with inclusion probabilities): the strata of the start queue over the
+whole population — `risk_queue` (the start risk queue, a census) and each split's risk bands,
+every pair in exactly one — and the control sample in them. `--next N` takes the N riskiest
+pairs of an audit re-run that no earlier batch took, *whether or not they are control pairs*
+(those need no new review: `passed`), so which pairs a batch takes never depends on which were
+drawn; the estimator (annotations/estimate.py) counts reviewed pairs exactly and the rest of
+each stratum from its control pairs no completed batch reached.
+
+Format 1 (an older queue): `risk_queue` = every pair pushed to the risk queue, `flagged` = the
+start's flagged pairs no batch reached, `unflagged:<stratum>` = start-unflagged pairs minus those
+a batch took, sampled by the start control pairs (read as before, see `legacy_design`).
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ from pathlib import Path
 import pandas as pd
 
 from bbsard_audit.contracts.audit import QUEUE
+from bbsard_audit.contracts.campaign_design import check_record
 from bbsard_audit.contracts.jsonfile import read_json
 from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.verdicts import read_raw, read_verdicts
 from bbsard_audit.errors import InputError
 from bbsard_audit.io import digest_of, write_json
 
+from .estimate import CENSUS, Design, queue_design
 from .pull import RAW_FILE
 from .tasks import QUEUE_COLUMNS, read_audit
 
@@ -75,9 +80,10 @@ class Campaign:
         folder = Path(folder)
         path = folder / CAMPAIGN_FILE
         record = read_json(path)  # strict: a NaN, a key twice or a truncated file is one line
-        if not (isinstance(record, dict) and record.get("format") == 1 and record.get("batches")):
-            raise InputError("not a campaign file (format 1)", file=str(path))
+        check_record(record, str(path))  # every key and type; a pair in two strata
         queue = read_audit(folder / QUEUE_FILE, QUEUE_COLUMNS + ["batch"])
+        if "batch" not in queue.columns:
+            raise InputError("missing column 'batch'", file=str(folder / QUEUE_FILE))
         return cls(folder, record, queue.assign(batch=pd.to_numeric(queue["batch"]).astype(int)))
 
     @classmethod
@@ -88,6 +94,8 @@ class Campaign:
         if missing:
             raise InputError(f"{len(missing)} queued id(s) are not in the audit (e.g. {min(missing)})",
                              file=str(queue_path))
+        if "stratum_risk_min" in queue.columns and (queue["queue"] == "control").any():
+            return cls._start_sampled(folder, project, audit, audit_path, queue, queue_path)
         risk = set(queue.loc[queue["queue"] == "risk", "id"])
         unflagged = ~audit["flagged"] & ~audit["id"].isin(risk)
         members, how = _control_strata(audit, queue, unflagged)
@@ -107,11 +115,44 @@ class Campaign:
         }
         return cls(Path(folder), record, queue)
 
+    @classmethod
+    def _start_sampled(cls, folder, project, audit, audit_path, queue, queue_path) -> "Campaign":
+        """Format 2: the queue's strata over every pair of the start audit, recorded as id lists."""
+        design = queue_design(audit, queue, str(queue_path))
+        strata = {str(h): sorted(int(i) for i in ids) for h, ids in design.stratum.groupby(design.stratum).groups.items()}
+        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        control = sorted(design.control)
+        record = {
+            "format": 2, "project": project, "started": now,
+            "design": {"audit_sha256": digest_of(Path(audit_path)), "queue_sha256": digest_of(Path(queue_path)),
+                       "strata": strata, "census": [CENSUS] if CENSUS in strata else [], "control": control},
+            "batches": [{"batch": 0, "kind": "start", "audit_sha256": digest_of(Path(audit_path)), "created": now,
+                         "risk": strata.get(CENSUS, []), "control": control, "passed": []}],
+        }
+        return cls(Path(folder), record, queue.assign(batch=0))
+
+    @property
+    def sampled(self) -> bool:
+        """A format-2 design (strata over the whole population, inclusion probabilities)."""
+        return self.record["format"] == 2
+
     @property
     def population(self) -> set[int]:
         design = self.record["design"]
+        if self.sampled:
+            return {i for ids in design["strata"].values() for i in ids}
         return set(design["flagged"]) | {i for ids in design["unflagged_strata"].values() for i in ids} \
             | set(self.queue["id"])
+
+    def design(self, verdicts: pd.DataFrame) -> Design:
+        """The estimator's design (format 2): a batch's passed control pairs count as reviewed by it
+        once every pair of the batch has a verdict; until then the batch changes nothing."""
+        design = self.record["design"]
+        stratum = pd.Series({i: h for h, ids in design["strata"].items() for i in ids}, dtype=object)
+        judged = set(verdicts.loc[verdicts["verdict"] != "", "id"])
+        taken = {i for b in self.record["batches"][1:] if set(b["risk"]) | set(b["passed"]) <= judged
+                 for i in b["passed"]}
+        return Design(stratum, set(design["control"]), census=set(design["census"]), taken=taken)
 
     def check_start_queue(self, queue_path: Path) -> None:
         if digest_of(Path(queue_path)) != self.record["design"]["queue_sha256"]:
@@ -135,20 +176,35 @@ class Campaign:
         if outside:
             raise InputError(f"{len(outside)} id(s) are not in the campaign's population (e.g. {min(outside)}): "
                              "re-run the audit on the campaign's split", file=str(audit_path))
-        taken = set(self.queue["id"]) | self.reviewed() | exclude
-        pool = audit[~audit["id"].isin(taken)].sort_values(["risk", "id"], ascending=[False, True])
         k = len(self.record["batches"])
-        rows = pool.head(n).assign(queue="risk", stratum=f"batch{k}", batch=k)
-        self.record["batches"].append({
-            "batch": k, "kind": "next", "audit_sha256": digest_of(Path(audit_path)),
-            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "risk": sorted(int(i) for i in rows["id"]), "control": []})
+        batch = {"batch": k, "kind": "next", "audit_sha256": digest_of(Path(audit_path)),
+                 "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "control": []}
+        if self.sampled:  # the N riskiest pairs no batch took, control pairs included (no new task for them)
+            batches = self.record["batches"]
+            taken = {i for b in batches for i in b["risk"]} | {i for b in batches for i in b["passed"]}
+            pool = audit[~audit["id"].isin(taken)].sort_values(["risk", "id"], ascending=[False, True]).head(n)
+            control = pool["id"].isin(self.record["design"]["control"]).to_numpy()
+            rows = pool[~control]
+            batch |= {"risk": sorted(int(i) for i in rows["id"]), "passed": sorted(int(i) for i in pool.loc[control, "id"])}
+        else:
+            taken = set(self.queue["id"]) | self.reviewed() | exclude
+            rows = audit[~audit["id"].isin(taken)].sort_values(["risk", "id"], ascending=[False, True]).head(n)
+            batch["risk"] = sorted(int(i) for i in rows["id"])
+        self.record["batches"].append(batch)
+        rows = rows.assign(queue="risk", stratum=f"batch{k}", batch=k)
         self.queue = pd.concat([self.queue, rows], ignore_index=True)
         return rows
 
     def design_queue(self) -> pd.DataFrame:
         """The cumulative queue with each control stratum's size = its start-unflagged pairs no batch took."""
         queue = self.queue.copy()
+        if self.sampled:  # the start queue as drawn; batch rows count themselves
+            later = queue["batch"] > 0
+            counts = queue[later].groupby("batch")["id"].transform("size")
+            queue.loc[later, "stratum_size"] = counts
+            queue.loc[later, "stratum_sampled"] = counts
+            queue.loc[later, "sample_weight"] = 1.0
+            return queue
         for column in ("stratum_size", "stratum_sampled"):
             queue[column] = pd.to_numeric(queue[column], errors="coerce") if column in queue else float("nan")
         risk = set(queue.loc[queue["queue"] == "risk", "id"])
@@ -171,6 +227,8 @@ class Campaign:
         if outside:
             raise InputError(f"{len(outside)} id(s) are not in the campaign's population (e.g. {min(outside)})",
                              file=str(audit_path))
+        if self.sampled:
+            return audit
         return audit.assign(flagged=audit["id"].isin(self.record["design"]["flagged"]))
 
     def save(self) -> None:

@@ -102,8 +102,11 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
     if state is not None:
         if next_n is not None:
             rows = state.add_batch(read_audit(audit), audit, next_n, set(proj.question_ids()))
+            passed = len(state.record["batches"][-1].get("passed", []))
+            taken = len(rows) + passed
             typer.echo(f"campaign {campaign}: batch {len(state.record['batches']) - 1} queues {len(rows)} pair(s)"
-                       + ("" if len(rows) == next_n else f" (only {len(rows)} unreviewed pair(s) left)"))
+                       + (f" + {passed} control pair(s) already in the review (no new task)" if passed else "")
+                       + ("" if taken == next_n else f" (only {taken} pair(s) left that no batch took)"))
         state.save()  # before importing: an interrupted push is resumed by the next one
         reviewed = state.reviewed()
         frame = state.queue[~state.queue["id"].isin(reviewed)]
@@ -207,8 +210,10 @@ def status(project: Project,
     raw = raw_from_export(tasks, proj.users())
     per_task = raw.groupby("task_id").size()
     done = int((per_task >= overlap).sum())
-    typer.echo(f"project {project!r} (id {proj.id}): {len(tasks)} task(s), {per_task.size} annotated, "
-               f"{done} with {overlap} annotation(s), {len(tasks) - done} remaining")
+    waiting = int(per_task.size - done)
+    more = "awaiting a second annotator" if overlap == 2 else f"awaiting more annotators (of {overlap})"
+    typer.echo(f"project {project!r} (id {proj.id}): {len(tasks)} task(s): {done} done ({overlap} annotation(s)), "
+               f"{waiting} {more}, {len(tasks) - per_task.size} never annotated")
     for name, n in raw.groupby("annotator").size().sort_values(ascending=False).items():
         typer.echo(f"  {name}: {n}")
     if audit is not None:
@@ -282,27 +287,39 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
 
     population = read_audit(audit)
     inputs: dict = {"audit": audit, "queue": queue}  # recorded by name + sha256 (write_sidecar)
-    design = None
+    design = plan = None
+    where = "the audit"
     if campaign is not None:
         from .adaptive import VERDICTS_FILE, Campaign
 
         if queue is not None:
             raise typer.BadParameter("give --campaign or --queue, not both")
         state = Campaign.load(campaign)
-        population, design = state.design_population(population, audit), state.design_queue()
+        population = state.design_population(population, audit)
         verdicts = verdicts or campaign / VERDICTS_FILE
         inputs |= {"campaign": campaign, "batches": len(state.record["batches"])}
+        where = "the campaign's population"
     elif queue is not None:
         design = read_audit(queue, QUEUE_COLUMNS)
     if verdicts is None:
         raise typer.BadParameter("give --verdicts (or --campaign)")
+    judged = read_verdicts(verdicts)
+    known = set(state.population) if campaign is not None else set(population["id"])
+    for row_no, qid in zip(range(2, len(judged) + 2), judged["id"]):
+        if int(qid) not in known:
+            raise InputError(f"verdict for a question that is not in {where}", file=str(verdicts), row=row_no, id=qid)
+    if campaign is not None:
+        if state.sampled:
+            plan = state.design(judged)
+        else:
+            design = state.design_queue()
     if split != "all":
         splits = sorted(population["split"].unique())
         population = population[population["split"] == split]
         if population.empty:
             raise InputError(f"no audited pair in split {split!r} (the audit has: {', '.join(splits) or 'none'})",
                              file=str(audit))
-    result = compute_estimate(population, read_verdicts(verdicts), design, level=level, seed=seed,
+    result = compute_estimate(population, judged, design, level=level, seed=seed, design=plan,
                               target_halfwidth=target_halfwidth, max_missed=max_missed)
     return result, inputs | {"verdicts": verdicts}
 
@@ -313,8 +330,10 @@ def _report_missed(result) -> None:
                    f"among {m.unreviewed} pair(s)")
     t = result.target
     if t is not None:
-        wanted = [f"half-width {t.halfwidth:.1%} <= {t.target_halfwidth:.1%}" if t.target_halfwidth is not None else "",
-                  f"expected errors left {t.expected_missed:.1f} <= {t.max_missed:g}" if t.max_missed is not None else ""]
+        wanted = [f"{t.expected_missed:.1f} expected errors left (target: at most {t.max_missed:g})"
+                  if t.max_missed is not None else "",
+                  f"error-rate CI half-width {t.halfwidth:.1%} (target: at most {t.target_halfwidth:.1%})"
+                  if t.target_halfwidth is not None else ""]
         typer.echo(f"target {'met' if t.met else 'not met'}: {'; '.join(w for w in wanted if w)}")
 
 
