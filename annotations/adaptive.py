@@ -6,11 +6,10 @@ first push records the design; the control sample is never redrawn.
 
 Format 2 (a review queue with inclusion probabilities): the strata of the start queue over the
 whole population — `risk_queue` (the start risk queue, a census) and each split's risk bands,
-every pair in exactly one — and the control sample in them. `--next N` takes the N riskiest
-pairs of an audit re-run that no earlier batch took, *whether or not they are control pairs*
-(those need no new review: `passed`), so which pairs a batch takes never depends on which were
-drawn; the estimator (annotations/estimate.py) counts reviewed pairs exactly and the rest of
-each stratum from its control pairs no completed batch reached.
+every pair in exactly one — and the control sample in them. `--next N` queues the N riskiest
+pairs of an audit re-run that were never queued, reviewed or pushed. The estimator
+(annotations/estimate.py) counts every reviewed pair exactly and the unreviewed pairs of each
+band from its control pairs only: a batch, queued or reviewed, is never a sample.
 
 Format 1 (an older queue): `risk_queue` = every pair pushed to the risk queue, `flagged` = the
 start's flagged pairs no batch reached, `unflagged:<stratum>` = start-unflagged pairs minus those
@@ -127,7 +126,7 @@ class Campaign:
             "design": {"audit_sha256": digest_of(Path(audit_path)), "queue_sha256": digest_of(Path(queue_path)),
                        "strata": strata, "census": [CENSUS] if CENSUS in strata else [], "control": control},
             "batches": [{"batch": 0, "kind": "start", "audit_sha256": digest_of(Path(audit_path)), "created": now,
-                         "risk": strata.get(CENSUS, []), "control": control, "passed": []}],
+                         "risk": strata.get(CENSUS, []), "control": control}],
         }
         return cls(Path(folder), record, queue.assign(batch=0))
 
@@ -144,15 +143,12 @@ class Campaign:
         return set(design["flagged"]) | {i for ids in design["unflagged_strata"].values() for i in ids} \
             | set(self.queue["id"])
 
-    def design(self, verdicts: pd.DataFrame) -> Design:
-        """The estimator's design (format 2): a batch's passed control pairs count as reviewed by it
-        once every pair of the batch has a verdict; until then the batch changes nothing."""
+    def design(self) -> Design:
+        """The estimator's design (format 2): the start strata and control sample. Batches change
+        nothing in it: their reviewed pairs count exactly, their queued pairs stay unreviewed."""
         design = self.record["design"]
         stratum = pd.Series({i: h for h, ids in design["strata"].items() for i in ids}, dtype=object)
-        judged = set(verdicts.loc[verdicts["verdict"] != "", "id"])
-        taken = {i for b in self.record["batches"][1:] if set(b["risk"]) | set(b["passed"]) <= judged
-                 for i in b["passed"]}
-        return Design(stratum, set(design["control"]), census=set(design["census"]), taken=taken)
+        return Design(stratum, set(design["control"]), census=set(design["census"]))
 
     def check_start_queue(self, queue_path: Path) -> None:
         if digest_of(Path(queue_path)) != self.record["design"]["queue_sha256"]:
@@ -176,20 +172,12 @@ class Campaign:
         if outside:
             raise InputError(f"{len(outside)} id(s) are not in the campaign's population (e.g. {min(outside)}): "
                              "re-run the audit on the campaign's split", file=str(audit_path))
+        taken = set(self.queue["id"]) | self.reviewed() | exclude
+        rows = audit[~audit["id"].isin(taken)].sort_values(["risk", "id"], ascending=[False, True]).head(n)
         k = len(self.record["batches"])
         batch = {"batch": k, "kind": "next", "audit_sha256": digest_of(Path(audit_path)),
-                 "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "control": []}
-        if self.sampled:  # the N riskiest pairs no batch took, control pairs included (no new task for them)
-            batches = self.record["batches"]
-            taken = {i for b in batches for i in b["risk"]} | {i for b in batches for i in b["passed"]}
-            pool = audit[~audit["id"].isin(taken)].sort_values(["risk", "id"], ascending=[False, True]).head(n)
-            control = pool["id"].isin(self.record["design"]["control"]).to_numpy()
-            rows = pool[~control]
-            batch |= {"risk": sorted(int(i) for i in rows["id"]), "passed": sorted(int(i) for i in pool.loc[control, "id"])}
-        else:
-            taken = set(self.queue["id"]) | self.reviewed() | exclude
-            rows = audit[~audit["id"].isin(taken)].sort_values(["risk", "id"], ascending=[False, True]).head(n)
-            batch["risk"] = sorted(int(i) for i in rows["id"])
+                 "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                 "risk": sorted(int(i) for i in rows["id"]), "control": []}
         self.record["batches"].append(batch)
         rows = rows.assign(queue="risk", stratum=f"batch{k}", batch=k)
         self.queue = pd.concat([self.queue, rows], ignore_index=True)

@@ -102,11 +102,8 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
     if state is not None:
         if next_n is not None:
             rows = state.add_batch(read_audit(audit), audit, next_n, set(proj.question_ids()))
-            passed = len(state.record["batches"][-1].get("passed", []))
-            taken = len(rows) + passed
             typer.echo(f"campaign {campaign}: batch {len(state.record['batches']) - 1} queues {len(rows)} pair(s)"
-                       + (f" + {passed} control pair(s) already in the review (no new task)" if passed else "")
-                       + ("" if taken == next_n else f" (only {taken} pair(s) left that no batch took)"))
+                       + ("" if len(rows) == next_n else f" (only {len(rows)} unreviewed pair(s) left)"))
         state.save()  # before importing: an interrupted push is resumed by the next one
         reviewed = state.reviewed()
         frame = state.queue[~state.queue["id"].isin(reviewed)]
@@ -310,7 +307,7 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
             raise InputError(f"verdict for a question that is not in {where}", file=str(verdicts), row=row_no, id=qid)
     if campaign is not None:
         if state.sampled:
-            plan = state.design(judged)
+            plan = state.design()
         else:
             design = state.design_queue()
     if split != "all":

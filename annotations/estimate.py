@@ -1,28 +1,34 @@
 """The share of legally inaccurate Dutch translations in a whole split, from reviewed pairs.
 
 The design (`Design`) is fixed before any verdict: every pair of the population in exactly one
-stratum, and a probability sample (the control sample: a simple random sample of n_h of the N_h
-pairs of each stratum, drawn once, so every pair has inclusion probability n_h / N_h > 0). Census
-strata (the start risk queue) are reviewed in full, not sampled. Then:
+stratum (the start risk queue, then each split's start-risk bands) and a probability sample in
+the bands — the control sample, a simple random sample of n_h of the N_h pairs of each band,
+drawn once, so every pair has inclusion probability n_h / N_h > 0 (audit/pipeline.py
+`review_queue`). Then, whatever risk batches were reviewed since, chosen however:
 
-- every reviewed pair counts exactly (its verdict is known);
-- in a sampled stratum the pairs still unreviewed are estimated from the stratum's *active*
-  control pairs only: the control pairs no completed risk batch reached. Risk batches take a
-  prefix of a ranking that ignores control membership (control pairs in it need no new review:
-  `annotations.adaptive`), so, given the batches, the active control pairs of a stratum are a
-  simple random sample of the stratum's pairs outside the batches (design-based, no model);
-- in a census stratum the pairs not reviewed yet are assumed to have the rate of its reviewed
-  pairs (missing at random; said in `assumptions`), as are control pairs awaiting a verdict.
+- every reviewed pair counts exactly (its verdict is known), wherever it came from;
+- the K_h pairs of band h not reviewed yet are estimated from the band's control pairs alone,
+  at their rate x_h / m_h. Risk batches are never a sample of anything: a queued batch's pairs
+  stay among the K_h until their verdicts arrive, then count exactly;
+- the start risk queue is a census stratum: its pairs not reviewed yet are assumed to have the
+  rate of its reviewed pairs (missing at random, said in `assumptions`), as are control pairs
+  still awaiting a verdict.
 
-Point estimate: found + sum_h K_h x_h / m_h (K_h unreviewed pairs, x_h legal among m_h active
-reviewed control pairs) = the post-stratified estimator, i.e. the GREG estimator with the
-risk-band indicators as auxiliary variables (Särndal, Swensson & Wretman 1992, 7.6).
+Point estimate: found + sum_h K_h x_h / m_h (the post-stratified estimator of the unreviewed
+pairs, i.e. the GREG estimator with the risk-band indicators as auxiliary variables; Särndal,
+Swensson & Wretman 1992, 7.6). The control pairs sample the whole band while the batches took
+its riskiest pairs, so the rate is, if anything, too high for what the batches left: the
+estimate of errors left is unbiased (no batch in the band) or conservative, as long as a batch
+picks pairs at least as error-prone as its band's average — a ranking no worse than random within
+a band, checked against the verdicts (`assumptions`). The control sample is never chosen by a
+ranking, so batches may follow any verdict, control verdicts included (`audit learn`).
+
 Interval: the errors left L get a Beta-binomial predictive BetaBinomial(K, n* p + 1/2,
 n* (1 - p) + 1/2) with p = L̂ / K and n* the effective sample size that gives it the design
-variance V = sum_h K_h (K_h + m_h) s_h^2 / m_h (s_h^2 the unbiased within-stratum variance; Kish's
-(sum w)^2 / sum w^2 with w = K_h / m_h when no error was seen): a Jeffreys interval on an
-effective sample size (Korn & Graubard 1998), which keeps a finite, honest upper bound when the
-sample has 0 errors. Seeded Monte Carlo, central interval. Coverage: benchmarks/bench_estimator.md.
+variance V = sum_h K_h (K_h + m_h) s_h^2 / m_h (s_h^2 the unbiased within-band variance; Kish's
+(sum w)^2 / sum w^2 with w = K_h / m_h when no error was seen): a Jeffreys interval on an effective
+sample size (Korn & Graubard 1998), finite and honest when the sample has 0 errors. Seeded Monte
+Carlo, central interval. Coverage on synthetic populations: benchmarks/bench_estimator.md.
 
 Old review queues and format-1 campaigns carry no such design; `legacy_design` reads them as
 before (risk queue census, unflagged control strata, unsampled strata borrowing a rate).
@@ -46,13 +52,11 @@ CENSUS = "risk_queue"
 @dataclass
 class Design:
     """`stratum`: id -> stratum name for every pair of the population; `control`: the probability
-    sample; `census`: strata reviewed in full; `taken`: control pairs a completed batch reached
-    (counted as reviewed, no longer a sample); `borrow`: where an unsampled stratum takes its rate
+    sample; `census`: strata reviewed in full; `borrow`: where an unsampled stratum takes its rate
     (legacy designs); `group`: stratum -> the `unreviewed` group it is reported in."""
     stratum: pd.Series
     control: set[int]
     census: set[str] = field(default_factory=lambda: {CENSUS})
-    taken: set[int] = field(default_factory=set)
     borrow: dict[str, str] = field(default_factory=dict)
     group: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -61,8 +65,7 @@ class Design:
 
     def restrict(self, ids) -> "Design":
         keep = self.stratum[self.stratum.index.isin(list(ids))]
-        return Design(keep, self.control & set(keep.index), self.census, self.taken & set(keep.index),
-                      self.borrow, self.group, list(self.notes), self.method, self.listed)
+        return Design(keep, self.control & set(keep.index), self.census, self.borrow, self.group, list(self.notes), self.method, self.listed)
 
 
 # ------------------------------------------------------------------------ designs from files
@@ -143,12 +146,11 @@ class _Cell:
     unreviewed: int
     m: int
     x: int
-    remainder: int  # K + m: the stratum's pairs outside completed batches and other reviews
 
 
 def _cells(design: Design, known: pd.Series, assumptions: list[str]) -> tuple[list[Stratum], list[_Cell]]:
     strata, cells = [], []
-    reviewed_control = known[known.index.isin(list(design.control - design.taken))]
+    reviewed_control = known[known.index.isin(list(design.control))]
     members = design.stratum.groupby(design.stratum, sort=False).groups
     for name in dict.fromkeys([*design.listed, *sorted(members, key=lambda h: (h not in design.census, h))]):
         ids = members.get(name, pd.Index([]))
@@ -162,28 +164,38 @@ def _cells(design: Design, known: pd.Series, assumptions: list[str]) -> tuple[li
         low, high = wilson(x, m) if m else (None, None)
         strata.append(Stratum(str(name), len(ids), len(done), int(done.sum()), x / m if m else None, low, high,
                               control=int(len(design.control.intersection(ids))), unreviewed=unreviewed))
-        cells.append(_Cell(str(name), unreviewed, m, x, unreviewed + m))
+        cells.append(_Cell(str(name), unreviewed, m, x))
+    _check_ranking(design, known, strata, assumptions)
     by = {c.name: c for c in cells}
     for c in cells:
         if c.unreviewed and not c.m:
-            c.m, c.x = _borrow(c, by, design, known, assumptions)
+            c.m, c.x = _borrow(c, by, design, assumptions)
         elif c.unreviewed and c.name in design.census:
             assumptions.append(f"stratum {c.name}: its {c.unreviewed} pair(s) not reviewed yet are assumed to have the "
                                f"error rate of its {c.m} reviewed pair(s) (review order unrelated to the verdict)")
     return strata, cells
 
 
-def _borrow(cell: _Cell, by: dict[str, _Cell], design: Design, known: pd.Series,
-            assumptions: list[str]) -> tuple[int, int]:
+def _check_ranking(design: Design, known: pd.Series, strata: list[Stratum], assumptions: list[str]) -> None:
+    """The one assumption the verdicts can check: in a band, pairs reviewed outside the control
+    sample (the risk batches) are not less often legal than the band's control pairs."""
+    outside = known[~known.index.isin(list(design.control))]
+    labels = design.stratum.loc[outside.index]
+    for s in strata:
+        mine = outside[(labels == s.name).to_numpy()]
+        if s.name in design.census or len(mine) < 5 or not s.rate:
+            continue
+        if mine.mean() < s.rate:
+            assumptions.append(f"stratum {s.name}: its {len(mine)} pairs reviewed by risk are legal less often "
+                               f"({mine.mean():.0%}) than its control pairs ({s.rate:.0%}): the ranking did no better "
+                               "than chance there, so its errors left may be underestimated")
+
+
+def _borrow(cell: _Cell, by: dict[str, _Cell], design: Design, assumptions: list[str]) -> tuple[int, int]:
     """(m, x) for a stratum with unreviewed pairs and no sample of its own, said in `assumptions`."""
     source = design.borrow.get(cell.name)
     if source in by and by[source].m:
         what, m, x = f"stratum {source}'s", by[source].m, by[source].x
-    elif cell.name not in design.census and source is None and \
-            (own := known[known.index.isin(list(design.control & set(design.stratum.index[design.stratum == cell.name])))]).size:
-        # every control pair of the stratum was reached by a batch: the whole control sample of
-        # the stratum (riskier than what the batches left) stands for the rest, conservatively
-        what, m, x = "its whole control sample's (batches reached every control pair of it)", len(own), int(own.sum())
     else:
         pool = [c for c in by.values() if c.name not in design.census and c.m and c is not cell]
         if not pool or cell.name in design.census:

@@ -6,7 +6,7 @@ population at the start (every id in exactly one stratum) with the control sampl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from bbsard_audit.errors import InputError
 
@@ -21,7 +21,6 @@ class Batch:
     created: str
     risk: list[int]
     control: list[int]
-    passed: list[int] = field(default_factory=list)  # format 2: control pairs in the batch's prefix
 
 
 @dataclass
@@ -76,7 +75,7 @@ def check_record(data: object, source: str) -> None:
                     raise InputError(f"design.strata: pair in two strata ({seen[i]}, {name})", file=source, id=i)
                 seen[i] = name
         for key, ids in (("design.control", record.design.control),
-                         *((f"batches[{b.batch}]", b.risk + b.passed) for b in record.batches)):
+                         *((f"batches[{b.batch}].risk", b.risk) for b in record.batches)):
             outside = [i for i in ids if i not in seen]
             if outside:
                 raise InputError(f"{key}: pair in no stratum of design.strata", file=source, id=outside[0])
