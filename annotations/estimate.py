@@ -79,11 +79,12 @@ def queue_design(audit: pd.DataFrame, queue: pd.DataFrame, source: str = "review
     labels = pd.Series(np.where(audit["id"].isin(risk_ids), CENSUS, ""), index=audit["id"].to_numpy(), dtype=object)
     bands = control.groupby("stratum").agg(split=("split", "first"), low=("stratum_risk_min", "min"),
                                            high=("stratum_risk_max", "max"), size=("stratum_size", "max"))
-    rest = audit[labels.to_numpy() == ""]
+    free = labels.to_numpy() == ""
+    split, risk = audit["split"].astype(str).to_numpy(), audit["risk"].to_numpy(float)
+    values = labels.to_numpy().copy()
     for name, band in bands.iterrows():
-        inside = rest[(rest["split"].astype(str) == str(band["split"])) & (rest["risk"] >= band["low"])
-                      & (rest["risk"] <= band["high"])]
-        labels.loc[inside["id"].to_numpy()] = name
+        values[free & (split == str(band["split"])) & (risk >= band["low"]) & (risk <= band["high"])] = name
+    labels = pd.Series(values, index=labels.index, dtype=object)
     splits = set(bands["split"].astype(str))
     lost = labels[(labels == "").to_numpy() & audit["split"].astype(str).isin(splits).to_numpy()]
     if len(lost):

@@ -300,7 +300,9 @@ def review_queue(frame: pd.DataFrame, budget: int, control: int, seed: int = 0,
                              stratum_sampled=len(flagged))
     pool = frame[~frame["id"].isin(flagged["id"])].copy()
     control = min(control, len(pool))
-    groups = pool[list(strata)].astype(str).agg("/".join, axis=1)
+    groups = pool[strata[0]].astype(str)
+    for column in strata[1:]:
+        groups = groups + "/" + pool[column].astype(str)
     group_sizes = groups.value_counts().sort_index()
     per_group = _allocate(group_sizes.to_numpy(), group_sizes.to_numpy().astype(float), control, least=0)
     rng = np.random.default_rng(seed)
