@@ -258,8 +258,9 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
              level: Annotated[float, typer.Option(help="Confidence level.")] = 0.95,
              seed: Annotated[int, typer.Option(help="Monte Carlo seed.")] = 0,
              target_halfwidth: TargetHalfwidth = None, max_missed: MaxMissed = None) -> None:
-    """Estimated share of legally inaccurate translations in the split, stratified, with a CI, and the
-    legal errors expected among the pairs not reviewed yet (the stopping rule).
+    """Estimated share of legally inaccurate translations in the split, with a CI, and the legal errors
+    expected among the pairs not reviewed yet (the stopping rule): reviewed pairs count exactly, the
+    rest of each start-risk band is estimated from its control pairs (docs/annotations.md).
 
     Example: `bbsard-audit annotate estimate --audit out/audit.csv --queue out/review_queue.csv --verdicts out/verdicts.csv --out out/estimate.json --split test`
     """
@@ -271,7 +272,9 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
                f"of {result.population} pairs ({split})")
     for s in result.strata:
         rate = "n/a" if s.rate is None else f"{s.rate:.1%}"
-        typer.echo(f"  {s.name}: {s.legal}/{s.reviewed} reviewed legal ({rate}) of {s.population} pairs")
+        sample = f"control rate {rate} on {s.control} pair(s)" if s.control else f"rate {rate}"
+        typer.echo(f"  {s.name}: {s.legal}/{s.reviewed} reviewed legal ({sample}), {s.unreviewed} of "
+                   f"{s.population} pairs unreviewed")
     for note in result.assumptions:
         typer.echo(f"  assumption: {note}")
     _report_missed(result)
@@ -323,6 +326,8 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
 
 def _report_missed(result) -> None:
     for m in result.unreviewed:
+        if m.name != "all" and not m.unreviewed:
+            continue  # a stratum reviewed in full
         typer.echo(f"legal errors left unreviewed ({m.name}): {m.expected:.1f} [{m.ci_low:.0f}, {m.ci_high:.0f}] "
                    f"among {m.unreviewed} pair(s)")
     t = result.target

@@ -1,6 +1,6 @@
 """Coverage, width and speed of the error-rate estimator (annotations/estimate.py), issue 14.
 
-1. Coverage study (annotations/coverage.py): synthetic populations of 200 and 1,108 pairs with a
+1. Coverage study (bbsard_audit/estimator_study.py): synthetic populations of 200 and 1,108 pairs with a
    known truth, error rates 2-30 %, risk from useless to strong, control samples of 14-60,
    0-3 risk batches of 20, static and verdict-dependent (`adaptive`) batch choice. Reports the
    95 % interval's coverage and mean width per regime, and today's estimator on the same
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.annotations import coverage
+from bbsard_audit import estimator_study
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = "d883d32"  # the last commit with the old estimator and control draw
@@ -50,12 +50,12 @@ OLD_ESTIMATE = _old("old_estimate", "annotations/estimate.py", "bbsard_audit.ann
 OLD_PIPELINE = _old("old_pipeline", "audit/pipeline.py", "bbsard_audit.audit")
 
 
-def today(setting: coverage.Setting, seed: int) -> dict:
-    """Today's design and estimator on the population `coverage.one` draws for the same seed."""
+def today(setting: estimator_study.Setting, seed: int) -> dict:
+    """Today's design and estimator on the population `estimator_study.one` draws for the same seed."""
     rng = np.random.default_rng(seed)
-    frame, y = coverage.population(rng, setting.n_pairs, setting.error_rate, setting.risk_quality)
+    frame, y = estimator_study.population(rng, setting.n_pairs, setting.error_rate, setting.risk_quality)
     queue, _ = OLD_PIPELINE.review_queue(frame, setting.budget, setting.control, seed=seed)
-    batch = sorted(coverage.campaign(frame, y, queue, setting.batches, 20, setting.policy) - set(queue["id"]))
+    batch = sorted(estimator_study.campaign(frame, y, queue, setting.batches, 20, setting.policy) - set(queue["id"]))
     labels = frame.set_index("id")[["split", "category"]].astype(str).agg("/".join, axis=1)
     rows = queue.copy()
     ctrl = rows["queue"] == "control"
@@ -77,8 +77,8 @@ def today(setting: coverage.Setting, seed: int) -> dict:
 def study(n: int, seed: int, sizes, policies) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     rows = []
-    for i, s in enumerate(coverage.settings(rng, n, sizes, policies)):
-        rows.append(coverage.one(s, seed * 100_000 + i) | today(s, seed * 100_000 + i))
+    for i, s in enumerate(estimator_study.settings(rng, n, sizes, policies)):
+        rows.append(estimator_study.one(s, seed * 100_000 + i) | today(s, seed * 100_000 + i))
     return pd.DataFrame(rows)
 
 
@@ -106,7 +106,7 @@ def speed() -> dict:
     rng = np.random.default_rng(0)
     risk = np.round(rng.beta(1, 4, 1108), 4)
     frame = audit_frame(range(1, 1109), risk >= np.quantile(risk, 0.9)).assign(risk=risk)
-    queue, _ = coverage.review_queue(frame, 60, 60, seed=0)
+    queue, _ = estimator_study.review_queue(frame, 60, 60, seed=0)
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -131,7 +131,7 @@ def speed() -> dict:
         subprocess.run([str(Path(sys.executable).parent / "bbsard-audit"), *args], check=True, capture_output=True)
         out["estimate_cli_fresh_process_s"] = round(time.perf_counter() - start, 2)
     start = time.perf_counter()
-    big = coverage.run(20, seed=99, sizes=(1108,))
+    big = estimator_study.run(20, seed=99, sizes=(1108,))
     out["study_1108_pairs_20_seeds_s"] = round(time.perf_counter() - start, 1)
     out["study_1108_pairs_20_seeds_coverage"] = float(big["covered"].mean())
     return out

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from bbsard_audit.annotations import coverage
+from bbsard_audit import estimator_study
 from bbsard_audit.annotations.adaptive import Campaign
 from bbsard_audit.annotations.estimate import Design, estimate, queue_design
 from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, read_audit
@@ -87,6 +87,18 @@ def test_reviewed_pairs_count_exactly_and_the_rest_is_post_stratified():
     assert census.share_legal == census.ci_low == census.ci_high == pytest.approx(6 / 24)
 
 
+def test_a_ranking_worse_than_chance_inside_a_band_is_said():
+    """The one assumption the verdicts can check: risk-reviewed pairs of a band no less often legal
+    than its control pairs (else the errors left there may be underestimated)."""
+    stratum = pd.Series(["b"] * 40, index=range(1, 41), dtype=object)
+    control = pd.DataFrame({"id": range(1, 5), "verdict": ["legal", "legal", "correct", "correct"]})
+    for batch_verdict, said in (("legal", False), ("correct", True)):
+        batch = pd.DataFrame({"id": range(10, 16), "verdict": batch_verdict})
+        est = estimate(pd.DataFrame({"id": range(1, 41)}), pd.concat([control, batch]),
+                       design=Design(stratum, control={1, 2, 3, 4}), draws=500)
+        assert any("did no better than chance" in a for a in est.assumptions) is said
+
+
 def test_small_control_sample_estimates_at_once_and_a_queued_batch_changes_nothing(tmp_path):
     frame = start_audit()
     audit, queue = write_start(tmp_path / "run", frame, budget=10, control=14)
@@ -143,8 +155,8 @@ def test_the_coverage_study_small():
     """The 95 % interval covers the truth 93-97 % of the time on 600 synthetic populations of 200 pairs
     (errors 2-30 %, risk useless to strong, control 14-60, batches static or learning from verdicts,
     control verdicts included); no bias. The 1,108-pair study: benchmarks/bench_estimator.py."""
-    rows = coverage.run(600, seed=3, sizes=(200,), policies=coverage.POLICIES, draws=1000)
-    assert set(rows["policy"]) == set(coverage.POLICIES) and rows["error_rate"].nunique() == 5
+    rows = estimator_study.run(600, seed=3, sizes=(200,), policies=estimator_study.POLICIES, draws=1000)
+    assert set(rows["policy"]) == set(estimator_study.POLICIES) and rows["error_rate"].nunique() == 5
     assert 0.93 <= rows["covered"].mean() <= 0.97, rows.groupby("error_rate")["covered"].mean()
     assert abs((rows["estimate"] - rows["truth"]).mean()) < 0.01
 

@@ -5,7 +5,7 @@ Each population: N pairs with a latent quality z, errors y ~ Bernoulli(sigmoid(a
 mistranslated term repeats across questions; a tuned to the wanted error rate), risk =
 sigmoid(z + noise). The real `review_queue` draws the risk queue and the control sample, risk
 batches of 20 follow the campaign's rule (the N riskiest pairs no batch took, control pairs
-included: annotations.adaptive), and the real `estimate` runs on the verdicts. Policies:
+included: bbsard_audit.annotations.adaptive), and the real `estimate` runs on the verdicts. Policies:
 
 - `static`: batches by the start risk;
 - `adaptive`: after each batch the ranking boosts every pair of a cluster where a reviewed risk
@@ -23,9 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.audit.pipeline import review_queue
-
-from .estimate import estimate
+from .annotations.estimate import estimate
+from .audit.pipeline import review_queue
 
 POLICIES = ("static", "adaptive", "adaptive+control")
 
