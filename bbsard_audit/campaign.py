@@ -22,6 +22,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from .annotations.estimate import Design, queue_design
 from .annotations.estimate import estimate as estimate_error_rate
 from .audit import learn as learning
 from .audit.glossary import Glossary
@@ -121,6 +122,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
         aligner = learning.Aligner(zip(fr, nl)) if learning_on else None
         queue, queue_info = review_queue(frame, 0, control, seed)
         control_rows = queue[queue["queue"] == "control"]
+        design = queue_design(frame, queue)  # the start strata: reviews count exactly, batches never sample
         verdicts: list[dict] = []
         order: list[dict] = []
         curve: list[dict] = []
@@ -149,7 +151,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
                 frame = pd.concat([frame[["id", "split", "category"]], scored[["risk", "flagged", "reasons"]]],
                                   axis=1)
                 round_times.append(time.perf_counter() - t0)
-            curve.append(_curve_row(round_no, frame, verdicts, order, queue_rows(control_rows, order), seed))
+            curve.append(_curve_row(round_no, frame, verdicts, order, design, seed))
             if progress:
                 progress(len(order), budget)
             if len(order) >= budget:
@@ -179,12 +181,6 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
                           pd.DataFrame([c.row() for c in conflicts], columns=learning.CONFLICT_COLUMNS), meta)
 
 
-def queue_rows(control_rows: pd.DataFrame, order: Sequence[dict]) -> pd.DataFrame:
-    """The estimator's design so far: the control sample (with its strata) + the pairs reviewed by risk."""
-    risk = pd.DataFrame({"id": [o["id"] for o in order if o["queue"] == "risk"], "queue": "risk"})
-    return pd.concat([control_rows[["id", "queue", "stratum", "stratum_size"]], risk], ignore_index=True)
-
-
 def _learn(verdicts, oracle: Oracle, questions, base: Glossary, aligner):
     table = pd.DataFrame(verdicts, columns=ORACLE_COLUMNS)
     candidates, _ = learning.derive_rules(questions, table, oracle.revealed_spans(), base, aligner)
@@ -193,12 +189,12 @@ def _learn(verdicts, oracle: Oracle, questions, base: Glossary, aligner):
 
 
 def _curve_row(round_no: int, frame: pd.DataFrame, verdicts: list[dict], order: list[dict],
-               design: pd.DataFrame, seed: int) -> dict:
+               design: Design, seed: int) -> dict:
     judged = pd.DataFrame(verdicts, columns=ORACLE_COLUMNS)
     reviewed = set(judged["id"])
     flagged = frame["flagged"].to_numpy(dtype=bool)
     try:
-        est = estimate_error_rate(frame[["id", "flagged"]], judged[["id", "verdict"]], design, seed=seed, draws=4000)
+        est = estimate_error_rate(frame[["id"]], judged[["id", "verdict"]], seed=seed, draws=4000, design=design)
         point, low, high = est.share_legal, est.ci_low, est.ci_high
     except InputError:  # e.g. flagged pairs exist and none is reviewed yet: no estimate this round
         point = low = high = float("nan")
