@@ -173,35 +173,30 @@ class Campaign:
             raise InputError(f"{len(outside)} id(s) are not in the campaign's population (e.g. {min(outside)}): "
                              "re-run the audit on the campaign's split", file=str(audit_path))
         taken = set(self.queue["id"]) | self.reviewed() | exclude
-        rows = audit[~audit["id"].isin(taken)].sort_values(["risk", "id"], ascending=[False, True]).head(n)
+        pool = audit[~audit["id"].isin(taken)].sort_values(["risk", "id"], ascending=[False, True])
         k = len(self.record["batches"])
-        batch = {"batch": k, "kind": "next", "audit_sha256": digest_of(Path(audit_path)),
-                 "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                 "risk": sorted(int(i) for i in rows["id"]), "control": []}
-        self.record["batches"].append(batch)
-        rows = rows.assign(queue="risk", stratum=f"batch{k}", batch=k)
+        rows = pool.head(n).assign(queue="risk", stratum=f"batch{k}", batch=k)
+        self.record["batches"].append({
+            "batch": k, "kind": "next", "audit_sha256": digest_of(Path(audit_path)),
+            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "risk": sorted(int(i) for i in rows["id"]), "control": []})
         self.queue = pd.concat([self.queue, rows], ignore_index=True)
         return rows
 
     def design_queue(self) -> pd.DataFrame:
-        """The cumulative queue with each control stratum's size = its start-unflagged pairs no batch took."""
+        """The cumulative queue; batch rows count themselves. Format 1: each control stratum's size =
+        its start-unflagged pairs no batch took (format 2 keeps the start draw as it was)."""
         queue = self.queue.copy()
-        if self.sampled:  # the start queue as drawn; batch rows count themselves
-            later = queue["batch"] > 0
-            counts = queue[later].groupby("batch")["id"].transform("size")
-            queue.loc[later, "stratum_size"] = counts
-            queue.loc[later, "stratum_sampled"] = counts
-            queue.loc[later, "sample_weight"] = 1.0
-            return queue
         for column in ("stratum_size", "stratum_sampled"):
             queue[column] = pd.to_numeric(queue[column], errors="coerce") if column in queue else float("nan")
-        risk = set(queue.loc[queue["queue"] == "risk", "id"])
-        members = self.record["design"]["unflagged_strata"]
         control = queue["queue"] == "control"
-        sampled = queue[control].groupby("stratum")["id"].size()
-        sizes = {h: len(set(ids) - risk) for h, ids in members.items()}
-        queue.loc[control, "stratum_size"] = queue.loc[control, "stratum"].map(sizes)
-        queue.loc[control, "stratum_sampled"] = queue.loc[control, "stratum"].map(sampled)
+        if not self.sampled:
+            risk = set(queue.loc[queue["queue"] == "risk", "id"])
+            members = self.record["design"]["unflagged_strata"]
+            sampled = queue[control].groupby("stratum")["id"].size()
+            sizes = {h: len(set(ids) - risk) for h, ids in members.items()}
+            queue.loc[control, "stratum_size"] = queue.loc[control, "stratum"].map(sizes)
+            queue.loc[control, "stratum_sampled"] = queue.loc[control, "stratum"].map(sampled)
         later = ~control & (queue["batch"] > 0)
         counts = queue[later].groupby("batch")["id"].transform("size")
         queue.loc[later, "stratum_size"] = counts

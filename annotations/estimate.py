@@ -36,7 +36,7 @@ before (risk queue census, unflagged control strata, unsampled strata borrowing 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -65,7 +65,7 @@ class Design:
 
     def restrict(self, ids) -> "Design":
         keep = self.stratum[self.stratum.index.isin(list(ids))]
-        return Design(keep, self.control & set(keep.index), self.census, self.borrow, self.group, list(self.notes), self.method, self.listed)
+        return replace(self, stratum=keep, control=self.control & set(keep.index), notes=list(self.notes))
 
 
 # ------------------------------------------------------------------------ designs from files
@@ -85,17 +85,15 @@ def queue_design(audit: pd.DataFrame, queue: pd.DataFrame, source: str = "review
     for name, band in bands.iterrows():
         values[free & (split == str(band["split"])) & (risk >= band["low"]) & (risk <= band["high"])] = name
     labels = pd.Series(values, index=labels.index, dtype=object)
-    splits = set(bands["split"].astype(str))
-    lost = labels[(labels == "").to_numpy() & audit["split"].astype(str).isin(splits).to_numpy()]
+    lost = labels[(labels == "").to_numpy()]
     if len(lost):
         raise InputError(f"pair {lost.index[0]} falls in no stratum of the review queue: give the audit.csv "
                          "the queue was drawn from", file=source, id=int(lost.index[0]))
     counts = labels.value_counts()
-    for name, band in bands.iterrows():
+    for name, band in bands[bands["split"].astype(str).isin(set(split))].iterrows():  # a --split keeps its own
         if int(counts.get(name, 0)) != int(band["size"]):
             raise InputError(f"stratum {name} holds {int(counts.get(name, 0))} pairs of this audit, the queue says "
                              f"{int(band['size'])}: give the audit.csv the queue was drawn from", file=source)
-    labels = labels[labels != ""]
     return Design(labels, set(int(i) for i in control["id"]))
 
 

@@ -304,7 +304,7 @@ def review_queue(frame: pd.DataFrame, budget: int, control: int, seed: int = 0,
     for column in strata[1:]:
         groups = groups + "/" + pool[column].astype(str)
     group_sizes = groups.value_counts().sort_index()
-    per_group = _allocate(group_sizes.to_numpy(), group_sizes.to_numpy().astype(float), control, least=0)
+    per_group = _allocate(group_sizes.to_numpy(), group_sizes.to_numpy().astype(float), control)
     rng = np.random.default_rng(seed)
     picks, sizes = [], {}
     for group, n_group in zip(group_sizes.index, per_group):
