@@ -73,8 +73,8 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
          project: Project,
          queue: Annotated[Optional[Path], typer.Option(help="review_queue.csv (default: every audit row).")] = None,
          campaign: Annotated[Optional[Path], typer.Option(help="Campaign folder: the first push records the design "
-                                                               "(start flags + control sample) in campaign.json; "
-                                                               "pull into DIR/verdicts.csv.")] = None,
+                                                               "(strata over every pair + control sample) in "
+                                                               "campaign.json; pull into DIR/verdicts.csv.")] = None,
          next_n: Annotated[Optional[int], typer.Option("--next", metavar="N",
                                                        help="Add a batch: the N riskiest pairs of --audit never "
                                                             "queued or reviewed (needs --campaign).")] = None,
@@ -253,7 +253,7 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
                                                                    "(default with --campaign: DIR/verdicts.csv).")] = None,
              queue: Annotated[Optional[Path], typer.Option(help="review_queue.csv (risk queue + control).")] = None,
              campaign: Annotated[Optional[Path], typer.Option(help="Campaign folder: the design of its first push "
-                                                                   "(start flags, control sample) and every batch.")] = None,
+                                                                   "(strata, control sample) and every batch.")] = None,
              split: Annotated[str, typer.Option(help="train, test or all.")] = "all",
              level: Annotated[float, typer.Option(help="Confidence level.")] = 0.95,
              seed: Annotated[int, typer.Option(help="Monte Carlo seed.")] = 0,

@@ -14,4 +14,5 @@ def wilson(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
     p = successes / n
     centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
     half = z * math.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # exact at the ends (0 successes: lower bound 0; all: upper bound 1), not 1e-17 away
+    return (0.0 if successes == 0 else max(0.0, centre - half)), (1.0 if successes == n else min(1.0, centre + half))
