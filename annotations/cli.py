@@ -272,8 +272,8 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
                f"of {result.population} pairs ({split})")
     for s in result.strata:
         rate = "n/a" if s.rate is None else f"{s.rate:.1%}"
-        sample = f"control rate {rate} on {s.control} pair(s)" if s.control else f"rate {rate}"
-        typer.echo(f"  {s.name}: {s.legal}/{s.reviewed} reviewed legal ({sample}), {s.unreviewed} of "
+        sample = f"control: {s.legal}/{s.reviewed} legal, {rate}" if s.control else f"rate {rate}"
+        typer.echo(f"  {s.name}: {s.found_legal}/{s.found} reviewed legal ({sample}), {s.unreviewed} of "
                    f"{s.population} pairs unreviewed")
     for note in result.assumptions:
         typer.echo(f"  assumption: {note}")

@@ -161,8 +161,9 @@ def _cells(design: Design, known: pd.Series, assumptions: list[str]) -> tuple[li
             sample = reviewed_control[reviewed_control.index.isin(ids)]
             m, x = len(sample), int(sample.sum())
         low, high = wilson(x, m) if m else (None, None)
-        strata.append(Stratum(str(name), len(ids), len(done), int(done.sum()), x / m if m else None, low, high,
-                              control=int(len(design.control.intersection(ids))), unreviewed=unreviewed))
+        strata.append(Stratum(str(name), len(ids), m, x, x / m if m else None, low, high,
+                              control=int(len(design.control.intersection(ids))), unreviewed=unreviewed,
+                              found=len(done), found_legal=int(done.sum())))
         cells.append(_Cell(str(name), unreviewed, m, x))
     _check_ranking(design, known, strata, assumptions)
     by = {c.name: c for c in cells}

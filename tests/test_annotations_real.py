@@ -98,7 +98,7 @@ def test_real_test_split_push_annotate_pull_agreement_estimate(shared_dir, ls_en
     if "inclusion_prob" in q.columns:  # the audit stage's design: every other pair in a sampled risk band
         bands = [s for name, s in strata.items() if name != "risk_queue"]
         assert bands and all(s["control"] >= 2 for s in bands)
-        found = sum(s["legal"] for s in strata.values())
+        found = sum(s["found_legal"] for s in strata.values())
         expected = found + sum(s["unreviewed"] * s["rate"] for s in bands)
         assert est["found_legal"] == found and est["share_legal"] == pytest.approx(expected / 222)
     assert est["ci_low"] <= est["share_legal"] <= est["ci_high"]

@@ -76,6 +76,8 @@ def test_reviewed_pairs_count_exactly_and_the_rest_is_post_stratified():
     est = estimate(audit, verdicts, design=design, draws=4000)
     # found: 2 (queue) + 1 (control) + 1 (id 20, reviewed outside the sample: exact, never a sample)
     assert est.found_legal == 4
+    band = next(s for s in est.strata if s.name == "b")  # its sample: the 4 control pairs; found: 5 reviews
+    assert (band.reviewed, band.legal, band.rate, band.found, band.found_legal) == (4, 1, 0.25, 5, 2)
     left = {m.name: m for m in est.unreviewed}
     assert left["b"].unreviewed == 15 and left["b"].expected == pytest.approx(15 * 1 / 4)
     assert left["risk_queue"].unreviewed == 0 and (left["risk_queue"].ci_low, left["risk_queue"].ci_high) == (0, 0)

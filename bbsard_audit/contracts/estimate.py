@@ -13,6 +13,9 @@ METHOD = ("reviewed pairs exact + post-stratified estimate of the unreviewed pai
 
 @dataclass(frozen=True)
 class Stratum:
+    """`reviewed` / `legal` / `rate` / Wilson: the reviewed pairs that stand for the stratum's
+    unreviewed ones (its control pairs; every reviewed pair of a census stratum); `found` /
+    `found_legal`: every reviewed pair of the stratum, counted exactly."""
     name: str
     population: int
     reviewed: int
@@ -22,6 +25,8 @@ class Stratum:
     wilson_high: float | None
     control: int = 0  # pairs of the stratum in the control (probability) sample
     unreviewed: int = 0
+    found: int = 0
+    found_legal: int = 0
 
 
 @dataclass(frozen=True)
