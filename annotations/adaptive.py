@@ -1,17 +1,19 @@
-"""An adaptive review campaign: a design frozen at the start, then batches of the riskiest unreviewed pairs.
+"""An adaptive review campaign: a design frozen at the start, then batches of the riskiest pairs.
 
 The campaign folder holds `campaign.json`, the cumulative `review_queue.csv` (every pair ever
 pushed) and, by convention, the `verdicts.csv` / `annotations_raw.csv` that pull writes. The
-first push records the design: which pairs the start audit flagged, the control sample and its
-strata. Later pushes (`--next N`) take an audit re-run with the learned rules and queue its N
-riskiest pairs that were never queued or reviewed; the control sample is never redrawn, so the
-estimate keeps a valid design:
+first push records the design; the control sample is never redrawn.
 
-- `risk_queue` = every pair pushed to the risk queue (the start queue and every batch): a census;
-- `flagged` = pairs the start audit flagged and no batch reached;
-- `unflagged:<stratum>` = pairs the start audit left unflagged, minus those a batch took, sampled
-  by the start control pairs. A batch takes the riskiest pairs, so the control rate overstates
-  the rest of the stratum a little: the estimate of errors left is conservative.
+Format 2 (a review queue with inclusion probabilities): the strata of the start queue over the
+whole population — `risk_queue` (the start risk queue, a census) and each split's risk bands,
+every pair in exactly one — and the control sample in them. `--next N` queues the N riskiest
+pairs of an audit re-run that were never queued, reviewed or pushed. The estimator
+(annotations/estimate.py) counts every reviewed pair exactly and the unreviewed pairs of each
+band from its control pairs only: a batch, queued or reviewed, is never a sample.
+
+Format 1 (an older queue): `risk_queue` = every pair pushed to the risk queue, `flagged` = the
+start's flagged pairs no batch reached, `unflagged:<stratum>` = start-unflagged pairs minus those
+a batch took, sampled by the start control pairs (read as before, see `legacy_design`).
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ from pathlib import Path
 import pandas as pd
 
 from bbsard_audit.contracts.audit import QUEUE
+from bbsard_audit.contracts.campaign_design import check_record
 from bbsard_audit.contracts.jsonfile import read_json
 from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.verdicts import read_raw, read_verdicts
 from bbsard_audit.errors import InputError
 from bbsard_audit.io import digest_of, write_json
 
+from .estimate import CENSUS, Design, queue_design
 from .pull import RAW_FILE
 from .tasks import QUEUE_COLUMNS, read_audit
 
@@ -75,9 +79,10 @@ class Campaign:
         folder = Path(folder)
         path = folder / CAMPAIGN_FILE
         record = read_json(path)  # strict: a NaN, a key twice or a truncated file is one line
-        if not (isinstance(record, dict) and record.get("format") == 1 and record.get("batches")):
-            raise InputError("not a campaign file (format 1)", file=str(path))
+        check_record(record, str(path))  # every key and type; a pair in two strata
         queue = read_audit(folder / QUEUE_FILE, QUEUE_COLUMNS + ["batch"])
+        if "batch" not in queue.columns:
+            raise InputError("missing column 'batch'", file=str(folder / QUEUE_FILE))
         return cls(folder, record, queue.assign(batch=pd.to_numeric(queue["batch"]).astype(int)))
 
     @classmethod
@@ -88,6 +93,8 @@ class Campaign:
         if missing:
             raise InputError(f"{len(missing)} queued id(s) are not in the audit (e.g. {min(missing)})",
                              file=str(queue_path))
+        if "stratum_risk_min" in queue.columns and (queue["queue"] == "control").any():
+            return cls._start_sampled(folder, project, audit, audit_path, queue, queue_path)
         risk = set(queue.loc[queue["queue"] == "risk", "id"])
         unflagged = ~audit["flagged"] & ~audit["id"].isin(risk)
         members, how = _control_strata(audit, queue, unflagged)
@@ -107,11 +114,41 @@ class Campaign:
         }
         return cls(Path(folder), record, queue)
 
+    @classmethod
+    def _start_sampled(cls, folder, project, audit, audit_path, queue, queue_path) -> "Campaign":
+        """Format 2: the queue's strata over every pair of the start audit, recorded as id lists."""
+        design = queue_design(audit, queue, str(queue_path))
+        strata = {str(h): sorted(int(i) for i in ids) for h, ids in design.stratum.groupby(design.stratum).groups.items()}
+        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        control = sorted(design.control)
+        record = {
+            "format": 2, "project": project, "started": now,
+            "design": {"audit_sha256": digest_of(Path(audit_path)), "queue_sha256": digest_of(Path(queue_path)),
+                       "strata": strata, "census": [CENSUS] if CENSUS in strata else [], "control": control},
+            "batches": [{"batch": 0, "kind": "start", "audit_sha256": digest_of(Path(audit_path)), "created": now,
+                         "risk": strata.get(CENSUS, []), "control": control}],
+        }
+        return cls(Path(folder), record, queue.assign(batch=0))
+
+    @property
+    def sampled(self) -> bool:
+        """A format-2 design (strata over the whole population, inclusion probabilities)."""
+        return self.record["format"] == 2
+
     @property
     def population(self) -> set[int]:
         design = self.record["design"]
+        if self.sampled:
+            return {i for ids in design["strata"].values() for i in ids}
         return set(design["flagged"]) | {i for ids in design["unflagged_strata"].values() for i in ids} \
             | set(self.queue["id"])
+
+    def design(self) -> Design:
+        """The estimator's design (format 2): the start strata and control sample. Batches change
+        nothing in it: their reviewed pairs count exactly, their queued pairs stay unreviewed."""
+        design = self.record["design"]
+        stratum = pd.Series({i: h for h, ids in design["strata"].items() for i in ids}, dtype=object)
+        return Design(stratum, set(design["control"]), census=set(design["census"]))
 
     def check_start_queue(self, queue_path: Path) -> None:
         if digest_of(Path(queue_path)) != self.record["design"]["queue_sha256"]:
@@ -147,17 +184,19 @@ class Campaign:
         return rows
 
     def design_queue(self) -> pd.DataFrame:
-        """The cumulative queue with each control stratum's size = its start-unflagged pairs no batch took."""
+        """The cumulative queue; batch rows count themselves. Format 1: each control stratum's size =
+        its start-unflagged pairs no batch took (format 2 keeps the start draw as it was)."""
         queue = self.queue.copy()
         for column in ("stratum_size", "stratum_sampled"):
             queue[column] = pd.to_numeric(queue[column], errors="coerce") if column in queue else float("nan")
-        risk = set(queue.loc[queue["queue"] == "risk", "id"])
-        members = self.record["design"]["unflagged_strata"]
         control = queue["queue"] == "control"
-        sampled = queue[control].groupby("stratum")["id"].size()
-        sizes = {h: len(set(ids) - risk) for h, ids in members.items()}
-        queue.loc[control, "stratum_size"] = queue.loc[control, "stratum"].map(sizes)
-        queue.loc[control, "stratum_sampled"] = queue.loc[control, "stratum"].map(sampled)
+        if not self.sampled:
+            risk = set(queue.loc[queue["queue"] == "risk", "id"])
+            members = self.record["design"]["unflagged_strata"]
+            sampled = queue[control].groupby("stratum")["id"].size()
+            sizes = {h: len(set(ids) - risk) for h, ids in members.items()}
+            queue.loc[control, "stratum_size"] = queue.loc[control, "stratum"].map(sizes)
+            queue.loc[control, "stratum_sampled"] = queue.loc[control, "stratum"].map(sampled)
         later = ~control & (queue["batch"] > 0)
         counts = queue[later].groupby("batch")["id"].transform("size")
         queue.loc[later, "stratum_size"] = counts
@@ -171,6 +210,8 @@ class Campaign:
         if outside:
             raise InputError(f"{len(outside)} id(s) are not in the campaign's population (e.g. {min(outside)})",
                              file=str(audit_path))
+        if self.sampled:
+            return audit
         return audit.assign(flagged=audit["id"].isin(self.record["design"]["flagged"]))
 
     def save(self) -> None:

@@ -98,8 +98,8 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
          project: Project,
          queue: Annotated[Optional[Path], typer.Option(help="review_queue.csv (default: every audit row).")] = None,
          campaign: Annotated[Optional[Path], typer.Option(help="Campaign folder: the first push records the design "
-                                                               "(start flags + control sample) in campaign.json; "
-                                                               "pull into DIR/verdicts.csv.")] = None,
+                                                               "(strata over every pair + control sample) in "
+                                                               "campaign.json; pull into DIR/verdicts.csv.")] = None,
          next_n: Annotated[Optional[int], typer.Option("--next", metavar="N",
                                                        help="Add a batch: the N riskiest pairs of --audit never "
                                                             "queued or reviewed (needs --campaign).")] = None,
@@ -244,8 +244,10 @@ def status(project: Project,
     raw = raw_from_export(tasks, proj.users())
     per_task = raw.groupby("task_id").size()
     done = int((per_task >= overlap).sum())
-    typer.echo(f"project {project!r} (id {proj.id}): {len(tasks)} task(s), {per_task.size} annotated, "
-               f"{done} with {overlap} annotation(s), {len(tasks) - done} remaining")
+    waiting = int(per_task.size - done)
+    more = "awaiting a second annotator" if overlap == 2 else f"awaiting more annotators (of {overlap})"
+    typer.echo(f"project {project!r} (id {proj.id}): {len(tasks)} task(s): {done} done ({overlap} annotation(s)), "
+               f"{waiting} {more}, {len(tasks) - per_task.size} never annotated")
     for name, n in raw.groupby("annotator").size().sort_values(ascending=False).items():
         typer.echo(f"  {name}: {n}")
     if audit is not None:
@@ -288,13 +290,14 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
                                                                    "(default with --campaign: DIR/verdicts.csv).")] = None,
              queue: Annotated[Optional[Path], typer.Option(help="review_queue.csv (risk queue + control).")] = None,
              campaign: Annotated[Optional[Path], typer.Option(help="Campaign folder: the design of its first push "
-                                                                   "(start flags, control sample) and every batch.")] = None,
+                                                                   "(strata, control sample) and every batch.")] = None,
              split: Annotated[str, typer.Option(help="train, test or all.")] = "all",
              level: Annotated[float, typer.Option(help="Confidence level.")] = 0.95,
              seed: Annotated[int, typer.Option(help="Monte Carlo seed.")] = 0,
              target_halfwidth: TargetHalfwidth = None, max_missed: MaxMissed = None) -> None:
-    """Estimated share of legally inaccurate translations in the split, stratified, with a CI, and the
-    legal errors expected among the pairs not reviewed yet (the stopping rule).
+    """Estimated share of legally inaccurate translations in the split, with a CI, and the legal errors
+    expected among the pairs not reviewed yet (the stopping rule): reviewed pairs count exactly, the
+    rest of each start-risk band is estimated from its control pairs (docs/annotations.md).
 
     Example: `bbsard-audit annotate estimate --audit out/audit.csv --queue out/review_queue.csv --verdicts out/verdicts.csv --out out/estimate.json --split test`
     """
@@ -306,7 +309,9 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
                f"of {result.population} pairs ({split})")
     for s in result.strata:
         rate = "n/a" if s.rate is None else f"{s.rate:.1%}"
-        typer.echo(f"  {s.name}: {s.legal}/{s.reviewed} reviewed legal ({rate}) of {s.population} pairs")
+        sample = f"control: {s.legal}/{s.reviewed} legal, {rate}" if s.control else f"rate {rate}"
+        typer.echo(f"  {s.name}: {s.found_legal}/{s.found} reviewed legal ({sample}), {s.unreviewed} of "
+                   f"{s.population} pairs unreviewed")
     for note in result.assumptions:
         typer.echo(f"  assumption: {note}")
     _report_missed(result)
@@ -319,39 +324,55 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
 
     population = read_audit(audit)
     inputs: dict = {"audit": audit, "queue": queue}  # recorded by name + sha256 (write_sidecar)
-    design = None
+    design = plan = None
+    where = "the audit"
     if campaign is not None:
         from .adaptive import VERDICTS_FILE, Campaign
 
         if queue is not None:
             raise typer.BadParameter("give --campaign or --queue, not both")
         state = Campaign.load(campaign)
-        population, design = state.design_population(population, audit), state.design_queue()
+        population = state.design_population(population, audit)
         verdicts = verdicts or campaign / VERDICTS_FILE
         inputs |= {"campaign": campaign, "batches": len(state.record["batches"])}
+        where = "the campaign's population"
     elif queue is not None:
         design = read_audit(queue, QUEUE_COLUMNS)
     if verdicts is None:
         raise typer.BadParameter("give --verdicts (or --campaign)")
+    judged = read_verdicts(verdicts)
+    known = set(state.population) if campaign is not None else set(population["id"])
+    for row_no, qid in zip(range(2, len(judged) + 2), judged["id"]):
+        if int(qid) not in known:
+            raise InputError(f"verdict for a question that is not in {where}", file=str(verdicts), row=row_no, id=qid)
+    if campaign is not None:
+        if state.sampled:
+            plan = state.design()
+        else:
+            design = state.design_queue()
     if split != "all":
         splits = sorted(population["split"].unique())
         population = population[population["split"] == split]
         if population.empty:
             raise InputError(f"no audited pair in split {split!r} (the audit has: {', '.join(splits) or 'none'})",
                              file=str(audit))
-    result = compute_estimate(population, read_verdicts(verdicts), design, level=level, seed=seed,
+    result = compute_estimate(population, judged, design, level=level, seed=seed, design=plan,
                               target_halfwidth=target_halfwidth, max_missed=max_missed)
     return result, inputs | {"verdicts": verdicts}
 
 
 def _report_missed(result) -> None:
     for m in result.unreviewed:
+        if m.name != "all" and not m.unreviewed:
+            continue  # a stratum reviewed in full
         typer.echo(f"legal errors left unreviewed ({m.name}): {m.expected:.1f} [{m.ci_low:.0f}, {m.ci_high:.0f}] "
                    f"among {m.unreviewed} pair(s)")
     t = result.target
     if t is not None:
-        wanted = [f"half-width {t.halfwidth:.1%} <= {t.target_halfwidth:.1%}" if t.target_halfwidth is not None else "",
-                  f"expected errors left {t.expected_missed:.1f} <= {t.max_missed:g}" if t.max_missed is not None else ""]
+        wanted = [f"{t.expected_missed:.1f} expected errors left (target: at most {t.max_missed:g})"
+                  if t.max_missed is not None else "",
+                  f"error-rate CI half-width {t.halfwidth:.1%} (target: at most {t.target_halfwidth:.1%})"
+                  if t.target_halfwidth is not None else ""]
         typer.echo(f"target {'met' if t.met else 'not met'}: {'; '.join(w for w in wanted if w)}")
 
 

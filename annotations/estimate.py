@@ -1,32 +1,42 @@
-"""The share of legally inaccurate Dutch translations in a whole split, from a reviewed sample.
+"""The share of legally inaccurate Dutch translations in a whole split, from reviewed pairs.
 
-Design (the audit's review queue): the riskiest flagged pairs (`queue=risk`) and a random
-control sample of unflagged pairs (`queue=control`, allocated over the audit's control strata,
-e.g. split/category, with `stratum_size`). The split's pairs (audit.csv) fall into strata:
+The design (`Design`) is fixed before any verdict: every pair of the population in exactly one
+stratum (the start risk queue, then each split's start-risk bands) and a probability sample in
+the bands — the control sample, a simple random sample of n_h of the N_h pairs of each band,
+drawn once, so every pair has inclusion probability n_h / N_h > 0 (audit/pipeline.py
+`review_queue`). Then, whatever risk batches were reviewed since, chosen however:
 
-- `risk_queue`: pairs in the risk queue — reviewed as a census (all of them, ideally);
-- `flagged`: flagged pairs outside the risk queue (none when the budget covers every flag);
-- `unflagged:<stratum>`: each control stratum (size from the queue), sampled by its control
-  pairs, and `unflagged:other` for unflagged pairs of strata the control did not reach (or one
-  `unflagged` stratum when the queue has no stratum sizes).
+- every reviewed pair counts exactly (its verdict is known), wherever it came from;
+- the K_h pairs of band h not reviewed yet are estimated from the band's control pairs alone,
+  at their rate x_h / m_h. Risk batches are never a sample of anything: a queued batch's pairs
+  stay among the K_h until their verdicts arrive, then count exactly;
+- the start risk queue is a census stratum: its pairs not reviewed yet are assumed to have the
+  rate of its reviewed pairs (missing at random, said in `assumptions`), as are control pairs
+  still awaiting a verdict.
 
-Point estimate: the stratified proportion sum_h (N_h / N) * x_h / n_h. Interval: the
-posterior predictive of the number of legal errors in the split, over three groups (risk queue,
-flagged rest, all unflagged) — per group the x observed errors plus
-BetaBinomial(N - n, r n_eff + 1/2, (1 - r) n_eff + 1/2) for the unreviewed pairs, r the group's
-(stratified) rate and n_eff its Kish effective sample size (= n without sub-strata): a Jeffreys
-prior, so 0 errors in 50 still gets an honest upper bound and a fully reviewed group adds no
-uncertainty; seeded Monte Carlo, central interval. A stratum with pairs but no reviewed pair borrows a rate — `flagged`
-from the risk queue (an overstatement: the queue holds the riskiest), `unflagged:*` from the
-pooled control sample — and says so in `assumptions`.
+Point estimate: found + sum_h K_h x_h / m_h (the post-stratified estimator of the unreviewed
+pairs, i.e. the GREG estimator with the risk-band indicators as auxiliary variables; Särndal,
+Swensson & Wretman 1992, 7.6). The control pairs sample the whole band while the batches took
+its riskiest pairs, so the rate is, if anything, too high for what the batches left: the
+estimate of errors left is unbiased (no batch in the band) or conservative, as long as a batch
+picks pairs at least as error-prone as its band's average — a ranking no worse than random within
+a band, checked against the verdicts (`assumptions`). The control sample is never chosen by a
+ranking, so batches may follow any verdict, control verdicts included (`audit learn`).
 
-Stopping rule: the same draws without the x observed errors are the legal errors still among
-the unreviewed pairs — flagged (risk queue + flagged rest) and unflagged — reported with their
-expectation and central interval, and checked against a target: the error-rate CI's half-width
-(`target_halfwidth`) and/or the expected errors left (`max_missed`).
+Interval: the errors left L get a Beta-binomial predictive BetaBinomial(K, n* p + 1/2,
+n* (1 - p) + 1/2) with p = L̂ / K and n* the effective sample size that gives it the design
+variance V = sum_h K_h (K_h + m_h) s_h^2 / m_h (s_h^2 the unbiased within-band variance; Kish's
+(sum w)^2 / sum w^2 with w = K_h / m_h when no error was seen): a Jeffreys interval on an effective
+sample size (Korn & Graubard 1998), finite and honest when the sample has 0 errors. Seeded Monte
+Carlo, central interval. Coverage on synthetic populations: benchmarks/bench_estimator.md.
+
+Old review queues and format-1 campaigns carry no such design; `legacy_design` reads them as
+before (risk queue census, unflagged control strata, unsampled strata borrowing a rate).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -36,82 +46,198 @@ from bbsard_audit.contracts.verdicts import check_known
 from bbsard_audit.errors import InputError
 from bbsard_audit.stats import wilson
 
+CENSUS = "risk_queue"
 
-def _labels(audit: pd.DataFrame, queue: pd.DataFrame | None) -> tuple[pd.Series, dict[str, int], list[str]]:
-    """Stratum label of every reviewable pair, population size of every stratum, notes.
 
-    Control pairs are split into the audit's own control strata (`stratum`, with their
-    `stratum_size`) when the queue carries them and they nest in this population; unflagged
-    pairs of strata the control sample did not reach form `unflagged:other`.
-    """
+@dataclass
+class Design:
+    """`stratum`: id -> stratum name for every pair of the population; `control`: the probability
+    sample; `census`: strata reviewed in full; `borrow`: where an unsampled stratum takes its rate
+    (legacy designs); `group`: stratum -> the `unreviewed` group it is reported in."""
+    stratum: pd.Series
+    control: set[int]
+    census: set[str] = field(default_factory=lambda: {CENSUS})
+    borrow: dict[str, str] = field(default_factory=dict)
+    group: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    method: str | None = None
+    listed: tuple[str, ...] = ()  # strata reported even when empty (legacy: risk_queue, flagged)
+
+    def restrict(self, ids) -> "Design":
+        keep = self.stratum[self.stratum.index.isin(list(ids))]
+        return replace(self, stratum=keep, control=self.control & set(keep.index), notes=list(self.notes))
+
+
+# ------------------------------------------------------------------------ designs from files
+
+def queue_design(audit: pd.DataFrame, queue: pd.DataFrame, source: str = "review_queue.csv") -> Design:
+    """The design of a review queue written with inclusion probabilities (audit --control): its
+    census risk queue, and risk bands [stratum_risk_min, stratum_risk_max] per split whose sizes
+    must match the audit's (else the audit is not the one the queue was drawn from)."""
+    control = queue[queue["queue"] == "control"]
+    risk_ids = set(queue.loc[queue["queue"] == "risk", "id"])
+    labels = pd.Series(np.where(audit["id"].isin(risk_ids), CENSUS, ""), index=audit["id"].to_numpy(), dtype=object)
+    bands = control.groupby("stratum").agg(split=("split", "first"), low=("stratum_risk_min", "min"),
+                                           high=("stratum_risk_max", "max"), size=("stratum_size", "max"))
+    free = labels.to_numpy() == ""
+    split, risk = audit["split"].astype(str).to_numpy(), audit["risk"].to_numpy(float)
+    values = labels.to_numpy().copy()
+    for name, band in bands.iterrows():
+        values[free & (split == str(band["split"])) & (risk >= band["low"]) & (risk <= band["high"])] = name
+    labels = pd.Series(values, index=labels.index, dtype=object)
+    lost = labels[(labels == "").to_numpy()]
+    if len(lost):
+        raise InputError(f"pair {lost.index[0]} falls in no stratum of the review queue: give the audit.csv "
+                         "the queue was drawn from", file=source, id=int(lost.index[0]))
+    counts = labels.value_counts()
+    for name, band in bands[bands["split"].astype(str).isin(set(split))].iterrows():  # a --split keeps its own
+        if int(counts.get(name, 0)) != int(band["size"]):
+            raise InputError(f"stratum {name} holds {int(counts.get(name, 0))} pairs of this audit, the queue says "
+                             f"{int(band['size'])}: give the audit.csv the queue was drawn from", file=source)
+    return Design(labels, set(int(i) for i in control["id"]))
+
+
+def legacy_design(audit: pd.DataFrame, queue: pd.DataFrame | None) -> Design:
+    """An old queue (no inclusion probabilities): the risk queue and the flagged rest are census
+    strata (the flagged rest borrows the queue's rate), unflagged pairs fall into the control
+    strata (`stratum_size`) or `unflagged:other`, which borrows the pooled control rate."""
     ids = audit["id"].to_numpy()
     queue = queue[queue["id"].isin(ids)] if queue is not None else None
     risk_ids = set(queue.loc[queue["queue"] == "risk", "id"]) if queue is not None else set()
     in_risk = audit["id"].isin(risk_ids).to_numpy()
     flagged = audit["flagged"].to_numpy(dtype=bool)
-    labels = pd.Series(np.where(in_risk, "risk_queue", np.where(flagged, "flagged", "unflagged")), index=ids)
-    sizes = {"risk_queue": int(in_risk.sum()), "flagged": int((~in_risk & flagged).sum())}
-    n_unflagged = int((~in_risk & ~flagged).sum())
-    notes = []
-    control = queue[queue["queue"] == "control"] if queue is not None else None
+    labels = pd.Series(np.where(in_risk, CENSUS, np.where(flagged, "flagged", "unflagged")), index=ids, dtype=object)
+    control = queue[queue["queue"] == "control"] if queue is not None else queue
+    notes: list[str] = []
+    design = Design(labels, set(int(i) for i in control["id"]) if control is not None else set(),
+                    census={CENSUS, "flagged"}, borrow={"flagged": CENSUS}, listed=(CENSUS, "flagged"),
+                    method="stratified proportion (legacy design: control sample of unflagged pairs)")
+    n_unflagged = int((labels == "unflagged").sum())
     if control is not None and len(control) and "stratum_size" in control.columns:
         sub = pd.to_numeric(control.groupby("stratum")["stratum_size"].max(), errors="coerce")
         if sub.notna().all() and sub.sum() <= n_unflagged:
+            # the queue gives each control stratum's size, not its members: its control pairs,
+            # then unsampled unflagged pairs (by id) up to that size; the rest is unflagged:other
             labels[labels == "unflagged"] = "unflagged:other"
             labels.loc[control["id"].to_numpy()] = ("unflagged:" + control["stratum"].astype(str)).to_numpy()
-            sizes |= {f"unflagged:{k}": int(v) for k, v in sub.items()}
-            sizes["unflagged:other"] = n_unflagged - int(sub.sum())
-            return labels, sizes, notes
-        notes.append("control strata sizes do not nest in this population (another split?): "
-                     "the control sample is pooled as one unflagged stratum")
-    sizes["unflagged"] = n_unflagged
-    return labels, sizes, notes
-
-
-def _groups(by: dict[str, Stratum], assumptions: list[str]) -> list[tuple[str, int, int, int, float, float]]:
-    """(name, population, reviewed, legal, rate, effective n) for the risk queue, the flagged rest and
-    all unflagged pairs together. The unflagged control strata enter through their stratified rate
-    and Kish's effective sample size (sum w)^2 / sum w^2 with w = N_h / n_h, so many small strata
-    do not each add a prior's worth of phantom errors to the interval."""
-    out = []
-    risk, flagged = by["risk_queue"], by["flagged"]
-    if risk.population or flagged.population:
-        if not (risk.reviewed or flagged.reviewed):
-            raise InputError(f"{risk.population + flagged.population} flagged pairs and none reviewed: "
-                             "pull verdicts for the risk queue first")
-    for s in (risk, flagged):
-        if not s.population:
-            continue
-        if s.reviewed:
-            out.append((s.name, s.population, s.reviewed, s.legal, s.legal / s.reviewed, s.reviewed))
+            free = iter(sorted(labels.index[(labels == "unflagged:other").to_numpy()]))
+            for h, size in sub.items():
+                name = f"unflagged:{h}"
+                fill = [next(free) for _ in range(int(size) - int((labels == name).sum()))]
+                labels.loc[fill] = name
+            design.borrow["unflagged:other"] = "unflagged:*"
         else:
-            src = risk if s is flagged else flagged
-            assumptions.append(f"stratum {s.name} ({s.population} pairs) has no reviewed pair: its error "
-                               f"rate is assumed equal to stratum {src.name}'s")
-            out.append((s.name, s.population, 0, 0, src.legal / src.reviewed, src.reviewed))
-    unflagged = [s for s in by.values() if s.name.startswith("unflagged") and s.population]
-    if unflagged:
-        sampled = [s for s in unflagged if s.reviewed]
-        if not sampled:
-            raise InputError(f"{sum(s.population for s in unflagged)} unflagged pairs and none reviewed: "
-                             "pull verdicts for the control sample first")
-        n, x = sum(s.reviewed for s in sampled), sum(s.legal for s in sampled)
-        for s in unflagged:
-            if not s.reviewed:
-                assumptions.append(f"stratum {s.name} ({s.population} pairs) has no reviewed pair: its "
-                                   f"error rate is assumed equal to the pooled control sample's")
-        pop = sum(s.population for s in unflagged)
-        rate = sum(s.population * (s.legal / s.reviewed if s.reviewed else x / n) for s in unflagged) / pop
-        w = np.concatenate([np.full(s.reviewed, s.population / s.reviewed) for s in sampled])
-        out.append(("unflagged", pop, n, x, rate, float(w.sum() ** 2 / (w**2).sum())))
-    return out
+            notes.append("control strata sizes do not nest in this population (another split?): "
+                         "the control sample is pooled as one unflagged stratum")
+    if control is None:
+        design.census.add("unflagged")  # no queue at all: every reviewed pair stands for its stratum
+    design.notes = notes
+    design.group = {h: "unflagged" if h.startswith("unflagged") else "flagged" for h in labels.unique()}
+    return design
+
+
+# ------------------------------------------------------------------------ the estimator
+
+@dataclass
+class _Cell:
+    """One stratum's unreviewed count K and the sample (m reviewed, x legal) that stands for it."""
+    name: str
+    unreviewed: int
+    m: int
+    x: int
+
+
+def _cells(design: Design, known: pd.Series, assumptions: list[str]) -> tuple[list[Stratum], list[_Cell]]:
+    strata, cells = [], []
+    reviewed_control = known[known.index.isin(list(design.control))]
+    members = design.stratum.groupby(design.stratum, sort=False).groups
+    for name in dict.fromkeys([*design.listed, *sorted(members, key=lambda h: (h not in design.census, h))]):
+        ids = members.get(name, pd.Index([]))
+        done = known[known.index.isin(ids)]
+        unreviewed = len(ids) - len(done)
+        if name in design.census:
+            m, x = len(done), int(done.sum())
+        else:
+            sample = reviewed_control[reviewed_control.index.isin(ids)]
+            m, x = len(sample), int(sample.sum())
+        low, high = wilson(x, m) if m else (None, None)
+        strata.append(Stratum(str(name), len(ids), m, x, x / m if m else None, low, high,
+                              control=int(len(design.control.intersection(ids))), unreviewed=unreviewed,
+                              found=len(done), found_legal=int(done.sum())))
+        cells.append(_Cell(str(name), unreviewed, m, x))
+    _check_ranking(design, known, strata, assumptions)
+    by = {c.name: c for c in cells}
+    for c in cells:
+        if c.unreviewed and not c.m:
+            c.m, c.x = _borrow(c, by, design, assumptions)
+        elif c.unreviewed and c.name in design.census:
+            assumptions.append(f"stratum {c.name}: its {c.unreviewed} pair(s) not reviewed yet are assumed to have the "
+                               f"error rate of its {c.m} reviewed pair(s) (review order unrelated to the verdict)")
+    return strata, cells
+
+
+def _check_ranking(design: Design, known: pd.Series, strata: list[Stratum], assumptions: list[str]) -> None:
+    """The one assumption the verdicts can check: in a band, pairs reviewed outside the control
+    sample (the risk batches) are not less often legal than the band's control pairs."""
+    outside = known[~known.index.isin(list(design.control))]
+    labels = design.stratum.loc[outside.index]
+    for s in strata:
+        mine = outside[(labels == s.name).to_numpy()]
+        if s.name in design.census or len(mine) < 5 or not s.rate:
+            continue
+        if mine.mean() < s.rate:
+            assumptions.append(f"stratum {s.name}: its {len(mine)} pairs reviewed by risk are legal less often "
+                               f"({mine.mean():.0%}) than its control pairs ({s.rate:.0%}): the ranking did no better "
+                               "than chance there, so its errors left may be underestimated")
+
+
+def _borrow(cell: _Cell, by: dict[str, _Cell], design: Design, assumptions: list[str]) -> tuple[int, int]:
+    """(m, x) for a stratum with unreviewed pairs and no sample of its own, said in `assumptions`."""
+    source = design.borrow.get(cell.name)
+    if source in by and by[source].m:
+        what, m, x = f"stratum {source}'s", by[source].m, by[source].x
+    else:
+        pool = [c for c in by.values() if c.name not in design.census and c.m and c is not cell]
+        if not pool or cell.name in design.census:
+            kind = "flagged" if cell.name in design.census else "unflagged"
+            raise InputError(f"stratum {cell.name} has {cell.unreviewed} {kind} pair(s) and none reviewed: pull verdicts "
+                             f"for the {'risk queue' if cell.name in design.census else 'control sample'} first")
+        what, m, x = "the pooled control sample's", sum(c.m for c in pool), sum(c.x for c in pool)
+    assumptions.append(f"stratum {cell.name} ({cell.unreviewed} unreviewed pair(s)) has no reviewed pair to stand for "
+                       f"it: its error rate is assumed equal to {what}")
+    return m, x
+
+
+def _predictive(cells: list[_Cell], rng: np.random.Generator, draws: int) -> tuple[float, np.ndarray]:
+    """Expected errors left and draws of their number (Jeffreys on the effective sample size)."""
+    cells = [c for c in cells if c.unreviewed]
+    if not cells:
+        return 0.0, np.zeros(draws)
+    k, m, x = (np.array([getattr(c, a) for c in cells], dtype=float) for a in ("unreviewed", "m", "x"))
+    rate = x / m
+    expected, total = float((k * rate).sum()), float(k.sum())
+    p = expected / total
+    s2 = rate * (1 - rate) * np.where(m > 1, m / np.maximum(m - 1, 1), 1.0)
+    variance = float((k * (k + m) * s2 / m).sum())
+    binomial = total * p * (1 - p)
+    if 0 < p < 1 and variance > binomial:
+        n_eff = total * binomial / (variance - binomial)
+    elif 0 < p < 1:
+        n_eff = 1e9  # the sample pins the rate down: only the binomial spread is left
+    else:
+        n_eff = total**2 / float((k**2 / m).sum())
+    share = rng.beta(n_eff * p + 0.5, n_eff * (1 - p) + 0.5, size=draws)
+    return expected, rng.binomial(int(total), share).astype(float)
 
 
 def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | None = None, *,
              level: float = 0.95, draws: int = 20000, seed: int = 0,
-             target_halfwidth: float | None = None, max_missed: float | None = None) -> Estimate:
+             target_halfwidth: float | None = None, max_missed: float | None = None,
+             design: Design | None = None) -> Estimate:
     """The estimate for the pairs of `audit` (one split) from `verdicts` (verdicts.csv rows; empty
-    verdicts are unresolved disagreements and count as not reviewed)."""
+    verdicts are unresolved disagreements and count as not reviewed). The design: `design` (a
+    campaign's), else the queue's (`queue_design` when it records inclusion probabilities, else
+    `legacy_design`)."""
     if audit.empty:
         raise InputError("no audited pair in this population (wrong --split?)")
     final = verdicts[verdicts["verdict"] != ""]
@@ -119,62 +245,45 @@ def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | 
     twice = final["id"][final["id"].duplicated()]
     if len(twice):
         raise InputError("duplicate verdict for one question", id=int(twice.iloc[0]))
-    labels, sizes, assumptions = _labels(audit, queue)
-    final = final[final["id"].isin(labels.index)]
-    unflagged = labels.index[labels.str.startswith("unflagged").to_numpy()]
-    if queue is not None and not set(unflagged) <= set(final["id"]):
-        # An unflagged pair reviewed outside the control sample was not drawn at random: it cannot
-        # stand for its stratum (counting it put 52 reviews into a 3-pair stratum once). A full
-        # census of the unflagged pairs needs no sampling design and keeps every review.
-        in_design = final["id"].isin(queue["id"]).to_numpy() | (labels.loc[final["id"]] == "flagged").to_numpy()
-        if (~in_design).any():
-            assumptions.append(f"{int((~in_design).sum())} verdict(s) for unflagged pairs outside the control "
-                               "sample were not used: they were not drawn at random")
-        final = final[in_design]
-    reviewed = pd.DataFrame({"stratum": labels.loc[final["id"]].to_numpy(),
-                             "legal": (final["verdict"] == "legal").to_numpy()})
-    counts = reviewed.groupby("stratum")["legal"].agg(["size", "sum"])
-    strata = []
-    for name, n_pop in sizes.items():
-        n, x = (int(counts.loc[name, "size"]), int(counts.loc[name, "sum"])) if name in counts.index else (0, 0)
-        low, high = wilson(x, n, level) if n else (None, None)
-        strata.append(Stratum(name, n_pop, n, x, x / n if n else None, low, high))
-    groups = _groups({s.name: s for s in strata}, assumptions)
+    if design is None:
+        sampled = queue is not None and "stratum_risk_min" in queue.columns and (queue["queue"] == "control").any()
+        design = queue_design(audit, queue) if sampled else legacy_design(audit, queue)
+    design = design.restrict(audit["id"])
+    assumptions = list(design.notes)
+    known = pd.Series((final["verdict"] == "legal").to_numpy(), index=final["id"].to_numpy())
+    known = known[known.index.isin(design.stratum.index)]
+    strata, cells = _cells(design, known, assumptions)
     rng = np.random.default_rng(seed)
-    found, point = 0, 0.0
-    missed: dict[str, tuple[int, float, np.ndarray]] = {}  # flagged|unflagged -> unreviewed, expected, draws
-    for name, pop, n, x, rate, n_eff in groups:
-        p = rng.beta(rate * n_eff + 0.5, (1 - rate) * n_eff + 0.5, size=draws)
-        group = "unflagged" if name == "unflagged" else "flagged"
-        left, expected, sims = missed.get(group, (0, 0.0, np.zeros(draws)))
-        missed[group] = (left + pop - n, expected + (pop - n) * rate, sims + rng.binomial(pop - n, p))
-        found += x
-        point += pop * rate
-    n_all = len(labels)
+    found = int(known.sum())
+    expected, left = _predictive(cells, rng, draws)
+    n_all = len(design.stratum)
     tail = (1 - level) / 2
-    missed_all = sum((m[2] for m in missed.values()), np.zeros(draws))
-    low, high = np.quantile((found + missed_all) / n_all, [tail, 1 - tail])
-    share = point / n_all
+    low, high = np.quantile((found + left) / n_all, [tail, 1 - tail])
+    share = (found + expected) / n_all
     if not low <= share <= high:
-        # The Jeffreys prior pulls small strata towards 1/2 while the point estimate is the plain
-        # stratified proportion; with few reviews the two can part. Never print an estimate
-        # outside its own interval: widen the interval to it and say so.
+        # few reviewed pairs: the Jeffreys prior pulls the draws towards 1/2 while the point is
+        # the plain post-stratified estimate. Never print an estimate outside its own interval.
         assumptions.append(f"the Monte Carlo interval [{low:.3f}, {high:.3f}] did not cover the "
-                           f"stratified estimate {share:.3f} (few reviewed pairs); it was widened to include it")
+                           f"estimate {share:.3f} (few reviewed pairs); it was widened to include it")
         low, high = min(low, share), max(high, share)
-    unreviewed = [_missed(name, left, expected, sims, tail) for name, (left, expected, sims) in missed.items()]
-    total = _missed("all", sum(m.unreviewed for m in unreviewed), sum(m.expected for m in unreviewed),
-                    missed_all, tail)
+    groups: dict[str, list[_Cell]] = {}
+    for c in cells:
+        groups.setdefault(design.group.get(c.name, c.name), []).append(c)
+    unreviewed = [_missed("all", sum(c.unreviewed for c in cells), expected, left, tail)]
+    for name, members in groups.items():
+        sub_expected, sub_left = _predictive(members, rng, draws) if len(groups) > 1 else (expected, left)
+        unreviewed.append(_missed(name, sum(c.unreviewed for c in members), sub_expected, sub_left, tail))
     target = None
     if target_halfwidth is not None or max_missed is not None:
         halfwidth = float(high - low) / 2
         met = ((target_halfwidth is None or halfwidth <= target_halfwidth)
-               and (max_missed is None or total.expected <= max_missed))
-        target = Target(target_halfwidth, max_missed, halfwidth, total.expected, met)
+               and (max_missed is None or expected <= max_missed))
+        target = Target(target_halfwidth, max_missed, halfwidth, expected, met)
+    extra = {"method": design.method} if design.method else {}
     return Estimate(share_legal=share, ci_low=float(low), ci_high=float(high),
-                    expected_legal_pairs=point, population=n_all, strata=strata,
-                    level=level, draws=draws, seed=seed, unreviewed=[total, *unreviewed], target=target,
-                    assumptions=assumptions)
+                    expected_legal_pairs=found + expected, population=n_all, strata=strata,
+                    level=level, draws=draws, seed=seed, unreviewed=unreviewed, target=target,
+                    assumptions=assumptions, found_legal=found, **extra)
 
 
 def _missed(name: str, unreviewed: int, expected: float, sims: np.ndarray, tail: float) -> Missed:

@@ -253,42 +253,84 @@ def flag_counts(frame: pd.DataFrame) -> dict[str, int]:
     return {k: int(v) for k, v in counts[counts != ""].value_counts().items()}
 
 
-def review_queue(frame: pd.DataFrame, budget: int, control: int, seed: int = 0,
-                 strata: Sequence[str] = ("split", "category")) -> tuple[pd.DataFrame, dict]:
-    """The `budget` riskiest flagged pairs + a seeded, stratified random sample of `control` unflagged pairs.
+CONTROL_BANDS = 4  # risk bands per split (fewer when the control sample is small)
 
-    Control pairs are allocated to strata in proportion to their unflagged size (largest remainder);
-    `stratum_size / stratum_sampled` is each control pair's weight, so the error rate among all
-    unflagged pairs can be estimated (with a CI) from the reviewed control verdicts.
+
+def risk_bands(risk: np.ndarray, n_bands: int) -> np.ndarray:
+    """Band index (0 = lowest risk) of each value: about equal counts, cut only between distinct
+    values so a band is an interval [min, max] of risk that no other band overlaps."""
+    order = np.sort(risk)
+    cuts = np.flatnonzero(order[1:] > order[:-1]) + 1  # positions where the value changes
+    edges = []
+    for j in range(1, n_bands):
+        if len(cuts):
+            edges.append(int(cuts[np.argmin(np.abs(cuts - j * len(order) / n_bands))]))
+    edges = sorted(set(edges))
+    return np.searchsorted(order[edges], risk, side="right") if edges else np.zeros(len(risk), dtype=int)
+
+
+def _allocate(sizes: np.ndarray, weights: np.ndarray, n: int, least: int = 2) -> np.ndarray:
+    """n draws over strata: at least `least` each (within its size), the rest by largest remainder of n * w."""
+    alloc = np.minimum(sizes, least)
+    while alloc.sum() > n:  # fewer draws than strata x least: drop from the largest allocations
+        alloc[np.argmax(alloc)] -= 1
+    quota = weights / weights.sum() * n
+    while alloc.sum() < min(n, sizes.sum()):
+        gap = np.where(alloc < sizes, quota - alloc, -np.inf)
+        alloc[int(np.argmax(gap))] += 1
+    return alloc
+
+
+def review_queue(frame: pd.DataFrame, budget: int, control: int, seed: int = 0,
+                 strata: Sequence[str] = ("split",)) -> tuple[pd.DataFrame, dict]:
+    """The `budget` riskiest flagged pairs + a seeded control sample of `control` other pairs.
+
+    The control sample is a probability sample of every pair outside the risk queue (flagged
+    or not), drawn once: stratified by `strata` (split) x start-risk band, a simple random
+    sample in each stratum, at least 2 draws per stratum and the rest by Neyman allocation with
+    the band's mean risk r as a stand-in for its error rate (N_h sqrt(r (1 - r)), r clipped to
+    [0.02, 0.5]), so high-risk bands are sampled more densely and every pair has a known
+    inclusion probability n_h / N_h > 0 (`inclusion_prob`); `stratum_risk_min/max` let the
+    estimator place every unqueued pair of audit.csv in its stratum (annotations/estimate.py).
     """
     if budget < 0 or control < 0:
         raise InputError("--review-budget and --control must be >= 0")
     flagged = frame[frame["flagged"]].sort_values(["risk", "id"], ascending=[False, True]).head(budget)
     flagged = flagged.assign(queue="risk", stratum="flagged", stratum_size=int(frame["flagged"].sum()),
                              stratum_sampled=len(flagged))
-    pool = frame[~frame["flagged"]].copy()
-    pool["stratum"] = pool[list(strata)].astype(str).agg("/".join, axis=1)
-    sizes = pool["stratum"].value_counts().sort_index()
+    pool = frame[~frame["id"].isin(flagged["id"])].copy()
     control = min(control, len(pool))
-    quota = sizes / sizes.sum() * control if control else sizes * 0
-    alloc = np.floor(quota).astype(int)
-    leftover = control - int(alloc.sum())
-    order = (quota - alloc).sort_values(ascending=False, kind="stable").index[:leftover]
-    alloc[order] += 1
+    groups = pool[strata[0]].astype(str)
+    for column in strata[1:]:
+        groups = groups + "/" + pool[column].astype(str)
+    group_sizes = groups.value_counts().sort_index()
+    per_group = _allocate(group_sizes.to_numpy(), group_sizes.to_numpy().astype(float), control)
     rng = np.random.default_rng(seed)
-    picks = []
-    for stratum, n in alloc.items():
-        if n:
-            members = pool[pool["stratum"] == stratum].sort_values("id")
-            chosen = members.iloc[np.sort(rng.choice(len(members), size=n, replace=False))]
-            picks.append(chosen.assign(queue="control", stratum_size=int(sizes[stratum]), stratum_sampled=int(n)))
+    picks, sizes = [], {}
+    for group, n_group in zip(group_sizes.index, per_group):
+        members = pool[(groups == group).to_numpy()]
+        band = risk_bands(members["risk"].to_numpy(float), max(1, min(CONTROL_BANDS, int(n_group) // 3)))
+        names = [f"{group}/risk-band-{b + 1}" for b in range(band.max() + 1)]
+        n_h = np.bincount(band)
+        mean = np.clip(np.bincount(band, members["risk"].to_numpy(float)) / n_h, 0.02, 0.5)
+        alloc = _allocate(n_h, n_h * np.sqrt(mean * (1 - mean)), int(n_group))
+        for b, name in enumerate(names):
+            part = members[band == b].sort_values("id")
+            sizes[name] = len(part)
+            if alloc[b]:
+                chosen = part.iloc[np.sort(rng.choice(len(part), size=int(alloc[b]), replace=False))]
+                picks.append(chosen.assign(queue="control", stratum=name, stratum_size=len(part),
+                                           stratum_sampled=int(alloc[b]), inclusion_prob=alloc[b] / len(part),
+                                           stratum_risk_min=float(part["risk"].min()),
+                                           stratum_risk_max=float(part["risk"].max())))
     queue = pd.concat([flagged, *picks], ignore_index=True) if picks else flagged.reset_index(drop=True)
     queue["sample_weight"] = queue["stratum_size"] / queue["stratum_sampled"]
-    info = {"review_budget": budget, "control": control, "seed": seed, "strata": list(strata),
+    n_control = sum(len(p) for p in picks)
+    info = {"review_budget": budget, "control": control, "seed": seed, "strata": [*strata, "risk band"],
             "n_flagged": int(frame["flagged"].sum()), "n_risk_queued": len(flagged),
-            "n_unflagged": len(pool), "n_control_queued": int(alloc.sum()),
-            "control_allocation": {k: int(v) for k, v in alloc.items() if v},
-            "unflagged_stratum_sizes": {k: int(v) for k, v in sizes.items()}}
+            "n_unflagged": int((~frame["flagged"]).sum()), "n_control_pool": len(pool), "n_control_queued": n_control,
+            "control_allocation": {p["stratum"].iloc[0]: len(p) for p in picks},
+            "control_stratum_sizes": sizes}
     return queue, info
 
 

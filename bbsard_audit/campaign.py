@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from .annotations.estimate import Design, queue_design
 from .annotations.estimate import estimate as estimate_error_rate
 from .audit import learn as learning
 from .audit import ranking
@@ -211,6 +212,7 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
     frame = setup.frame
     queue, queue_info = review_queue(frame, 0, control, seed)
     control_rows = queue[queue["queue"] == "control"]
+    design = queue_design(frame, queue)  # the start strata: reviews count exactly, batches never sample
     verdicts: list[dict] = []
     order: list[dict] = []
     curve: list[dict] = []
@@ -228,8 +230,7 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
                 verdicts.append(verdict)
                 order.append({"round": round_no, "id": int(qid), "queue": queue_name})
 
-    review(control_rows["id"].tolist(), 0, "control")
-    control_rows = _known_control(control_rows, {o["id"] for o in order})
+    review(control_rows["id"].tolist(), 0, "control")  # a control pair the oracle lacks stays pending
     round_no = 0
     while True:
         t0 = time.perf_counter()
@@ -241,8 +242,7 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
             scored = setup.engine(layered).score(setup.fr, setup.nl, setup.bt)
             frame = pd.concat([setup.frame[["id", "split", "category"]], scored], axis=1)
             round_times.append(time.perf_counter() - t0)
-        curve.append(_curve_row(round_no, frame, verdicts, order, queue_rows(control_rows, order), seed,
-                                len(oracle.unknown)))
+        curve.append(_curve_row(round_no, frame, verdicts, order, design, seed, len(oracle.unknown)))
         if progress:
             progress(len(order), budget)
         if len(order) >= budget:
@@ -268,20 +268,6 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
                                                    "n_positive": model.n_positive}}
 
 
-def _known_control(control_rows: pd.DataFrame, known: set[int]) -> pd.DataFrame:
-    """The control pairs with an oracle verdict, each stratum's `stratum_sampled` counting only
-    those (a partial oracle's missing control pairs are taken as missing at random in their stratum)."""
-    rows = control_rows[control_rows["id"].isin(known)].copy()
-    rows["stratum_sampled"] = rows.groupby("stratum")["id"].transform("size")
-    return rows
-
-
-def queue_rows(control_rows: pd.DataFrame, order: Sequence[dict]) -> pd.DataFrame:
-    """The estimator's design so far: the control sample (with its strata) + the pairs reviewed by risk."""
-    risk = pd.DataFrame({"id": [o["id"] for o in order if o["queue"] == "risk"], "queue": "risk"})
-    return pd.concat([control_rows[["id", "queue", "stratum", "stratum_size"]], risk], ignore_index=True)
-
-
 def _learn(verdicts, oracle: Oracle, questions, base: Glossary, aligner):
     table = pd.DataFrame(verdicts, columns=ORACLE_COLUMNS)
     candidates, _ = learning.derive_rules(questions, table, oracle.revealed_spans(), base, aligner)
@@ -291,12 +277,12 @@ def _learn(verdicts, oracle: Oracle, questions, base: Glossary, aligner):
 
 
 def _curve_row(round_no: int, frame: pd.DataFrame, verdicts: list[dict], order: list[dict],
-               design: pd.DataFrame, seed: int, unknown: int) -> dict:
+               design: Design, seed: int, unknown: int) -> dict:
     judged = pd.DataFrame(verdicts, columns=ORACLE_COLUMNS)
     reviewed = set(judged["id"])
     flagged = frame["flagged"].to_numpy(dtype=bool)
     try:
-        est = estimate_error_rate(frame[["id", "flagged"]], judged[["id", "verdict"]], design, seed=seed, draws=4000)
+        est = estimate_error_rate(frame[["id"]], judged[["id", "verdict"]], seed=seed, draws=4000, design=design)
         point, low, high = est.share_legal, est.ci_low, est.ci_high
     except InputError:  # e.g. flagged pairs exist and none is reviewed yet: no estimate this round
         point = low = high = float("nan")

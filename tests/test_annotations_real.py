@@ -94,19 +94,88 @@ def test_real_test_split_push_annotate_pull_agreement_estimate(shared_dir, ls_en
     strata = {s["name"]: s for s in est["strata"]}
     assert sum(s["population"] for s in strata.values()) == 222
     assert strata["risk_queue"]["population"] == strata["risk_queue"]["reviewed"] == (q["queue"] == "risk").sum()
-    control = [s for name, s in strata.items() if name.startswith("unflagged:") and name != "unflagged:other"]
-    assert sum(s["reviewed"] for s in control) == (q["queue"] == "control").sum() == 40
-    expected = sum((s["population"] * s["legal"] / s["reviewed"]) for s in strata.values() if s["reviewed"])
-    if strata["flagged"]["population"]:  # flagged pairs beyond the budget borrow the risk queue's rate
-        expected += strata["flagged"]["population"] * strata["risk_queue"]["legal"] / strata["risk_queue"]["reviewed"]
-        assert est["assumptions"]
-    assert est["share_legal"] == pytest.approx(expected / 222)
+    assert sum(s["control"] for s in strata.values()) == (q["queue"] == "control").sum() == 40
+    if "inclusion_prob" in q.columns:  # the audit stage's design: every other pair in a sampled risk band
+        bands = [s for name, s in strata.items() if name != "risk_queue"]
+        assert bands and all(s["control"] >= 2 for s in bands)
+        found = sum(s["found_legal"] for s in strata.values())
+        expected = found + sum(s["unreviewed"] * s["rate"] for s in bands)
+        assert est["found_legal"] == found and est["share_legal"] == pytest.approx(expected / 222)
     assert est["ci_low"] <= est["share_legal"] <= est["ci_high"]
     assert json.loads((run / "estimate.meta.json").read_text())["seed"] == 0
     left = {m["name"]: m for m in est["unreviewed"]}
     assert left["all"]["unreviewed"] == 222 - n_queued
-    assert left["all"]["expected"] == pytest.approx(left["flagged"]["expected"] + left["unflagged"]["expected"])
+    assert left["all"]["expected"] == pytest.approx(sum(m["expected"] for k, m in left.items() if k != "all"))
     assert left["all"]["ci_low"] <= left["all"]["expected"] <= left["all"]["ci_high"]
+
+
+def test_real_campaign_estimates_at_once_and_a_queued_batch_changes_nothing(shared_dir, ls_env, tmp_path):
+    """Issue 14 on the real test split: a 14-pair control sample estimates at once; `push --next 20`
+    with no new verdict leaves the rate and its interval unchanged; once those 20 are reviewed the
+    estimate moves as the design says (their verdicts exact, each band's rest at its control rate)."""
+    invoke = CliRunner().invoke
+    run, camp, name = tmp_path / "run", tmp_path / "camp", "bbsard-test-campaign"
+    res = invoke(app, ["audit", "--dataset", str(shared_dir), "--split", "test", "--backtranslations",
+                       str(shared_dir / "backtranslations_nl_fr.jsonl"), "--review-budget", "20",
+                       "--control", "14", "--out", str(run)])
+    assert res.exit_code == 0, res.output
+    audit, queue = run / "audit.csv", run / "review_queue.csv"
+    res = invoke(app, ["annotate", "push", "--audit", str(audit), "--queue", str(queue), "--project", name,
+                       "--campaign", str(camp)])
+    assert res.exit_code == 0, res.output
+    project = ReviewProject.open(Connection(ls_env.url, ls_env.token), name)
+    frame = pd.read_csv(audit)
+    legal = dict(zip(frame["id"], np.where(np.random.default_rng(14).random(len(frame)) < frame["risk"] / 2,
+                                           "legal", "correct")))
+    start = pd.read_csv(queue)
+    first_reviewer = set(start["id"].head(10))  # 10 tasks get only one annotation for now
+    assert simulate.annotate(project, "camp.a@example.org", legal.get) == len(start)
+    assert simulate.annotate(project, "camp.b@example.org", lambda q: legal[q] if q not in first_reviewer else None) \
+        == len(start) - 10
+    res = invoke(app, ["annotate", "status", "--project", name])
+    assert res.exit_code == 0, res.output
+    assert f"{len(start)} task(s): {len(start) - 10} done (2 annotation(s)), 10 awaiting a second annotator, " \
+           "0 never annotated" in res.output
+    assert invoke(app, ["annotate", "pull", "--project", name, "--out", str(camp / "verdicts.csv")]).exit_code == 0
+
+    def estimate(tag):
+        out = tmp_path / f"estimate-{tag}.json"
+        res = invoke(app, ["annotate", "estimate", "--audit", str(audit), "--campaign", str(camp), "--out", str(out),
+                           "--split", "test", "--max-missed", "5"])
+        assert res.exit_code == 0, res.output
+        return json.loads(out.read_text()), res.output
+
+    first, output = estimate("start")  # at once: every pair of the split is in a sampled stratum
+    assert sum(s["population"] for s in first["strata"]) == 222 and "not in the campaign's population" not in output
+    assert ("target met" if first["target"]["met"] else
+            f"target not met: {first['target']['expected_missed']:.1f} expected errors left (target: at most 5)") in output
+
+    res = invoke(app, ["annotate", "push", "--audit", str(audit), "--project", name, "--campaign", str(camp),
+                       "--next", "20"])
+    assert res.exit_code == 0, res.output
+    assert "batch 1 queues 20 pair(s)" in res.output and "20 task(s) imported" in res.output
+    res = invoke(app, ["annotate", "status", "--project", name])
+    assert f"{len(start) + 20} task(s): {len(start) - 10} done (2 annotation(s)), 10 awaiting a second " \
+           "annotator, 20 never annotated" in res.output
+    queued, _ = estimate("queued")
+    keys = ("share_legal", "ci_low", "ci_high")
+    assert [queued[k] for k in keys] == [first[k] for k in keys]
+
+    batch = json.loads((camp / "campaign.json").read_text())["batches"][1]["risk"]
+    for reviewer in ("camp.a@example.org", "camp.b@example.org"):
+        simulate.annotate(project, reviewer, lambda q: legal[q] if q in batch else None)
+    assert invoke(app, ["annotate", "pull", "--project", name, "--out", str(camp / "verdicts.csv")]).exit_code == 0
+    after, _ = estimate("reviewed")
+    assert after["found_legal"] == first["found_legal"] + sum(legal[q] == "legal" for q in batch)
+    before = {s["name"]: s for s in first["strata"]}
+    strata = json.loads((camp / "campaign.json").read_text())["design"]["strata"]
+    moved = 0.0
+    for s in after["strata"]:
+        took = len(set(batch) & set(strata[s["name"]]))
+        assert s["unreviewed"] == before[s["name"]]["unreviewed"] - took and s["rate"] == before[s["name"]]["rate"]
+        moved += took * (s["rate"] or 0)
+    assert after["share_legal"] == pytest.approx(
+        (after["found_legal"] + first["unreviewed"][0]["expected"] - moved) / 222)
 
 
 def _review_files(invoke, shared_dir, run, pairs, bt):

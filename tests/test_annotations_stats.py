@@ -340,9 +340,10 @@ def test_adjudication_reproduces_the_sample_verdicts():
     assert (ours.loc[~settled, "adjudicated_by"] == "rule:stricter").all()
 
 
-def test_reviews_outside_the_control_sample_do_not_count():
+def test_reviews_outside_the_control_sample_count_exactly_never_as_a_sample():
     """Unflagged pairs reviewed off-design (not drawn into the control sample) must not stand for
-    their stratum: the estimate is the same with or without them, and says they were left out."""
+    their stratum (counting them as a sample put 52 reviews into a 3-pair stratum once): their
+    verdicts count exactly, the control rate of each stratum is unchanged."""
     audit = pd.DataFrame({"id": range(300), "flagged": [i < 40 for i in range(300)]})
     queue = pd.DataFrame({"id": list(range(40)) + list(range(40, 80)),
                           "queue": ["risk"] * 40 + ["control"] * 40,
@@ -353,7 +354,9 @@ def test_reviews_outside_the_control_sample_do_not_count():
     off_design = pd.DataFrame({"id": range(100, 160), "verdict": ["legal"] * 60})
     clean = estimate(audit, design, queue, seed=3)
     polluted = estimate(audit, pd.concat([design, off_design]), queue, seed=3)
-    assert polluted.share_legal == pytest.approx(clean.share_legal)
-    assert (polluted.ci_low, polluted.ci_high) == (clean.ci_low, clean.ci_high)
-    assert any("60 verdict(s) for unflagged pairs outside the control sample" in a for a in polluted.assumptions)
+    rates = lambda e: {s.name: s.rate for s in e.strata}  # noqa: E731
+    assert rates(polluted) == rates(clean) and polluted.found_legal == clean.found_legal + 60
+    left = {m.name: m for m in polluted.unreviewed}
+    assert left["all"].unreviewed == 300 - 80 - 60
+    assert polluted.share_legal == pytest.approx((polluted.found_legal + left["all"].expected) / 300)
     assert clean.ci_low <= clean.share_legal <= clean.ci_high

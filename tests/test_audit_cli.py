@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -58,18 +59,18 @@ def test_sample_audit_finds_the_deliberate_flaws(sample_audit):
     assert row["reasons"] and row["flags"]  # every flag comes with a human-readable reason
 
 
-def test_review_queue_is_riskiest_flagged_plus_stratified_unflagged_control(sample_audit):
+def test_review_queue_is_riskiest_flagged_plus_a_control_sample_of_all_other_pairs(sample_audit):
     out, _ = sample_audit
     frame = pd.read_csv(out / "audit.csv")
     queue = pd.read_csv(out / "review_queue.csv")
     risk_part, control = queue[queue["queue"] == "risk"], queue[queue["queue"] == "control"]
     flagged = frame[frame["flagged"]].sort_values("risk", ascending=False)
     assert list(risk_part["id"]) == list(flagged["id"].head(6))
-    assert len(control) == 8 and not control["flagged"].any() and control["id"].is_unique
-    assert control["stratum"].str.contains("/").all()
-    # weights add up to the unflagged population of the strata sampled
-    assert control.groupby("stratum")["sample_weight"].sum().sum() == pytest.approx(
-        control.drop_duplicates("stratum")["stratum_size"].sum())
+    assert len(control) == 8 and not control["id"].isin(risk_part["id"]).any() and control["id"].is_unique
+    assert control["stratum"].str.contains("/risk-band-").all()
+    # weights add up to every pair outside the risk queue; inclusion probabilities are their inverse
+    assert control.groupby("stratum")["sample_weight"].sum().sum() == pytest.approx(len(frame) - len(risk_part))
+    assert np.allclose(control["inclusion_prob"], 1 / control["sample_weight"])
     side = json.loads((out / "review_queue.meta.json").read_text())
     assert side["seed"] == 3 and side["n_control_queued"] == 8 and side["n_unflagged"] == (~frame["flagged"]).sum()
 

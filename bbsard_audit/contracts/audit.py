@@ -69,4 +69,7 @@ QUEUE = TableSpec("review_queue.csv", AUDIT_COLUMNS + (
     Column("stratum_size", "int", required=False, empty_ok=True, lo=0),
     Column("stratum_sampled", "int", required=False, empty_ok=True, lo=0),
     Column("sample_weight", "float", required=False, empty_ok=True, lo=0.0),
+    Column("inclusion_prob", "float", required=False, empty_ok=True, lo=0.0, hi=1.0),
+    Column("stratum_risk_min", "float", required=False, empty_ok=True, lo=0.0, hi=1.0),
+    Column("stratum_risk_max", "float", required=False, empty_ok=True, lo=0.0, hi=1.0),
 ), key=("id",), row_checks=(_spans_match_text,))

@@ -6,12 +6,16 @@ from dataclasses import dataclass, field
 
 from .jsonfile import NamedValue, Record
 
-METHOD = ("stratified proportion; CI = Monte Carlo posterior predictive of the error count "
-          "(Jeffreys Beta + Beta-binomial for unreviewed pairs, finite population)")
+METHOD = ("reviewed pairs exact + post-stratified estimate of the unreviewed pairs from the control sample "
+          "(stratified by start risk band, drawn once with known inclusion probabilities); CI = Monte Carlo "
+          "Beta-binomial predictive of the errors left, Jeffreys prior on the design-effective sample size")
 
 
 @dataclass(frozen=True)
 class Stratum:
+    """`reviewed` / `legal` / `rate` / Wilson: the reviewed pairs that stand for the stratum's
+    unreviewed ones (its control pairs; every reviewed pair of a census stratum); `found` /
+    `found_legal`: every reviewed pair of the stratum, counted exactly."""
     name: str
     population: int
     reviewed: int
@@ -19,11 +23,16 @@ class Stratum:
     rate: float | None
     wilson_low: float | None
     wilson_high: float | None
+    control: int = 0  # pairs of the stratum in the control (probability) sample
+    unreviewed: int = 0
+    found: int = 0
+    found_legal: int = 0
 
 
 @dataclass(frozen=True)
 class Missed:
-    """Legal errors expected among the pairs not reviewed yet: `all`, `flagged` or `unflagged`."""
+    """Legal errors expected among the pairs not reviewed yet: `all`, then per stratum (or `flagged` /
+    `unflagged` for a legacy design)."""
     name: str
     unreviewed: int
     expected: float
@@ -56,6 +65,7 @@ class Estimate(Record):
     target: Target | None = None
     method: str = METHOD
     assumptions: list[str] = field(default_factory=list)
+    found_legal: int | None = None  # legal verdicts among the reviewed pairs (counted exactly)
 
     def named_values(self) -> list[NamedValue]:
         """The headline and per-stratum rates with their intervals (dataset card, report)."""
