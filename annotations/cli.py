@@ -18,6 +18,7 @@ from bbsard_audit.io import sidecar_path, write_csv, write_json
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
 from .pull import RAW_FILE, pull as pull_verdicts, raw_from_export, read_export_file
+from .spans import SPANS_FILE
 from .tasks import AUDIT_COLUMNS, QUEUE_COLUMNS, audit_version, build_tasks, read_audit
 
 if TYPE_CHECKING:  # label_studio_sdk and scipy load in ~1.5 s: only the commands that talk to them import them
@@ -166,8 +167,9 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
 
     Example: `bbsard-audit annotate pull --project bbsard-review --out out/verdicts.csv`
     """
-    guard_out(out, command="annotate pull", inputs=[from_file, adjudication, config], folder=False,
-              names=[RAW_FILE, sidecar_path(RAW_FILE).name])
+    kept = [RAW_FILE, sidecar_path(RAW_FILE).name, SPANS_FILE, sidecar_path(SPANS_FILE).name]
+    guard = guard_out(out, command="annotate pull", inputs=[from_file, adjudication, config], folder=False,
+                      names=[RAW_FILE, sidecar_path(RAW_FILE).name], preserve=kept)
     rule = AdjudicationRule.load(adjudication)
     if from_file:
         tasks, users, source = read_export_file(from_file), {}, {"export_file": str(from_file)}
@@ -182,6 +184,9 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
     raw, verdicts = pull_verdicts(tasks, out, users=users, rule=rule, source=source, origin=origin)
     counts = verdicts["agreement_status"].value_counts().to_dict()
     typer.echo(f"{len(raw)} annotation(s), {len(verdicts)} question(s) -> {out} {counts}")
+    for name, copy in guard.kept:
+        typer.echo(f"note: {name} was changed since `annotate pull` wrote it: its annotations are merged, "
+                   f"and that version is kept as {copy}", err=True)
 
 
 @annotate.command()

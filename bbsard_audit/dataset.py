@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from .errors import InputError
-from .io import digest_of, file_problem, is_local_path
+from .io import digest_of, file_problem, is_local_path, settle
 
 SPLITS = ("train", "test")
 LANGS = ("fr", "nl")
@@ -314,6 +314,7 @@ def load_dataset(src: str = SAMPLE, *, strict: bool = True, with_corpus: bool = 
         path = Path(src)
         if not path.is_dir():
             raise InputError("not a directory, 'sample' or 'hf:NAME[@REVISION]'", file=src)
+        settle(path)  # a release killed mid-write: its whole previous or whole new set
         ds = _load_dir(path, with_corpus, label=str(path))
     if strict and ds.errors:
         first = ds.errors[0]

@@ -4,6 +4,11 @@ Ownership: a command writes under `guard_outputs(...)`, which refuses (one line,
 written) an `--out` that is an input or the wrong kind of path, and any existing file the command did
 not write itself. What it writes is recorded, with its sha256, in the folder's `MANIFEST`, so a rerun
 may replace (or `release` delete) exactly its own earlier outputs and nothing else.
+
+Crash consistency: the writes of one command in one folder are one transaction (journal + previous
+versions in a `.bbsard-audit-txn-*` folder inside it), so a command killed at any instant leaves
+the complete previous set or, once committed, the complete new set; the next command or reader
+of the folder (`settle`) finishes the job. Manifest updates are merged under an flock on the folder.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import contextlib
 import contextvars
 import datetime as _dt
 import errno
+import fcntl
 import hashlib
 import json
 import math
@@ -19,8 +25,11 @@ import os
 import platform
 import re
 import shutil
+import signal
 import stat
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -33,26 +42,58 @@ os.umask(_UMASK)
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temp path in the target's folder; rename it onto `path` only on success."""
+    """Yield a temp path; rename it onto `path` only on success. Under `guard_outputs` the rename is
+    journaled in the command's transaction (the old version kept until the command commits); a full
+    or read-only disk is one line (`InputError`), never a traceback, and leaves the old file."""
     path = Path(path)
     guard = _GUARD.get()
-    if guard is not None:
-        guard.check(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
+    txn = guard.transaction_for(path) if guard is not None else None
+    with disk_errors(path):
+        if txn is not None:
+            txn.make_dirs(path.parent)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        _fault_point()
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=txn.dir if txn else path.parent)
+        os.close(fd)
+        tmp_path = Path(tmp)
+        try:
+            yield tmp_path
+            _fault_point()  # the content is written
+            if tmp_path.is_file():  # mkstemp makes 0600; outputs are for sharing, so honour the umask
+                os.chmod(tmp_path, 0o666 & ~_UMASK)
+            if guard is None:
+                _fault_point()
+                os.replace(tmp_path, path)
+            else:
+                guard.place(tmp_path, path)
+        finally:
+            if tmp_path.exists():
+                tmp_path.unlink()
+
+
+DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO)
+"""What a full, read-only or unwritable disk raises: reported as one line, never a traceback."""
+
+
+def disk_problem(exc: BaseException) -> str | None:
+    """`no space left on device` for a disk-level OSError, else None (a bug: let it surface)."""
+    if not isinstance(exc, OSError) or exc.errno not in DISK_ERRORS:
+        return None
+    text = exc.strerror or os.strerror(exc.errno)
+    return text[:1].lower() + text[1:]
+
+
+@contextlib.contextmanager
+def disk_errors(target: str | os.PathLike) -> Iterator[None]:
+    """Turn a full / read-only disk while writing `target` into `cannot write <target>: <reason>`."""
     try:
-        yield tmp_path
-        if tmp_path.is_file():  # mkstemp makes 0600; outputs are for sharing, so honour the umask
-            os.chmod(tmp_path, 0o666 & ~_UMASK)
-        digest = digest_of(tmp_path) if guard is not None else ""
-        os.replace(tmp_path, path)
-        if guard is not None:
-            guard.record(path, digest)
-    finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
+        yield
+    except OSError as exc:
+        reason = disk_problem(exc)
+        if reason is None:
+            raise
+        raise InputError(f"cannot write {target}: {reason}") from None
 
 
 def file_problem(path: str | os.PathLike) -> str | None:
@@ -206,21 +247,25 @@ def _same(a: Path, b: Path) -> bool:
 
 
 class OutputGuard:
-    """What one command may write, replace and delete in one output folder."""
+    """What one command may write, replace and delete in one output folder.
 
-    def __init__(self, root: Path, command: str, inputs: Iterable[str | os.PathLike | None] = ()) -> None:
+    `preserve`: names whose version changed by someone else is not refused but kept under a new name
+    the command owns (`<stem>.kept-<sha256[:12]><suffix>`, listed in `kept`) before being replaced
+    (pull's annotations_raw.csv: the only copy of annotations must never be lost nor block a pull).
+    """
+
+    def __init__(self, root: Path, command: str, inputs: Iterable[str | os.PathLike | None] = (),
+                 preserve: Iterable[str] = ()) -> None:
         self.root, self.command = Path(root), command
         self.real_root = Path(os.path.realpath(self.root))
         self.inputs = tuple(Path(p) for p in inputs if p is not None)
+        self.preserve = frozenset(preserve)
         self.written: dict[str, str] = {}
-        self.manifest: dict[str, dict] = {}
-        path = self.root / MANIFEST
-        if path.is_file():
-            try:
-                self.manifest = dict(json.loads(path.read_text(encoding="utf-8")).get("files", {}))
-            except (ValueError, AttributeError, UnicodeDecodeError):
-                raise InputError(f"{MANIFEST} is not valid JSON: move it away only if the folder holds "
-                                 "nothing you need", file=str(self.root)) from None
+        self.removed: set[str] = set()
+        self.kept: list[tuple[str, str]] = []
+        self.txn: _Transaction | None = None
+        settle(self.root)
+        self.manifest = _read_manifest(self.root)
 
     def _key(self, path: Path) -> str | None:
         """`path` relative to the folder (posix), or None when it lies outside."""
@@ -248,9 +293,9 @@ class OutputGuard:
                 raise InputError(f"--out would overwrite the input {source}; choose another --out",
                                  file=str(path))
         key = self._key(path)
-        if key is None or key in self.written or not os.path.lexists(path):
+        if key is None or _scratch(key) or key in self.written or not os.path.lexists(path):
             return
-        if self.owns(key):
+        if self.owns(key) or key in self.preserve:
             return
         entry = self.manifest.get(key)
         if entry is None:
@@ -264,7 +309,7 @@ class OutputGuard:
 
     def record(self, path: Path, digest: str | None = None) -> None:
         key = self._key(path)
-        if key is not None:
+        if key is not None and not _scratch(key):
             self.written[key] = digest or digest_of(path)
 
     def previous(self) -> list[str]:
@@ -272,42 +317,114 @@ class OutputGuard:
         return sorted(k for k, e in self.manifest.items()
                       if e.get("command") == self.command and "/" not in k and self.owns(k))
 
+    # ------------------------------------------------------------ changes, through the transaction
+
+    def begin(self, claims: Iterable[str]) -> None:
+        """Start the transaction every change of this command goes through (the folder is created)."""
+        created = not self.root.exists()
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.txn = _Transaction(self.root, self.command, claims, created_root=created)
+
+    def transaction_for(self, path: Path) -> "_Transaction | None":
+        """Check `path` and say which transaction journals its write (None: a plain atomic write)."""
+        self.check(path)
+        key = self._key(path)
+        return None if key is None or _scratch(key) or self.txn is None else self.txn
+
+    def scratch(self) -> Path:
+        """A private folder inside the output folder for building outputs (`release`); it goes with
+        the transaction, so a killed build leaves nothing beside or inside the folder."""
+        if self.txn is None:
+            raise RuntimeError("scratch() needs a started transaction (inside guard_outputs)")
+        path = self.txn.dir / "build"
+        path.mkdir(exist_ok=True)
+        return path
+
+    def place(self, src: Path, path: Path) -> None:
+        """Rename the finished temp file `src` onto `path` (atomic_path's last step), journaled."""
+        key = self._key(path)
+        digest = digest_of(src)
+        if key is None or _scratch(key) or self.txn is None:
+            _fault_point()
+            os.replace(src, path)
+        else:
+            self._keep_foreign(key, path)
+            self.txn.touch(key, path)
+            self.txn.intend(key, digest)
+            _fault_point()
+            os.replace(src, path)
+        self.record(path, digest)
+
+    def _keep_foreign(self, key: str, path: Path) -> None:
+        """A `preserve` name someone else changed: copy their version to a name of our own first."""
+        if key not in self.preserve or key in self.written or not path.is_file() or self.owns(key):
+            return
+        digest = digest_of(path)
+        kept = path.with_name(f"{path.name.split('.')[0]}.kept-{digest[:12]}{''.join(path.suffixes)}")
+        if not (kept.is_file() and digest_of(kept) == digest):
+            with atomic_path(kept) as tmp:
+                shutil.copyfile(path, tmp)
+        self.kept.append((key, kept.name))
+
     def remove(self, key: str) -> None:
         """Delete one of this command's own earlier outputs (never anything else)."""
         if not self.owns(key):
             raise InputError(f"{key} was not written by `bbsard-audit {self.command}`; not deleting it",
                              file=str(self.root))
         path = self.root / key
-        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        with disk_errors(path):
+            if self.txn is not None:
+                self.txn.touch(key, path, move=True)
+                self.txn.intend(key, None)
+            if os.path.lexists(path):
+                _fault_point()
+                _delete(path)
         self.manifest.pop(key, None)
+        self.written.pop(key, None)
+        self.removed.add(key)
 
     def move_into(self, src: Path, key: str) -> Path:
         """Rename a finished file or folder `src` onto `root/key` (an owned earlier one is replaced)."""
         target = self.root / key
         self.check(target)
         digest = digest_of(src)
-        if target.is_dir() and not target.is_symlink():
-            old = target.with_name(f".{target.name}.old-{os.getpid()}")
-            os.replace(target, old)
-            os.replace(src, target)
-            shutil.rmtree(old)
-        else:
+        with disk_errors(target):
+            if self.txn is not None:
+                self.txn.touch(key, target, move=target.is_dir() and not target.is_symlink())
+                self.txn.intend(key, digest)
+            if target.is_dir() and not target.is_symlink():  # no transaction, or our own from this run
+                _fault_point()
+                _delete(target)
+            _fault_point()
             os.replace(src, target)
         self.written[key] = digest
+        self.removed.discard(key)
         return target
 
-    def save(self) -> None:
-        """Record what this command wrote (also after a failure: those files are its own)."""
-        if not self.written or not self.root.is_dir():
-            return
-        files = dict(self.manifest)
-        files.update({k: {"command": self.command, "sha256": d} for k, d in self.written.items()})
-        path = self.root / MANIFEST
-        fd, tmp = tempfile.mkstemp(prefix=f".{MANIFEST}.", suffix=".tmp", dir=self.root)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"tool": "bbsard-audit", "files": dict(sorted(files.items()))}, f, indent=1)
-        os.chmod(tmp, 0o666 & ~_UMASK)
-        os.replace(tmp, path)
+    def commit(self) -> None:
+        """The commit point: what this command wrote becomes the folder's set, and is recorded."""
+        records: dict[str, dict | None] = {k: None for k in self.removed}
+        records.update({k: {"command": self.command, "sha256": d} for k, d in self.written.items()})
+        if self.txn is not None:
+            with disk_errors(self.root):
+                self.txn.commit(records)
+        elif records and self.root.is_dir():
+            with folder_lock(self.root):
+                _merge_manifest(self.root, records, self.root)
+
+    def rollback(self) -> None:
+        """Undo every change of this command: the folder holds its previous set again."""
+        if self.txn is not None:
+            self.txn.rollback()
+
+    save = commit  # earlier name
+
+
+def changed_since_written(path: str | os.PathLike) -> bool:
+    """Under a guard: `path` exists but is not as this command last wrote it (edited, or foreign)."""
+    guard = _GUARD.get()
+    key = guard._key(Path(path)) if guard is not None and os.path.lexists(path) else None
+    return key is not None and key not in guard.written and not guard.owns(key)
 
 
 def _is_regular_or_dir(path: Path) -> bool:
@@ -320,12 +437,15 @@ def _is_regular_or_dir(path: Path) -> bool:
 
 @contextlib.contextmanager
 def guard_outputs(out: str | os.PathLike, *, command: str, inputs: Iterable[str | os.PathLike | None] = (),
-                  names: Iterable[str] = (), folder: bool = True) -> Iterator[OutputGuard]:
-    """Run a command's writes under output ownership (see the module docstring).
+                  names: Iterable[str] = (), folder: bool = True, preserve: Iterable[str] = ()) -> Iterator[OutputGuard]:
+    """Run a command's writes under output ownership, as one transaction (see the module docstring).
 
     `out` is a folder (`folder=True`) or one output file (its sidecar is a target too); `names` are
-    the files the command will write there, checked before anything is written; `inputs` are never
-    written. Every atomic write inside the block is checked again and recorded in the manifest.
+    the files the command will write there, checked before anything is written and claimed against a
+    concurrent command; `inputs` are never written. Every atomic write inside the block is checked
+    again and journaled; on success they become the folder's set at once and are recorded in the
+    manifest; on any failure (an exception, Ctrl-C) they are undone; after a kill, the next command
+    or reader of the folder finishes the job (`settle`).
     """
     out = Path(out)
     if folder:
@@ -336,12 +456,415 @@ def guard_outputs(out: str | os.PathLike, *, command: str, inputs: Iterable[str 
         if out.is_dir():
             raise InputError("--out must be a file, but this is a folder", file=str(out))
         root, targets = out.parent, [out, sidecar_path(out), *(out.parent / n for n in names)]
-    guard = OutputGuard(root, command, inputs)
+    guard = OutputGuard(root, command, inputs, preserve=preserve)
+    claims = [k for k in map(guard._key, targets) if k is not None]
+    refuse_concurrent(root, claims)  # first: a live writer's half-written files are not "changed"
     for target in targets:
         guard.check(target)
+    with disk_errors(root):
+        guard.begin(claims)
     token = _GUARD.set(guard)
     try:
         yield guard
-    finally:
+    except BaseException as exc:
         _GUARD.reset(token)
-        guard.save()
+        if _success(exc):
+            guard.commit()
+        else:
+            guard.rollback()
+        raise
+    else:
+        _GUARD.reset(token)
+        guard.commit()
+
+
+def _success(exc: BaseException) -> bool:
+    """A clean exit raised as an exception (`typer.Exit()`, `sys.exit(0)`) still commits."""
+    if isinstance(exc, SystemExit):
+        return exc.code in (0, None)
+    return type(exc).__name__ == "Exit" and getattr(exc, "exit_code", 1) == 0
+
+
+# ---------------------------------------------------------------- transactions (crash consistency)
+#
+# A command's changes to one folder form a transaction, kept in `<folder>/.bbsard-audit-txn-*/`:
+# `journal.jsonl` (a header naming command, pid and claimed outputs, then one line written *before*
+# each change: a name first touched and where its previous version is kept, a new content's sha256,
+# a folder created), the previous versions (hard links, or the renamed folder), and the temp files.
+# The command holds an flock on that folder while it lives. `committed.json` (written atomically,
+# the commit point) lists the manifest records of the new set. A dead transaction (its flock is
+# free) is settled by the next command or reader: committed -> its records are merged into the
+# manifest (roll forward); not committed -> every name goes back to its previous version (roll
+# back), unless someone changed it since. Then the transaction folder is deleted.
+
+TXN_PREFIX = ".bbsard-audit-txn-"
+JOURNAL, COMMITTED = "journal.jsonl", "committed.json"
+FAULT_ENV = "BBSARD_AUDIT_FAULT"
+"""Fault injection for tests: `kill:N` (SIGKILL), `stop:N` (SIGSTOP) or `enospc:N` / `erofs:N`
+(that OSError) at the N-th file operation of io.py in this process."""
+LOCK_WAIT = 30.0
+"""Seconds a command waits for another one's short manifest/journal update before giving up."""
+_OPS = 0
+_HELD: dict[str, list] = {}
+_HELD_LOCK = threading.RLock()
+
+
+def _fault_point() -> None:
+    spec = os.environ.get(FAULT_ENV)
+    if not spec:
+        return
+    global _OPS
+    _OPS += 1
+    mode, _, n = spec.partition(":")
+    if mode == "stop" and _OPS >= int(n) and not _HELD:  # never stopped holding a folder lock
+        os.environ.pop(FAULT_ENV)
+        os.kill(os.getpid(), signal.SIGSTOP)
+    if _OPS != int(n):
+        return
+    if mode == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif mode in ("enospc", "erofs"):
+        code = errno.ENOSPC if mode == "enospc" else errno.EROFS
+        raise OSError(code, os.strerror(code))
+
+
+def _scratch(key: str) -> bool:
+    return key.startswith(TXN_PREFIX)
+
+
+@contextlib.contextmanager
+def folder_lock(root: Path) -> Iterator[None]:
+    """Exclusive flock on the folder itself (re-entrant in this process): manifest updates, journal
+    claims and settling are read-modify-write under it, so concurrent commands merge, never overwrite."""
+    key = os.path.realpath(root)
+    with _HELD_LOCK:
+        held = _HELD.get(key)
+        if held is None:
+            held = _HELD[key] = [_flock_waiting(key), 0]
+        held[1] += 1
+        try:
+            yield
+        finally:
+            held[1] -= 1
+            if not held[1]:
+                del _HELD[key]
+                os.close(held[0])
+
+
+def _flock_waiting(folder: str) -> int:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                os.close(fd)
+                raise InputError("another bbsard-audit command has held this folder's lock for "
+                                 f"{LOCK_WAIT:.0f}s; try again when it has finished", file=folder) from None
+            time.sleep(0.02)
+
+
+def _read_manifest(root: Path) -> dict[str, dict]:
+    path = root / MANIFEST
+    if not path.is_file():
+        return {}
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")).get("files", {}))
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        raise InputError(f"{MANIFEST} is not valid JSON: move it away only if the folder holds "
+                         "nothing you need", file=str(root)) from None
+
+
+def _write_json_atomic(path: Path, obj: Any, tmp_dir: Path) -> None:
+    _fault_point()
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=tmp_dir)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(obj, f, indent=1)
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        _fault_point()
+        os.replace(tmp, path)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def _merge_manifest(root: Path, records: dict[str, dict | None], tmp_dir: Path) -> None:
+    """Apply `records` (None: removed) to the manifest as it is now (call under `folder_lock`)."""
+    if not records:
+        return
+    files = _read_manifest(root)
+    for key, entry in records.items():
+        if entry is None:
+            files.pop(key, None)
+        else:
+            files[key] = entry
+    _write_json_atomic(root / MANIFEST, {"tool": "bbsard-audit", "files": dict(sorted(files.items()))}, tmp_dir)
+
+
+def _delete(path: Path) -> None:
+    shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+
+
+def _digest_or_none(path: Path) -> str | None:
+    try:
+        return digest_of(path) if _is_regular_or_dir(path) else None
+    except OSError:
+        return None
+
+
+class _Transaction:
+    """One command's journaled changes to one folder (see the comment above)."""
+
+    def __init__(self, root: Path, command: str, claims: Iterable[str], *, created_root: bool) -> None:
+        self.root, self.command, self.created_root = root, command, created_root
+        self.claims = set(claims)
+        self.touched: set[str] = set()
+        with folder_lock(root):
+            settle(root, locked=True)
+            self._refuse_conflicts(self.claims)
+            _fault_point()
+            self.dir = Path(tempfile.mkdtemp(prefix=TXN_PREFIX, dir=root))
+            self.fd = self.journal = None
+            try:
+                self.fd = os.open(self.dir, os.O_RDONLY | os.O_DIRECTORY)
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self.journal = os.open(self.dir / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                self._log({"tool": "bbsard-audit", "command": command, "pid": os.getpid(),
+                           "claims": sorted(self.claims)})
+            except BaseException:
+                self._close()
+                shutil.rmtree(self.dir, ignore_errors=True)
+                raise
+
+    def _log(self, event: dict) -> None:
+        _fault_point()
+        os.write(self.journal, (json.dumps(event) + "\n").encode())  # no fsync: guards process kills, not power loss
+
+    def _refuse_conflicts(self, keys: set[str]) -> None:
+        refuse_concurrent(self.root, keys)
+
+    def make_dirs(self, folder: Path) -> None:
+        missing = []
+        while not folder.exists() and folder != self.root:
+            missing.append(folder)
+            folder = folder.parent
+        for path in reversed(missing):
+            self._log({"dir": path.relative_to(self.root).as_posix()})
+            path.mkdir(exist_ok=True)
+
+    def touch(self, key: str, path: Path, *, move: bool = False) -> None:
+        """Before the first change of `key`: journal it and keep its previous version."""
+        if key in self.touched:
+            return
+        with folder_lock(self.root):
+            if key not in self.claims:
+                self._refuse_conflicts({key})
+            backup = f"previous-{len(self.touched)}" if os.path.lexists(path) else None
+            self._log({"key": key, "backup": backup})
+            self.touched.add(key)
+        if backup is None:
+            return
+        _fault_point()
+        if move or path.is_dir():
+            os.rename(path, self.dir / backup)
+        else:
+            try:
+                os.link(path, self.dir / backup, follow_symlinks=False)
+            except OSError:  # a file system without hard links
+                shutil.copy2(path, self.dir / backup, follow_symlinks=False)
+
+    def intend(self, key: str, digest: str | None) -> None:
+        """Journal the content about to be placed at `key` (None: deleted)."""
+        self._log({"key": key, "sha256": digest})
+
+    def commit(self, records: dict[str, dict | None]) -> None:
+        """`committed.json` is the commit point for a kill; a failure before the manifest is updated
+        (a full disk) is undone here, so the error leaves the previous set. Cleanup failures are
+        left to the next `settle` (the commit record rolls it forward)."""
+        with folder_lock(self.root):
+            try:
+                _write_json_atomic(self.dir / COMMITTED, {"files": records}, self.dir)
+                _merge_manifest(self.root, records, self.dir)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    (self.dir / COMMITTED).unlink()
+                self.rollback()
+                raise
+            try:
+                _discard(self.dir)
+            except OSError:
+                pass
+            finally:
+                self._close()
+
+    def rollback(self) -> None:
+        try:
+            with folder_lock(self.root):
+                _undo(self.root, self.dir, _read_journal(self.dir / JOURNAL))
+                _discard(self.dir)
+                self._close()
+                if self.created_root and not any(self.root.iterdir()):
+                    self.root.rmdir()
+        except OSError:  # left for the next command to settle; the original error is what matters
+            self._close()
+
+    def _close(self) -> None:
+        for fd in ("journal", "fd"):
+            if getattr(self, fd, None) is not None:
+                os.close(getattr(self, fd))
+                setattr(self, fd, None)
+
+
+DONE = ".done"
+
+
+def _discard(txn_dir: Path) -> None:
+    """Delete a settled transaction folder: renamed first, so a kill mid-delete cannot leave a
+    journal without its commit record (a `.done` folder is only ever deleted)."""
+    done = txn_dir.with_name(txn_dir.name + DONE)
+    _fault_point()
+    os.rename(txn_dir, done)
+    _fault_point()
+    shutil.rmtree(done, ignore_errors=True)
+
+
+class _Found:
+    """A transaction folder found in an output folder, read from its journal."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.events = _read_journal(path / JOURNAL)
+        header = self.events[0] if self.events else {}
+        self.done = path.name.endswith(DONE)
+        try:  # killed before its journal had a header: an empty folder of ours
+            empty = not self.events and set(os.listdir(path)) <= {JOURNAL}
+        except OSError:
+            empty = False
+        self.ours = header.get("tool") == "bbsard-audit" or self.done or empty
+        self.command, self.pid = header.get("command", "?"), header.get("pid", "?")
+        self.claims = header.get("claims", [])
+        self.touched = [e["key"] for e in self.events[1:] if "backup" in e]
+        self._fd: int | None = None
+
+    def alive(self) -> bool:
+        """Its command still runs (holds the folder's flock); else we now hold it, to settle it."""
+        if self._fd is None:
+            try:
+                self._fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
+            except OSError:
+                return False
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        return False
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def refuse_concurrent(root: Path, keys: Iterable[str]) -> None:
+    """Refuse (one line) when a live command of another process claims or writes one of `keys` here."""
+    keys = set(keys)
+    for other in _transactions(root):
+        try:
+            if other.pid == os.getpid() or other.done or not other.alive():
+                continue
+        finally:
+            other.close()
+        clash = sorted(keys & (set(other.claims) | set(other.touched)))
+        if clash:
+            raise InputError(f"{clash[0]} is being written right now by `bbsard-audit {other.command}` "
+                             f"(pid {other.pid}); wait for it to finish or choose another --out", file=str(root))
+
+
+def _transactions(root: Path) -> list[_Found]:
+    try:
+        names = sorted(e.name for e in os.scandir(root) if e.name.startswith(TXN_PREFIX)
+                       and e.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+    return [_Found(root / n) for n in names]
+
+
+def _read_journal(path: Path) -> list[dict]:
+    """The journal's complete lines (a kill may cut the last one: it had not been acted on)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return []
+    events = []
+    for line in data.split(b"\n")[:-1]:
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            break
+    return events
+
+
+def _undo(root: Path, txn_dir: Path, events: list[dict]) -> None:
+    """Put every name the journal touched back to its previous version (never over a later change)."""
+    order: list[tuple[str, str | None]] = []
+    new: dict[str, set] = {}
+    for e in events[1:]:
+        if "backup" in e:
+            order.append((e["key"], e["backup"]))
+        elif "sha256" in e:
+            new.setdefault(e["key"], set()).add(e["sha256"])
+    for key, backup in reversed(order):
+        path = root / key
+        current = _digest_or_none(path)
+        ours = current is not None and current in new.get(key, ())
+        if current is not None and not ours:
+            continue  # the previous version still (its change never happened), or someone else's since
+        kept = txn_dir / backup if backup else None
+        if ours and (path.is_dir() or kept is None or kept.is_dir()):
+            _fault_point()
+            _delete(path)
+        if kept is not None and os.path.lexists(kept):
+            _fault_point()
+            os.replace(kept, path)
+    for e in reversed(events[1:]):
+        if "dir" in e:
+            with contextlib.suppress(OSError):
+                (root / e["dir"]).rmdir()
+
+
+def settle(root: str | os.PathLike, *, locked: bool = False) -> None:
+    """Finish what killed bbsard-audit commands left in `root`: a committed change is recorded (roll
+    forward), an uncommitted one undone (roll back), their transaction folders deleted. Cheap when
+    there is nothing to do (one directory scan); live commands' transactions are left alone."""
+    root = Path(root)
+    if not _transactions(root):
+        return
+    with contextlib.ExitStack() as stack:
+        if not locked:
+            stack.enter_context(folder_lock(root))
+        for txn in _transactions(root):  # again, under the lock: a live command may just have finished
+            try:
+                if not txn.ours or txn.alive():
+                    continue
+                with disk_errors(f"{root} (to finish an interrupted `bbsard-audit {txn.command}`)"):
+                    if txn.done:
+                        shutil.rmtree(txn.path, ignore_errors=True)
+                        continue
+                    committed = txn.path / COMMITTED
+                    if committed.is_file():
+                        _merge_manifest(root, json.loads(committed.read_text(encoding="utf-8"))["files"], txn.path)
+                    else:
+                        _undo(root, txn.path, txn.events)
+                    _discard(txn.path)
+            finally:
+                txn.close()
+
+
+def settled(path: str | os.PathLike) -> Path:
+    """`path`, after settling its folder: every reader of a stage output reads a whole set."""
+    path = Path(path)
+    settle(path.parent)
+    return path

@@ -25,6 +25,7 @@ from ..contracts.sidecar import read_sidecar
 from ..contracts.table import Column, TableSpec
 from ..contracts.verdicts import RAW, VERDICTS_CSV
 from ..errors import InputError
+from ..io import settle
 from ..redact import redact_record
 
 
@@ -65,6 +66,7 @@ def load_workdir(root: str | Path) -> Workdir:
     root = Path(root)
     if not root.is_dir():
         raise InputError("work folder not found", file=str(root))
+    settle(root)  # a killed stage's outputs: its whole previous or whole new set, never a mix
     wd = Workdir(root=root)
     for name, spec in TABLES.items():
         path = root / name
