@@ -59,7 +59,6 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         tmp_path = Path(tmp)
         try:
             yield tmp_path
-            _fault_point()  # the content is written
             if tmp_path.is_file():  # mkstemp makes 0600; outputs are for sharing, so honour the umask
                 os.chmod(tmp_path, 0o666 & ~_UMASK)
             if guard is None:
@@ -264,6 +263,8 @@ class OutputGuard:
         self.removed: set[str] = set()
         self.kept: list[tuple[str, str]] = []
         self.txn: _Transaction | None = None
+        self.claims: list[str] = []
+        self.transactional = False  # set by begin(): guard_outputs, not a bare OutputGuard
         settle(self.root)
         self.manifest = _read_manifest(self.root)
 
@@ -320,22 +321,30 @@ class OutputGuard:
     # ------------------------------------------------------------ changes, through the transaction
 
     def begin(self, claims: Iterable[str]) -> None:
-        """Start the transaction every change of this command goes through (the folder is created)."""
-        created = not self.root.exists()
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.txn = _Transaction(self.root, self.command, claims, created_root=created)
+        """Every change of this command goes through one transaction, started at its first write
+        (a command that writes nothing leaves no trace); `claims` are refused to concurrent writers."""
+        self.claims = list(claims)
+        self.transactional = True
+
+    def _transaction(self) -> "_Transaction | None":
+        if self.txn is None and self.transactional:
+            with disk_errors(self.root):
+                created = not self.root.exists()
+                self.root.mkdir(parents=True, exist_ok=True)
+                self.txn = _Transaction(self.root, self.command, self.claims, created_root=created)
+        return self.txn
 
     def transaction_for(self, path: Path) -> "_Transaction | None":
         """Check `path` and say which transaction journals its write (None: a plain atomic write)."""
         self.check(path)
         key = self._key(path)
-        return None if key is None or _scratch(key) or self.txn is None else self.txn
+        return None if key is None or _scratch(key) else self._transaction()
 
     def scratch(self) -> Path:
         """A private folder inside the output folder for building outputs (`release`); it goes with
         the transaction, so a killed build leaves nothing beside or inside the folder."""
-        if self.txn is None:
-            raise RuntimeError("scratch() needs a started transaction (inside guard_outputs)")
+        if self._transaction() is None:
+            raise RuntimeError("scratch() needs guard_outputs")
         path = self.txn.dir / "build"
         path.mkdir(exist_ok=True)
         return path
@@ -349,8 +358,7 @@ class OutputGuard:
             os.replace(src, path)
         else:
             self._keep_foreign(key, path)
-            self.txn.touch(key, path)
-            self.txn.intend(key, digest)
+            self.txn.change(key, path, digest)
             _fault_point()
             os.replace(src, path)
         self.record(path, digest)
@@ -372,10 +380,10 @@ class OutputGuard:
             raise InputError(f"{key} was not written by `bbsard-audit {self.command}`; not deleting it",
                              file=str(self.root))
         path = self.root / key
+        txn = self._transaction()
         with disk_errors(path):
-            if self.txn is not None:
-                self.txn.touch(key, path, move=True)
-                self.txn.intend(key, None)
+            if txn is not None:
+                txn.change(key, path, None, move=True)
             if os.path.lexists(path):
                 _fault_point()
                 _delete(path)
@@ -388,10 +396,10 @@ class OutputGuard:
         target = self.root / key
         self.check(target)
         digest = digest_of(src)
+        txn = self._transaction()
         with disk_errors(target):
-            if self.txn is not None:
-                self.txn.touch(key, target, move=target.is_dir() and not target.is_symlink())
-                self.txn.intend(key, digest)
+            if txn is not None:
+                txn.change(key, target, digest, move=target.is_dir() and not target.is_symlink())
             if target.is_dir() and not target.is_symlink():  # no transaction, or our own from this run
                 _fault_point()
                 _delete(target)
@@ -461,8 +469,7 @@ def guard_outputs(out: str | os.PathLike, *, command: str, inputs: Iterable[str 
     refuse_concurrent(root, claims)  # first: a live writer's half-written files are not "changed"
     for target in targets:
         guard.check(target)
-    with disk_errors(root):
-        guard.begin(claims)
+    guard.begin(claims)
     token = _GUARD.set(guard)
     try:
         yield guard
@@ -489,8 +496,9 @@ def _success(exc: BaseException) -> bool:
 #
 # A command's changes to one folder form a transaction, kept in `<folder>/.bbsard-audit-txn-*/`:
 # `journal.jsonl` (a header naming command, pid and claimed outputs, then one line written *before*
-# each change: a name first touched and where its previous version is kept, a new content's sha256,
-# a folder created), the previous versions (hard links, or the renamed folder), and the temp files.
+# each change: the name and the sha256 of its new content, on its first change also where its
+# previous version is kept; or a folder created), the previous versions (hard links, or the renamed
+# folder), and the temp files.
 # The command holds an flock on that folder while it lives. `committed.json` (written atomically,
 # the commit point) lists the manifest records of the new set. A dead transaction (its flock is
 # free) is settled by the next command or reader: committed -> its records are merged into the
@@ -655,15 +663,18 @@ class _Transaction:
             self._log({"dir": path.relative_to(self.root).as_posix()})
             path.mkdir(exist_ok=True)
 
-    def touch(self, key: str, path: Path, *, move: bool = False) -> None:
-        """Before the first change of `key`: journal it and keep its previous version."""
+    def change(self, key: str, path: Path, digest: str | None, *, move: bool = False) -> None:
+        """Journal that `key` is about to hold `digest` (None: deleted), before anything changes; on
+        its first change here, also where its previous version is kept, and keep it (a hard link, or
+        the renamed folder with `move`)."""
         if key in self.touched:
+            self._log({"key": key, "sha256": digest})
             return
         with folder_lock(self.root):
             if key not in self.claims:
                 self._refuse_conflicts({key})
             backup = f"previous-{len(self.touched)}" if os.path.lexists(path) else None
-            self._log({"key": key, "backup": backup})
+            self._log({"key": key, "backup": backup, "sha256": digest})
             self.touched.add(key)
         if backup is None:
             return
@@ -675,10 +686,6 @@ class _Transaction:
                 os.link(path, self.dir / backup, follow_symlinks=False)
             except OSError:  # a file system without hard links
                 shutil.copy2(path, self.dir / backup, follow_symlinks=False)
-
-    def intend(self, key: str, digest: str | None) -> None:
-        """Journal the content about to be placed at `key` (None: deleted)."""
-        self._log({"key": key, "sha256": digest})
 
     def commit(self, records: dict[str, dict | None]) -> None:
         """`committed.json` is the commit point for a kill; a failure before the manifest is updated
@@ -814,7 +821,7 @@ def _undo(root: Path, txn_dir: Path, events: list[dict]) -> None:
     for e in events[1:]:
         if "backup" in e:
             order.append((e["key"], e["backup"]))
-        elif "sha256" in e:
+        if "sha256" in e:
             new.setdefault(e["key"], set()).add(e["sha256"])
     for key, backup in reversed(order):
         path = root / key

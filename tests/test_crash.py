@@ -91,7 +91,7 @@ def owned(folder: Path) -> None:
         assert (folder / name).exists() and digest_of(folder / name) == record["sha256"], name
 
 
-def crash_at_every_step(run, folder: Path, before: Path, old: dict, new: dict, settle_with, rerun_every=6) -> int:
+def crash_at_every_step(run, folder: Path, before: Path, old: dict, new: dict, settle_with, rerun_every=8) -> int:
     """Kill `run` before each of its file operations in turn over a copy of `before`; after each
     kill, `settle_with` (a reader) must see the whole old or whole new set, with nothing left over
     and every file as the manifest records it; a rerun (every `rerun_every`-th kill) completes and
@@ -188,7 +188,7 @@ def test_eval_killed_at_any_file_operation_leaves_old_or_new_set_and_reruns(tmp_
     run = lambda fault: cli(_eval_args("new", "work"), tmp_path, fault)  # noqa: E731
     total = crash_at_every_step(run, tmp_path / "work", tmp_path / "before", old, new, report(tmp_path, "work"))
     assert total > 3 * len(tables), total  # every write was a kill point
-    full_disk_at_every_step(run, tmp_path / "work", tmp_path / "before", old, total, step=3)
+    full_disk_at_every_step(run, tmp_path / "work", tmp_path / "before", old, total, step=5)
 
 
 
