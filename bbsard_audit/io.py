@@ -425,7 +425,6 @@ class OutputGuard:
         if self.txn is not None:
             self.txn.rollback()
 
-    save = commit  # earlier name
 
 
 def changed_since_written(path: str | os.PathLike) -> bool:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from report_fixtures import write_workdir
 from test_release import make_dataset, write_review
 from typer.testing import CliRunner
 
@@ -223,6 +224,7 @@ def test_release_killed_at_any_file_operation_leaves_old_or_new_release_and_reru
 
     run = lambda fault: cli(args("src2", "rel", "--policy", "keep-marked"), tmp_path, fault)  # noqa: E731
     total = crash_at_every_step(run, tmp_path / "rel", tmp_path / "before", old, new, read)
+    assert total > 30, total  # every write, move and removal was a kill point
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*siblings, "rel"])  # nothing beside it
     full_disk_at_every_step(run, tmp_path / "rel", tmp_path / "before", old, total, step=4)
 
@@ -260,6 +262,7 @@ def test_pull_killed_at_any_file_operation_switches_raw_and_verdicts_together(tm
     total = crash_at_every_step(run, tmp_path / "work", tmp_path / "before", old, new,
                                 lambda: cli(["annotate", "agreement", "--raw", "work/annotations_raw.csv",
                                              "--out", "agr"], tmp_path), rerun_every=3)
+    assert total > 3 * 6, total
     full_disk_at_every_step(run, tmp_path / "work", tmp_path / "before", old, total)
 
 
@@ -354,7 +357,37 @@ def test_a_full_or_read_only_disk_is_one_line_and_keeps_the_old_file(tmp_path, m
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", failing)
     result = CliRunner().invoke(app, _eval_args("new", "out"))
+    reason = os.strerror(code)
     assert result.exit_code == 2 and "Traceback" not in result.output
-    assert result.output.strip() == f"error: cannot write out/fragility.csv: {os.strerror(code).lower()}" \
-        or result.output.strip().endswith(f"cannot write out/fragility.csv: {os.strerror(code)[0].lower()}{os.strerror(code)[1:]}")
+    assert result.output.strip() == f"error: cannot write out/fragility.csv: {reason[0].lower()}{reason[1:]}"
     assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == before
+
+
+@pytest.mark.parametrize("args", [
+    ["report", "--workdir", "w", "--out", "o"],
+    ["annotate", "agreement", "--raw", "w/annotations_raw.csv", "--out", "o"],
+    ["audit", "calibrate", "--audit", "w/audit.csv", "--verdicts", "w/verdicts.csv", "--out", "o"],
+    ["annotate", "export-tasks", "--audit", "w/audit.csv", "--out", "o/tasks.json"],
+    ["annotate", "estimate", "--audit", "w/audit.csv", "--queue", "w/review_queue.csv", "--verdicts",
+     "w/verdicts.csv", "--out", "o/estimate.json"],
+], ids=lambda args: " ".join(args[:2]))
+def test_every_writer_says_one_line_on_a_full_disk_and_keeps_its_previous_outputs(tmp_path, monkeypatch, args):
+    """Other writers, in process: a full disk at each of their file operations in turn (every 5th
+    for the report, whose rendering takes seconds)."""
+    monkeypatch.chdir(tmp_path)
+    write_workdir(tmp_path / "w")
+    runner = CliRunner()
+    assert runner.invoke(app, args).exit_code == 0
+    before = {p.relative_to(tmp_path / "o").as_posix(): p.read_bytes() for p in (tmp_path / "o").rglob("*")}
+    for n in range(1, 100, 5 if args[0] == "report" else 1):
+        monkeypatch.setenv(FAULT_ENV, f"enospc:{n}")
+        monkeypatch.setattr(io, "_OPS", 0)
+        result = runner.invoke(app, args)
+        if result.exit_code == 0:
+            break
+        assert result.exit_code == 2 and "Traceback" not in result.output, (n, result.output)
+        assert result.stderr.strip().splitlines()[-1].startswith("error: cannot write "), (n, result.stderr)
+        assert result.stderr.strip().endswith(": no space left on device"), (n, result.stderr)
+        now = {p.relative_to(tmp_path / "o").as_posix(): p.read_bytes() for p in (tmp_path / "o").rglob("*")}
+        assert now == before, n
+    assert n > 5, n  # the loop went through the command's writes until the last cleanup step
