@@ -64,8 +64,14 @@ def cli(args: list, cwd: Path, fault: str | None = None) -> int:
             traceback.print_exc()
         finally:
             os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+    deadline = time.monotonic() + 120  # a hung child fails the test instead of the suite
+    while not (done := os.waitpid(pid, os.WNOHANG))[0]:
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail(f"`bbsard-audit {' '.join(map(str, args))}` hung")
+        time.sleep(0.005)
+    return os.waitstatus_to_exitcode(done[1])
 
 
 def digests(folder: Path, names) -> dict[str, str | None]:
@@ -341,7 +347,7 @@ def test_a_second_writer_of_the_same_output_is_refused_naming_the_first(tmp_path
 
 # ---------------------------------------------------------------- full disk, in process
 
-@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS, errno.EACCES])
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS, errno.EACCES], ids=errno.errorcode.get)
 def test_a_full_or_read_only_disk_is_one_line_and_keeps_the_old_file(tmp_path, monkeypatch, code):
     """The real OSError as the kernel raises it from a write (root ignores chmod, so it is injected
     where the bytes are written): one line naming the file, exit 2, the old outputs untouched."""
