@@ -37,17 +37,15 @@ from bbsard_audit.io import FAULT_ENV, MANIFEST, TXN_PREFIX, digest_of, guard_ou
 EVAL_TABLES = ("metrics", "ranking_shift", "pairwise", "fragility", "fr_nl_gap", "null_model", "per_query")
 
 
-def cli(args: list, cwd: Path, fault: str | None = None) -> int:
-    """The CLI run in a forked child: its exit code, or minus the signal that ended it (stderr in
-    `cwd/cli.log`)."""
-    log = cwd / "cli.log"
+def spawn(args: list, cwd: Path, fault: str | None = None) -> int:
+    """Fork a child that runs the CLI (stderr in `cwd/cli.log`) and exits; return its pid."""
     pid = os.fork()
     if pid == 0:  # the child: never returns into pytest
         code = 99
         try:
             os.chdir(cwd)
             os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-            os.dup2(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 2)
+            os.dup2(os.open(cwd / "cli.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 2)
             sys.stdout, sys.stderr = open(1, "w", closefd=False), open(2, "w", closefd=False)
             io._OPS = 0
             os.environ.pop(FAULT_ENV, None)
@@ -64,6 +62,12 @@ def cli(args: list, cwd: Path, fault: str | None = None) -> int:
             traceback.print_exc()
         finally:
             os._exit(code)
+    return pid
+
+
+def cli(args: list, cwd: Path, fault: str | None = None) -> int:
+    """The CLI run in a forked child: its exit code, or minus the signal that ended it."""
+    pid = spawn(args, cwd, fault)
     deadline = time.monotonic() + 120  # a hung child fails the test instead of the suite
     while not (done := os.waitpid(pid, os.WNOHANG))[0]:
         if time.monotonic() > deadline:
@@ -316,17 +320,7 @@ def test_a_second_writer_of_the_same_output_is_refused_naming_the_first(tmp_path
     both keep their records; the first, resumed, completes."""
     _eval_inputs(tmp_path)
     warm(monkeypatch, tmp_path, _eval_args("old", "shared"))
-    pid = os.fork()
-    if pid == 0:
-        os.environ[FAULT_ENV] = "stop:30"
-        io._OPS = 0
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
-        try:
-            app(args=_eval_args("new", "shared"), prog_name="bbsard-audit")
-        except SystemExit as exc:
-            os._exit(exc.code if isinstance(exc.code, int) else 1)
-        os._exit(0)
+    pid = spawn(_eval_args("new", "shared"), tmp_path, "stop:30")
     try:
         deadline = time.monotonic() + 60
         while not os.waitpid(pid, os.WUNTRACED | os.WNOHANG)[0]:
