@@ -444,7 +444,8 @@ def _is_regular_or_dir(path: Path) -> bool:
 
 @contextlib.contextmanager
 def guard_outputs(out: str | os.PathLike, *, command: str, inputs: Iterable[str | os.PathLike | None] = (),
-                  names: Iterable[str] = (), folder: bool = True, preserve: Iterable[str] = ()) -> Iterator[OutputGuard]:
+                  names: Iterable[str] = (), folder: bool = True,
+                  preserve: Iterable[str] = ()) -> Iterator[OutputGuard]:
     """Run a command's writes under output ownership, as one transaction (see the module docstring).
 
     `out` is a folder (`folder=True`) or one output file (its sidecar is a target too); `names` are

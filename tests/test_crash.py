@@ -102,11 +102,18 @@ def owned(folder: Path) -> None:
         assert (folder / name).exists() and digest_of(folder / name) == record["sha256"], name
 
 
-def crash_at_every_step(run, folder: Path, before: Path, old: dict, new: dict, settle_with, rerun_every=8) -> int:
+def listing(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.name != MANIFEST)
+
+
+def crash_at_every_step(run, folder: Path, before: Path, clean: Path, names: list[str], settle_with,
+                        rerun_every=8) -> int:
     """Kill `run` before each of its file operations in turn over a copy of `before`; after each
-    kill, `settle_with` (a reader) must see the whole old or whole new set, with nothing left over
-    and every file as the manifest records it; a rerun (every `rerun_every`-th kill) completes and
-    gives the new set. Returns how many file operations a complete run made."""
+    kill, `settle_with` (a reader) must leave the whole old set (as in `before`) or the whole new
+    set (as in `clean`, a clean run): the same `names` digests, the same listing, nothing left over,
+    every file as the manifest records it; a rerun (every `rerun_every`-th kill) completes and gives
+    the new set. Returns how many file operations a complete run made."""
+    old, new = digests(before, names), digests(clean, names)
     n = 1
     while True:
         shutil.rmtree(folder, ignore_errors=True)
@@ -114,17 +121,18 @@ def crash_at_every_step(run, folder: Path, before: Path, old: dict, new: dict, s
         code = run(f"kill:{n}")
         log = folder.parent / "cli.log"
         if code == 0:
-            assert digests(folder, new) == new
+            assert digests(folder, names) == new and listing(folder) == listing(clean)
             return n - 1
         assert code == -signal.SIGKILL, (n, log.read_text())
         assert settle_with() == 0, (n, log.read_text())
-        assert digests(folder, new) in (old, new), f"killed before file operation {n}: a mix of old and new"
+        assert digests(folder, names) in (old, new), f"killed before file operation {n}: a mix of old and new"
+        assert listing(folder) in (listing(before), listing(clean)), n
         assert leftovers(folder) == [], n
         sidecars_match(folder)
         owned(folder)
         if n % rerun_every == 1:
             assert run(None) == 0, (n, log.read_text())
-            assert digests(folder, new) == new and leftovers(folder) == []
+            assert digests(folder, names) == new and listing(folder) == listing(clean)
         n += 1
         assert n < 400
 
@@ -197,7 +205,8 @@ def test_eval_killed_at_any_file_operation_leaves_old_or_new_set_and_reruns(tmp_
     old, new = digests(tmp_path / "before", tables), digests(tmp_path / "clean", tables)
     assert all(old[t] != new[t] for t in ("metrics.csv", "fragility.csv", "pairwise.csv"))
     run = lambda fault: cli(_eval_args("new", "work"), tmp_path, fault)  # noqa: E731
-    total = crash_at_every_step(run, tmp_path / "work", tmp_path / "before", old, new, report(tmp_path, "work"))
+    total = crash_at_every_step(run, tmp_path / "work", tmp_path / "before", tmp_path / "clean", tables,
+                                report(tmp_path, "work"))
     assert total > 3 * len(tables), total  # every write was a kill point
     full_disk_at_every_step(run, tmp_path / "work", tmp_path / "before", old, total, step=5)
 
@@ -233,7 +242,7 @@ def test_release_killed_at_any_file_operation_leaves_old_or_new_release_and_reru
         return 0
 
     run = lambda fault: cli(args("src2", "rel", "--policy", "keep-marked"), tmp_path, fault)  # noqa: E731
-    total = crash_at_every_step(run, tmp_path / "rel", tmp_path / "before", old, new, read)
+    total = crash_at_every_step(run, tmp_path / "rel", tmp_path / "before", tmp_path / "clean", RELEASE_FILES, read)
     assert total > 30, total  # every write, move and removal was a kill point
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*siblings, "rel"])  # nothing beside it
     full_disk_at_every_step(run, tmp_path / "rel", tmp_path / "before", old, total, step=4)
@@ -259,7 +268,10 @@ def test_pull_killed_at_any_file_operation_switches_raw_and_verdicts_together(tm
     first = _export(tmp_path / "first.json", [(q, q, "anna@x", "correct") for q in range(1, 6)])
     second = _export(tmp_path / "second.json", [(q, 100 + q, "bart@x", "legal" if q % 2 else "correct")
                                                 for q in range(3, 9)])
-    pull = lambda export, out: ["annotate", "pull", "--from-file", export.name, "--out", f"{out}/verdicts.csv"]  # noqa: E731
+
+    def pull(export: Path, out: str) -> list[str]:
+        return ["annotate", "pull", "--from-file", export.name, "--out", f"{out}/verdicts.csv"]
+
     (tmp_path / "before").mkdir()
     (tmp_path / "clean").mkdir()
     warm(monkeypatch, tmp_path, pull(first, "before"))
@@ -269,7 +281,7 @@ def test_pull_killed_at_any_file_operation_switches_raw_and_verdicts_together(tm
     assert old["annotations_raw.csv"] != new["annotations_raw.csv"] and old["verdicts.csv"] != new["verdicts.csv"]
 
     run = lambda fault: cli(pull(second, "work"), tmp_path, fault)  # noqa: E731
-    total = crash_at_every_step(run, tmp_path / "work", tmp_path / "before", old, new,
+    total = crash_at_every_step(run, tmp_path / "work", tmp_path / "before", tmp_path / "clean", PULL_FILES,
                                 lambda: cli(["annotate", "agreement", "--raw", "work/annotations_raw.csv",
                                              "--out", "agr"], tmp_path), rerun_every=3)
     assert total > 3 * 6, total
