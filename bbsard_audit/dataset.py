@@ -314,7 +314,7 @@ def load_dataset(src: str = SAMPLE, *, strict: bool = True, with_corpus: bool = 
         path = Path(src)
         if not path.is_dir():
             raise InputError("not a directory, 'sample' or 'hf:NAME[@REVISION]'", file=src)
-        settle(path)  # a release killed mid-write: its whole previous or whole new set
+        settle(path, reading=None)  # a release killed or running: its whole previous or new set
         ds = _load_dir(path, with_corpus, label=str(path))
     if strict and ds.errors:
         first = ds.errors[0]

@@ -842,36 +842,54 @@ def _undo(root: Path, txn_dir: Path, events: list[dict]) -> None:
                 (root / e["dir"]).rmdir()
 
 
-def settle(root: str | os.PathLike, *, locked: bool = False) -> None:
+def settle(root: str | os.PathLike, *, locked: bool = False, reading: Iterable[str] | None = ()) -> None:
     """Finish what killed bbsard-audit commands left in `root`: a committed change is recorded (roll
     forward), an uncommitted one undone (roll back), their transaction folders deleted. Cheap when
-    there is nothing to do (one directory scan); live commands' transactions are left alone."""
+    there is nothing to do (one directory scan). A reader passes the names it reads (`reading`,
+    None: any): while a live command of another process is half-way through writing one of them,
+    it waits (up to LOCK_WAIT seconds, then one line) rather than read a mix."""
     root = Path(root)
-    if not _transactions(root):
-        return
-    with contextlib.ExitStack() as stack:
-        if not locked:
-            stack.enter_context(folder_lock(root))
-        for txn in _transactions(root):  # again, under the lock: a live command may just have finished
-            try:
-                if not txn.ours or txn.alive():
-                    continue
-                with disk_errors(f"{root} (to finish an interrupted `bbsard-audit {txn.command}`)"):
-                    if txn.done:
-                        shutil.rmtree(txn.path, ignore_errors=True)
-                        continue
-                    committed = txn.path / COMMITTED
-                    if committed.is_file():
-                        _merge_manifest(root, json.loads(committed.read_text(encoding="utf-8"))["files"], txn.path)
-                    else:
-                        _undo(root, txn.path, txn.events)
-                    _discard(txn.path)
-            finally:
-                txn.close()
+    deadline = time.monotonic() + LOCK_WAIT
+    while _transactions(root):
+        with contextlib.ExitStack() as stack:
+            if not locked:
+                stack.enter_context(folder_lock(root))
+            busy = [(name, txn) for txn in _transactions(root) if (name := _settle_one(root, txn, reading))]
+        if not busy or locked:
+            return
+        if time.monotonic() > deadline:
+            name, txn = busy[0]
+            raise InputError(f"{name} is being written right now by `bbsard-audit {txn.command}` (pid {txn.pid}); "
+                             "try again when it has finished", file=str(root))
+        time.sleep(0.05)  # outside the lock: the writer needs it to commit
+
+
+def _settle_one(root: Path, txn: _Found, reading: Iterable[str] | None) -> str | None:
+    """Settle one dead transaction; for a live writer's, half-way through `reading`, the name it writes."""
+    try:
+        if not txn.ours:
+            return None
+        if txn.alive():
+            clash = sorted(set(txn.touched) & set(txn.touched if reading is None else reading))
+            return clash[0] if clash and txn.pid != os.getpid() else None
+        with disk_errors(f"{root} (to finish an interrupted `bbsard-audit {txn.command}`)"):
+            if txn.done:
+                shutil.rmtree(txn.path, ignore_errors=True)
+                return None
+            committed = txn.path / COMMITTED
+            if committed.is_file():
+                _merge_manifest(root, json.loads(committed.read_text(encoding="utf-8"))["files"], txn.path)
+            else:
+                _undo(root, txn.path, txn.events)
+            _discard(txn.path)
+        return None
+    finally:
+        txn.close()
 
 
 def settled(path: str | os.PathLike) -> Path:
-    """`path`, after settling its folder: every reader of a stage output reads a whole set."""
+    """`path`, after settling its folder (waiting for a live writer of it): every reader of a stage
+    output reads a whole set."""
     path = Path(path)
-    settle(path.parent)
+    settle(path.parent, reading=[path.name])
     return path

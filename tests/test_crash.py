@@ -328,27 +328,37 @@ def test_two_commands_in_one_folder_keep_each_others_ownership_records(tmp_path)
 
 def test_a_second_writer_of_the_same_output_is_refused_naming_the_first(tmp_path, monkeypatch):
     """A real eval stopped half-way through its writes (SIGSTOP): another eval into the same folder
-    is one line naming the first and its pid; a report into the same folder meanwhile works and
-    both keep their records; the first, resumed, completes."""
+    is one line naming the first and its pid; another command writing there meanwhile completes; a
+    reader of the folder waits for the eval instead of reading a mix; the eval, resumed, completes,
+    and every command's records are in the manifest."""
     _eval_inputs(tmp_path)
+    write_workdir(tmp_path / "w")
     warm(monkeypatch, tmp_path, _eval_args("old", "shared"))
-    pid = spawn(_eval_args("new", "shared"), tmp_path, "stop:30")
+    warm(monkeypatch, tmp_path, ["report", "--workdir", "shared", "--out", "rep"])
+    old_metrics = digest_of(tmp_path / "shared" / "metrics.csv")
+    writer = spawn(_eval_args("new", "shared"), tmp_path, "stop:30")
     try:
         deadline = time.monotonic() + 60
-        while not os.waitpid(pid, os.WUNTRACED | os.WNOHANG)[0]:
+        while not os.waitpid(writer, os.WUNTRACED | os.WNOHANG)[0]:
             assert time.monotonic() < deadline
             time.sleep(0.05)
         assert cli(_eval_args("new", "shared"), tmp_path) == 2
         message = (tmp_path / "cli.log").read_text()
-        assert f"is being written right now by `bbsard-audit eval` (pid {pid})" in message
+        assert f"is being written right now by `bbsard-audit eval` (pid {writer})" in message
         assert len(message.strip().splitlines()) == 1
-        assert cli(["report", "--workdir", "shared"], tmp_path) == 0
+        assert cli(["annotate", "export-tasks", "--audit", "w/audit.csv", "--out", "shared/tasks.json"], tmp_path) == 0
+        reader = spawn(["report", "--workdir", "shared", "--out", "rep"], tmp_path)
+        time.sleep(4)  # a warm report takes about 1 s
+        assert os.waitpid(reader, os.WNOHANG)[0] == 0  # still waiting for the eval to finish
     finally:
-        os.kill(pid, signal.SIGCONT)
-    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+        os.kill(writer, signal.SIGCONT)
+    assert os.waitstatus_to_exitcode(os.waitpid(writer, 0)[1]) == 0
+    assert os.waitstatus_to_exitcode(os.waitpid(reader, 0)[1]) == 0
+    assert digest_of(tmp_path / "shared" / "metrics.csv") != old_metrics
     records = json.loads((tmp_path / "shared" / MANIFEST).read_text())["files"]
-    assert records["report.html"]["command"] == "report" and records["metrics.csv"]["command"] == "eval"
-    assert cli(["report", "--workdir", "shared"], tmp_path) == 0 and cli(_eval_args("new", "shared"), tmp_path) == 0
+    assert records["tasks.json"]["command"] == "annotate export-tasks" and records["metrics.csv"]["command"] == "eval"
+    assert cli(_eval_args("new", "shared"), tmp_path) == 0
+    assert cli(["annotate", "export-tasks", "--audit", "w/audit.csv", "--out", "shared/tasks.json"], tmp_path) == 0
 
 
 # ---------------------------------------------------------------- full disk, in process

@@ -66,7 +66,7 @@ def load_workdir(root: str | Path) -> Workdir:
     root = Path(root)
     if not root.is_dir():
         raise InputError("work folder not found", file=str(root))
-    settle(root)  # a killed stage's outputs: its whole previous or whole new set, never a mix
+    settle(root, reading=None)  # a killed or running stage's outputs: its whole previous or new set
     wd = Workdir(root=root)
     for name, spec in TABLES.items():
         path = root / name
