@@ -15,8 +15,8 @@ Pull never loses an annotation: the new export is merged with the previous annot
 honoured, a naive time is UTC); a missing time never beats a present one, and a tie keeps this
 pull. Times are written normalised (UTC, microseconds, `Z`) so their text order is their time
 order. The files are written only after the whole export was read, and as one set (one
-transaction, bbsard_audit.io): a pull killed at any instant leaves the previous files or the new
-ones, never a raw file ahead of its verdicts. A previous annotations_raw.csv or error_spans.csv
+transaction, bbsard_audit.transactions): a pull killed at any instant leaves the previous files or
+the new ones, never a raw file ahead of its verdicts. A previous annotations_raw.csv or error_spans.csv
 edited since pull wrote it is merged like any other (its sidecar then no longer describes it),
 and the CLI keeps the edited version under a name of its own before replacing it.
 """

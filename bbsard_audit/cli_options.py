@@ -11,7 +11,8 @@ import typer
 from typer.core import TyperGroup
 
 from .errors import InputError
-from .io import OutputGuard, disk_problem, guard_outputs
+from .io import OutputGuard, guard_outputs
+from .transactions import disk_problem
 from .redact import redact
 
 DatasetOption = Annotated[str, typer.Option(

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from .errors import InputError
-from .io import digest_of, file_problem, is_local_path, settle
+from .io import digest_of, file_problem, is_local_path
+from .transactions import settle
 
 SPLITS = ("train", "test")
 LANGS = ("fr", "nl")

@@ -1,8 +1,8 @@
 """`bbsard-audit release`: a cleaned bBSARD built from expert verdicts, in the loader's own layouts.
 
 Outputs (built in the command's scratch folder inside the release folder, then each renamed into
-place as one transaction, see `bbsard_audit.io`; only this command's own earlier files there are
-replaced or removed, anything else in the folder is left alone):
+place as one transaction, see `bbsard_audit.transactions`; only this command's own earlier files
+there are replaced or removed, anything else in the folder is left alone):
 the CSV layout `load_dataset` reads, with a `verification` column; `CHANGELOG.csv`; a dataset card
 `README.md` (its YAML `configs` make the folder loadable by `datasets` and pushable to the hub);
 and `hf/<config>/` (`DatasetDict.save_to_disk`, configs corpus/train/test, splits fr/nl).

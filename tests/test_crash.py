@@ -1,7 +1,7 @@
 """Crash consistency, concurrency and full disks, with the real CLI in real processes.
 
 Each multi-file command (eval, release, pull) is killed with SIGKILL before each of its file
-operations in turn (`BBSARD_AUDIT_FAULT=kill:N`, counted in bbsard_audit.io), over a folder holding
+operations in turn (`BBSARD_AUDIT_FAULT=kill:N`, counted in bbsard_audit.transactions), over a folder holding
 the previous run's outputs. After every kill the folder must hold the complete previous set or the
 complete new set (sha256 against clean runs), once the next reader (`report`) has settled it; a
 rerun must complete and give the new set. The same loop with `enospc:N` must give one line, exit 2
@@ -27,12 +27,13 @@ from report_fixtures import write_workdir
 from test_release import make_dataset, write_review
 from typer.testing import CliRunner
 
-from bbsard_audit import io
+from bbsard_audit import transactions
 from bbsard_audit.annotations.simulate import annotation_result
 from bbsard_audit.cli import app
 from bbsard_audit.dataset import load_dataset
+from bbsard_audit.io import digest_of, guard_outputs, write_text
 from bbsard_audit.report.loaders import load_workdir
-from bbsard_audit.io import FAULT_ENV, MANIFEST, TXN_PREFIX, digest_of, guard_outputs, write_text
+from bbsard_audit.transactions import FAULT_ENV, MANIFEST, TXN_PREFIX
 
 EVAL_TABLES = ("metrics", "ranking_shift", "pairwise", "fragility", "fr_nl_gap", "null_model", "per_query")
 
@@ -47,7 +48,7 @@ def spawn(args: list, cwd: Path, fault: str | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
             os.dup2(os.open(cwd / "cli.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 2)
             sys.stdout, sys.stderr = open(1, "w", closefd=False), open(2, "w", closefd=False)
-            io._OPS = 0
+            transactions._OPS = 0
             os.environ.pop(FAULT_ENV, None)
             if fault:
                 os.environ[FAULT_ENV] = fault
@@ -403,7 +404,7 @@ def test_every_writer_says_one_line_on_a_full_disk_and_keeps_its_previous_output
     before = {p.relative_to(tmp_path / "o").as_posix(): p.read_bytes() for p in (tmp_path / "o").rglob("*")}
     for n in range(1, 100, 5 if args[0] == "report" else 1):
         monkeypatch.setenv(FAULT_ENV, f"enospc:{n}")
-        monkeypatch.setattr(io, "_OPS", 0)
+        monkeypatch.setattr(transactions, "_OPS", 0)
         result = runner.invoke(app, args)
         if result.exit_code == 0:
             break

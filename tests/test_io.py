@@ -7,10 +7,10 @@ import stat
 
 import pytest
 
-from bbsard_audit import io
+from bbsard_audit import transactions
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import (MANIFEST, TXN_PREFIX, atomic_path, guard_outputs, settle, sidecar_path, write_json,
-                             write_text)
+from bbsard_audit.io import atomic_path, guard_outputs, sidecar_path, write_json, write_text
+from bbsard_audit.transactions import MANIFEST, TXN_PREFIX, settle
 
 
 def test_failed_write_leaves_no_file_and_keeps_the_old_one(tmp_path):
@@ -46,7 +46,7 @@ def _killed_mid_command(root, writes: dict, *, after_commit_point: bool = False)
     if pid == 0:
         try:
             if after_commit_point:
-                io._merge_manifest = lambda *a: os.kill(os.getpid(), signal.SIGKILL)
+                transactions.merge_manifest = lambda *a: os.kill(os.getpid(), signal.SIGKILL)
             with guard_outputs(root, command="x"):
                 for name, text in writes.items():
                     write_text(root / name, text)

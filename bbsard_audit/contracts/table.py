@@ -23,7 +23,8 @@ from typing import Any, Callable, Sequence
 import pandas as pd
 
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import atomic_path, digest_of, file_problem, settled, sidecar_path
+from bbsard_audit.io import atomic_path, digest_of, file_problem, sidecar_path
+from bbsard_audit.transactions import settled
 
 TRUE, FALSE = ("true", "1"), ("false", "0")
 _ID = re.compile(r"[0-9]+")

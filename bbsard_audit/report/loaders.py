@@ -25,7 +25,7 @@ from ..contracts.sidecar import read_sidecar
 from ..contracts.table import Column, TableSpec
 from ..contracts.verdicts import RAW, VERDICTS_CSV
 from ..errors import InputError
-from ..io import settle
+from ..transactions import settle
 from ..redact import redact_record
 
 
