@@ -18,6 +18,7 @@ from bbsard_audit.io import file_problem, sidecar_path, write_csv, write_json
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
 from .pull import RAW_FILE, choice_conflicts, pull as pull_verdicts, raw_from_export, read_export_file
+from .spans import SPANS_FILE
 from .tasks import AUDIT_COLUMNS, QUEUE_COLUMNS, audit_version, build_tasks, read_audit
 
 if TYPE_CHECKING:  # label_studio_sdk and scipy load in ~1.5 s: only the commands that talk to them import them
@@ -197,8 +198,9 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
 
     Example: `bbsard-audit annotate pull --project bbsard-review --out out/verdicts.csv`
     """
-    guard_out(out, command="annotate pull", inputs=[from_file, adjudication, config], folder=False,
-              names=[RAW_FILE, sidecar_path(RAW_FILE).name])
+    kept = [RAW_FILE, sidecar_path(RAW_FILE).name, SPANS_FILE, sidecar_path(SPANS_FILE).name]
+    guard = guard_out(out, command="annotate pull", inputs=[from_file, adjudication, config], folder=False,
+                      names=[RAW_FILE, sidecar_path(RAW_FILE).name], preserve=kept)
     rule = AdjudicationRule.load(adjudication)
     if from_file:
         tasks, users, source = read_export_file(from_file), {}, {"export_file": str(from_file)}
@@ -219,6 +221,9 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
                    f"(annotation ids {', '.join(map(str, conflicts['annotation_id'][:10]))}; question ids "
                    f"{', '.join(map(str, sorted(set(conflicts['id']))[:10]))}): those questions are left "
                    "unresolved; fix the annotations in Label Studio and pull again", err=True)
+    for name, copy in guard.kept:
+        typer.echo(f"note: {name} was changed since `annotate pull` wrote it: its annotations are merged, "
+                   f"and that version is kept as {copy}", err=True)
 
 
 @annotate.command()

@@ -15,7 +15,11 @@ Pull never loses an annotation: the new export is merged with the previous annot
 "Newest" compares parsed times (`updated_at`, else `created_at`; timezone offsets and fractions
 honoured, a naive time is UTC); a missing time never beats a present one, and a tie keeps this
 pull. Times are written normalised (UTC, microseconds, `Z`) so their text order is their time
-order. Both files are written atomically, raw file first, and only after the whole export was read.
+order. The files are written only after the whole export was read, and as one set (one
+transaction, bbsard_audit.transactions): a pull killed at any instant leaves the previous files or
+the new ones, never a raw file ahead of its verdicts. A previous annotations_raw.csv or error_spans.csv
+edited since pull wrote it is merged like any other (its sidecar then no longer describes it),
+and the CLI keeps the edited version under a name of its own before replacing it.
 
 An annotation with two or more choices in a single-choice control (verdict, gold_labels_apply) is
 a conflict, never read as its first choice: it gives no raw row, `choice_conflicts` lists it, and
@@ -33,11 +37,12 @@ import pandas as pd
 
 from bbsard_audit.contracts.error_spans import ERROR_SPANS
 from bbsard_audit.contracts.sidecar import write_sidecar
-from bbsard_audit.contracts.table import parse_id
+from bbsard_audit.contracts.table import TableSpec, parse_id, read_records
 from bbsard_audit.contracts.verdicts import (GOLD_LABELS_APPLY, RAW, RAW_COLUMNS, VERDICTS, VERDICTS_CSV,
                                              canonical_name, read_raw, utc_time)
 from bbsard_audit.errors import InputError
 from bbsard_audit.untrusted import nfc
+from bbsard_audit.io import changed_since_written
 
 from .adjudication import AdjudicationRule, adjudicate
 from .spans import SPANS_FILE, merge_spans, spans_from_export
@@ -192,9 +197,15 @@ def read_export_file(path: str | Path) -> list[dict]:
 
 # ---------------------------------------------------------------- files (bbsard_audit.contracts.verdicts)
 
-def read_previous(path: Path) -> pd.DataFrame:
-    """The previous annotations_raw.csv through its contract (times normalised); none on a first pull."""
-    return read_raw(path, missing_ok=True)
+def read_previous(path: Path, spec: TableSpec = RAW) -> pd.DataFrame | None:
+    """The previous annotations_raw.csv (or error_spans.csv, `spec`) through its contract; none on a
+    first pull. A version changed since pull wrote it holds annotations too: it is read with every
+    rule but its sidecar's row count (which counts pull's version), never refused."""
+    if not path.exists():
+        return read_raw(path, missing_ok=True) if spec is RAW else None
+    if changed_since_written(path):
+        return spec.typed(*read_records(path), str(path))
+    return spec.read(path)
 
 
 def write_raw(path: Path, raw: pd.DataFrame, *, source: dict, n_in_this_pull: int) -> None:
@@ -253,7 +264,7 @@ def pull(tasks: list[dict], out: str | Path, *, users: dict[int, str] | None = N
     new = raw_from_export(tasks, users, origin=origin)
     new_spans = spans_from_export(tasks, EXTERNAL_ID, file=source.get("export_file"))
     raw = merge_raw(read_previous(raw_path), new, users)
-    spans = merge_spans(ERROR_SPANS.read(spans_path) if spans_path.exists() else None, new_spans, new, raw)
+    spans = merge_spans(read_previous(spans_path, ERROR_SPANS), new_spans, new, raw)
     verdicts = unresolve(adjudicate(raw, rule), choice_conflicts(tasks))
     write_raw(raw_path, raw, source=source, n_in_this_pull=len(new))
     write_sidecar(spans_path, files=[ERROR_SPANS.write_file(spans_path, spans)], source=source, n_spans=len(spans))

@@ -19,6 +19,7 @@ from typing import Iterable, Mapping, Sequence
 from .errors import InputError
 from .io import digest_of, file_problem, is_local_path
 from .untrusted import nfc
+from .transactions import settle
 
 SPLITS = ("train", "test")
 LANGS = ("fr", "nl")
@@ -316,6 +317,7 @@ def load_dataset(src: str = SAMPLE, *, strict: bool = True, with_corpus: bool = 
         path = Path(src)
         if not path.is_dir():
             raise InputError("not a directory, 'sample' or 'hf:NAME[@REVISION]'", file=src)
+        settle(path, reading=None)  # a release killed or running: its whole previous or new set
         ds = _load_dir(path, with_corpus, label=str(path))
     if strict and ds.errors:
         first = ds.errors[0]

@@ -4,6 +4,11 @@ Ownership: a command writes under `guard_outputs(...)`, which refuses (one line,
 written) an `--out` that is an input or the wrong kind of path, and any existing file the command did
 not write itself. What it writes is recorded, with its sha256, in the folder's `MANIFEST`, so a rerun
 may replace (or `release` delete) exactly its own earlier outputs and nothing else.
+
+Crash consistency: the writes of one command in one folder are one transaction
+(`bbsard_audit.transactions`), so a command killed at any instant leaves the complete previous set
+or, once committed, the complete new set; the next command or reader of the folder (`settle`)
+finishes the job. Manifest updates are merged under an flock on the folder.
 """
 
 from __future__ import annotations
@@ -12,7 +17,6 @@ import contextlib
 import contextvars
 import datetime as _dt
 import errno
-import hashlib
 import json
 import math
 import os
@@ -26,33 +30,39 @@ from typing import Any, Iterable, Iterator
 
 from . import __version__
 from .errors import InputError
-
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-
+from .transactions import MANIFEST  # noqa: F401 - the manifest's name stays part of io's API
+from .transactions import (UMASK, Transaction, delete_path, digest_of, disk_errors, fault_point, folder_lock,
+                           is_regular_or_dir, is_scratch, merge_manifest, read_manifest, refuse_concurrent, settle)
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temp path in the target's folder; rename it onto `path` only on success."""
+    """Yield a temp path; rename it onto `path` only on success. Under `guard_outputs` the rename is
+    journaled in the command's transaction (the old version kept until the command commits); a full
+    or read-only disk is one line (`InputError`), never a traceback, and leaves the old file."""
     path = Path(path)
     guard = _GUARD.get()
-    if guard is not None:
-        guard.check(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
-        yield tmp_path
-        if tmp_path.is_file():  # mkstemp makes 0600; outputs are for sharing, so honour the umask
-            os.chmod(tmp_path, 0o666 & ~_UMASK)
-        digest = digest_of(tmp_path) if guard is not None else ""
-        os.replace(tmp_path, path)
-        if guard is not None:
-            guard.record(path, digest)
-    finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
+    txn = guard.transaction_for(path) if guard is not None else None
+    with disk_errors(path):
+        if txn is not None:
+            txn.make_dirs(path.parent)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        fault_point()
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=txn.dir if txn else path.parent)
+        os.close(fd)
+        tmp_path = Path(tmp)
+        try:
+            yield tmp_path
+            if tmp_path.is_file():  # mkstemp makes 0600; outputs are for sharing, so honour the umask
+                os.chmod(tmp_path, 0o666 & ~UMASK)
+            if guard is None:
+                fault_point()
+                os.replace(tmp_path, path)
+            else:
+                guard.place(tmp_path, path)
+        finally:
+            if tmp_path.exists():
+                tmp_path.unlink()
 
 
 def file_problem(path: str | os.PathLike) -> str | None:
@@ -142,7 +152,7 @@ def file_ref(path: str | os.PathLike) -> dict:
     it cannot be read; a folder's digest covers every file in it, see `digest_of`)."""
     path = Path(path)
     try:
-        digest = digest_of(path) if _is_regular_or_dir(path) else None
+        digest = digest_of(path) if is_regular_or_dir(path) else None
     except OSError:
         digest = None
     return {"name": path.name, "sha256": digest}
@@ -173,27 +183,11 @@ def portable(value: Any) -> Any:
 
 # ---------------------------------------------------------------- output ownership
 
-MANIFEST = ".bbsard-audit-outputs.json"
-"""Per output folder: relative name -> {command, sha256} of every file bbsard-audit wrote there."""
 DEMO = "demo"
 """Files the demo wrote are sample illustrations: any command may replace them."""
 REGENERATED = ("report",)
 """Commands whose outputs only re-render the folder: the demo may replace them (demo -> report -> demo)."""
 _GUARD: contextvars.ContextVar["OutputGuard | None"] = contextvars.ContextVar("bbsard_output_guard", default=None)
-
-
-def digest_of(path: Path) -> str:
-    """sha256 of a regular file, or of a folder's sorted (relative name, file digest) list."""
-    h = hashlib.sha256()
-    if path.is_dir():
-        for p in sorted(path.rglob("*")):
-            if p.is_file():
-                h.update(f"{p.relative_to(path).as_posix()}\0{digest_of(p)}\n".encode())
-        return h.hexdigest()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -206,21 +200,27 @@ def _same(a: Path, b: Path) -> bool:
 
 
 class OutputGuard:
-    """What one command may write, replace and delete in one output folder."""
+    """What one command may write, replace and delete in one output folder.
 
-    def __init__(self, root: Path, command: str, inputs: Iterable[str | os.PathLike | None] = ()) -> None:
+    `preserve`: names whose version changed by someone else is not refused but kept under a new name
+    the command owns (`<stem>.kept-<sha256[:12]><suffix>`, listed in `kept`) before being replaced
+    (pull's annotations_raw.csv: the only copy of annotations must never be lost nor block a pull).
+    """
+
+    def __init__(self, root: Path, command: str, inputs: Iterable[str | os.PathLike | None] = (),
+                 preserve: Iterable[str] = ()) -> None:
         self.root, self.command = Path(root), command
         self.real_root = Path(os.path.realpath(self.root))
         self.inputs = tuple(Path(p) for p in inputs if p is not None)
+        self.preserve = frozenset(preserve)
         self.written: dict[str, str] = {}
-        self.manifest: dict[str, dict] = {}
-        path = self.root / MANIFEST
-        if path.is_file():
-            try:
-                self.manifest = dict(json.loads(path.read_text(encoding="utf-8")).get("files", {}))
-            except (ValueError, AttributeError, UnicodeDecodeError):
-                raise InputError(f"{MANIFEST} is not valid JSON: move it away only if the folder holds "
-                                 "nothing you need", file=str(self.root)) from None
+        self.removed: set[str] = set()
+        self.kept: list[tuple[str, str]] = []
+        self.txn: Transaction | None = None
+        self.claims: list[str] = []
+        self.transactional = False  # set by begin(): guard_outputs, not a bare OutputGuard
+        settle(self.root)
+        self.manifest = read_manifest(self.root)
 
     def _key(self, path: Path) -> str | None:
         """`path` relative to the folder (posix), or None when it lies outside."""
@@ -235,7 +235,7 @@ class OutputGuard:
         entry = self.manifest.get(key)
         path = self.root / key
         return (entry is not None and self._may_replace(entry.get("command"))
-                and _is_regular_or_dir(path) and digest_of(path) == entry.get("sha256"))
+                and is_regular_or_dir(path) and digest_of(path) == entry.get("sha256"))
 
     def _may_replace(self, writer: str | None) -> bool:
         return writer in (self.command, DEMO) or (self.command == DEMO and writer in REGENERATED)
@@ -248,9 +248,9 @@ class OutputGuard:
                 raise InputError(f"--out would overwrite the input {source}; choose another --out",
                                  file=str(path))
         key = self._key(path)
-        if key is None or key in self.written or not os.path.lexists(path):
+        if key is None or is_scratch(key) or key in self.written or not os.path.lexists(path):
             return
-        if self.owns(key):
+        if self.owns(key) or key in self.preserve:
             return
         entry = self.manifest.get(key)
         if entry is None:
@@ -264,7 +264,7 @@ class OutputGuard:
 
     def record(self, path: Path, digest: str | None = None) -> None:
         key = self._key(path)
-        if key is not None:
+        if key is not None and not is_scratch(key):
             self.written[key] = digest or digest_of(path)
 
     def previous(self) -> list[str]:
@@ -272,50 +272,120 @@ class OutputGuard:
         return sorted(k for k, e in self.manifest.items()
                       if e.get("command") == self.command and "/" not in k and self.owns(k))
 
+    # ------------------------------------------------------------ changes, through the transaction
+
+    def begin(self, claims: Iterable[str]) -> None:
+        """Every change of this command goes through one transaction, started at its first write
+        (a command that writes nothing leaves no trace); `claims` are refused to concurrent writers."""
+        self.claims = list(claims)
+        self.transactional = True
+
+    def _transaction(self) -> "Transaction | None":
+        if self.txn is None and self.transactional:
+            with disk_errors(self.root):
+                created = not self.root.exists()
+                self.root.mkdir(parents=True, exist_ok=True)
+                self.txn = Transaction(self.root, self.command, self.claims, created_root=created)
+        return self.txn
+
+    def transaction_for(self, path: Path) -> "Transaction | None":
+        """Check `path` and say which transaction journals its write (None: a plain atomic write)."""
+        self.check(path)
+        key = self._key(path)
+        return None if key is None or is_scratch(key) else self._transaction()
+
+    def scratch(self) -> Path:
+        """A private folder inside the output folder for building outputs (`release`); it goes with
+        the transaction, so a killed build leaves nothing beside or inside the folder."""
+        if self._transaction() is None:
+            raise RuntimeError("scratch() needs guard_outputs")
+        path = self.txn.dir / "build"
+        path.mkdir(exist_ok=True)
+        return path
+
+    def place(self, src: Path, path: Path) -> None:
+        """Rename the finished temp file `src` onto `path` (atomic_path's last step), journaled."""
+        key = self._key(path)
+        digest = digest_of(src)
+        if key is None or is_scratch(key) or self.txn is None:
+            fault_point()
+            os.replace(src, path)
+        else:
+            self._keep_foreign(key, path)
+            self.txn.change(key, path, digest)
+            fault_point()
+            os.replace(src, path)
+        self.record(path, digest)
+
+    def _keep_foreign(self, key: str, path: Path) -> None:
+        """A `preserve` name someone else changed: copy their version to a name of our own first."""
+        if key not in self.preserve or key in self.written or not path.is_file() or self.owns(key):
+            return
+        digest = digest_of(path)
+        kept = path.with_name(f"{path.name.split('.')[0]}.kept-{digest[:12]}{''.join(path.suffixes)}")
+        if not (kept.is_file() and digest_of(kept) == digest):
+            with atomic_path(kept) as tmp:
+                shutil.copyfile(path, tmp)
+        self.kept.append((key, kept.name))
+
     def remove(self, key: str) -> None:
         """Delete one of this command's own earlier outputs (never anything else)."""
         if not self.owns(key):
             raise InputError(f"{key} was not written by `bbsard-audit {self.command}`; not deleting it",
                              file=str(self.root))
         path = self.root / key
-        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        txn = self._transaction()
+        with disk_errors(path):
+            if txn is not None:
+                txn.change(key, path, None, move=True)
+            if os.path.lexists(path):
+                fault_point()
+                delete_path(path)
         self.manifest.pop(key, None)
+        self.written.pop(key, None)
+        self.removed.add(key)
 
     def move_into(self, src: Path, key: str) -> Path:
         """Rename a finished file or folder `src` onto `root/key` (an owned earlier one is replaced)."""
         target = self.root / key
         self.check(target)
         digest = digest_of(src)
-        if target.is_dir() and not target.is_symlink():
-            old = target.with_name(f".{target.name}.old-{os.getpid()}")
-            os.replace(target, old)
-            os.replace(src, target)
-            shutil.rmtree(old)
-        else:
+        txn = self._transaction()
+        with disk_errors(target):
+            if txn is not None:
+                txn.change(key, target, digest, move=target.is_dir() and not target.is_symlink())
+            if target.is_dir() and not target.is_symlink():  # no transaction, or our own from this run
+                fault_point()
+                delete_path(target)
+            fault_point()
             os.replace(src, target)
         self.written[key] = digest
+        self.removed.discard(key)
         return target
 
-    def save(self) -> None:
-        """Record what this command wrote (also after a failure: those files are its own)."""
-        if not self.written or not self.root.is_dir():
-            return
-        files = dict(self.manifest)
-        files.update({k: {"command": self.command, "sha256": d} for k, d in self.written.items()})
-        path = self.root / MANIFEST
-        fd, tmp = tempfile.mkstemp(prefix=f".{MANIFEST}.", suffix=".tmp", dir=self.root)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"tool": "bbsard-audit", "files": dict(sorted(files.items()))}, f, indent=1)
-        os.chmod(tmp, 0o666 & ~_UMASK)
-        os.replace(tmp, path)
+    def commit(self) -> None:
+        """The commit point: what this command wrote becomes the folder's set, and is recorded."""
+        records: dict[str, dict | None] = {k: None for k in self.removed}
+        records.update({k: {"command": self.command, "sha256": d} for k, d in self.written.items()})
+        if self.txn is not None:
+            with disk_errors(self.root):
+                self.txn.commit(records)
+        elif records and self.root.is_dir():
+            with folder_lock(self.root):
+                merge_manifest(self.root, records, self.root)
+
+    def rollback(self) -> None:
+        """Undo every change of this command: the folder holds its previous set again."""
+        if self.txn is not None:
+            self.txn.rollback()
 
 
-def _is_regular_or_dir(path: Path) -> bool:
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return False
-    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
+
+def changed_since_written(path: str | os.PathLike) -> bool:
+    """Under a guard: `path` exists but is not as this command last wrote it (edited, or foreign)."""
+    guard = _GUARD.get()
+    key = guard._key(Path(path)) if guard is not None and os.path.lexists(path) else None
+    return key is not None and key not in guard.written and not guard.owns(key)
 
 
 def refuse_out_under_a_file(out: str | os.PathLike) -> None:
@@ -327,12 +397,16 @@ def refuse_out_under_a_file(out: str | os.PathLike) -> None:
 
 @contextlib.contextmanager
 def guard_outputs(out: str | os.PathLike, *, command: str, inputs: Iterable[str | os.PathLike | None] = (),
-                  names: Iterable[str] = (), folder: bool = True) -> Iterator[OutputGuard]:
-    """Run a command's writes under output ownership (see the module docstring).
+                  names: Iterable[str] = (), folder: bool = True,
+                  preserve: Iterable[str] = ()) -> Iterator[OutputGuard]:
+    """Run a command's writes under output ownership, as one transaction (see the module docstring).
 
     `out` is a folder (`folder=True`) or one output file (its sidecar is a target too); `names` are
-    the files the command will write there, checked before anything is written; `inputs` are never
-    written. Every atomic write inside the block is checked again and recorded in the manifest.
+    the files the command will write there, checked before anything is written and claimed against a
+    concurrent command; `inputs` are never written. Every atomic write inside the block is checked
+    again and journaled; on success they become the folder's set at once and are recorded in the
+    manifest; on any failure (an exception, Ctrl-C) they are undone; after a kill, the next command
+    or reader of the folder finishes the job (`settle`).
     """
     out = Path(out)
     refuse_out_under_a_file(out)
@@ -344,12 +418,29 @@ def guard_outputs(out: str | os.PathLike, *, command: str, inputs: Iterable[str 
         if out.is_dir():
             raise InputError("--out must be a file, but this is a folder", file=str(out))
         root, targets = out.parent, [out, sidecar_path(out), *(out.parent / n for n in names)]
-    guard = OutputGuard(root, command, inputs)
+    guard = OutputGuard(root, command, inputs, preserve=preserve)
+    claims = [k for k in map(guard._key, targets) if k is not None]
+    refuse_concurrent(root, claims)  # first: a live writer's half-written files are not "changed"
     for target in targets:
         guard.check(target)
+    guard.begin(claims)
     token = _GUARD.set(guard)
     try:
         yield guard
-    finally:
+    except BaseException as exc:
         _GUARD.reset(token)
-        guard.save()
+        if _success(exc):
+            guard.commit()
+        else:
+            guard.rollback()
+        raise
+    else:
+        _GUARD.reset(token)
+        guard.commit()
+
+
+def _success(exc: BaseException) -> bool:
+    """A clean exit raised as an exception (`typer.Exit()`, `sys.exit(0)`) still commits."""
+    if isinstance(exc, SystemExit):
+        return exc.code in (0, None)
+    return type(exc).__name__ == "Exit" and getattr(exc, "exit_code", 1) == 0

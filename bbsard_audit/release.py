@@ -1,7 +1,8 @@
 """`bbsard-audit release`: a cleaned bBSARD built from expert verdicts, in the loader's own layouts.
 
-Outputs (built in a temp folder, then each renamed into the release folder; only this command's own
-earlier files there are replaced or removed, anything else in the folder is left alone):
+Outputs (built in the command's scratch folder inside the release folder, then each renamed into
+place as one transaction, see `bbsard_audit.transactions`; only this command's own earlier files
+there are replaced or removed, anything else in the folder is left alone):
 the CSV layout `load_dataset` reads, with a `verification` column; `CHANGELOG.csv`; a dataset card
 `README.md` (its YAML `configs` make the folder loadable by `datasets` and pushable to the hub);
 and `hf/<config>/` (`DatasetDict.save_to_disk`, configs corpus/train/test, splits fr/nl).
@@ -12,7 +13,6 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import shutil
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -178,25 +178,20 @@ def _build_release(dataset, verdicts, out: Path, policy: ReleasePolicy, guard, *
     summary.counts = {s: dict(c) for s, c in summary.counts.items()}
     summary.removed = sum(not d.kept for d in decisions)
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        _write_questions(tmp, decisions)
-        _write_corpus(tmp, dataset)
-        changes = _changelog(decisions)
-        summary.changes = len(changes)
-        changelog = CHANGELOG.write_file(tmp / "CHANGELOG.csv", changes)
-        _write_hf(tmp / "hf", tmp, dataset)
-        write_text(tmp / "README.md", dataset_card(dataset, summary, docs, [s for s in SPLITS if s in summary.counts]))
-        write_sidecar(tmp / "CHANGELOG.csv", files=[changelog], dataset=dataset.provenance(),
-                      inputs={"verdicts": str(verdicts), "audit": str(audit) if audit else None,
-                              **{k: str(v) for k, v in (("agreement", agreement), ("estimate", estimate)) if v.is_file()}},
-                      policy={"legal_uncorrected": policy.legal, "keep_minor": policy.keep_minor},
-                      counts=summary.counts)
-        _move_into_place(tmp, out, guard)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
+    tmp = guard.scratch()  # inside the release folder, part of the command's transaction
+    _write_questions(tmp, decisions)
+    _write_corpus(tmp, dataset)
+    changes = _changelog(decisions)
+    summary.changes = len(changes)
+    changelog = CHANGELOG.write_file(tmp / "CHANGELOG.csv", changes)
+    _write_hf(tmp / "hf", tmp, dataset)
+    write_text(tmp / "README.md", dataset_card(dataset, summary, docs, [s for s in SPLITS if s in summary.counts]))
+    write_sidecar(tmp / "CHANGELOG.csv", files=[changelog], dataset=dataset.provenance(),
+                  inputs={"verdicts": str(verdicts), "audit": str(audit) if audit else None,
+                          **{k: str(v) for k, v in (("agreement", agreement), ("estimate", estimate)) if v.is_file()}},
+                  policy={"legal_uncorrected": policy.legal, "keep_minor": policy.keep_minor},
+                  counts=summary.counts)
+    _move_into_place(tmp, out, guard)
     return summary
 
 
@@ -205,7 +200,6 @@ def _move_into_place(tmp: Path, out: Path, guard) -> None:
     names = sorted(p.name for p in tmp.iterdir())
     for name in names:
         guard.check(out / name)
-    out.mkdir(parents=True, exist_ok=True)
     for stale in set(guard.previous()) - set(names):  # e.g. the train files of an earlier, bigger release
         guard.remove(stale)
     for name in names:

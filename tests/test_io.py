@@ -1,11 +1,16 @@
-"""Atomic outputs: all or nothing, and readable by others as any normal file would be."""
+"""Atomic outputs: all or nothing (one file, and one command's set of files), and readable by others
+as any normal file would be."""
 
 import os
+import signal
 import stat
 
 import pytest
 
-from bbsard_audit.io import atomic_path, sidecar_path, write_json, write_text
+from bbsard_audit import transactions
+from bbsard_audit.errors import InputError
+from bbsard_audit.io import atomic_path, guard_outputs, sidecar_path, write_json, write_text
+from bbsard_audit.transactions import MANIFEST, TXN_PREFIX, settle
 
 
 def test_failed_write_leaves_no_file_and_keeps_the_old_one(tmp_path):
@@ -30,3 +35,73 @@ def test_outputs_follow_the_umask_not_mkstemp_0600(tmp_path):
 def test_sidecar_name():
     assert sidecar_path("dir/audit.csv").name == "audit.meta.json"
     assert sidecar_path("dir/audit.parquet").name == "audit.meta.json"
+
+
+# ---------------------------------------------------------------- transactions (docs/reliability.md)
+
+def _killed_mid_command(root, writes: dict, *, after_commit_point: bool = False) -> None:
+    """A child process writes `writes` under one guard and is SIGKILLed before (or just after) the
+    commit point, as a crash would."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            if after_commit_point:
+                transactions.merge_manifest = lambda *a: os.kill(os.getpid(), signal.SIGKILL)
+            with guard_outputs(root, command="x"):
+                for name, text in writes.items():
+                    write_text(root / name, text)
+                if not after_commit_point:
+                    os.kill(os.getpid(), signal.SIGKILL)
+        finally:
+            os._exit(1)
+    assert os.waitpid(pid, 0)[1] == signal.SIGKILL
+
+
+def _previous_run(root):
+    with guard_outputs(root, command="x"):
+        write_text(root / "a.txt", "old a")
+        write_text(root / "b.txt", "old b")
+
+
+def test_a_killed_command_is_rolled_back_but_a_file_changed_since_is_left_alone(tmp_path):
+    _previous_run(tmp_path)
+    _killed_mid_command(tmp_path, {"a.txt": "new a", "b.txt": "new b", "c.txt": "new c"})
+    assert (tmp_path / "a.txt").read_text() == "new a"  # the kill left a mix, until settled
+    (tmp_path / "b.txt").write_text("the user's b")
+    settle(tmp_path)
+    assert [(tmp_path / n).read_text() for n in ("a.txt", "b.txt")] == ["old a", "the user's b"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST, "a.txt", "b.txt"]  # c.txt was new
+
+
+def test_a_command_killed_after_its_commit_point_is_rolled_forward_and_a_later_edit_kept(tmp_path):
+    _previous_run(tmp_path)
+    _killed_mid_command(tmp_path, {"a.txt": "new a", "b.txt": "new b"}, after_commit_point=True)
+    (tmp_path / "b.txt").write_text("the user's b")
+    settle(tmp_path)
+    assert [(tmp_path / n).read_text() for n in ("a.txt", "b.txt")] == ["new a", "the user's b"]
+    with guard_outputs(tmp_path, command="x"):  # a.txt is the command's own again
+        write_text(tmp_path / "a.txt", "newer a")
+    with pytest.raises(InputError, match="b.txt exists and was changed since"):  # the edit is never replaced
+        with guard_outputs(tmp_path, command="x"):
+            write_text(tmp_path / "b.txt", "newer b")
+    assert (tmp_path / "b.txt").read_text() == "the user's b"
+
+
+def test_settle_deletes_only_its_own_transaction_folders(tmp_path):
+    mine = tmp_path / f"{TXN_PREFIX}notes"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("not a journal")
+    empty = tmp_path / f"{TXN_PREFIX}killed-at-birth"
+    empty.mkdir()
+    settle(tmp_path)
+    assert (mine / "notes.txt").read_text() == "not a journal" and not empty.exists()
+
+
+def test_a_failing_command_undoes_its_writes(tmp_path):
+    _previous_run(tmp_path)
+    with pytest.raises(InputError):
+        with guard_outputs(tmp_path, command="x"):
+            write_text(tmp_path / "a.txt", "new a")
+            raise InputError("bad row")
+    assert (tmp_path / "a.txt").read_text() == "old a"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST, "a.txt", "b.txt"]

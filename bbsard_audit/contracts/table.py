@@ -31,6 +31,7 @@ import pandas as pd
 
 from bbsard_audit.errors import InputError
 from bbsard_audit.io import atomic_path, digest_of, file_problem, sidecar_path
+from bbsard_audit.transactions import settled
 
 TRUE, FALSE = ("true", "1"), ("false", "0")
 _ID = re.compile(r"[0-9]+")
@@ -329,8 +330,9 @@ def read_records(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
 
 
 def read_text(path: Path) -> str:
-    """A regular UTF-8 file's text (BOM dropped): never a FIFO, a device or a file with NUL bytes."""
-    problem = file_problem(path)
+    """A regular UTF-8 file's text (BOM dropped): never a FIFO, a device or a file with NUL bytes; its
+    folder settled first, so a killed writer's half-replaced set is never read as one."""
+    problem = file_problem(settled(path))
     if problem:
         raise InputError(problem, file=str(path))
     try:
@@ -347,7 +349,7 @@ def read_text(path: Path) -> str:
 
 
 def _parquet_records(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    problem = file_problem(path)
+    problem = file_problem(settled(path))
     if problem:
         raise InputError(problem, file=str(path))
     try:

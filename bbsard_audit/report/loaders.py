@@ -25,6 +25,7 @@ from ..contracts.sidecar import read_sidecar
 from ..contracts.table import Column, TableSpec
 from ..contracts.verdicts import RAW, VERDICTS_CSV
 from ..errors import InputError
+from ..transactions import settle
 from ..redact import redact_record
 
 
@@ -79,7 +80,10 @@ def load_workdir(root: str | Path, campaign: str | Path | None = None) -> Workdi
     root = Path(root)
     if not root.is_dir():
         raise InputError("work folder not found", file=str(root))
+    settle(root, reading=None)  # a killed or running stage's outputs: its whole previous or new set
     review = review_folder(root, campaign)
+    if review != root:
+        settle(review, reading=None)
     wd = Workdir(root=root, review=None if review == root else review)
     folder = lambda name: review if name in REVIEW_FILES else root
     for name, spec in TABLES.items():
