@@ -37,7 +37,7 @@ import pandas as pd
 
 from bbsard_audit.contracts.error_spans import ERROR_SPANS
 from bbsard_audit.contracts.sidecar import write_sidecar
-from bbsard_audit.contracts.table import TableSpec, parse_id, read_records
+from bbsard_audit.contracts.table import TableSpec, parse_id
 from bbsard_audit.contracts.verdicts import (GOLD_LABELS_APPLY, RAW, RAW_COLUMNS, VERDICTS, VERDICTS_CSV,
                                              canonical_name, read_raw, utc_time)
 from bbsard_audit.errors import InputError
@@ -203,9 +203,7 @@ def read_previous(path: Path, spec: TableSpec = RAW) -> pd.DataFrame | None:
     rule but its sidecar's row count (which counts pull's version), never refused."""
     if not path.exists():
         return read_raw(path, missing_ok=True) if spec is RAW else None
-    if changed_since_written(path):
-        return spec.typed(*read_records(path), str(path))
-    return spec.read(path)
+    return spec.read(path, edited=changed_since_written(path))
 
 
 def write_raw(path: Path, raw: pd.DataFrame, *, source: dict, n_in_this_pull: int) -> None:
