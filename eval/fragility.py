@@ -26,7 +26,8 @@ TOLERANCE = 1e-12
 METHOD = ("expected = flagged-unverified judged queries x flagged rate + unflagged-unverified x unflagged "
           "rate (+ queries without an audit flag x the split's estimated share); a group's rate is the "
           "population-weighted mean of its estimate.json strata rates (flagged: risk_queue, flagged; "
-          "unflagged: unflagged*), its upper bound the same mean of the strata's Wilson upper bounds "
+          "unflagged: unflagged*, or the start-risk bands */risk-band-* of a design with inclusion "
+          "probabilities, which also hold the flagged pairs outside the risk queue), its upper bound the same mean of the strata's Wilson upper bounds "
           "(or the split's ci_high for queries without a flag): conservative, each bound at the estimate's level")
 
 
@@ -54,9 +55,12 @@ class ExpectedErrors:
     method: str = METHOD
 
 
-def _group_rate(strata: list[Stratum], prefixes: tuple[str, ...], fallback: tuple[float, float]) -> tuple[float, float]:
-    """Population-weighted (rate, wilson_high) over the strata named with `prefixes` that were reviewed."""
-    rated = [s for s in strata if s.name.startswith(prefixes) and s.rate is not None
+def _group_rate(strata: list[Stratum], prefixes: tuple[str, ...], fallback: tuple[float, float],
+                contains: str | None = None) -> tuple[float, float]:
+    """Population-weighted (rate, wilson_high) over the reviewed strata named with `prefixes` (or
+    whose name holds `contains`)."""
+    rated = [s for s in strata if (s.name.startswith(prefixes) or (contains is not None and contains in s.name))
+             and s.rate is not None
              and s.wilson_high is not None and s.population]
     weight = sum(s.population for s in rated)
     if not weight:
@@ -70,6 +74,7 @@ def expected_unverified_errors(estimate: Estimate, flagged: int, unflagged: int,
     overall = (estimate.share_legal, estimate.ci_high)
     strata = estimate.strata
     f_rate, f_high = _group_rate(strata, ("risk_queue", "flagged"), overall)
-    u_rate, u_high = _group_rate(strata, ("unflagged",), overall)
+    bands = _group_rate(strata, (), overall, contains="/risk-band-")  # a design with inclusion probabilities
+    u_rate, u_high = _group_rate(strata, ("unflagged",), bands)
     return ExpectedErrors(flagged * f_rate + unflagged * u_rate + unknown * overall[0],
                           flagged * f_high + unflagged * u_high + unknown * overall[1])

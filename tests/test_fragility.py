@@ -65,6 +65,19 @@ def test_expected_errors_use_the_strata_rates():
     assert got.high == pytest.approx(4 * 0.8 + 10 * 0.24 + 5 * 0.2)
 
 
+def test_expected_errors_of_a_risk_band_design_use_the_bands_for_unflagged_queries():
+    """A design with inclusion probabilities has no `unflagged*` strata: its start-risk bands (which
+    also hold the flagged pairs outside the risk queue) rate the unflagged queries, not the split's share."""
+    estimate = Estimate(share_legal=0.2, ci_low=0.1, ci_high=0.3, expected_legal_pairs=22.0, population=110,
+                        level=0.95, draws=100, seed=0, strata=[
+        Stratum("risk_queue", 10, 10, 6, 0.6, 0.3, 0.85),
+        Stratum("test/risk-band-1", 60, 6, 0, 0.0, 0.0, 0.4),
+        Stratum("test/risk-band-2", 40, 8, 2, 0.25, 0.07, 0.6)])
+    got = expected_unverified_errors(estimate, flagged=4, unflagged=10)
+    assert got.expected == pytest.approx(4 * 0.6 + 10 * (40 * 0.25) / 100)
+    assert got.high == pytest.approx(4 * 0.85 + 10 * (60 * 0.4 + 40 * 0.6) / 100)
+
+
 def _bench(tmp_path, n=30):
     rng = np.random.default_rng(5)
     qids = [str(q) for q in range(1, n + 1)]
