@@ -226,13 +226,16 @@ def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
 
     Example: `bbsard-audit audit learn --audit reports/audit/audit.csv --verdicts reports/annot/verdicts.csv --spans reports/annot/error_spans.csv --out reports/learned`
     """
-    from bbsard_audit.io import refuse_out_under_a_file
+    from .learn import (LEARN_OUTPUTS, MIN_POSITIVES_FOR_WEIGHTS, MIN_VERDICTS_FOR_WEIGHTS, learn as run_learn,
+                        write_learned)
 
-    from .learn import MIN_POSITIVES_FOR_WEIGHTS, MIN_VERDICTS_FOR_WEIGHTS, learn as run_learn, write_learned
-
-    refuse_out_under_a_file(out)
+    guard = guard_out(out, command="audit learn", inputs=[audit_csv, verdicts, spans, glossary, config],
+                      names=LEARN_OUTPUTS)
     result = run_learn(audit_csv, verdicts, spans, glossary=glossary, config=config)
-    for path in write_learned(result, out):
+    written = write_learned(result, out)
+    for stale in set(guard.previous()) - {p.name for p in written}:  # e.g. a ranking fewer verdicts no longer give
+        guard.remove(stale)
+    for path in written:
         console.print(f"  wrote {path}")
     confirmed = sorted({c.entry for c in result.confirmations})
     console.print(f"{len(result.rules)} new rule(s), {len(result.confirmations)} confirming shipped entries"

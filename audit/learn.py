@@ -527,6 +527,11 @@ def learn(audit_csv: str | Path, verdicts_csv: str | Path, spans_csv: str | Path
                        calibration, weights, model)
 
 
+LEARN_OUTPUTS = ("learned_glossary.yaml", "learned_glossary.meta.json", "learned_conflicts.csv",
+                 "learned_conflicts.meta.json", "learned_confirming.csv", "learned_confirming.meta.json")
+"""What every `audit learn` writes (the ranking, weights and calibration files only with enough verdicts)."""
+
+
 def write_learned(result: LearnResult, out: str | Path) -> list[Path]:
     """learned_glossary.yaml, learned_conflicts.csv, learned_confirming.csv (+ learned_ranking.json,
     learned_weights.toml and calibration files with enough verdicts), each with its sidecar."""

@@ -1,6 +1,7 @@
 """Atomic outputs: all or nothing (one file, and one command's set of files), and readable by others
 as any normal file would be."""
 
+import json
 import os
 import signal
 import stat
@@ -105,3 +106,28 @@ def test_a_failing_command_undoes_its_writes(tmp_path):
             raise InputError("bad row")
     assert (tmp_path / "a.txt").read_text() == "old a"
     assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST, "a.txt", "b.txt"]
+
+
+def test_an_unrecorded_output_is_replaced_only_when_its_sidecar_vouches_for_it(tmp_path):
+    """A folder an older version wrote (no manifest): a file whose sidecar records its sha256 is
+    bbsard-audit's own unchanged output and may be replaced; one that no longer matches, or a sidecar
+    of such a file, is not."""
+    from bbsard_audit.io import digest_of
+
+    def legacy(name: str, text: str, sha: str | None = None) -> None:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        write = {"output": name, "tool": "bbsard-audit", "files": {name: {"rows": 1, "sha256": sha or digest_of(path)}}}
+        sidecar_path(path).write_text(json.dumps(write), encoding="utf-8")
+
+    legacy("x.csv", "a\n1\n")
+    legacy("y.csv", "a\n2\n", sha="0" * 64)  # edited after writing
+    with guard_outputs(tmp_path, command="x"):
+        write_text(tmp_path / "x.csv", "a\n3\n")
+        write_text(tmp_path / "x.meta.json", "{}\n")
+    assert (tmp_path / "x.csv").read_text(encoding="utf-8") == "a\n3\n"
+    for name in ("y.csv", "y.meta.json"):
+        with pytest.raises(InputError, match=f"{name} exists and was not written by bbsard-audit"):
+            with guard_outputs(tmp_path, command="x"):
+                write_text(tmp_path / name, "b\n")
+    assert (tmp_path / "y.csv").read_text(encoding="utf-8") == "a\n2\n"

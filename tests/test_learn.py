@@ -3,6 +3,7 @@ refitted weights, and bad input (one line, exit 2, nothing written)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import numpy as np
@@ -17,6 +18,7 @@ from bbsard_audit.audit.risk import RiskConfig
 from bbsard_audit.audit.termmatch import tokenize
 from bbsard_audit.cli import app
 from bbsard_audit.dataset import sample_dir
+from bbsard_audit.io import MANIFEST
 
 runner = CliRunner()
 VERDICTS = sample_dir() / "verdicts.csv"
@@ -298,3 +300,32 @@ def test_each_batch_spends_its_share_where_the_model_is_least_sure(audit_csv):
         rest = np.setdiff1d(np.arange(len(audit)), order[:k])
         assert upper[order[k]] == upper[rest].max()
     assert sorted(order) == list(range(len(audit)))  # every pair once
+
+
+def test_learn_reruns_replace_only_its_own_set(audit_csv, tmp_path):
+    """`audit learn` writes one set under output ownership: a rerun replaces its own files (also a
+    folder an older version wrote without a manifest, whose sidecars vouch for its files), drops the
+    ranking and weights fewer verdicts no longer give, and never replaces a file someone edited."""
+    audit = pd.read_csv(audit_csv)
+    many = tmp_path / "many.csv"
+    flagged = audit["flagged"].astype(str).str.lower().eq("true")
+    pd.DataFrame({"id": audit["id"], "verdict": ["legal" if f else "correct" for f in flagged],
+                  "corrected_nl": ""}).to_csv(many, index=False)
+    out = tmp_path / "learned"
+    assert _run("audit", "learn", "--audit", audit_csv, "--verdicts", many, "--out", out).exit_code == 0
+    assert (out / "learned_ranking.json").exists() and (out / "learned_weights.toml").exists()
+    (out / MANIFEST).unlink()  # as an older version left it: no ownership records
+    result = _run("audit", "learn", "--audit", audit_csv, "--verdicts", many, "--out", out)
+    assert result.exit_code == 0, result.output  # its sidecars vouch for every file: replaced
+    assert json.loads((out / MANIFEST).read_text(encoding="utf-8"))["files"]["learned_ranking.json"]["command"] \
+        == "audit learn"
+    # a rerun with fewer verdicts removes the ranking and weights it recorded: never a mixed set
+    fresh = out
+    assert _run("audit", "learn", "--audit", audit_csv, "--verdicts", VERDICTS, "--out", fresh).exit_code == 0
+    assert not (fresh / "learned_ranking.json").exists() and not (fresh / "learned_weights.toml").exists()
+    assert not (fresh / "learned_ranking.meta.json").exists()
+    (fresh / "learned_glossary.yaml").write_text("version: 1\nentries: []\n", encoding="utf-8")  # a person's edit
+    result = runner.invoke(app, ["audit", "learn", "--audit", str(audit_csv), "--verdicts", str(VERDICTS),
+                                 "--out", str(fresh)])
+    assert result.exit_code == 2 and "learned_glossary.yaml exists and was changed since" in result.output
+    assert (fresh / "learned_glossary.yaml").read_text(encoding="utf-8") == "version: 1\nentries: []\n"
