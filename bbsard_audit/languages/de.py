@@ -1,0 +1,41 @@
+"""German grammar hooks: clause negation ('kein' in every case, 'weder ... noch' once) and number
+words ('einundzwanzig', inflected ordinals 'dritten')."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from . import Negations, fold, hyphenated, units_and_tens
+
+
+def negations(tokens, data: Mapping[str, Any]) -> Negations:
+    """'nicht', 'kein…', 'nie', 'nichts', 'niemand', 'ohne', 'weder' negate ('noch' never does: alone it
+    is 'still'); 'nicht nur ... sondern auch' and 'nichts als' (= only) do not; 'Nicht-' before a
+    hyphen is lexical ('Nicht-EU-Bürger')."""
+    negators = set(data["negators"])
+    not_negation = {tuple(p) for p in data["not_negation"]}
+    s = tokens.surfaces
+    clause: list[int] = []
+    lexical = 0
+    for i, w in enumerate(s):
+        nxt = s[i + 1] if i + 1 < len(s) else ""
+        if w == "nicht" and hyphenated(tokens, i):
+            lexical += 1
+        elif w in negators and (w, nxt) not in not_negation:
+            clause.append(i)
+    return Negations(len(clause), lexical, tuple(clause))
+
+
+def number_words(data: Mapping[str, Any]) -> dict[str, float]:
+    """Units, tens, 'einundzwanzig', ordinals with every adjective ending ('erste', 'dritten'), and
+    the fractions of `extra`."""
+    units = data["units"]
+    words = units_and_tens(units, data["tens"],
+                           lambda ten, unit: f"{'ein' if unit == 1 else units[unit]}und{ten}")
+    skip = set(data.get("not_ordinals", ()))
+    for stem, value in data["ordinal_stems"].items():
+        for ending in data["ordinal_endings"]:
+            if stem + ending not in skip:
+                words[stem + ending] = value
+    words.update(data["extra"])
+    return {fold(k): v for k, v in words.items()}
