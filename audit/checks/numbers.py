@@ -27,8 +27,16 @@ FLAGS = {
 SCHEMA = {"needs": "words"}
 COLUMNS = ["qa_numbers_fr", "qa_numbers_nl", "qa_numbers_differ"]
 
-_DIGITS = re.compile(r"(?<![\w.,])(\d{1,3}(?:[ .\u00a0\u202f]\d{3})+|\d+)(?:,(\d+))?"
-                     r"(?:\s?(?:er|ère|e|ème|de|ste|st|nd|rd|th)\b)?")
+
+
+@cache
+def _digits(lang: str) -> re.Pattern:
+    """Digits with the language's decimal mark (',' unless its pack says '.': English '1,500.5')
+    and thousands separators (space, the other mark), and an ordinal suffix ('3e', '1st')."""
+    decimal = languages.get(lang).section("numbers").get("decimal_mark", ",")
+    thousands = "," if decimal == "." else "."
+    return re.compile(rf"(?<![\w.,])(\d{{1,3}}(?:[ {re.escape(thousands)}\u00a0\u202f]\d{{3}})+|\d+)"
+                      rf"(?:{re.escape(decimal)}(\d+))?(?:\s?(?:er|ère|e|ème|de|ste|st|nd|rd|th)\b)?")
 
 
 @cache
@@ -44,7 +52,7 @@ def number_mentions(tokens: Tokens) -> list[tuple[int, int, float]]:
     pack = languages.get(tokens.lang)
     data = pack.section("numbers")
     found: list[tuple[int, int, float]] = []
-    for m in _DIGITS.finditer(tokens.text):
+    for m in _digits(tokens.lang).finditer(tokens.text):
         integer = re.sub(r"\D", "", m.group(1))
         end = m.end(2) if m.group(2) else m.end(1)  # the number, without an ordinal suffix
         found.append((m.start(), end, float(integer + ("." + m.group(2) if m.group(2) else ""))))
