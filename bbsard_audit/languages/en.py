@@ -17,11 +17,12 @@ def _contracted(tokens, i: int) -> bool:
 
 
 def negations(tokens, data: Mapping[str, Any]) -> Negations:
-    """'not', "n't", 'no', 'never', 'nothing', 'without', 'neither ... nor' (once) negate; 'not only
-    ... but also' and 'nothing but' (= only) do not; 'non-' / 'no-' before a hyphen is lexical
-    ('non-resident', 'no-fault')."""
+    """'not', "n't", 'no', 'never', 'nothing', 'without', 'neither ... nor' (once) negate; 'nothing
+    but' (= only) does not; 'not only ... but also' (`additive`: it adds, it negates nothing) and
+    'non-' / 'no-' before a hyphen ('non-resident') are lexical, like French 'non seulement'."""
     negators = set(data["negators"])
     not_negation = {tuple(p) for p in data["not_negation"]}
+    additive = {tuple(p) for p in data.get("additive", ())}
     s = tokens.surfaces
     clause: list[int] = []
     lexical = 0
@@ -31,6 +32,8 @@ def negations(tokens, data: Mapping[str, Any]) -> Negations:
             lexical += 1
         elif _contracted(tokens, i):
             clause.append(i)
+        elif (w, nxt) in additive:
+            lexical += 1
         elif w in negators and (w, nxt) not in not_negation:
             if not (w == "nor" and continues(s, i, negators)):
                 clause.append(i)
