@@ -39,6 +39,9 @@ def test_registry_has_the_four_packs_and_refuses_an_unknown_language():
     ("name: X\nregions: {brussels: []}\n", "`regions.brussels` must be a non-empty list"),
     ("name: X\ncompounds: maybe\n", "`compounds` must be true or false"),
     ("name: X\nverbs: [a]\n", "unknown section(s) verbs"),
+    ("name: X\nnegation: {negators: true}\n", "`negation.negators` must be a text, a list or a mapping"),
+    ("name: X\nnegation: {negators: [pas, 3]}\n", "`negation.negators` must be a non-empty list"),
+    ("name: X\nnumbers: {tens: {vingt: [20]}}\n", "`numbers.tens` must map words to numbers"),
     ("name: [X\n", "not a readable YAML language pack"),
 ])
 def test_malformed_pack_is_one_line(tmp_path, content, message):

@@ -86,6 +86,24 @@ def _words(value, key: str, label: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in value)
 
 
+def _scalar(value) -> bool:
+    return isinstance(value, str) and bool(value.strip()) or isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_item(item, key: str, label: str) -> None:
+    """An entry of a mapping section: a text, a list of words or of [text, text] pairs, or a mapping
+    of words to numbers or words."""
+    if isinstance(item, list):
+        if not item or not (all(isinstance(v, str) and v.strip() for v in item) or all(
+                isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) and x.strip() for x in v) for v in item)):
+            raise InputError(f"`{key}` must be a non-empty list of words or of [text, text] pairs", file=label)
+    elif isinstance(item, dict):
+        if not item or not all(isinstance(k, str) and _scalar(v) for k, v in item.items()):
+            raise InputError(f"`{key}` must map words to numbers or words", file=label)
+    elif not _scalar(item):
+        raise InputError(f"`{key}` must be a text, a list or a mapping", file=label)
+
+
 def _validate(raw: Any, label: str) -> dict:
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise InputError("a language pack must be a mapping with a `name`", file=label)
@@ -112,6 +130,8 @@ def _validate(raw: Any, label: str) -> dict:
         elif kind == "mapping":
             if not isinstance(value, dict) or not value:
                 raise InputError(f"`{key}` must be a mapping", file=label)
+            for sub, item in value.items():
+                _check_item(item, f"{key}.{sub}", label)
             out[key] = value
     return out
 
