@@ -86,6 +86,33 @@ def _words(value, key: str, label: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in value)
 
 
+def cue_negations(tokens, data: Mapping[str, Any], *, lexical_before_hyphen: Sequence[str] = (),
+                  coordinator: str | None = None, contracted: Callable[[Any, int], bool] | None = None) -> Negations:
+    """Negation by cue words (Dutch, English, German): a `negators` word negates its clause unless
+    the next word makes a `not_negation` pair ('nothing but'); an `additive` pair ('not only') and a
+    `lexical_before_hyphen` word before a hyphen ('niet-begeleid') are lexical; a `coordinator`
+    right after another negator continues it ('noch', 'nor'); `contracted(tokens, i)`: token i is a
+    clitic negation ("n't")."""
+    negators = set(data["negators"])
+    not_negation = {tuple(p) for p in data.get("not_negation", ())}
+    additive = {tuple(p) for p in data.get("additive", ())}
+    s = tokens.surfaces
+    clause: list[int] = []
+    lexical = 0
+    for i, w in enumerate(s):
+        nxt = s[i + 1] if i + 1 < len(s) else ""
+        if w in lexical_before_hyphen and hyphenated(tokens, i):
+            lexical += 1
+        elif contracted is not None and contracted(tokens, i):
+            clause.append(i)
+        elif (w, nxt) in additive:
+            lexical += 1
+        elif w in negators and (w, nxt) not in not_negation:
+            if not (w == coordinator and continues(s, i, negators)):
+                clause.append(i)
+    return Negations(len(clause), lexical, tuple(clause))
+
+
 def _scalar(value) -> bool:
     return isinstance(value, str) and bool(value.strip()) or isinstance(value, (int, float)) and not isinstance(value, bool)
 

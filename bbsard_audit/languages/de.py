@@ -5,28 +5,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from . import Negations, fold, hyphenated, units_and_tens
+from . import Negations, cue_negations, fold, units_and_tens
 
 
 def negations(tokens, data: Mapping[str, Any]) -> Negations:
     """'nicht', 'kein…', 'nie', 'nichts', 'niemand', 'ohne', 'weder' negate ('noch' never does: alone it
     is 'still'); 'nichts als' (= only) does not; 'nicht nur ... sondern auch' (`additive`) and
     'Nicht-' before a hyphen ('Nicht-EU-Bürger') are lexical."""
-    negators = set(data["negators"])
-    not_negation = {tuple(p) for p in data["not_negation"]}
-    additive = {tuple(p) for p in data.get("additive", ())}
-    s = tokens.surfaces
-    clause: list[int] = []
-    lexical = 0
-    for i, w in enumerate(s):
-        nxt = s[i + 1] if i + 1 < len(s) else ""
-        if w == "nicht" and hyphenated(tokens, i):
-            lexical += 1
-        elif (w, nxt) in additive:
-            lexical += 1
-        elif w in negators and (w, nxt) not in not_negation:
-            clause.append(i)
-    return Negations(len(clause), lexical, tuple(clause))
+    return cue_negations(tokens, data, lexical_before_hyphen=("nicht",))
 
 
 def number_words(data: Mapping[str, Any]) -> dict[str, float]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from . import Negations, continues, fold, hyphenated, units_and_tens
+from . import Negations, cue_negations, fold, units_and_tens
 
 
 def _contracted(tokens, i: int) -> bool:
@@ -20,24 +20,7 @@ def negations(tokens, data: Mapping[str, Any]) -> Negations:
     """'not', "n't", 'no', 'never', 'nothing', 'without', 'neither ... nor' (once) negate; 'nothing
     but' (= only) does not; 'not only ... but also' (`additive`: it adds, it negates nothing) and
     'non-' / 'no-' before a hyphen ('non-resident') are lexical, like French 'non seulement'."""
-    negators = set(data["negators"])
-    not_negation = {tuple(p) for p in data["not_negation"]}
-    additive = {tuple(p) for p in data.get("additive", ())}
-    s = tokens.surfaces
-    clause: list[int] = []
-    lexical = 0
-    for i, w in enumerate(s):
-        nxt = s[i + 1] if i + 1 < len(s) else ""
-        if w in ("non", "no") and hyphenated(tokens, i):
-            lexical += 1
-        elif _contracted(tokens, i):
-            clause.append(i)
-        elif (w, nxt) in additive:
-            lexical += 1
-        elif w in negators and (w, nxt) not in not_negation:
-            if not (w == "nor" and continues(s, i, negators)):
-                clause.append(i)
-    return Negations(len(clause), lexical, tuple(clause))
+    return cue_negations(tokens, data, lexical_before_hyphen=("non", "no"), coordinator="nor", contracted=_contracted)
 
 
 def number_words(data: Mapping[str, Any]) -> dict[str, float]:

@@ -4,23 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from . import Negations, continues, fold, hyphenated, units_and_tens
+from . import Negations, cue_negations, fold, units_and_tens
 
 
 def negations(tokens, data: Mapping[str, Any]) -> Negations:
     """'niet', 'geen', 'nooit', 'zonder', ... negate; 'niet-' before a hyphen is lexical
     ('niet-begeleid'); a 'noch' right after another negator continues it."""
-    negators = set(data["negators"])
-    s = tokens.surfaces
-    clause: list[int] = []
-    lexical = 0
-    for i, w in enumerate(s):
-        if w in negators:
-            if w == "niet" and hyphenated(tokens, i):
-                lexical += 1
-            elif not (w == "noch" and continues(s, i, negators)):
-                clause.append(i)
-    return Negations(len(clause), lexical, tuple(clause))
+    return cue_negations(tokens, data, lexical_before_hyphen=("niet",), coordinator="noch")
 
 
 def number_words(data: Mapping[str, Any]) -> dict[str, float]:
