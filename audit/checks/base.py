@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from bbsard_audit import languages
 from bbsard_audit.errors import InputError
-from bbsard_audit.languages import Pack, Unavailable
+from bbsard_audit.languages import Pack, Unavailable, word_list
 from bbsard_audit.untrusted import load_yaml, nfc_data
 
 from .. import termmatch
@@ -37,15 +37,8 @@ Pair = tuple[str, str]
 """(source, target) ISO 639-1 codes; the audit's columns `fr` / `nl` hold the source / target texts."""
 DEFAULT_PAIR: Pair = ("fr", "nl")
 
-Kind = Literal["words", "pairs", "concepts", "numbers"]
-"""words: a non-empty list of texts; pairs: a list of [text, text]; concepts: {name: {fr: words,
-nl: words}}; numbers: {word: number}."""
-
-
-def _words(value, key: str, label: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
-        raise InputError(f"`{key}` must be a non-empty list of words", file=label)
-    return tuple(v.strip() for v in value)
+Kind = Literal["words", "pairs"]
+"""words: a non-empty list of texts; pairs: a list of [text, text]."""
 
 
 def _validate(raw, schema: Mapping[str, Kind], label: str) -> dict:
@@ -60,23 +53,12 @@ def _validate(raw, schema: Mapping[str, Kind], label: str) -> dict:
     for key, kind in schema.items():
         value = raw[key]
         if kind == "words":
-            out[key] = _words(value, key, label)
+            out[key] = word_list(value, key, label)
         elif kind == "pairs":
             if not isinstance(value, list) or not all(
                     isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) and x.strip() for x in p) for p in value):
                 raise InputError(f"`{key}` must be a list of [text, text] pairs", file=label)
             out[key] = [(a.strip(), b.strip()) for a, b in value]
-        elif kind == "numbers":
-            if not isinstance(value, dict) or not value or not all(
-                    isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) for k, v in value.items()):
-                raise InputError(f"`{key}` must map words to numbers", file=label)
-            out[key] = dict(value)
-        else:
-            if not isinstance(value, dict) or not value or not all(
-                    isinstance(v, dict) and set(v) == {"fr", "nl"} for v in value.values()):
-                raise InputError(f"`{key}` must map each concept to {{fr: [...], nl: [...]}}", file=label)
-            out[key] = {str(name): (_words(forms["fr"], f"{key}.{name}.fr", label),
-                                    _words(forms["nl"], f"{key}.{name}.nl", label)) for name, forms in value.items()}
     return out
 
 

@@ -80,7 +80,8 @@ def continues(surfaces: Sequence[str], i: int, negators) -> bool:
     return any(w in negators for w in surfaces[max(0, i - COORDINATION_WINDOW):i])
 
 
-def _words(value, key: str, label: str) -> tuple[str, ...]:
+def word_list(value, key: str, label: str) -> tuple[str, ...]:
+    """A non-empty list of non-blank texts, stripped; else a one-line InputError naming `key`."""
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
         raise InputError(f"`{key}` must be a non-empty list of words", file=label)
     return tuple(v.strip() for v in value)
@@ -141,7 +142,7 @@ def _validate(raw: Any, label: str) -> dict:
     for key, value in raw.items():
         kind = SECTIONS.get(key)
         if kind == "words":
-            out[key] = _words(value, key, label)
+            out[key] = word_list(value, key, label)
         elif kind == "strings":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise InputError(f"`{key}` must be a list of strings", file=label)
@@ -153,7 +154,7 @@ def _validate(raw: Any, label: str) -> dict:
         elif kind == "concepts":
             if not isinstance(value, dict) or not value:
                 raise InputError(f"`{key}` must map each concept to a list of words", file=label)
-            out[key] = {str(name): _words(forms, f"{key}.{name}", label) for name, forms in value.items()}
+            out[key] = {str(name): word_list(forms, f"{key}.{name}", label) for name, forms in value.items()}
         elif kind == "mapping":
             if not isinstance(value, dict) or not value:
                 raise InputError(f"`{key}` must be a mapping", file=label)
