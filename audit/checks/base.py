@@ -114,7 +114,7 @@ class Check:
         return src, tgt
 
     def score(self, batch: Batch) -> SignalResult:
-        pair = getattr(batch, "pair", None) or DEFAULT_PAIR
+        pair = batch.pair
         try:
             self.packs(pair)
             findings, columns = self.check(batch.fr, batch.nl, pair)
