@@ -279,3 +279,45 @@ def test_another_pair_is_another_cache_key():
     rows = Batch(["a"], ["b"]).rows(("fr", "nl"))
     assert Batch(["a"], ["b"], pair=("en", "nl")).rows(("fr", "nl")) != rows
     assert rows == [["a", "b"]]
+
+
+@pytest.mark.parametrize("lang, text, concepts", [
+    ("en", "Can the tenant sue the landlord?", {"tenant", "landlord"}),
+    ("en", "The employee and the employer", {"employee", "employer"}),
+    ("de", "Kann der Mieter den Vermieter verklagen?", {"tenant", "landlord"}),
+    ("de", "Die Arbeitnehmerin und der Arbeitgeber", {"employee", "employer"}),
+    ("de", "der Untermieter", {"tenant"}),
+    ("en", "The weather is fine.", set()),
+    ("de", "Das Wetter ist schön.", set()),
+])
+def test_roles_per_pack(lang, text, concepts):
+    from bbsard_audit.audit.checks.roles import roles
+
+    counts, _ = roles(("fr", lang))[0].find(tokenize(text, lang))
+    assert set(counts) == concepts
+
+
+@pytest.mark.parametrize("lang, text, concepts", [
+    ("en", "Can the public social welfare centre help me?", {"cpas"}),
+    ("en", "The National Employment Office and the police court", {"onem", "police_court"}),
+    ("de", "Kann das ÖSHZ mir helfen?", {"cpas"}),
+    ("de", "Das Landesamt für Arbeitsbeschaffung und das Polizeigericht", {"onem", "police_court"}),
+    ("de", "Der Föderale Öffentliche Dienst Finanzen", {"spf"}),  # inflected: matched through the lemmas
+    ("en", "By mutual agreement", set()),
+])
+def test_institutions_per_pack(lang, text, concepts):
+    from bbsard_audit.audit.checks.institutions import find_institutions
+
+    counts, _ = find_institutions(tokenize(text, lang), ("fr", lang))
+    assert set(counts) == concepts
+
+
+@pytest.mark.parametrize("pair, text, sentences", [
+    (("en", "nl"), "See e.g. art. 5 of the law. Then pay.", 2),
+    (("fr", "de"), "Siehe z.B. Art. 5 des Gesetzes. Dann zahlen.", 2),
+    (("fr", "nl"), "Voir p.ex. l'art. 5. Puis payer.", 2),
+])
+def test_abbreviations_do_not_end_a_sentence(pair, text, sentences):
+    from bbsard_audit.audit.checks.length import count_sentences
+
+    assert count_sentences(text, pair) == sentences
