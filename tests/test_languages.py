@@ -84,6 +84,7 @@ NOT_NEGATED = [
     ("nl", "Kan een dakloze stemmen?"),
     ("en", "He pays nothing but the rent."),          # = only the rent
     ("en", "Is the notice valid?"),
+    ("en", "What does Article No. 5 say?"),            # 'No.' = number
     ("de", "Ich wohne noch dort."),                   # noch alone = still
     ("de", "Er zahlt nichts als die Miete."),         # = only
 ]

@@ -88,12 +88,13 @@ def word_list(value, key: str, label: str) -> tuple[str, ...]:
 
 
 def cue_negations(tokens, data: Mapping[str, Any], *, lexical_before_hyphen: Sequence[str] = (),
-                  coordinator: str | None = None, contracted: Callable[[Any, int], bool] | None = None) -> Negations:
+                  coordinator: str | None = None, contracted: Callable[[Any, int], bool] | None = None,
+                  no_negation: Callable[[Any, int], bool] | None = None) -> Negations:
     """Negation by cue words (Dutch, English, German): a `negators` word negates its clause unless
     the next word makes a `not_negation` pair ('nothing but'); an `additive` pair ('not only') and a
     `lexical_before_hyphen` word before a hyphen ('niet-begeleid') are lexical; a `coordinator`
     right after another negator continues it ('noch', 'nor'); `contracted(tokens, i)`: token i is a
-    clitic negation ("n't")."""
+    clitic negation ("n't"); `no_negation(tokens, i)`: the cue at i is another word here ('No. 5')."""
     negators = set(data["negators"])
     not_negation = {tuple(p) for p in data.get("not_negation", ())}
     additive = {tuple(p) for p in data.get("additive", ())}
@@ -108,7 +109,7 @@ def cue_negations(tokens, data: Mapping[str, Any], *, lexical_before_hyphen: Seq
             clause.append(i)
         elif (w, nxt) in additive:
             lexical += 1
-        elif w in negators and (w, nxt) not in not_negation:
+        elif w in negators and (w, nxt) not in not_negation and not (no_negation and no_negation(tokens, i)):
             if not (w == coordinator and continues(s, i, negators)):
                 clause.append(i)
     return Negations(len(clause), lexical, tuple(clause))
