@@ -71,7 +71,7 @@ class LemmaCache:
         table = self._load().setdefault(lang, {})
         found = table.get(word)
         if found is None:
-            found = table[word] = fold(simplemma.lemmatize(word, lang=lang))
+            found = table[word] = fold(languages.get(lang).lemma(word))
             self._new += 1
         return found
 
