@@ -16,27 +16,15 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from bbsard_audit import languages
 from bbsard_audit.dataset import Corpus
 from bbsard_audit.errors import InputError
 
 from .glossary import Glossary
 from .termmatch import LEMMAS, fold, tokenize
 
-STOPWORDS = {
-    "fr": frozenset(
-        "a à au aux avec ce ces cet cette d dans de des du en et il ils elle elles est être ou où l la le les leur "
-        "leurs lui mais même ne n ni non on ou par pas pour qu que qui s sa se ses si son sont sur ta te tes un une "
-        "y ainsi alors après avant cas celui celle ceux cette chaque comme dont dès donc entre été fait faire lorsque "
-        "ledit ladite lesdits lesquels laquelle lequel moins notamment peut plus présent présente selon sous tout "
-        "toute tous toutes ici visé visée visés article articles alinéa paragraphe § er premier deuxième".split()),
-    "nl": frozenset(
-        "aan al als bij dan dat de deze die dit door een en er haar hem het hij hun in is met na naar niet of om "
-        "ook op te tot uit van voor wat wordt worden zij zijn ze zich zo zoals werd waarin waarbij waarvan wanneer "
-        "welke hetzelfde hiervan daarvan daarbij deze dezelfde elk elke enkel geen kan kunnen mag moet moeten nog "
-        "onder over per reeds sinds tegen tussen verder zonder bedoeld bedoelde artikel artikelen lid paragraaf § "
-        "eerste tweede hier daar".split()),
-}
-STOPWORDS = {lang: frozenset(fold(w) for w in words) for lang, words in STOPWORDS.items()}
+STOPWORDS = {code: languages.get(code).folded("stopwords") for code in languages.codes()}
+"""Each language pack's stopwords, folded: no mined term starts or ends with one."""
 _JOINER = re.compile(r"\s*|['’-]")
 COLUMNS = ["fr", "nl", "dice", "cooc", "fr_df", "nl_df", "in_glossary"]
 

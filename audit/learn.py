@@ -37,6 +37,7 @@ from bbsard_audit.contracts.error_spans import ERROR_SPANS
 from bbsard_audit.contracts.learned import LEARNED_CONFIRMING, LEARNED_CONFLICTS, RankingModel
 from bbsard_audit.contracts.verdicts import read_verdicts
 from bbsard_audit.errors import InputError
+from bbsard_audit import languages
 from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.table import FileRecord
 from bbsard_audit.io import digest_of, write_text
@@ -44,7 +45,6 @@ from bbsard_audit.untrusted import load_yaml
 
 from . import ranking as review_ranking
 from .calibration import calibrate, write_calibration
-from .checks.base import word_lists
 from .glossary import Glossary, GlossaryEntry, Rejection, has_letter
 from .glossary_mining import STOPWORDS, _ngrams
 from .risk import RiskConfig
@@ -59,8 +59,6 @@ MIN_POSITIVES_FOR_WEIGHTS = 5
 SHRINK = 5.0  # pseudo-reviews of the configured weight a flag's observed precision is shrunk towards
 CONFLICT_COLUMNS = LEARNED_CONFLICTS.names
 RULE_COLUMNS = ["fr", "accepted", "rejected", "id", "annotator", "source", "method", "score"]
-GRAMMAR_LISTS = {f"{kind}_{lang}": "words" for kind in ("pronouns", "function_words") for lang in ("fr", "nl")}
-"""audit/data/learning.yaml: words whose edit is grammar or style, never a term rule."""
 
 
 @dataclass(frozen=True)
@@ -124,10 +122,9 @@ class Confirmation:
 
 
 def _grammar(lang: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(pronouns, function words) of `lang`, folded."""
-    lists = word_lists("learning", GRAMMAR_LISTS)
-    return (frozenset(fold(w) for w in lists[f"pronouns_{lang}"]),
-            frozenset(fold(w) for w in lists[f"function_words_{lang}"]))
+    """(pronouns, function words) of `lang`'s language pack, folded."""
+    pack = languages.get(lang)
+    return pack.folded("pronouns"), pack.folded("function_words")
 
 
 def _grammar_only(tokens: Tokens, keep: Sequence[int], words: frozenset[str]) -> bool:

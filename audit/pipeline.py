@@ -82,6 +82,8 @@ class AuditEngine:
         self.cache = signal_cache or SignalCache(None)
         self.timings: dict[str, float] = {}
         self.glossary_meta: dict = {}
+        self.checks_unavailable: list[str] = []
+        """'<check>: not available for <lang> (...)': a check whose language pack lacks what it needs."""
         rules = config.rules
         self.bt = BackTranslationScorer(self.embedder, BackTranslationThresholds(
             chrf=rules["bt_chrf"].threshold if "bt_chrf" in rules else BackTranslationThresholds.chrf,
@@ -139,6 +141,9 @@ class AuditEngine:
                 results.append(run_signal(signal, batch, self.cache))
             if signal is self.glossary_signal:
                 self.glossary_meta = results[-1].meta
+            for note in results[-1].meta.get("checks_unavailable", ()):
+                if note not in self.checks_unavailable:
+                    self.checks_unavailable.append(note)
         findings = [[f for res in results for f in res.findings[i]] for i in range(len(batch))]
         columns = pd.concat([res.columns.reset_index(drop=True) for res in results], axis=1)
         if columns.columns.duplicated().any():
@@ -238,6 +243,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
         },
         "signatures": engine.signatures() if bt is not None else {"xling": engine.xling.signature()},
         "glossary": engine.glossary_meta,
+        "checks_unavailable": engine.checks_unavailable,
         "cached_signals": engine.cache.hits,
         "retrieval_consistency": {"runs_fr": rc.paths[0], "runs_nl": rc.paths[1]} if rc else None,
         "config_source": cfg.source,

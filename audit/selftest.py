@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from bbsard_audit import languages
 from bbsard_audit.dataset import load_dataset
 from bbsard_audit.errors import InputError
 from bbsard_audit.contracts.selftest import Selftest
@@ -34,14 +36,14 @@ from .risk import RiskConfig
 from .signal_cache import SignalCache
 
 WORD = r"(?<![\w-]){}(?![\w-])"
-NUMBER_WORDS = {"een": "twee", "twee": "drie", "drie": "vier", "vier": "vijf", "vijf": "zes", "zes": "zeven",
-                "zeven": "acht", "acht": "negen", "negen": "tien", "tien": "twaalf", "twaalf": "vijftien",
-                "honderd": "duizend", "duizend": "honderd"}
-SUBJECTS = {"ik", "je", "jij", "u", "men", "hij", "zij", "ze", "we", "wij", "het", "er", "dit", "dat", "iemand"}
-DETERMINERS = {"de", "het", "een", "mijn", "mijn", "zijn", "haar", "onze", "ons", "uw", "hun", "die", "deze"}
-FINITE_VERBS = {"kan", "kunnen", "mag", "mogen", "moet", "moeten", "heb", "hebt", "heeft", "hebben", "ben", "is",
-                "zijn", "word", "wordt", "worden", "zal", "zullen", "wil", "willen", "kun", "kunt", "moet",
-                "mag", "zou", "zouden", "blijft", "geldt", "gelden", "bestaat", "bestaan", "telt", "tellen"}
+TARGET = "nl"
+"""The self-test corrupts Dutch translations; its Dutch words are the nl pack's `selftest` section."""
+
+
+@cache
+def _words() -> dict:
+    return languages.get(TARGET).section("selftest")
+
 
 
 def _sub_once(pattern: str, repl: str, text: str) -> str | None:
@@ -110,18 +112,20 @@ class ErrorInjector:
 
     def negation(self, fr: str, nl: str) -> str | None:
         """Remove the first negator if there is one, else add `niet` after the inverted verb + subject."""
-        for neg in ("niet", "geen", "nooit", "niets", "niemand"):
+        words = _words()
+        for neg in words["negators"]:
             out = _sub_once(WORD.format(neg) + r"\s*", "", nl)
             if out:
                 return out
+        verbs, determiners, subjects = (set(words[k]) for k in ("finite_verbs", "determiners", "subjects"))
         tokens = nl.split(" ")
         for i, tok in enumerate(tokens[:-1]):
-            if tok.lower() in FINITE_VERBS:
+            if tok.lower() in verbs:
                 j = i + 1
-                if tokens[j].lower() in DETERMINERS and j + 1 < len(tokens):
+                if tokens[j].lower() in determiners and j + 1 < len(tokens):
                     j += 1
-                if tokens[j].lower() in SUBJECTS or tokens[j - 1].lower() in DETERMINERS:
-                    return " ".join(tokens[:j + 1] + ["niet"] + tokens[j + 1:])
+                if tokens[j].lower() in subjects or tokens[j - 1].lower() in determiners:
+                    return " ".join(tokens[:j + 1] + [words["negators"][0]] + tokens[j + 1:])
         return None
 
     def number_change(self, fr: str, nl: str) -> str | None:
@@ -130,7 +134,7 @@ class ErrorInjector:
             value = int(match.group(0))
             new = str(value * 2 if value > 1 else value + 2)
             return nl[:match.start()] + new + nl[match.end():]
-        for word, other in NUMBER_WORDS.items():
+        for word, other in _words()["number_changes"].items():
             if word == "een":
                 continue  # 'een' is mostly the article
             out = _sub_once(WORD.format(word), other, nl)

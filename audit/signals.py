@@ -33,6 +33,8 @@ class Batch:
     gold: Sequence[Sequence[int]] | None = None
     groups: Sequence[object] | None = None
     reference: np.ndarray | None = None
+    pair: tuple[str, str] = ("fr", "nl")
+    """(source, target) language codes of `fr` / `nl`: the QA checks ask those language packs."""
 
     def __post_init__(self) -> None:
         n = len(self.fr)
@@ -54,6 +56,8 @@ class Batch:
         if unknown:
             raise ValueError(f"unknown batch field(s) {sorted(unknown)}")
         columns = [getattr(self, name) or [None] * len(self) for name in reads]
+        if self.pair != ("fr", "nl"):  # another pair is another result (fr -> nl keys stay as they were)
+            columns.append(["\0" + "-".join(self.pair)] * len(self))
         return [["\0" if v is None else str(v) for v in row] for row in zip(*columns)] if reads else []
 
 

@@ -9,8 +9,8 @@ Matching rules (documented in docs/glossary.md):
   split words: "l'état" -> l + etat, "Bruxelles-Capitale" -> bruxelles + capitale);
 - each word of a term matches a text word when their surface forms or their simplemma lemmas agree,
   so "juges de paix" matches "juge de paix" and "huurders" matches "huurder";
-- Dutch compounds (`compound="head"`): a one-word term also matches as the head (last part) of a
-  longer word, with at least 3 letters before it: "huurcontract" matches "studentenhuurcontract"
+- compounds (`compound="head"`, Dutch and German): a one-word term also matches as the head (last
+  part, with one of its language pack's `plural_endings`) of a longer word, with at least 3 letters before it: "huurcontract" matches "studentenhuurcontract"
   (a kind of huurcontract) but "vrederechter" never matches "vredegerecht";
   `compound="part"` also accepts it as the first part (modifier) of a word: "huurwaarborg" matches
   "huurwaarborgrekening", "huur" matches "huurbetalingen". Terms shorter than 4 letters (acronyms
@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -31,7 +30,9 @@ from typing import Hashable, Iterable, Literal, Sequence
 
 import simplemma
 
+from bbsard_audit import languages
 from bbsard_audit.io import write_json
+from bbsard_audit.languages import fold
 
 from bbsard_audit.embeddings import default_cache_dir
 
@@ -41,16 +42,6 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _MIN_COMPOUND_PREFIX = 3
 _MIN_HEAD_LEN = 4
 _MIN_MODIFIER_LEN = 4
-_DUTCH_PLURAL_ENDINGS = ("", "en", "s", "n", "e", "'s")
-
-
-def fold(text: str) -> str:
-    """Lower-case and strip accents: 'Wallonië' -> 'wallonie', 'Été' -> 'ete'."""
-    lower = text.lower()
-    if lower.isascii():
-        return lower
-    decomposed = unicodedata.normalize("NFKD", lower)
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 class LemmaCache:
@@ -80,7 +71,7 @@ class LemmaCache:
         table = self._load().setdefault(lang, {})
         found = table.get(word)
         if found is None:
-            found = table[word] = fold(simplemma.lemmatize(word, lang=lang))
+            found = table[word] = fold(languages.get(lang).lemma(word))
             self._new += 1
         return found
 
@@ -197,10 +188,11 @@ class TermMatcher:
             self._by_first.setdefault(first, []).append(entry)
         self._compound_cache.clear()
         if len(toks) == 1 and mode != "exact":
+            endings = languages.get(self.lang).plural_endings
             for form in {toks.surfaces[0], toks.lemmas[0]} - {""}:
                 if len(form) < _MIN_HEAD_LEN:
                     continue
-                for ending in _DUTCH_PLURAL_ENDINGS:
+                for ending in endings:
                     self._heads.setdefault(form + ending, []).append(entry)
                 if mode == "part" and len(form) >= _MIN_MODIFIER_LEN:
                     self._modifiers.setdefault(form, []).append(entry)

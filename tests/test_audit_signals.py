@@ -118,37 +118,26 @@ def test_a_signal_raising_an_undeclared_flag_or_wrong_row_count_is_caught(embedd
 
 # ------------------------------------------------------------------ word-list data files
 
+ROLES_OK = "needs: [roles]\noptional: [compounds]\ncounterparts: [[a, b]]\nselftest_swaps: [[x, y]]\n"
+
+
 @pytest.mark.parametrize("content, message", [
-    ("negators_fr: [pas]\n", "missing key(s)"),
-    ("negators_fr: pas\nne_complements: [plus]\nnot_negation_fr: []\nnegators_nl: [niet]\n", "`negators_fr` must be a non-empty list"),
-    ("negators_fr: [pas, 3]\nne_complements: [plus]\nnot_negation_fr: []\nnegators_nl: [niet]\n", "`negators_fr`"),
-    ("negators_fr: [pas]\nne_complements: [plus]\nnot_negation_fr: [[sans]]\nnegators_nl: [niet]\n", "`not_negation_fr` must be a list of [text, text]"),
-    ("negators_fr: [pas]\nne_complements: [plus]\nnot_negation_fr: []\nnegators_nl: [niet]\nextra: [x]\n", "unknown key(s) extra"),
-    ("negators_fr: [pas\n", "not a readable YAML word list"),
-    ("- pas\n", "must be a mapping"),
+    ("needs: [roles]\n", "missing key(s)"),
+    (ROLES_OK.replace("needs: [roles]", "needs: roles"), "`needs` must be a non-empty list"),
+    (ROLES_OK.replace("needs: [roles]", "needs: [roles, 3]"), "`needs`"),
+    (ROLES_OK.replace("[[a, b]]", "[[a]]"), "`counterparts` must be a list of [text, text]"),
+    (ROLES_OK + "extra: [x]\n", "unknown key(s) extra"),
+    ("needs: [roles\n", "not a readable YAML word list"),
+    ("- roles\n", "must be a mapping"),
 ])
 def test_malformed_word_list_is_one_line(tmp_path, content, message):
-    from bbsard_audit.audit.checks.negation import SCHEMA
+    from bbsard_audit.audit.checks.roles import SCHEMA
 
-    path = tmp_path / "negation.yaml"
+    path = tmp_path / "roles.yaml"
     path.write_text(content, encoding="utf-8")
     with pytest.raises(InputError) as err:
         read_word_lists(path, SCHEMA)
-    assert message in str(err.value) and "\n" not in str(err.value) and "negation.yaml" in str(err.value)
-
-
-def test_malformed_concepts_and_numbers_are_one_line(tmp_path):
-    from bbsard_audit.audit.checks.numbers import SCHEMA as NUMBERS
-    from bbsard_audit.audit.checks.regions import SCHEMA as REGIONS
-
-    path = tmp_path / "regions.yaml"
-    path.write_text("concepts: {wallonia: {fr: [wallonie]}}\nselftest_names: [Brussel]\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"each concept to \{fr"):
-        read_word_lists(path, REGIONS)
-    shipped = (DATA_DIR / "numbers.yaml").read_text(encoding="utf-8")
-    path.write_text(shipped.replace("cent: 100", "cent: honderd"), encoding="utf-8")
-    with pytest.raises(InputError, match="`fr_extra` must map words to numbers"):
-        read_word_lists(path, NUMBERS)
+    assert message in str(err.value) and "\n" not in str(err.value) and "roles.yaml" in str(err.value)
 
 
 def test_shipped_word_lists_are_valid():
@@ -275,8 +264,33 @@ def test_editing_a_word_list_changes_only_that_checks_signature(tmp_path, monkey
     for path in DATA_DIR.glob("*.yaml"):
         shutil.copy(path, tmp_path / path.name)
     roles_file = tmp_path / "roles.yaml"
-    roles_file.write_text(roles_file.read_text(encoding="utf-8").replace("[werkgever]", "[werkgever, patroon]"),
-                          encoding="utf-8")
+    roles_file.write_text(roles_file.read_text(encoding="utf-8").replace("- [vader, moeder]\n", ""), encoding="utf-8")
     monkeypatch.setattr(base, "DATA_DIR", tmp_path)
     after = {c.name: c.signature() for c in checks.all_checks()}
     assert {name for name in before if before[name] != after[name]} == {"roles"}
+
+
+@pytest.mark.parametrize("section, old, new, changed", [
+    ("roles", "employer: [werkgever]", "employer: [werkgever, patroon]", {"roles"}),
+    ("negation", "negators: [niet, geen", "negators: [niet, nimmer, geen", {"negation"}),
+    ("numbers", "tiende: 10,", "tiende: 10, honderdste: 100,", {"numbers"}),
+])
+def test_editing_a_language_pack_section_changes_only_the_checks_that_read_it(tmp_path, monkeypatch, section, old,
+                                                                             new, changed):
+    import shutil
+
+    from bbsard_audit import languages
+
+    before = {c.name: c.signature() for c in checks.all_checks()}
+    packs = tmp_path / "languages"
+    shutil.copytree(languages.PACK_DIR, packs)
+    text = (packs / "nl.yaml").read_text(encoding="utf-8")
+    assert old in text
+    (packs / "nl.yaml").write_text(text.replace(old, new), encoding="utf-8")
+    monkeypatch.setattr(languages, "PACK_DIR", packs)
+    languages.get.cache_clear()
+    try:
+        after = {c.name: c.signature() for c in checks.all_checks()}
+    finally:
+        languages.get.cache_clear()
+    assert {name for name in before if before[name] != after[name]} == changed

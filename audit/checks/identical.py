@@ -7,9 +7,11 @@ from typing import Sequence
 
 import pandas as pd
 
+from bbsard_audit import languages
+
 from ..findings import Finding, spans_at
 from ..termmatch import fold
-from .base import Check, frame
+from .base import DEFAULT_PAIR, Check, Pair, frame
 
 FLAGS = {
     "identical_to_source": "The Dutch text is the French text (after case/accent folding).",
@@ -26,12 +28,14 @@ class IdenticalCheck(Check):
     flags = FLAGS
     packages = ()
 
-    def check(self, fr: Sequence[str], nl: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
+    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
+              ) -> tuple[list[list[Finding]], pd.DataFrame]:
         findings, rows = [], []
+        detail = f"the {languages.get(pair[1]).name} is the {languages.get(pair[0]).name} text unchanged"
         for fr_text, nl_text in zip(fr, nl):
             same = is_identical(fr_text, nl_text)
             start = len(nl_text) - len(nl_text.lstrip())
-            findings.append([Finding("identical_to_source", "the Dutch is the French text unchanged",
+            findings.append([Finding("identical_to_source", detail,
                                      spans_at("nl", nl_text, [(start, len(nl_text.rstrip()))], "identical_to_source"))]
                             if same else [])
             rows.append((int(same),))

@@ -1,29 +1,30 @@
 """QA check `institutions`: a public body (CPAS/OCMW, ONEM/RVA, SPF/FOD, …) named on one side only.
-Word lists: audit/data/institutions.yaml."""
+Names: each language pack's `institutions`."""
 
 from __future__ import annotations
 
 from collections import Counter
-from functools import cache
 from typing import Sequence
 
 import pandas as pd
 
+from bbsard_audit import languages
+
 from ..findings import Finding
 from ..termmatch import Match, Tokens
-from .base import Check, Concepts, one_sided, word_lists
+from .base import DEFAULT_PAIR, Check, Concepts, Pair, one_sided, pair_concepts, word_lists
 
 FLAGS = {
     "institution_mismatch": "A public body (CPAS/OCMW, ONEM/RVA, SPF/FOD, Office des étrangers/DVZ, "
                             "INAMI/RIZIV, mutuelle/ziekenfonds, commune/gemeente, …) is named on one side only.",
 }
-SCHEMA = {"concepts": "concepts", "determiners_before_commune": "words", "selftest_swaps": "pairs"}
+SCHEMA = {"needs": "words", "optional": "words", "selftest_swaps": "pairs"}
 COLUMNS = ["qa_institutions_differ"]
 
 
-@cache
-def institutions() -> Concepts:
-    return Concepts(word_lists("institutions", SCHEMA)["concepts"])
+def institutions(pair: Pair = DEFAULT_PAIR) -> Concepts:
+    """The institutions both packs of the pair name."""
+    return pair_concepts("institutions", pair)
 
 
 def selftest_swaps() -> list[tuple[str, str]]:
@@ -37,11 +38,12 @@ def _is_adjective(tokens: Tokens, i: int, determiners: frozenset[str]) -> bool:
     return s[i] == "commune" and (i == 0 or s[i - 1] not in determiners)
 
 
-def find_institutions(tokens: Tokens) -> tuple[Counter, list[Match]]:
-    """Counts and matches of each institution, the adjective 'commune' left out."""
-    counts, matches = institutions().find(tokens)
-    if tokens.lang == "fr" and counts.get("commune"):
-        determiners = frozenset(word_lists("institutions", SCHEMA)["determiners_before_commune"])
+def find_institutions(tokens: Tokens, pair: Pair = DEFAULT_PAIR) -> tuple[Counter, list[Match]]:
+    """Counts and matches of each institution, the French adjective 'commune' left out."""
+    counts, matches = institutions(pair).find(tokens)
+    pack = languages.get(tokens.lang)
+    if pack.has("determiners_before_commune") and counts.get("commune"):
+        determiners = pack.folded("determiners_before_commune")
         adjective = sum(1 for i in range(len(tokens)) if _is_adjective(tokens, i, determiners))
         counts["commune"] -= adjective
         if counts["commune"] <= 0:
@@ -55,5 +57,7 @@ class InstitutionsCheck(Check):
     flags = FLAGS
     data = "institutions"
 
-    def check(self, fr: Sequence[str], nl: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
-        return one_sided(fr, nl, find_institutions, institutions().table, "institution_mismatch", COLUMNS)
+    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
+              ) -> tuple[list[list[Finding]], pd.DataFrame]:
+        return one_sided(fr, nl, lambda tokens: find_institutions(tokens, pair), institutions(pair),
+                         "institution_mismatch", COLUMNS)

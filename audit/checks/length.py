@@ -1,8 +1,8 @@
 """QA check `length`: omission and addition, from the Dutch/French length ratio and sentence counts.
 
 The length ratio is judged against the batch itself (robust z-score of the log ratio), so this check
-is batch-dependent; it has no evidence spans (what is missing is not in the text). Word list
-(abbreviations that do not end a sentence): audit/data/length.yaml.
+is batch-dependent; it has no evidence spans (what is missing is not in the text). Abbreviations
+that do not end a sentence: each language pack's `abbreviations` (those of both languages).
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from bbsard_audit import languages
+
 from ..findings import Finding
-from .base import Check, frame, word_lists
+from .base import DEFAULT_PAIR, Check, Pair, frame
 
 FLAGS = {
     "omission": "The Dutch is much shorter than the French relative to the batch (robust z-score of the log "
@@ -23,7 +25,7 @@ FLAGS = {
     "addition": "The Dutch is much longer than the French relative to the batch, or has more sentences while "
                 "also being longer than usual.",
 }
-SCHEMA = {"abbreviations": "words"}
+SCHEMA = {"needs": "words"}
 COLUMNS = ["qa_sentences_fr", "qa_sentences_nl", "qa_len_ratio", "qa_len_z", "qa_sentence_gap"]
 
 # Median and robust scale (1.4826·MAD) of log(len_nl/len_fr) in characters, measured on the bBSARD
@@ -44,13 +46,14 @@ _SENTENCE_END = re.compile(r"[.!?]+(?=\s+[A-ZÀ-ÖØ-Þ«\"(]|\s*$)")
 
 
 @cache
-def _abbreviations() -> re.Pattern:
-    words = word_lists("length", SCHEMA)["abbreviations"]
+def _abbreviations(pair: Pair) -> re.Pattern:
+    """The abbreviations of both languages of the pair, longest first ('p.ex' before 'p')."""
+    words = sorted({w for code in pair for w in languages.get(code).section("abbreviations")}, key=lambda w: (-len(w), w))
     return re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\.", re.I)
 
 
-def count_sentences(text: str) -> int:
-    masked = _abbreviations().sub(lambda m: m.group().replace(".", "_"), text.strip())
+def count_sentences(text: str, pair: Pair = DEFAULT_PAIR) -> int:
+    masked = _abbreviations(pair).sub(lambda m: m.group().replace(".", "_"), text.strip())
     return max(1, len(_SENTENCE_END.findall(masked)) + (0 if re.search(r"[.!?]\W*$", masked) else 1))
 
 
@@ -68,7 +71,8 @@ class LengthCheck(Check):
     data = "length"
     packages = ("numpy",)
 
-    def check(self, fr: Sequence[str], nl: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
+    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
+              ) -> tuple[list[list[Finding]], pd.DataFrame]:
         n = len(fr)
         fr_len = np.array([max(len(t.strip()), 1) for t in fr], dtype=float)
         nl_len = np.array([max(len(t.strip()), 1) for t in nl], dtype=float)
@@ -76,12 +80,14 @@ class LengthCheck(Check):
         median, scale = _length_stats(log_ratio)
         z = (log_ratio - median) / scale
         findings, rows = [], []
+        src, tgt = pair
+        source = languages.get(src).name
         for k, (fr_text, nl_text) in enumerate(zip(fr, nl)):
-            fr_s, nl_s = count_sentences(fr_text), count_sentences(nl_text)
+            fr_s, nl_s = count_sentences(fr_text, pair), count_sentences(nl_text, pair)
             # characters the Dutch lacks (or adds) against a typical translation of this French
             excess = nl_len[k] - fr_len[k] * np.exp(median)
-            detail = (f"NL is {nl_len[k] / fr_len[k]:.0%} of the French length (z = {z[k]:.1f}); "
-                      f"sentences FR {fr_s}, NL {nl_s}")
+            detail = (f"{tgt.upper()} is {nl_len[k] / fr_len[k]:.0%} of the {source} length (z = {z[k]:.1f}); "
+                      f"sentences {src.upper()} {fr_s}, {tgt.upper()} {nl_s}")
             out = []
             if (z[k] <= -LENGTH_Z and -excess >= MIN_CHARS) or (nl_s < fr_s and z[k] <= -OMISSION_SENTENCE_Z):
                 out.append(Finding("omission", detail))

@@ -1,5 +1,5 @@
 """QA check `question`: the French asks something and the Dutch became a statement.
-Word lists (interrogatives that open a question without '?'): audit/data/question.yaml."""
+Interrogatives that open a question without '?': each language pack's `interrogatives`."""
 
 from __future__ import annotations
 
@@ -9,22 +9,27 @@ from typing import Sequence
 
 import pandas as pd
 
+from bbsard_audit import languages
+
 from ..findings import Finding
 from ..termmatch import Tokens, tokenize
-from .base import Check, frame, word_lists
+from .base import DEFAULT_PAIR, Check, Pair, frame
 
 FLAGS = {
     "not_a_question": "The French is a question (ends with '?' or starts with an interrogative) but the Dutch "
                       "is a statement.",
 }
-SCHEMA = {"interrogatives_fr": "words", "interrogatives_nl": "words"}
+SCHEMA = {"needs": "words", "optional": "words"}
 COLUMNS = ["qa_question_lost"]
 
 
 @cache
-def _interrogatives() -> dict[str, frozenset[str]]:
-    data = word_lists("question", SCHEMA)
-    return {"fr": frozenset(data["interrogatives_fr"]), "nl": frozenset(data["interrogatives_nl"])}
+def _grammar(lang: str) -> tuple[frozenset[str], re.Pattern | None]:
+    """A language's interrogatives, and its verb-subject inversion ('Puis-je', 'Doit-il') if any."""
+    pack = languages.get(lang)
+    pronouns = pack.data.get("inversion_pronouns")
+    inversion = re.compile(r"^\w+-(?:" + "|".join(map(re.escape, pronouns)) + r")\b", re.I) if pronouns else None
+    return frozenset(pack.section("interrogatives")), inversion
 
 
 def is_question(tokens: Tokens) -> bool:
@@ -34,11 +39,9 @@ def is_question(tokens: Tokens) -> bool:
     first = tokens.surfaces[:1]
     if not first:
         return False
-    if tokens.lang == "fr":
-        # "Puis-je …", "Quel …" without the question mark still asks something
-        return first[0] in _interrogatives()["fr"] or bool(
-            re.match(r"^\w+-(?:je|tu|il|elle|on|nous|vous|ils|elles)\b", text, re.I))
-    return first[0] in _interrogatives()["nl"]
+    # "Puis-je …", "Quel …" without the question mark still asks something
+    interrogatives, inversion = _grammar(tokens.lang)
+    return first[0] in interrogatives or bool(inversion and inversion.match(text))
 
 
 class QuestionCheck(Check):
@@ -46,11 +49,13 @@ class QuestionCheck(Check):
     flags = FLAGS
     data = "question"
 
-    def check(self, fr: Sequence[str], nl: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
+    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
+              ) -> tuple[list[list[Finding]], pd.DataFrame]:
         findings, rows = [], []
+        src, tgt = pair
+        detail = f"the {languages.get(src).name} asks a question; the {languages.get(tgt).name} is a statement"
         for fr_text, nl_text in zip(fr, nl):
-            lost = is_question(tokenize(fr_text, "fr")) and not is_question(tokenize(nl_text, "nl"))
-            findings.append([Finding("not_a_question", "the French asks a question; the Dutch is a statement")]
-                            if lost else [])
+            lost = is_question(tokenize(fr_text, src)) and not is_question(tokenize(nl_text, tgt))
+            findings.append([Finding("not_a_question", detail)] if lost else [])
             rows.append((int(lost),))
         return findings, frame(rows, COLUMNS)

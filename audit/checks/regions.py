@@ -1,27 +1,27 @@
 """QA check `regions`: a Belgian region or city named on one side only (Wallonie, Bruxelles, Flandre,
-Belgique) moves the question to another legislation. Word lists: audit/data/regions.yaml."""
+Belgique, and communities, provinces, cities) moves the question to another legislation. Names: each
+language pack's `regions`."""
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Sequence
 
 import pandas as pd
 
 from ..findings import Finding
-from .base import Check, Concepts, one_sided, word_lists
+from .base import DEFAULT_PAIR, Check, Concepts, Pair, one_sided, pair_concepts, word_lists
 
 FLAGS = {
     "region_mismatch": "A Belgian region or city (Wallonie, Bruxelles, Flandre, Belgique) is named on one side "
                        "but not on the other.",
 }
-SCHEMA = {"concepts": "concepts", "selftest_names": "words"}
+SCHEMA = {"needs": "words", "optional": "words", "selftest_names": "words"}
 COLUMNS = ["qa_regions_differ"]
 
 
-@cache
-def regions() -> Concepts:
-    return Concepts(word_lists("regions", SCHEMA)["concepts"])
+def regions(pair: Pair = DEFAULT_PAIR) -> Concepts:
+    """The regions both packs of the pair name."""
+    return pair_concepts("regions", pair)
 
 
 def selftest_names() -> tuple[str, ...]:
@@ -34,6 +34,7 @@ class RegionsCheck(Check):
     flags = FLAGS
     data = "regions"
 
-    def check(self, fr: Sequence[str], nl: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
-        concepts = regions()
-        return one_sided(fr, nl, concepts.find, concepts.table, "region_mismatch", COLUMNS)
+    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
+              ) -> tuple[list[list[Finding]], pd.DataFrame]:
+        concepts = regions(pair)
+        return one_sided(fr, nl, concepts.find, concepts, "region_mismatch", COLUMNS)

@@ -1,10 +1,10 @@
-"""QA check `untranslated`: French left in the Dutch.
+"""QA check `untranslated`: source text (French) left in the target (Dutch).
 
-Language id (py3langid, restricted to fr/nl/en/de) on the whole Dutch text, and French-only function
-words outside quotes, parentheses and proper names; a single such word counts when the 3-word window
-it starts reads as French ("pour motif grave"). The evidence spans are those words or windows. A Dutch
-text identical to the French is the `identical` check's, not this one's. Word lists:
-audit/data/untranslated.yaml.
+Language id (py3langid, restricted to the languages with a pack) on the whole target text, and the
+source pack's cue words that are no target word, outside quotes, parentheses and proper names; a
+single such word counts when the 3-word window it starts reads as the source ("pour motif grave").
+The evidence spans are those words or windows. A target text identical to the source is the
+`identical` check's, not this one's. Cue words: each language pack's `untranslated`.
 """
 
 from __future__ import annotations
@@ -15,18 +15,19 @@ from typing import NamedTuple, Sequence
 
 import pandas as pd
 
+from bbsard_audit import languages
+
 from ..findings import Finding, spans_at
 from ..termmatch import Tokens, fold, tokenize
-from .base import Check, frame, word_lists
+from .base import DEFAULT_PAIR, Check, Pair, frame
 from .identical import is_identical
 
 FLAGS = {
     "untranslated": "French was left in the Dutch: language id says French, or French-only function words "
                     "appear outside quotes, parentheses and proper names.",
 }
-SCHEMA = {"french_only_words": "words", "dutch_function_words": "words"}
+SCHEMA = {"needs": "words", "optional": "words"}
 COLUMNS = ["qa_nl_french_prob", "qa_french_words"]
-LANGS = ["fr", "nl", "en", "de"]
 TEXT_FRENCH_PROB = 0.9
 """py3langid P(French) of the whole Dutch text above which it is called untranslated."""
 WINDOW_FRENCH_PROB = 0.75
@@ -37,16 +38,27 @@ _LETTERS = re.compile(r"[^\W\d_]+")
 
 
 @cache
-def _lists() -> dict[str, frozenset[str]]:
-    return {k: frozenset(v) for k, v in word_lists("untranslated", SCHEMA).items()}
+def cues(pair: Pair) -> frozenset[str]:
+    """Source-language cue words that are no word of the target language ('de', 'en', 'die' are
+    French and Dutch, so no French cue in a Dutch text)."""
+    src, tgt = (languages.get(c) for c in pair)
+    target_words = (tgt.folded("function_words") | tgt.folded("pronouns") | tgt.folded("stopwords")
+                    | frozenset(fold(w) for section in ("cues", "common") for w in tgt.data.get("untranslated", {}).get(section, ())))
+    return frozenset(fold(w) for w in src.section("untranslated")["cues"]) - target_words
+
+
+@cache
+def _common(lang: str) -> frozenset[str]:
+    return frozenset(fold(w) for w in languages.get(lang).section("untranslated")["common"])
 
 
 @lru_cache(maxsize=1)
 def _language_identifier():
+    """py3langid restricted to the languages that have a pack."""
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    identifier.set_languages(LANGS)
+    identifier.set_languages(list(languages.codes()))
     return identifier
 
 
@@ -58,12 +70,13 @@ class FrenchWord(NamedTuple):
     window_end: int
 
 
-def french_words_outside_names(nl_text: str) -> list[FrenchWord]:
-    """French-only function words in the Dutch, ignoring quotes, parentheses and Capitalised names."""
+def french_words_outside_names(nl_text: str, pair: Pair = DEFAULT_PAIR) -> list[FrenchWord]:
+    """Source-only function words in the target text (French in the Dutch), ignoring quotes,
+    parentheses and Capitalised names."""
     # blanked, not removed: offsets stay those of nl_text
     stripped = _QUOTED.sub(lambda m: " " * len(m.group()), nl_text).replace("\u2019", "'")
     words = list(_LETTERS.finditer(stripped))
-    french_only = _lists()["french_only_words"]
+    french_only = cues(pair)
     found = []
     for i, m in enumerate(words):
         w = m.group()
@@ -77,24 +90,24 @@ def french_words_outside_names(nl_text: str) -> list[FrenchWord]:
     return found
 
 
-def french_probability(nl_text: str, tokens: Tokens, french_words: list[FrenchWord]) -> float:
-    """py3langid's P(French) for the Dutch text; only asked when there is some sign of French.
+def french_probability(nl_text: str, tokens: Tokens, french_words: list[FrenchWord], source: str = "fr") -> float:
+    """py3langid's P(source language) for the target text; only asked when there is some sign of it.
 
-    Loading the language-id model costs ~1 s, and a text with Dutch function words and no
-    French-only word cannot be mostly French, so it gets 0 without asking.
+    Loading the language-id model costs ~1 s, and a text with target function words and no
+    source-only word cannot be mostly the source language, so it gets 0 without asking.
     """
-    if not nl_text.strip() or (not french_words and _lists()["dutch_function_words"] & set(tokens.surfaces)):
+    if not nl_text.strip() or (not french_words and _common(tokens.lang) & set(tokens.surfaces)):
         return 0.0
-    return dict(_language_identifier().rank(nl_text)).get("fr", 0.0)
+    return dict(_language_identifier().rank(nl_text)).get(source, 0.0)
 
 
-def untranslated_windows(french_words: list[FrenchWord]) -> list[FrenchWord]:
-    """Windows that language id reads as French: "pour motif grave" left in a Dutch sentence."""
+def untranslated_windows(french_words: list[FrenchWord], source: str = "fr") -> list[FrenchWord]:
+    """Windows that language id reads as the source: "pour motif grave" left in a Dutch sentence."""
     if not french_words:
         return []
     identifier = _language_identifier()
     return [f for f in french_words
-            if len(f.window.split()) > 1 and dict(identifier.rank(f.window)).get("fr", 0.0) >= WINDOW_FRENCH_PROB]
+            if len(f.window.split()) > 1 and dict(identifier.rank(f.window)).get(source, 0.0) >= WINDOW_FRENCH_PROB]
 
 
 class UntranslatedCheck(Check):
@@ -103,24 +116,27 @@ class UntranslatedCheck(Check):
     data = "untranslated"
     packages = ("simplemma", "py3langid")
 
-    def check(self, fr: Sequence[str], nl: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
+    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
+              ) -> tuple[list[list[Finding]], pd.DataFrame]:
         findings, rows = [], []
+        src, tgt = pair
+        name = languages.get(src).name
         for fr_text, nl_text in zip(fr, nl):
-            french_words = french_words_outside_names(nl_text)
-            french_prob = french_probability(nl_text, tokenize(nl_text, "nl"), french_words)
-            windows = untranslated_windows(french_words) if len(french_words) == 1 else []
+            french_words = french_words_outside_names(nl_text, pair)
+            french_prob = french_probability(nl_text, tokenize(nl_text, tgt), french_words, src)
+            windows = untranslated_windows(french_words, src) if len(french_words) == 1 else []
             out = []
             if not is_identical(fr_text, nl_text) and (
                     french_prob >= TEXT_FRENCH_PROB or len(french_words) >= 2 or windows):
                 detail, offsets = "", []
                 if len(french_words) >= 2:
-                    detail = f"French words: {', '.join(dict.fromkeys(f.word for f in french_words))}"
+                    detail = f"{name} words: {', '.join(dict.fromkeys(f.word for f in french_words))}"
                     offsets = [(f.start, f.start + len(f.word)) for f in french_words]
                 elif french_words and windows:
-                    detail = f"French left in: '{windows[0].window}'"
+                    detail = f"{name} left in: '{windows[0].window}'"
                     offsets = [(windows[0].start, windows[0].window_end)]
                 out.append(Finding("untranslated", "; ".join(x for x in (
-                    f"language id: French {french_prob:.2f}" if french_prob >= 0.5 else "", detail) if x),
+                    f"language id: {name} {french_prob:.2f}" if french_prob >= 0.5 else "", detail) if x),
                     spans_at("nl", nl_text, offsets, "untranslated")))
             findings.append(out)
             rows.append((french_prob, len(french_words)))
