@@ -19,7 +19,7 @@ QUERY_KEYS = ("_id", "text")
 CORPUS_KEYS = ("_id", "text")
 
 
-@dataclass
+@dataclass(eq=False)  # a side is itself: hashed by identity
 class Side:
     """What a side reader fetched: raw rows with their line numbers, labelled as messages name them."""
 

@@ -14,8 +14,8 @@ from .registry import side
 
 
 def _is_beir_folder(path: str) -> bool:
-    root = Path(path)
-    return root.is_dir() and any(os.path.lexists(root / n) for n in ("queries.jsonl", "corpus.jsonl", "qrels"))
+    """A folder with queries.jsonl on top; any other path is left to the HF reader (`hf_beir`)."""
+    return os.path.lexists(Path(path) / "queries.jsonl")
 
 
 @side("beir", "beir-folder", "a local folder: queries.jsonl, qrels/<split>.tsv, corpus.jsonl (optional)",
@@ -28,12 +28,8 @@ def read(path: str, lang: str, with_corpus: bool, checker: Checker, prefix: str,
         files[f"{prefix}/{p.relative_to(root).as_posix()}"] = digest_of(p) if p.is_file() else ""
 
     queries_path = root / "queries.jsonl"
-    queries = None
-    if os.path.lexists(queries_path):
-        note(queries_path)
-        queries = read_jsonl(queries_path, checker, QUERY_KEYS)
-    else:
-        checker.error("queries.jsonl is missing", file=str(root))
+    note(queries_path)
+    queries = read_jsonl(queries_path, checker, QUERY_KEYS)
     qrels = {}
     for p in sorted((root / "qrels").glob("*.tsv")) if (root / "qrels").is_dir() else []:
         note(p)

@@ -23,6 +23,8 @@ def hf_load(name: str, config: str, revision: str | None):
     local = Path(name) / config
     if (local / "dataset_dict.json").exists():
         return datasets.load_from_disk(str(local))
+    if Path(name).is_dir() and any(Path(name).glob("*/dataset_dict.json")):  # never guess from its arrow files
+        raise ValueError(f"BuilderConfig {config!r} not found (no {config}/dataset_dict.json in this save_to_disk copy)")
     return datasets.load_dataset(name, config, revision=revision)
 
 
