@@ -274,3 +274,15 @@ def test_hf_bbsard_in_its_by_language_layout(tmp_path):
     (repo / "fr").rename(repo / "en")
     result = runner.invoke(app, ["validate", "--dataset", f"hf:{repo}"])
     assert result.exit_code == 2 and "matches no bBSARD layout (configs found: en, nl;" in result.output
+
+
+def test_a_hub_side_fails_fast_in_one_line_when_the_hub_is_unreachable(tmp_path, monkeypatch):
+    need("datasets")
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    en_nl(tmp_path)
+    (tmp_path / "m.yaml").write_text("name: x\nsource: {path: en, lang: en, format: beir}\n"
+                                     "target: {path: clips/beir-nl-nothere, lang: nl, format: beir}\n")
+    result = runner.invoke(app, ["validate", "--dataset", str(tmp_path / "m.yaml")])
+    assert result.exit_code == 2 and "hf:clips/beir-nl-nothere: the Hugging Face hub (127.0.0.1) is not reachable" in result.output
