@@ -191,6 +191,7 @@ def test_a_bad_manifest_is_one_line_exit_2_and_nothing_written(tmp_path, text, e
      "nl/queries.jsonl, row 2: query id 'q2' is not an integer (ASCII digits only; string ids are not supported yet)"),
     ([{"_id": "1", "text": "Wat?"}, {"_id": "2"}], None, "nl/queries.jsonl, row 2, id 2: missing key(s) text"),
     (None, [(1, 101, "x")], "nl/qrels/test.tsv, row 2, id 1: score 'x' is not an integer"),
+    (None, [(1, 101, 1), (1, 102, 1), (2, 103, 0), (2, 104, 0)], "nl/qrels/test.tsv, row 4, id 2: qrels differ"),
 ])
 def test_source_and_target_that_disagree_are_one_line_each(tmp_path, target_rows, target_qrels, expected):
     manifest = en_nl(tmp_path, target_rows, target_qrels)
@@ -286,3 +287,13 @@ def test_a_hub_side_fails_fast_in_one_line_when_the_hub_is_unreachable(tmp_path,
                                      "target: {path: clips/beir-nl-nothere, lang: nl, format: beir}\n")
     result = runner.invoke(app, ["validate", "--dataset", str(tmp_path / "m.yaml")])
     assert result.exit_code == 2 and "hf:clips/beir-nl-nothere: the Hugging Face hub (127.0.0.1) is not reachable" in result.output
+
+
+def test_a_query_with_no_relevant_document_is_one_line(tmp_path):
+    zero = [(1, 101, 1), (1, 102, 1), (2, 103, 0)]
+    manifest = en_nl(tmp_path, target_qrels=zero)
+    qrels(tmp_path / "en" / "qrels" / "test.tsv", zero)
+    ds = load_dataset(str(manifest), strict=False)
+    assert [e.one_line() for e in ds.errors] == [
+        f"{tmp_path / 'en' / 'qrels' / 'test.tsv'}, row 4, id 2: no relevant corpus id (every score is 0)"]
+    assert [p.id for p in ds.pairs] == [1]

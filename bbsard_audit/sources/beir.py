@@ -112,6 +112,8 @@ def join(checker: Checker, pair: LanguagePair, src: Side, tgt: Side, *, source: 
             elif s_qrels[qid] != t_qrels[qid]:
                 checker.error(f"qrels differ between source ({_judged(s_qrels[qid])}) and target "
                               f"({_judged(t_qrels[qid])})", t_label, t_lines[qid], qid)
+            elif not any(score > 0 for score in s_qrels[qid].values()):
+                checker.error("no relevant corpus id (every score is 0)", s_label, s_lines[qid], qid)
             else:
                 continue
             s_qrels.pop(qid, None), t_qrels.pop(qid, None)
