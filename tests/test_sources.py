@@ -297,3 +297,13 @@ def test_a_query_with_no_relevant_document_is_one_line(tmp_path):
     assert [e.one_line() for e in ds.errors] == [
         f"{tmp_path / 'en' / 'qrels' / 'test.tsv'}, row 4, id 2: no relevant corpus id (every score is 0)"]
     assert [p.id for p in ds.pairs] == [1]
+
+
+def test_a_folder_in_no_known_layout_is_one_line(tmp_path):
+    manifest = en_nl(tmp_path)
+    for p in sorted((tmp_path / "nl").rglob("*"), reverse=True):
+        p.rmdir() if p.is_dir() else p.unlink()
+    ds = load_dataset(str(manifest), strict=False)
+    assert [e.one_line() for e in ds.errors] == [
+        f"{tmp_path / 'nl'}: neither a BEIR folder (no queries.jsonl) nor an HF dataset (no README.md configs, "
+        "no save_to_disk folders)"]

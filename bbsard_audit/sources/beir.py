@@ -94,14 +94,16 @@ def join(checker: Checker, pair: LanguagePair, src: Side, tgt: Side, *, source: 
     queries = {s: _queries(checker, s) for s in (src, tgt)}
     qrels = {s: _split_qrels(checker, s, queries[s]) for s in (src, tgt)}
     splits = [s for s in SPLITS if s in qrels[src]] + sorted(set(qrels[src]) - set(SPLITS))
-    for split in sorted(set(qrels[tgt]) - set(qrels[src])):
+    one_sided = bool(qrels[src]) and bool(qrels[tgt])  # a side with no qrels at all was reported already
+    for split in sorted(set(qrels[tgt]) - set(qrels[src])) if one_sided else ():
         checker.error(f"split {split!r} has no qrels on the source side ({src.label})", qrels[tgt][split][0])
     pairs: list[QuestionPair] = []
     split_labels = {}
     for split in splits:
         s_label, s_qrels, s_lines = qrels[src][split]
         if split not in qrels[tgt]:
-            checker.error(f"split {split!r} has no qrels on the target side ({tgt.label})", s_label)
+            if one_sided:
+                checker.error(f"split {split!r} has no qrels on the target side ({tgt.label})", s_label)
             continue
         t_label, t_qrels, t_lines = qrels[tgt][split]
         for qid in sorted(set(s_qrels) | set(t_qrels)):

@@ -19,6 +19,11 @@ from .registry import side
 def read(path: str, lang: str, with_corpus: bool, checker: Checker, prefix: str, revision: str | None = None,
          qrels: str | None = None, **_) -> Side:
     qrels_repo = qrels or path
+    local = Path(path)
+    if local.is_dir() and not (local / "README.md").exists() and not any(local.glob("*/dataset_dict.json")):
+        checker.error("neither a BEIR folder (no queries.jsonl) nor an HF dataset (no README.md configs, no "
+                      "save_to_disk folders)", file=path)
+        return Side(label=path, queries_label=path, queries=None, qrels={})
     for name in dict.fromkeys((path, qrels_repo)):
         if not Path(name).exists():
             check_hub_reachable(name + (f"@{revision}" if revision else ""))
@@ -40,7 +45,9 @@ def read(path: str, lang: str, with_corpus: bool, checker: Checker, prefix: str,
         return label, dd[split]
 
     q_label, q_rows = table(path, "queries", "queries")
-    if q_rows is not None and not checker.columns(q_label, q_rows.column_names, ("_id", "text")):
+    if q_rows is None:  # unreachable or not this layout: the other configs would say it again
+        return Side(label=f"hf:{path}", queries_label=q_label, queries=None, qrels={})
+    if not checker.columns(q_label, q_rows.column_names, ("_id", "text")):
         q_rows = None
     _, qrels_dd = table(qrels_repo, "default", None)
     found = {}
