@@ -256,6 +256,9 @@ def test_hf_datasets_in_mteb_beir_layout(tmp_path):
                                                                     (2, "Scheiding?", (103,))]
     assert ds.corpus.texts("en")[0] == "T doc 101" and ds.corpus.texts("nl")[2] == "T doc-nl 103"
     assert load_dataset(str(manifest), with_corpus=False).corpus is None
+    prov = ds.provenance()
+    assert set(prov["files_sha256"]) == {"m.yml", "source/hf:hub-en", "target/hf:saved-nl"}
+    assert str(tmp_path) not in json.dumps(prov)
     (tgt / "default").rename(tgt / "qrels-elsewhere")
     result = runner.invoke(app, ["validate", "--dataset", str(manifest)])
     assert result.exit_code == 1 and "cannot load config 'default'" in result.output

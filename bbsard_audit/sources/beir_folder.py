@@ -20,7 +20,7 @@ def _is_beir_folder(path: str) -> bool:
 
 @side("beir", "beir-folder", "a local folder: queries.jsonl, qrels/<split>.tsv, corpus.jsonl (optional)",
       matches=_is_beir_folder, order=10)
-def read(path: str, lang: str, with_corpus: bool, checker: Checker, prefix: str, **_) -> Side:
+def read(path: str, with_corpus: bool, checker: Checker, prefix: str, **_) -> Side:
     root = Path(path)
     files: dict[str, str] = {}
 

@@ -10,13 +10,13 @@ from pathlib import Path
 from .beir import Side, numbered
 from .checker import Checker
 from .hf_bsard import hf_load
-from .hub import check_hub_reachable
+from .hub import check_hub_reachable, resolve_revision
 from .registry import side
 
 
 @side("beir", "beir-hf", "an HF id (or a local copy) with configs corpus, queries and default (qrels)",
       matches=lambda path: True, order=90)
-def read(path: str, lang: str, with_corpus: bool, checker: Checker, prefix: str, revision: str | None = None,
+def read(path: str, with_corpus: bool, checker: Checker, prefix: str, revision: str | None = None,
          qrels: str | None = None, **_) -> Side:
     qrels_repo = qrels or path
     local = Path(path)
@@ -60,5 +60,7 @@ def read(path: str, lang: str, with_corpus: bool, checker: Checker, prefix: str,
         corpus_label, rows = table(path, "corpus", "corpus")
         if rows is not None and checker.columns(corpus_label, rows.column_names, ("_id", "text")):
             corpus = numbered(rows)
+    pins = {f"{prefix}/hf:{Path(name).name if Path(name).exists() else name}": revision or resolve_revision(name)
+            for name in dict.fromkeys((path, qrels_repo))}  # a local copy by its folder name, never its path
     return Side(label=f"hf:{path}", queries_label=q_label, queries=None if q_rows is None else numbered(q_rows),
-                qrels=found, corpus_label=corpus_label, corpus=corpus)
+                qrels=found, corpus_label=corpus_label, corpus=corpus, files=pins)

@@ -12,7 +12,6 @@ from ..languages import LanguagePair, check_code
 from ..untrusted import load_yaml
 from .beir import join
 from .checker import Checker, revision_of
-from .hub import resolve_revision
 from .model import Dataset
 from .registry import formats, side_reader, source
 
@@ -75,10 +74,8 @@ def load(src: str, with_corpus: bool) -> Dataset:
     read, files = {}, {path.name: digest_of(path)}
     for key, s in sides.items():
         reader = side_reader(s["format"], s["path"])
-        read[key] = reader.read(s["path"], s["lang"], with_corpus, checker, key,
+        read[key] = reader.read(s["path"], with_corpus, checker, key,
                                 revision=s.get("revision"), qrels=s.get("qrels"))
         files.update(read[key].files)
-        if not read[key].files:  # a hub side: pinned by its commit
-            files[f"{key}/hf:{s['path']}"] = s.get("revision") or resolve_revision(s["path"])
     return join(checker, pair, read["source"], read["target"], source=src, revision=revision_of(files),
                 files=files, name=name)

@@ -30,7 +30,8 @@ class SideReader:
     doc: str
     matches: Callable[[str], bool]
     read: Callable
-    """read(path, lang, with_corpus, checker) -> beir.Side"""
+    """read(path, with_corpus, checker, prefix, revision=, qrels=) -> beir.Side; `prefix` (source or
+    target) names the side's files in provenance."""
     order: int
 
 
