@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from conftest import need
-from test_dataset import ARTICLES, FR, NL, write
+from test_dataset import ARTICLES, FR, NL
 from typer.testing import CliRunner
 
 from bbsard_audit.cli import app
