@@ -151,6 +151,9 @@ def test_another_pair_validates_but_the_audit_refuses_it_in_one_line(tmp_path):
     assert result.exit_code == 2 and "error: no language pack for en yet" in result.output
     assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
     assert not (tmp_path / "out" / "audit.csv").exists()
+    result = runner.invoke(app, ["audit", "selftest", "--dataset", str(manifest), "--split", "test",
+                                 "--out", str(tmp_path / "st")])
+    assert result.exit_code == 2 and "error: no language pack for en yet" in result.output
 
 
 @pytest.mark.parametrize("text, expected", [
