@@ -21,7 +21,8 @@ REQUIRED_SIDE_KEYS = ("path", "lang", "format")
 
 
 def is_manifest(src: str) -> bool:
-    return src.lower().endswith((".yaml", ".yml"))
+    """A `.yaml`/`.yml` name that is not a folder (a CSV folder may be named so, and stays one)."""
+    return src.lower().endswith((".yaml", ".yml")) and not Path(src).is_dir()
 
 
 def _text(value, label: str, key: str) -> str:
