@@ -21,6 +21,7 @@ import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF, TER
 
 from bbsard_audit.errors import InputError
+from bbsard_audit.languages import BBSARD, LanguagePair
 from bbsard_audit.untrusted import nfc
 
 from bbsard_audit.embeddings import Embedder
@@ -28,7 +29,7 @@ from .findings import Finding
 from .signal_cache import fingerprint
 from .signals import Batch, ScorerSignal, SignalResult
 
-DEFAULT_MODEL = "Helsinki-NLP/opus-mt-nl-fr"
+DEFAULT_MODEL = BBSARD.back().opus_mt()  # Helsinki-NLP/opus-mt-nl-fr
 TEXT_FIELDS = ("backtranslation", "text", "translation", "fr")
 
 FLAGS = {
@@ -112,13 +113,14 @@ class FileTranslator:
 class TransformersTranslator:
     """A seq2seq MT model (Marian, NLLB, M2M100) from a hub id or a local folder, batched.
 
-    NLLB and M2M100 are many-to-many: they need source/target language codes (defaults: nld_Latn ->
-    fra_Latn for NLLB, nl -> fr for M2M100); Marian models are one direction and need none.
+    NLLB and M2M100 are many-to-many: they need source/target language codes (defaults: the dataset
+    `pair` backwards, target -> source: nld_Latn -> fra_Latn for NLLB, nl -> fr for M2M100 on bBSARD);
+    Marian models are one direction and need none.
     """
 
     def __init__(self, model: str = DEFAULT_MODEL, *, device: str | None = None, batch_size: int = 16,
                  src_lang: str | None = None, tgt_lang: str | None = None, num_beams: int = 4,
-                 max_new_tokens: int = 256) -> None:
+                 max_new_tokens: int = 256, pair: LanguagePair = BBSARD) -> None:
         try:
             import torch
             from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
@@ -136,8 +138,9 @@ class TransformersTranslator:
         self._generate_kwargs: dict = {}
         if self.model.config.model_type == "m2m_100":
             nllb = "nllb" in type(self.tokenizer).__name__.lower()
-            src_lang = src_lang or ("nld_Latn" if nllb else "nl")
-            tgt_lang = tgt_lang or ("fra_Latn" if nllb else "fr")
+            back = pair.back()
+            src_lang = src_lang or (back.nllb()[0] if nllb else back.source)
+            tgt_lang = tgt_lang or (back.nllb()[1] if nllb else back.target)
             self.tokenizer.src_lang = src_lang
             bos = self.tokenizer.convert_tokens_to_ids(tgt_lang if nllb else f"__{tgt_lang}__")
             if bos is None or bos == self.tokenizer.unk_token_id:

@@ -13,7 +13,7 @@ from bbsard_audit.cli_options import DatasetOption, guard_out
 
 console = Console(stderr=True)
 
-Split = Annotated[str, typer.Option("--split", help="train, test or all.")]
+Split = Annotated[str, typer.Option("--split", help="train, test or all (a BEIR manifest: a qrels file's name, e.g. dev).")]
 BackTranslations = Annotated[Optional[Path], typer.Option(
     "--backtranslations", metavar="FILE",
     help="Precomputed Dutch->French back-translations: JSONL {id, backtranslation|text} or CSV id,text. "

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from bbsard_audit.dataset import Dataset, QuestionPair, load_dataset, sample_dir
+from bbsard_audit.languages import require_checks
 from bbsard_audit.errors import InputError
 from bbsard_audit.contracts.audit import AUDIT, QUEUE
 from bbsard_audit.contracts.sidecar import write_sidecar
@@ -187,6 +188,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
     t0 = time.perf_counter()
     cfg = config if isinstance(config, RiskConfig) else RiskConfig.load(config)
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, with_corpus=False)
+    require_checks(ds.pair)  # French checks on English text would flag noise
     pairs: list[QuestionPair] = ds.select(split)
     if not pairs:
         raise InputError(f"split {split!r} of {ds.source} has no question pairs")
@@ -194,7 +196,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
         backtranslations = default_backtranslations(dataset)
     if isinstance(translator, str) or translator is None:
         src, tgt = translator_langs
-        translator = get_translator(backtranslations, translator, **({"src_lang": src} if src else {}),
+        translator = get_translator(backtranslations, translator, pair=ds.pair, **({"src_lang": src} if src else {}),
                                     **({"tgt_lang": tgt} if tgt else {}))
     if bool(runs_fr) != bool(runs_nl):
         raise InputError("give both --runs-fr and --runs-nl (or neither)")

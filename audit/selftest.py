@@ -22,6 +22,7 @@ import pandas as pd
 
 from bbsard_audit import languages
 from bbsard_audit.dataset import load_dataset
+from bbsard_audit.languages import require_checks
 from bbsard_audit.errors import InputError
 from bbsard_audit.contracts.selftest import Selftest
 from bbsard_audit.io import finite, write_csv, write_sidecar
@@ -184,6 +185,7 @@ def run_selftest(dataset: str, *, split: str = "test", backtranslations=None, tr
     """Score the split's originals and, per error type, corrupted copies (at most `max_per_type`)."""
     cfg = config if isinstance(config, RiskConfig) else RiskConfig.load(config)
     ds = load_dataset(dataset, with_corpus=False)
+    require_checks(ds.pair)
     originals = ds.select(split)
     if not originals:
         raise InputError(f"split {split!r} of {ds.source} has no question pairs")

@@ -44,20 +44,21 @@ def validate(dataset: DatasetOption = "sample") -> None:
     """Load a dataset, print counts per split and language and every warning; exit 1 on errors.
 
     A CSV folder holds `questions_{fr,nl}_{train,test}.csv` (some splits are enough) and optionally
-    `articles_{fr,nl}.csv`; `hf:PATH` reads a local copy laid out like the hub's (or a release's `hf/`).
+    `articles_{fr,nl}.csv`; `hf:PATH` reads a local copy laid out like the hub's (or a release's `hf/`);
+    a manifest `FILE.yaml` joins a source and a target BEIR side (any language pair; docs/formats.md).
 
-    Example: `bbsard-audit validate --dataset ../shared/data/bbsard`
+    Example: `bbsard-audit validate --dataset ../shared/data/bbsard`, or `--dataset beir-nl-scifact.yaml`
     """
     ds = load_dataset(dataset, strict=False)
     typer.echo(f"dataset: {ds.source} (revision {ds.revision})")
     for split in ds.splits:
         pairs = ds.select(split)
         n_gold = sum(len(p.article_ids) for p in pairs)
-        typer.echo(f"  {split:5s}  fr: {len(pairs)} questions  nl: {len(pairs)} questions  "
+        typer.echo(f"  {split:5s}  {ds.pair.source}: {len(pairs)} questions  {ds.pair.target}: {len(pairs)} questions  "
                    f"gold links: {n_gold}")
     typer.echo(f"  total  {len(ds.pairs)} question pairs")
     if ds.corpus is not None:
-        langs = [lang for lang in ("fr", "nl") if getattr(ds.corpus, f"text_{lang}") is not None]
+        langs = [lang for lang, texts in zip(ds.corpus.langs, (ds.corpus.text_fr, ds.corpus.text_nl)) if texts is not None]
         typer.echo(f"  corpus {len(ds.corpus)} articles ({', '.join(langs)})")
     else:
         typer.echo("  corpus not loaded (questions only)")

@@ -17,8 +17,9 @@ from .redact import redact
 
 DatasetOption = Annotated[str, typer.Option(
     "--dataset", "-d", metavar="SRC",
-    help="`sample` (embedded), a CSV folder (its layout: `bbsard-audit validate --help`) or "
-         "`hf:clips/bBSARD[@REV]` (REV: a hub commit or tag).")]
+    help="`sample` (embedded), a CSV folder (its layout: `bbsard-audit validate --help`), "
+         "`hf:clips/bBSARD[@REV]` (REV: a hub commit or tag) or a manifest `FILE.yaml` joining two BEIR "
+         "sides (docs/formats.md, \"Dataset sources\").")]
 
 
 class OneLineErrors(TyperGroup):

@@ -162,6 +162,10 @@ def test_many_to_many_model_gets_language_codes(tiny_m2m100):
     assert len(out) == 2 and not any("__fr__" in t for t in out)
     with pytest.raises(InputError, match="does not know target language code 'xx'"):
         TransformersTranslator(str(tiny_m2m100), tgt_lang="xx")
+    from bbsard_audit.languages import LanguagePair
+
+    en_nl = TransformersTranslator(str(tiny_m2m100), num_beams=1, device="cpu", pair=LanguagePair("en", "nl"))
+    assert "[nl->en]" in en_nl.model_id and en_nl.tokenizer.src_lang == "nl"  # back-translation: target -> source
 
 
 @pytest.mark.ml

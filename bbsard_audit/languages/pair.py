@@ -1,0 +1,94 @@
+"""The language pair a dataset is translated across, as ISO 639-1 codes (re-exported by the package).
+
+A benchmark is written in its `source` language and machine-translated into its `target`; bBSARD is
+fr -> nl. Files keep language-coded names (`question_fr`, `corrected_nl`), so code speaks of source
+and target and names files with the codes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import InputError
+
+ISO_639_1 = frozenset("""
+aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv dz
+ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii ik
+io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml
+mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd
+se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi
+vo wa wo xh yi yo za zh zu""".split())
+
+NAMES = {"fr": "French", "nl": "Dutch", "en": "English", "de": "German", "es": "Spanish", "it": "Italian",
+         "pt": "Portuguese", "pl": "Polish", "ru": "Russian", "zh": "Chinese", "ja": "Japanese", "ar": "Arabic"}
+"""Language names for messages; any other code is named by itself."""
+
+NLLB = {"fr": "fra_Latn", "nl": "nld_Latn", "en": "eng_Latn", "de": "deu_Latn", "es": "spa_Latn",
+        "it": "ita_Latn", "pt": "por_Latn", "pl": "pol_Latn", "ru": "rus_Cyrl", "zh": "zho_Hans",
+        "ja": "jpn_Jpan", "ar": "arb_Arab"}
+"""FLORES-200 codes NLLB models take (`--src-lang` / `--tgt-lang`)."""
+
+
+def language_name(code: str) -> str:
+    return NAMES.get(code, code)
+
+
+def check_code(code: object, *, file: str | None = None, key: str | None = None) -> str:
+    """`code` when it is an ISO 639-1 code (two lowercase letters); else one InputError line."""
+    if not isinstance(code, str) or code not in ISO_639_1:
+        where = f"{key}: " if key else ""
+        raise InputError(f"{where}unknown language {code!r} (an ISO 639-1 code such as fr, nl, en)", file=file)
+    return code
+
+
+@dataclass(frozen=True)
+class LanguagePair:
+    """The language a benchmark was written in (`source`) and the one it was translated into (`target`)."""
+
+    source: str
+    target: str
+
+    def __post_init__(self) -> None:
+        check_code(self.source, key="source")
+        check_code(self.target, key="target")
+        if self.source == self.target:
+            raise InputError(f"source and target are both {self.source!r}; a translated benchmark needs two languages")
+
+    def __str__(self) -> str:
+        return f"{self.source}->{self.target}"
+
+    @property
+    def names(self) -> tuple[str, str]:
+        return language_name(self.source), language_name(self.target)
+
+    def back(self) -> "LanguagePair":
+        """The direction a back-translation runs: target -> source."""
+        return LanguagePair(self.target, self.source)
+
+    def opus_mt(self) -> str:
+        """The Helsinki-NLP opus-mt model id for this direction (it may not exist for every pair)."""
+        return f"Helsinki-NLP/opus-mt-{self.source}-{self.target}"
+
+    def nllb(self) -> tuple[str, str]:
+        """(source, target) FLORES-200 codes for NLLB models; InputError for a language without one here."""
+        missing = [c for c in (self.source, self.target) if c not in NLLB]
+        if missing:
+            raise InputError(f"no NLLB code known for {', '.join(missing)}; give --src-lang and --tgt-lang")
+        return NLLB[self.source], NLLB[self.target]
+
+
+BBSARD = LanguagePair("fr", "nl")
+
+STAGE_PAIRS = frozenset({BBSARD})
+"""The pairs the audit's checks have a language pack for (French legal terms, Dutch QA checks)."""
+
+
+def require_checks(pair: LanguagePair) -> None:
+    """Refuse in one line to audit a pair the checks do not speak: French checks on English text would
+    flag noise, not translation errors. Loading and `validate` work for any pair."""
+    if pair not in STAGE_PAIRS:
+        known = {c for p in STAGE_PAIRS for c in (p.source, p.target)}
+        what = ", ".join(c for c in (pair.source, pair.target) if c not in known) or str(pair)
+        raise InputError(f"no language pack for {what} yet: the audit checks speak "
+                         f"{', '.join(sorted(map(str, STAGE_PAIRS)))} only (this dataset is {pair}); "
+                         "`validate` works for any pair")

@@ -1,0 +1,69 @@
+"""A bBSARD CSV folder: `questions_{fr,nl}_{train,test}.csv` (some splits are enough) and optionally
+`articles_{fr,nl}.csv`, as the dataset is published and as `release` writes it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import InputError
+from ..io import digest_of
+from ..transactions import settle
+from .checker import Checker, read_csv, revision_of
+from .model import ARTICLE_COLUMNS, LANGS, REQUIRED_QUESTION_COLUMNS, SPLITS, Dataset, QuestionPair
+from .registry import source
+
+
+@source("csv", "a folder of questions_{fr,nl}_{train,test}.csv (+ articles_{fr,nl}.csv)",
+        matches=lambda src: True, order=100)
+def load(src: str, with_corpus: bool) -> Dataset:
+    path = Path(src)
+    if not path.is_dir():
+        raise InputError("not a directory, a manifest (.yaml), 'sample' or 'hf:NAME[@REVISION]'", file=src)
+    settle(path, reading=None)  # a release killed or running: its whole previous or new set
+    return load_dir(path, with_corpus, label=str(path))
+
+
+def load_dir(root: Path, with_corpus: bool, label: str) -> Dataset:
+    """The questions (and articles) of a bBSARD CSV folder."""
+    checker = Checker()
+    pairs: list[QuestionPair] = []
+    files: dict[str, str] = {}
+    split_labels: dict[str, str] = {}
+    for split in SPLITS:
+        paths = {lang: root / f"questions_{lang}_{split}.csv" for lang in LANGS}
+        present = [lang for lang, p in paths.items() if os.path.lexists(p)]  # a symlink loop is present, and wrong
+        if not present:
+            continue
+        if len(present) == 1:
+            missing = paths["nl" if present == ["fr"] else "fr"]
+            checker.error(f"{missing.name} is missing (both languages are needed)", file=str(paths[present[0]]))
+            continue
+        parsed = {}
+        for lang, p in paths.items():
+            files[p.name] = digest_of(p) if p.is_file() else ""
+            rows = read_csv(p, checker, REQUIRED_QUESTION_COLUMNS)
+            parsed[lang] = None if rows is None else checker.questions(str(p), rows)
+        if parsed["fr"] is None or parsed["nl"] is None:
+            continue
+        split_labels[split] = str(paths["fr"])
+        pairs += checker.pair(split, str(paths["fr"]), str(paths["nl"]), parsed["fr"], parsed["nl"])
+    if not split_labels and not checker.issues:
+        checker.error("no questions_{fr,nl}_{train,test}.csv files found", file=str(root))
+    corpus = None
+    if with_corpus:
+        arts, labels = {}, {}
+        for lang in LANGS:
+            p = root / f"articles_{lang}.csv"
+            labels[lang] = str(p)
+            if os.path.lexists(p):
+                files[p.name] = digest_of(p) if p.is_file() else ""
+                rows = read_csv(p, checker, ARTICLE_COLUMNS)
+                arts[lang] = None if rows is None else checker.articles(str(p), rows)
+            else:
+                arts[lang] = None
+        corpus = checker.corpus(arts["fr"], arts["nl"], labels)
+        if corpus is not None:
+            checker.gold_in_corpus(pairs, corpus, split_labels)
+    return Dataset(source=label, revision=revision_of(files), pairs=pairs, corpus=corpus,
+                   issues=checker.issues, files=files)

@@ -1,0 +1,304 @@
+"""Row checks every source shares, and the readers of raw files.
+
+Every source goes through the same checks (`Checker`), so a bad CSV row, a bad JSONL line and a bad
+hub row get the same one-line error naming the file, the row and the question id.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from ..io import file_problem
+from ..languages import BBSARD, LanguagePair
+from ..untrusted import nfc
+from .model import LANGS, META_COLUMNS, PLAIN_INT, Corpus, Issue, QuestionPair
+
+SCORE = re.compile(r"-?[0-9]+")
+
+
+class Checker:
+    """Collects errors and warnings while rows from any source are turned into objects."""
+
+    def __init__(self) -> None:
+        self.issues: list[Issue] = []
+
+    def error(self, message: str, file=None, row=None, id=None) -> None:
+        self.issues.append(Issue("error", message, file, row, id))
+
+    def warn(self, message: str, file=None, row=None, id=None) -> None:
+        self.issues.append(Issue("warning", message, file, row, id))
+
+    def columns(self, label: str, columns: Sequence[str], required: Sequence[str]) -> bool:
+        missing = [c for c in required if c not in columns]
+        if missing:
+            self.error(f"missing column(s) {', '.join(missing)} (found: {', '.join(columns) or 'none'})",
+                       file=label)
+        return not missing
+
+    def questions(self, label: str, rows: Iterable[tuple[int, Mapping[str, object]]]) -> dict[int, dict]:
+        """Check one question file; return {id: row} for the rows that passed."""
+        out: dict[int, dict] = {}
+        for line, row in rows:
+            raw_id = cell(row.get("id"))
+            if not PLAIN_INT.fullmatch(raw_id):
+                self.error(f"question id {raw_id!r} is not an integer (ASCII digits only)", label, line)
+                continue
+            qid = int(raw_id)
+            if qid in out:
+                self.error("duplicate question id", label, line, qid)
+                continue
+            question = cell(row.get("question"))
+            if not question.strip():
+                self.error("empty question text", label, line, qid)
+                continue
+            ids = self.article_ids(label, line, qid, row.get("article_ids"))
+            if ids is None:
+                continue
+            clean = {k: cell(v) for k, v in row.items() if k is not None}
+            clean.update(question=question.strip(), article_ids=ids, _line=line)
+            out[qid] = clean
+        return out
+
+    def article_ids(self, label, line, qid, value) -> tuple[int, ...] | None:
+        if isinstance(value, (list, tuple)):
+            parts = [str(v).strip() for v in value]
+        else:
+            parts = [p.strip() for p in cell(value).replace(";", ",").split(",")]
+        parts = [p for p in parts if p]
+        if not parts:
+            self.error("article_ids is empty", label, line, qid)
+            return None
+        bad = [p for p in parts if not PLAIN_INT.fullmatch(p)]
+        if bad:
+            self.error(f"article_ids has non-integer value(s) {', '.join(map(repr, bad))}", label, line, qid)
+            return None
+        ints = [int(p) for p in parts]
+        dupes = sorted({a for a in ints if ints.count(a) > 1})
+        if dupes:
+            self.warn(f"article id(s) {', '.join(map(str, dupes))} listed twice; counted once",
+                      label, line, qid)
+        return tuple(dict.fromkeys(ints))
+
+    def pair(self, split: str, fr_label: str, nl_label: str, fr: dict[int, dict],
+             nl: dict[int, dict], langs: LanguagePair = BBSARD) -> list[QuestionPair]:
+        """Join source (`fr`) and target (`nl`) rows of one split; they must agree on ids and gold labels."""
+        src, tgt = langs.names
+        for qid in sorted(set(fr) - set(nl)):
+            self.error(f"question id present in {src} but missing from {nl_label}", fr_label,
+                       fr[qid]["_line"], qid)
+        for qid in sorted(set(nl) - set(fr)):
+            self.error(f"question id present in {tgt} but missing from {fr_label}", nl_label,
+                       nl[qid]["_line"], qid)
+        pairs, same_meta, n_meta = [], 0, 0
+        for qid in sorted(set(fr) & set(nl), key=lambda q: fr[q]["_line"]):
+            f, n = fr[qid], nl[qid]
+            if f["article_ids"] != n["article_ids"]:
+                self.error(f"article_ids differ between {src} ({_ids(f)}) and {tgt} ({_ids(n)})",
+                           nl_label, n["_line"], qid)
+                continue
+            if _norm(f["question"]) == _norm(n["question"]):
+                self.warn(f"{tgt} question is identical to the {src} one", nl_label, n["_line"], qid)
+            meta_nl = {k: v for k, v in n.items() if k not in ("id", "question", "article_ids", "_line")}
+            shared = [c for c in META_COLUMNS if f.get(c, "").strip() and c in meta_nl]
+            if shared:
+                n_meta += 1
+                same_meta += all(meta_nl[c] == f[c] for c in shared)
+            pairs.append(QuestionPair(
+                id=qid, split=split, question_fr=f["question"], question_nl=n["question"],
+                article_ids=f["article_ids"], category=f.get("category", ""),
+                subcategory=f.get("subcategory", ""), extra_description=f.get("extra_description", ""),
+                meta_nl=meta_nl))
+        if n_meta and same_meta == n_meta:
+            self.warn(f"{tgt} metadata columns ({', '.join(META_COLUMNS)}) are still in {src} "
+                      f"in all {n_meta} rows", nl_label)
+        elif same_meta:
+            self.warn(f"{tgt} metadata columns identical to {src} in {same_meta} of {n_meta} rows",
+                      nl_label)
+        return pairs
+
+    def articles(self, label: str, rows: Iterable[tuple[int, Mapping[str, object]]]) -> dict[int, dict]:
+        out: dict[int, dict] = {}
+        for line, row in rows:
+            raw = cell(row.get("id"))
+            if not PLAIN_INT.fullmatch(raw):
+                self.error(f"article id {raw!r} is not an integer (ASCII digits only)", label, line)
+                continue
+            aid = int(raw)
+            if aid in out:
+                self.error("duplicate article id", label, line, aid)
+                continue
+            text = cell(row.get("article"))
+            if not text.strip():
+                self.warn("empty article text", label, line, aid)
+            out[aid] = {k: cell(v) for k, v in row.items() if k is not None} | {"_line": line}
+        return out
+
+    def corpus(self, fr: dict[int, dict] | None, nl: dict[int, dict] | None, labels,
+               langs: tuple[str, str] = LANGS) -> Corpus | None:
+        """Source (`fr`) and target (`nl`) articles; `labels` names their files by language code."""
+        if fr is None and nl is None:
+            return None
+        if fr is not None and nl is not None:
+            for aid in sorted(set(fr) ^ set(nl)):
+                src, other = ((labels[langs[0]], labels[langs[1]]) if aid in fr
+                              else (labels[langs[1]], labels[langs[0]]))
+                row = (fr if aid in fr else nl)[aid]["_line"]
+                self.error(f"article id missing from {other}", src, row, aid)
+        ids = tuple(sorted(set(fr or {}) | set(nl or {})))
+        meta = {a: {k: v for k, v in (fr or nl).get(a, {}).items()
+                    if k not in ("id", "article", "_line")} for a in ids}
+        texts = lambda rows: None if rows is None else tuple(rows.get(a, {}).get("article", "") for a in ids)
+        return Corpus(ids=ids, text_fr=texts(fr), text_nl=texts(nl), meta=meta, langs=langs)
+
+    def qrels(self, label: str, rows: Iterable[tuple[int, str, str, str]]) -> tuple[dict[int, dict[int, int]], dict[int, int]]:
+        """{query id: {corpus id: score}} of one qrels file and the line each query first appears on. Ids
+        are plain ASCII integers (the stages' ids), scores integers as `beir` reads them; a pair listed
+        twice keeps the last score, as `beir` does, with a warning."""
+        qrels: dict[int, dict[int, int]] = {}
+        lines: dict[int, int] = {}
+        for line, raw_q, raw_d, raw_score in rows:
+            raw_q, raw_d, raw_score = cell(raw_q).strip(), cell(raw_d).strip(), cell(raw_score).strip()
+            bad = [(what, v) for what, v in (("query-id", raw_q), ("corpus-id", raw_d)) if not PLAIN_INT.fullmatch(v)]
+            if bad:
+                self.error(f"{bad[0][0]} {bad[0][1]!r} is not an integer (ASCII digits only; string ids are "
+                           "not supported yet)", label, line)
+                continue
+            if not SCORE.fullmatch(raw_score):
+                self.error(f"score {raw_score!r} is not an integer", label, line, int(raw_q))
+                continue
+            qid, did = int(raw_q), int(raw_d)
+            lines.setdefault(qid, line)
+            if did in qrels.setdefault(qid, {}):
+                self.warn(f"corpus id {did} listed twice; the last score is kept", label, line, qid)
+            qrels[qid][did] = int(raw_score)
+        return qrels, lines
+
+    def gold_in_corpus(self, pairs: list[QuestionPair], corpus: Corpus, labels: Mapping[str, str]) -> None:
+        known = set(corpus.ids)
+        for p in pairs:
+            missing = [a for a in p.article_ids if a not in known]
+            if missing:
+                self.error(f"gold article id(s) {', '.join(map(str, missing))} not in the corpus",
+                           labels[p.split], None, p.id)
+
+
+def cell(value) -> str:
+    """Every value the loader takes, as NFC text: NFC and NFD copies of a dataset are the same data."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and value != value:  # NaN from pandas/datasets
+        return ""
+    return nfc(str(value))
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _ids(row: dict) -> str:
+    return ",".join(map(str, row["article_ids"]))
+
+
+def read_text(path: Path, checker: Checker) -> str | None:
+    """A text file's content (UTF-8, BOM dropped, no NUL byte); None, with the error noted, if unusable."""
+    problem = file_problem(path)
+    if problem:
+        checker.error(f"cannot read file: {problem}", file=str(path))
+        return None
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        checker.error(f"cannot read file ({exc.strerror})", file=str(path))
+        return None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        checker.error(f"not valid UTF-8 (byte {raw[exc.start]:#04x})", file=str(path), row=line)
+        return None
+    if "\x00" in text:
+        checker.error("NUL byte in the file (binary or corrupt?)", file=str(path),
+                      row=text[: text.index("\x00")].count("\n") + 1)
+        return None
+    return text
+
+
+def read_csv(path: Path, checker: Checker, required: Sequence[str]) -> list[tuple[int, dict]] | None:
+    """Rows of a CSV with their 1-based line numbers (header = line 1); None if unusable."""
+    text = read_text(path, checker)
+    if text is None:
+        return None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    names = reader.fieldnames or []
+    duplicated = sorted({c for c in names if names.count(c) > 1})
+    if duplicated:
+        checker.error(f"duplicated column name(s) {', '.join(map(repr, duplicated))}", file=str(path), row=1)
+        return None
+    if not checker.columns(str(path), names, required):
+        return None
+    rows = []
+    try:
+        start = 2
+        for row in reader:
+            rows.append((start, row))
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        checker.error(f"malformed CSV ({exc})", file=str(path), row=reader.line_num)
+        return None
+    return rows
+
+
+def read_jsonl(path: Path, checker: Checker, required: Sequence[str]) -> list[tuple[int, dict]] | None:
+    """The objects of a JSON Lines file with their line numbers (blank lines skipped); a line that is
+    not a JSON object holding the `required` keys is an error naming the line (and its `_id` if any)."""
+    text = read_text(path, checker)
+    if text is None:
+        return None
+    rows = []
+    for line, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError as exc:
+            checker.error(f"not a JSON line ({exc.msg})", file=str(path), row=line)
+            continue
+        if not isinstance(obj, dict):
+            checker.error(f"a line must be a JSON object, not {type(obj).__name__}", file=str(path), row=line)
+            continue
+        missing = [k for k in required if k not in obj]
+        if missing:
+            checker.error(f"missing key(s) {', '.join(missing)}", file=str(path), row=line,
+                          id=obj.get("_id") if isinstance(obj.get("_id"), (str, int)) else None)
+            continue
+        rows.append((line, obj))
+    return rows
+
+
+def read_qrels(path: Path, checker: Checker) -> list[tuple[int, str, str, str]] | None:
+    """(line, query-id, corpus-id, score) of a BEIR qrels TSV, read as `beir`'s GenericDataLoader does:
+    the header line skipped, three tab-separated fields; `Checker.qrels` types them."""
+    text = read_text(path, checker)
+    if text is None:
+        return None
+    rows = []
+    for line, fields in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter="\t"), 1):
+        if line == 1 or not fields:
+            continue
+        if len(fields) < 3:
+            checker.error(f"a qrels line needs query-id, corpus-id and score ({len(fields)} field(s) found)",
+                          file=str(path), row=line)
+            continue
+        rows.append((line, *fields[:3]))
+    return rows
+
+
+def revision_of(files: Mapping[str, str]) -> str:
+    """A local source's revision: a hash of its files' hashes."""
+    return "sha256:" + hashlib.sha256("".join(f"{k}={v}" for k, v in sorted(files.items())).encode()).hexdigest()[:12]
