@@ -3,8 +3,9 @@
 Each raised flag stands for an independent piece of evidence with a configured weight w, read as
 "P(meaning-changing error | this flag alone)"; continuous signals (chrF++, cosines, z-scores) add a
 soft version of their flag, w * logistic((threshold - value) / scale), so pairs just below a
-threshold and far below it are ranked apart. risk = 1 - prod(1 - p). Everything is in
-audit/default_config.toml; `--config FILE` (TOML or YAML) overrides any part of it, strictly: an
+threshold and far below it are ranked apart. risk = 1 - prod(1 - p). The defaults are
+audit/default_config.toml plus, from the signal modules' declarations (audit/registry.py), each
+flag's [weights] entry and each rule's [signals.COLUMN] table; `--config FILE` (TOML or YAML) overrides any part of it, strictly: an
 unknown key is an error naming the nearest valid one, numbers must be finite, severities ordered.
 """
 
@@ -24,17 +25,10 @@ from bbsard_audit.config import check_against, read_toml
 from bbsard_audit.errors import InputError
 
 from .findings import Finding
+from .registry import default_signal_rules, default_weights, flag_specs
 
 DEFAULT_CONFIG = Path(__file__).with_name("default_config.toml")
 
-# Flags that only exist as rules on other modules' columns (the [signals.*] tables of the config).
-FLAGS = {
-    "short_translation": "The Dutch is shorter than the French by more than the configured number of robust "
-                         "deviations of the batch's log length ratio (`qa_len_z`), below the QA check's own "
-                         "`omission` cut-off: weak evidence alone, strong together with a dropped sentence.",
-    "sentence_dropped": "The Dutch has fewer sentences than the French (`qa_sentence_gap` = French minus Dutch "
-                        "sentence count): a context sentence such as 'Je suis locataire.' may be missing.",
-}
 SEVERITIES = ("high", "medium", "low")
 
 
@@ -81,10 +75,8 @@ SIGNAL_KEYS = {"flag": "", "threshold": 0.0, "scale": 0.0, "weight": 0.0, "direc
 def _template(defaults: Mapping) -> dict:
     """What a user config may contain: the defaults' shape, [weights] for any known flag, and the
     keys of any shipped [signals.*] table (optional ones included)."""
-    from .flagdoc import all_flags  # flagdoc imports this module: import at call time
-
     template = copy.deepcopy(dict(defaults))
-    template["weights"] = {flag: 0.0 for flag in [*defaults.get("weights", {}), *all_flags()]}
+    template["weights"] = {flag: 0.0 for flag in [*defaults.get("weights", {}), *flag_specs()]}
     template["signals"] = {name: dict(SIGNAL_KEYS) for name in defaults.get("signals", {})}
     return template
 
@@ -136,7 +128,7 @@ class RiskConfig:
     @classmethod
     def load(cls, path: str | Path | None = None) -> "RiskConfig":
         """The shipped defaults, deep-merged with `path` (TOML or YAML) when given."""
-        data = tomllib.loads(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+        data = default_data()
         if path is None:
             return cls(data)
         return cls(_deep_merge(data, _read_config(Path(path), data)), source=str(path))
@@ -149,6 +141,16 @@ class RiskConfig:
 
     def to_dict(self) -> dict:
         return copy.deepcopy(self.data)
+
+
+def default_data() -> dict:
+    """audit/default_config.toml with the declared [weights] and [signals.*] tables."""
+    data = tomllib.loads(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+    clash = {"weights", "signals"} & set(data)
+    if clash:
+        raise InputError(f"[{', '.join(sorted(clash))}] come from the signal modules' declarations, "
+                         "not the shipped config", file=str(DEFAULT_CONFIG))
+    return {**data, "weights": default_weights(), "signals": default_signal_rules()}
 
 
 def _values(columns: pd.DataFrame, rule: SignalRule) -> np.ndarray:

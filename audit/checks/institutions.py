@@ -52,7 +52,10 @@ def find_institutions(tokens: Tokens) -> tuple[Counter, list[Match]]:
 
 class InstitutionsCheck(Check):
     name = "institutions"
+    order = 40
     flags = FLAGS
+    categories = {"institution_mismatch": "entity"}
+    weights = {"institution_mismatch": 0.6}
     data = "institutions"
 
     def check(self, fr: Sequence[str], nl: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
