@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 import math
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -26,36 +25,11 @@ from bbsard_audit.errors import InputError
 
 from .findings import Finding
 from .registry import default_signal_rules, default_weights, flag_specs
+from .signals import Rule
 
 DEFAULT_CONFIG = Path(__file__).with_name("default_config.toml")
 
 SEVERITIES = ("high", "medium", "low")
-
-
-@dataclass(frozen=True)
-class SignalRule:
-    """A continuous column turned into a (soft) flag: below/above `threshold`, width `scale`."""
-
-    column: str
-    flag: str
-    threshold: float
-    scale: float
-    weight: float
-    direction: str = "below"
-    reason: str = "{column} = {value:.2f} {op} {threshold:g}"  # for a person; placeholders as named
-
-    def explain(self, value: float) -> str:
-        op = "<" if self.direction == "below" else ">"
-        return self.reason.format(column=self.column, value=value, op=op, threshold=self.threshold)
-
-    def probability(self, values: np.ndarray) -> np.ndarray:
-        sign = 1.0 if self.direction == "below" else -1.0
-        with np.errstate(over="ignore"):
-            p = self.weight / (1.0 + np.exp(-sign * (self.threshold - values) / self.scale))
-        return np.nan_to_num(p, nan=0.0)  # a signal that was not computed adds no evidence
-
-    def raised(self, values: np.ndarray) -> np.ndarray:
-        return (values < self.threshold) if self.direction == "below" else (values > self.threshold)
 
 
 def _deep_merge(base: dict, override: Mapping) -> dict:
@@ -98,7 +72,7 @@ class RiskConfig:
             self.default_weight = float(risk["default_weight"])
             self.severity = {name: float(risk["severity"][name]) for name in SEVERITIES}
             self.weights = {str(k): float(v) for k, v in self.data.get("weights", {}).items()}
-            self.rules = {col: SignalRule(column=col, flag=str(r["flag"]), threshold=float(r["threshold"]),
+            self.rules = {col: Rule(column=col, flag=str(r["flag"]), threshold=float(r["threshold"]),
                                           scale=float(r["scale"]), weight=float(r["weight"]),
                                           direction=str(r.get("direction", "below")),
                                           **({"reason": str(r["reason"])} if "reason" in r else {}))
@@ -136,7 +110,7 @@ class RiskConfig:
     def section(self, name: str) -> dict:
         return dict(self.data.get(name, {}))
 
-    def rule_for_flag(self, flag: str) -> SignalRule | None:
+    def rule_for_flag(self, flag: str) -> Rule | None:
         return next((r for r in self.rules.values() if r.flag == flag), None)
 
     def to_dict(self) -> dict:
@@ -153,7 +127,7 @@ def default_data() -> dict:
     return {**data, "weights": default_weights(), "signals": default_signal_rules()}
 
 
-def _values(columns: pd.DataFrame, rule: SignalRule) -> np.ndarray:
+def _values(columns: pd.DataFrame, rule: Rule) -> np.ndarray:
     return pd.to_numeric(columns[rule.column], errors="coerce").to_numpy(dtype=float)
 
 

@@ -90,27 +90,44 @@ class Signal(Protocol):
 S = TypeVar("S")
 
 
+DEFAULT_REASON = "{column} = {value:.2f} {op} {threshold:g}"
+
+
 @dataclass(frozen=True)
 class Rule:
-    """A numeric column a signal turns into (soft) evidence: its default `[signals.COLUMN]` table
-    (audit/risk.py SignalRule). `order` places its flag among the other rules' flags in a row's
-    flags and reasons; `doc` and `category` describe the flag when the signal does not raise it."""
+    """A continuous column turned into a (soft) flag: below/above `threshold`, width `scale`
+    (audit/risk.py applies it). Declared by a signal, it is its default `[signals.COLUMN]` table:
+    `order` places its flag among the other rules' flags in a row's flags and reasons; `doc` and
+    `category` describe the flag when the signal does not raise it itself."""
 
     column: str
     flag: str
     threshold: float
     scale: float
     weight: float
-    order: int
     direction: str = "below"
-    reason: str | None = None
+    reason: str = DEFAULT_REASON  # for a person; placeholders as named
+    order: int | None = None
     doc: str | None = None
     category: str | None = None
+
+    def explain(self, value: float) -> str:
+        op = "<" if self.direction == "below" else ">"
+        return self.reason.format(column=self.column, value=value, op=op, threshold=self.threshold)
+
+    def probability(self, values: np.ndarray) -> np.ndarray:
+        sign = 1.0 if self.direction == "below" else -1.0
+        with np.errstate(over="ignore"):
+            p = self.weight / (1.0 + np.exp(-sign * (self.threshold - values) / self.scale))
+        return np.nan_to_num(p, nan=0.0)  # a signal that was not computed adds no evidence
+
+    def raised(self, values: np.ndarray) -> np.ndarray:
+        return (values < self.threshold) if self.direction == "below" else (values > self.threshold)
 
     def table(self) -> dict:
         """The config table, keys as in a user's `[signals.COLUMN]`."""
         out: dict = {"flag": self.flag}
-        if self.reason is not None:
+        if self.reason != DEFAULT_REASON:
             out["reason"] = self.reason
         if self.direction != "below":
             out["direction"] = self.direction
@@ -151,6 +168,7 @@ def declare(cls: type) -> None:
     problems += [f"`{k}` names {f!r}, which is not in its flags" for k, names in
                  (("categories", categories), ("weights", weights)) for f in names if f not in flags]
     problems += [f"rule flag {f!r} has no `doc`" for f, r in rules.items() if f not in flags and not r.doc]
+    problems += [f"rule on {r.column!r} has no `order`" for r in rules.values() if not isinstance(r.order, int)]
     problems += [f"weight of {f!r} is {w!r}, not in [0, 1)" for f, w in weights.items()
                  if not (isinstance(w, (int, float)) and 0 <= w < 1)]
     other = DECLARED.get(cls.name)
