@@ -176,6 +176,9 @@ def declare(cls: type) -> None:
         problems.append(f"signal name {cls.name!r} is already declared by {other.__module__}")
     problems += [f"flag {f!r} is already declared by {FLAG_SPECS[f].module}" for f in named
                  if f in FLAG_SPECS and FLAG_SPECS[f].module != cls.__module__]
+    theirs = [s for s in FLAG_SPECS.values() if s.rule is not None and s.module != cls.__module__]
+    problems += [f"rule on {r.column!r}: column or order {r.order} is taken by {s.module}" for r in rules.values()
+                 for s in theirs if r.column == s.rule.column or r.order == s.rule.order]
     if problems:
         raise TypeError(f"signal {where} is not fully declared: {'; '.join(problems)}")
     DECLARED[cls.name] = cls

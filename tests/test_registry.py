@@ -115,6 +115,10 @@ def _define(**attrs):
      "flag 'omission' is already declared by bbsard_audit.audit.checks.length"),
     ({"rules": (Rule("probe_col", "probe_rule", 0.0, 1.0, 0.3, order=99, category="omission"),)},
      "rule flag 'probe_rule' has no `doc`"),
+    ({"rules": (Rule("probe_col", "probe_rule", 0.0, 1.0, 0.3, order=40, category="omission", doc="x"),)},
+     "rule on 'probe_col': column or order 40 is taken by bbsard_audit.audit.checks.length"),
+    ({"rules": (Rule("probe_col", "probe_rule", 0.0, 1.0, 0.3, category="omission", doc="x"),)},
+     "rule on 'probe_col' has no `order`"),
 ])
 def test_an_incompletely_declared_check_is_refused_when_defined(attrs, message):
     before = (dict(DECLARED), dict(FLAG_SPECS))
