@@ -6,7 +6,7 @@ Formulas, tie-break and edge cases: docs/metrics.md.
 
 Each metric kind is one per-query function registered by `@metric(name, order)` (its name, the
 pattern that parses it, its place in reports), so adding a metric is adding one function here or in
-any module imported before parsing; `KINDS`, `Metric.parse` and the report's metric order follow.
+any module imported before parsing; `kinds()`, `Metric.parse` and the report's metric order follow.
 """
 
 from __future__ import annotations
@@ -146,10 +146,6 @@ def ndcg_at_k(hits: np.ndarray, n_rel: np.ndarray, k: int) -> np.ndarray:
     dcg = top @ discount[:top.shape[1]]
     ideal = np.cumsum(discount)[np.minimum(n_rel, k) - 1]
     return dcg / ideal
-
-
-KINDS = kinds()
-"""The built-in kinds (a kind registered later is in `kinds()`)."""
 
 
 @dataclass(frozen=True)
