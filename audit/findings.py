@@ -9,16 +9,9 @@ from typing import Iterable, Literal, Sequence
 
 from bbsard_audit.contracts.audit import SPAN_CATEGORIES as CATEGORIES  # the MQM-style span vocabulary
 
-FLAG_CATEGORIES: dict[str, str] = {
-    "term_missing": "terminology", "term_rejected": "terminology", "non_belgian": "terminology",
-    "number_mismatch": "number", "negation_mismatch": "negation",
-    "region_mismatch": "entity", "institution_mismatch": "entity", "role_mismatch": "role",
-    "omission": "omission", "sentence_dropped": "omission", "short_translation": "omission", "addition": "addition",
-    "untranslated": "untranslated", "identical_to_source": "untranslated",
-    "not_a_question": "mistranslation", "bt_divergent": "mistranslation", "bt_meaning_drift": "mistranslation",
-    "xling_outlier": "mistranslation",
-}
-"""Each flag's default category; a flag not listed here (e.g. a plugged-in signal's) is `other`."""
+FLAG_CATEGORIES: dict[str, str] = {}
+"""Each declared flag's category, filled as signal classes declare themselves (audit/signals.py
+`declare`); a flag no signal declares (an undeclared plugged-in signal's) is `other`."""
 
 
 def category_of(flag: str) -> str:

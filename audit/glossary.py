@@ -24,7 +24,7 @@ from bbsard_audit.untrusted import load_yaml, nfc_data
 from . import termmatch
 from .findings import Finding, Span, spans_at
 from .signal_cache import fingerprint
-from .signals import Batch, SignalResult
+from .signals import Batch, Declared, SignalResult
 from .termmatch import LEMMAS, TermMatcher, Tokens, lemma_key, longest_first, tokenize
 
 SHIPPED = Path(__file__).parent / "data" / "glossary.yaml"
@@ -267,13 +267,15 @@ def glossary_sources(glossary: GlossarySource | Sequence[GlossarySource] | None)
     return sources
 
 
-class GlossarySignal:
+class GlossarySignal(Declared):
     """The glossary as an audit signal. Its cache signature hashes the content of every layer, so
     a re-audit with a changed or newly learned layer recomputes this signal only; the glossary
     itself is parsed only when its result is not cached."""
 
     name = "glossary"
     flags = FLAGS
+    categories = {"term_missing": "terminology", "term_rejected": "terminology", "non_belgian": "terminology"}
+    weights = {"term_rejected": 0.85, "non_belgian": 0.6, "term_missing": 0.5}
     reads = ("fr", "nl")
 
     def __init__(self, glossary: GlossarySource | Sequence[GlossarySource] | None = None) -> None:

@@ -3,8 +3,9 @@
 Each raised flag stands for an independent piece of evidence with a configured weight w, read as
 "P(meaning-changing error | this flag alone)"; continuous signals (chrF++, cosines, z-scores) add a
 soft version of their flag, w * logistic((threshold - value) / scale), so pairs just below a
-threshold and far below it are ranked apart. risk = 1 - prod(1 - p). Everything is in
-audit/default_config.toml; `--config FILE` (TOML or YAML) overrides any part of it, strictly: an
+threshold and far below it are ranked apart. risk = 1 - prod(1 - p). The defaults are
+audit/default_config.toml plus, from the signal modules' declarations (audit/registry.py), each
+flag's [weights] entry and each rule's [signals.COLUMN] table; `--config FILE` (TOML or YAML) overrides any part of it, strictly: an
 unknown key is an error naming the nearest valid one, numbers must be finite, severities ordered.
 """
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 import copy
 import math
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -24,44 +24,12 @@ from bbsard_audit.config import check_against, read_toml
 from bbsard_audit.errors import InputError
 
 from .findings import Finding
+from .registry import default_signal_rules, default_weights, flag_specs
+from .signals import Rule
 
 DEFAULT_CONFIG = Path(__file__).with_name("default_config.toml")
 
-# Flags that only exist as rules on other modules' columns (the [signals.*] tables of the config).
-FLAGS = {
-    "short_translation": "The Dutch is shorter than the French by more than the configured number of robust "
-                         "deviations of the batch's log length ratio (`qa_len_z`), below the QA check's own "
-                         "`omission` cut-off: weak evidence alone, strong together with a dropped sentence.",
-    "sentence_dropped": "The Dutch has fewer sentences than the French (`qa_sentence_gap` = French minus Dutch "
-                        "sentence count): a context sentence such as 'Je suis locataire.' may be missing.",
-}
 SEVERITIES = ("high", "medium", "low")
-
-
-@dataclass(frozen=True)
-class SignalRule:
-    """A continuous column turned into a (soft) flag: below/above `threshold`, width `scale`."""
-
-    column: str
-    flag: str
-    threshold: float
-    scale: float
-    weight: float
-    direction: str = "below"
-    reason: str = "{column} = {value:.2f} {op} {threshold:g}"  # for a person; placeholders as named
-
-    def explain(self, value: float) -> str:
-        op = "<" if self.direction == "below" else ">"
-        return self.reason.format(column=self.column, value=value, op=op, threshold=self.threshold)
-
-    def probability(self, values: np.ndarray) -> np.ndarray:
-        sign = 1.0 if self.direction == "below" else -1.0
-        with np.errstate(over="ignore"):
-            p = self.weight / (1.0 + np.exp(-sign * (self.threshold - values) / self.scale))
-        return np.nan_to_num(p, nan=0.0)  # a signal that was not computed adds no evidence
-
-    def raised(self, values: np.ndarray) -> np.ndarray:
-        return (values < self.threshold) if self.direction == "below" else (values > self.threshold)
 
 
 def _deep_merge(base: dict, override: Mapping) -> dict:
@@ -81,10 +49,8 @@ SIGNAL_KEYS = {"flag": "", "threshold": 0.0, "scale": 0.0, "weight": 0.0, "direc
 def _template(defaults: Mapping) -> dict:
     """What a user config may contain: the defaults' shape, [weights] for any known flag, and the
     keys of any shipped [signals.*] table (optional ones included)."""
-    from .flagdoc import all_flags  # flagdoc imports this module: import at call time
-
     template = copy.deepcopy(dict(defaults))
-    template["weights"] = {flag: 0.0 for flag in [*defaults.get("weights", {}), *all_flags()]}
+    template["weights"] = {flag: 0.0 for flag in [*defaults.get("weights", {}), *flag_specs()]}
     template["signals"] = {name: dict(SIGNAL_KEYS) for name in defaults.get("signals", {})}
     return template
 
@@ -106,7 +72,7 @@ class RiskConfig:
             self.default_weight = float(risk["default_weight"])
             self.severity = {name: float(risk["severity"][name]) for name in SEVERITIES}
             self.weights = {str(k): float(v) for k, v in self.data.get("weights", {}).items()}
-            self.rules = {col: SignalRule(column=col, flag=str(r["flag"]), threshold=float(r["threshold"]),
+            self.rules = {col: Rule(column=col, flag=str(r["flag"]), threshold=float(r["threshold"]),
                                           scale=float(r["scale"]), weight=float(r["weight"]),
                                           direction=str(r.get("direction", "below")),
                                           **({"reason": str(r["reason"])} if "reason" in r else {}))
@@ -136,7 +102,7 @@ class RiskConfig:
     @classmethod
     def load(cls, path: str | Path | None = None) -> "RiskConfig":
         """The shipped defaults, deep-merged with `path` (TOML or YAML) when given."""
-        data = tomllib.loads(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+        data = default_data()
         if path is None:
             return cls(data)
         return cls(_deep_merge(data, _read_config(Path(path), data)), source=str(path))
@@ -144,14 +110,24 @@ class RiskConfig:
     def section(self, name: str) -> dict:
         return dict(self.data.get(name, {}))
 
-    def rule_for_flag(self, flag: str) -> SignalRule | None:
+    def rule_for_flag(self, flag: str) -> Rule | None:
         return next((r for r in self.rules.values() if r.flag == flag), None)
 
     def to_dict(self) -> dict:
         return copy.deepcopy(self.data)
 
 
-def _values(columns: pd.DataFrame, rule: SignalRule) -> np.ndarray:
+def default_data() -> dict:
+    """audit/default_config.toml with the declared [weights] and [signals.*] tables."""
+    data = tomllib.loads(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+    clash = {"weights", "signals"} & set(data)
+    if clash:
+        raise InputError(f"[{', '.join(sorted(clash))}] come from the signal modules' declarations, "
+                         "not the shipped config", file=str(DEFAULT_CONFIG))
+    return {**data, "weights": default_weights(), "signals": default_signal_rules()}
+
+
+def _values(columns: pd.DataFrame, rule: Rule) -> np.ndarray:
     return pd.to_numeric(columns[rule.column], errors="coerce").to_numpy(dtype=float)
 
 

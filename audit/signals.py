@@ -5,6 +5,13 @@ fields it `reads` (the cache key hashes exactly those texts), a `signature()` of
 output depends on (code, data files, library versions, settings; None = never cached) and
 `score(batch) -> SignalResult` (one findings list per row + numeric columns). `AuditEngine` loops
 over a list of them; plugging in a new signal is adding an object to that list.
+
+A shipped signal class also declares itself (`Declared`): each flag's MQM category, its default
+weight or the `Rule` that turns a column into it. The class registers on definition and a missing
+declaration is an error then, so docs/flags.md, the default [weights] / [signals.*] config and the
+span categories all come from the modules (audit/registry.py collects them). An object passed to
+`AuditEngine(signals=...)` without declaring itself still runs: its flags weigh `default_weight`
+and its spans are `other`.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from typing import Generic, Mapping, Protocol, Sequence, TypeVar, runtime_checka
 import numpy as np
 import pandas as pd
 
-from .findings import Finding
+from .findings import CATEGORIES, FLAG_CATEGORIES, Finding
 from .signal_cache import SignalCache
 
 BATCH_FIELDS = ("fr", "nl", "bt", "ids", "gold")
@@ -87,7 +94,128 @@ class Signal(Protocol):
 S = TypeVar("S")
 
 
-class ScorerSignal(Generic[S]):
+DEFAULT_REASON = "{column} = {value:.2f} {op} {threshold:g}"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A continuous column turned into a (soft) flag: below/above `threshold`, width `scale`
+    (audit/risk.py applies it). Declared by a signal, it is its default `[signals.COLUMN]` table:
+    `order` places its flag among the other rules' flags in a row's flags and reasons; `doc` and
+    `category` describe the flag when the signal does not raise it itself."""
+
+    column: str
+    flag: str
+    threshold: float
+    scale: float
+    weight: float
+    direction: str = "below"
+    reason: str = DEFAULT_REASON  # for a person; placeholders as named
+    order: int | None = None
+    doc: str | None = None
+    category: str | None = None
+
+    def explain(self, value: float) -> str:
+        op = "<" if self.direction == "below" else ">"
+        return self.reason.format(column=self.column, value=value, op=op, threshold=self.threshold)
+
+    def probability(self, values: np.ndarray) -> np.ndarray:
+        sign = 1.0 if self.direction == "below" else -1.0
+        with np.errstate(over="ignore"):
+            p = self.weight / (1.0 + np.exp(-sign * (self.threshold - values) / self.scale))
+        return np.nan_to_num(p, nan=0.0)  # a signal that was not computed adds no evidence
+
+    def raised(self, values: np.ndarray) -> np.ndarray:
+        return (values < self.threshold) if self.direction == "below" else (values > self.threshold)
+
+    def table(self) -> dict:
+        """The config table, keys as in a user's `[signals.COLUMN]`."""
+        out: dict = {"flag": self.flag}
+        if self.reason != DEFAULT_REASON:
+            out["reason"] = self.reason
+        if self.direction != "below":
+            out["direction"] = self.direction
+        return {**out, "threshold": self.threshold, "scale": self.scale, "weight": self.weight}
+
+
+@dataclass(frozen=True)
+class FlagSpec:
+    """One declared flag: who raises it, what it means, its category and its default weight or rule."""
+
+    flag: str
+    module: str
+    doc: str
+    category: str
+    weight: float | None
+    rule: Rule | None
+
+
+FLAG_SPECS: dict[str, FlagSpec] = {}
+"""Every declared flag, in declaration order (filled as signal classes are defined)."""
+DECLARED: dict[str, type] = {}
+"""Every declared signal class by name."""
+
+
+def declare(cls: type) -> None:
+    """Register a signal class's flags; refuse a flag without a known category or a default weight
+    (or rule), a declaration about a flag it does not have, or a name or flag another class holds."""
+    where = f"{cls.__module__}.{cls.__qualname__}"
+    flags, categories, weights = dict(cls.flags), dict(cls.categories), dict(cls.weights)
+    rules = {r.flag: r for r in cls.rules}
+    named = list(dict.fromkeys([*flags, *rules]))
+    category = {f: categories.get(f) or (rules[f].category if f in rules else None) for f in named}
+    problems = [f"category of {f!r} is {c!r}, not one of {', '.join(CATEGORIES)}"
+                for f, c in category.items() if c not in CATEGORIES]
+    problems += [f"{f!r} has no default weight (`weights`) and no `Rule`" for f in flags
+                 if f not in weights and f not in rules]
+    problems += [f"{f!r} has a weight and a rule" for f in weights if f in rules]
+    problems += [f"`{k}` names {f!r}, which is not in its flags" for k, names in
+                 (("categories", categories), ("weights", weights)) for f in names if f not in flags]
+    problems += [f"rule flag {f!r} has no `doc`" for f, r in rules.items() if f not in flags and not r.doc]
+    problems += [f"rule on {r.column!r} has no `order`" for r in rules.values() if not isinstance(r.order, int)]
+    problems += [f"weight of {f!r} is {w!r}, not in [0, 1)" for f, w in weights.items()
+                 if not (isinstance(w, (int, float)) and 0 <= w < 1)]
+    other = DECLARED.get(cls.name)
+    if other is not None and f"{other.__module__}.{other.__qualname__}" != where:
+        problems.append(f"signal name {cls.name!r} is already declared by {other.__module__}")
+    problems += [f"flag {f!r} is already declared by {FLAG_SPECS[f].module}" for f in named
+                 if f in FLAG_SPECS and FLAG_SPECS[f].module != cls.__module__]
+    theirs = [s for s in FLAG_SPECS.values() if s.rule is not None and s.module != cls.__module__]
+    problems += [f"rule on {r.column!r}: column or order {r.order} is taken by {s.module}" for r in rules.values()
+                 for s in theirs if r.column == s.rule.column or r.order == s.rule.order]
+    if problems:
+        raise TypeError(f"signal {where} is not fully declared: {'; '.join(problems)}")
+    DECLARED[cls.name] = cls
+    for flag in named:
+        rule = rules.get(flag)
+        spec = FlagSpec(flag, cls.__module__, flags.get(flag) or rule.doc, category[flag], weights.get(flag), rule)
+        FLAG_SPECS[flag] = spec
+        FLAG_CATEGORIES[flag] = spec.category
+
+
+def default_rules() -> list[Rule]:
+    """Every declared rule, in `order` (the order of its flag in a row)."""
+    rules = {s.rule.column: s.rule for s in FLAG_SPECS.values() if s.rule is not None}
+    return sorted(rules.values(), key=lambda r: r.order)
+
+
+class Declared:
+    """Base of a signal class that declares itself: defining a subclass with a `name` registers it
+    (`declare`). `categories` / `weights`: per flag; `rules`: the columns it turns into evidence."""
+
+    name: str
+    flags: Mapping[str, str] = {}
+    categories: Mapping[str, str] = {}
+    weights: Mapping[str, float] = {}
+    rules: tuple[Rule, ...] = ()
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            declare(cls)
+
+
+class ScorerSignal(Declared, Generic[S]):
     """Base of a signal that adapts one scorer object to the Signal interface. Not signal-cached
     unless a subclass gives a `signature`: such a scorer caches its embeddings itself, or its
     output depends on more than its rows (a batch's reference rows, run files)."""

@@ -3,7 +3,7 @@
     python benchmarks/compare_audits.py BEFORE/audit.csv AFTER/audit.csv
 
 Reports, per column both files share, how many rows differ (floats within 1e-9); risk, flagged,
-severity and flags must be identical (exit 1 otherwise). Columns only in one file are listed.
+severity, flags, reasons and spans must be identical (exit 1 otherwise). Columns only in one file are listed.
 Result on bBSARD all 1,108 pairs with the shipped back-translations: benchmarks/results/compare_audits.json.
 """
 
@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-MUST_MATCH = ("risk", "severity", "flagged", "flags")
+MUST_MATCH = ("risk", "severity", "flagged", "flags", "reasons", "spans")
 
 
 def compare(before: pd.DataFrame, after: pd.DataFrame) -> dict:

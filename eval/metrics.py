@@ -3,13 +3,17 @@
 One `Hits` matrix per (run, qrels, query list) is built once; every metric is then a few array
 operations on it, which is what makes 20 systems x 1,108 queries x k=500 take milliseconds.
 Formulas, tie-break and edge cases: docs/metrics.md.
+
+Each metric kind is one per-query function registered by `@metric(name, order)` (its name, the
+pattern that parses it, its place in reports), so adding a metric is adding one function here or in
+any module imported before parsing; `kinds()`, `Metric.parse` and the report's metric order follow.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -17,7 +21,6 @@ from bbsard_audit.errors import InputError
 
 from .runs import Qrels, Run
 
-KINDS = ("recall", "map", "mrr", "ndcg")
 DEFAULT_METRICS = ("recall@100", "recall@200", "recall@500", "map@100", "mrr@100", "ndcg@10")
 SIGNATURE = ("bbsard-eval:v1|rel=grade>0,binary|gold=dedup|ties=score-desc,rank-asc,docid-asc|"
              "dup-docs=best-rank|missing-query=0|avg=macro")
@@ -76,11 +79,50 @@ def hit_matrix(run: Run, qrels: Qrels, qids: Sequence[str] | None = None, depth:
     return Hits(qids, hits, n_rel, missing)
 
 
+PerQuery = Callable[[np.ndarray, np.ndarray, int], np.ndarray]
+"""(hits, n_rel, k) -> one value per query."""
+
+
+@dataclass(frozen=True)
+class MetricKind:
+    """A registered metric kind: a (lowercased, stripped) name matching `pattern` (group 1 = k) parses
+    to it; reports list kinds by `order`."""
+
+    name: str
+    order: int
+    function: PerQuery
+    pattern: str
+
+
+REGISTRY: dict[str, MetricKind] = {}
+
+
+def metric(name: str, order: int, pattern: str | None = None) -> Callable[[PerQuery], PerQuery]:
+    """Register a per-query metric function under `name` (lowercase); `order`: its rank in reports;
+    `pattern`: the names it parses from (default `name@k`; group 1 must be k)."""
+    def register(function: PerQuery) -> PerQuery:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+            raise ValueError(f"metric name {name!r} must be lowercase letters, digits and _")
+        clash = [k.name for k in REGISTRY.values() if k.order == order and k.name != name]
+        if clash:
+            raise ValueError(f"metric {name!r}: order {order} is taken by {clash[0]!r}")
+        REGISTRY[name] = MetricKind(name, order, function, pattern or rf"{re.escape(name)}@(\d+)")
+        return function
+    return register
+
+
+def kinds() -> tuple[str, ...]:
+    """Registered metric kinds in report order."""
+    return tuple(k.name for k in sorted(REGISTRY.values(), key=lambda k: k.order))
+
+
+@metric("recall", order=10)
 def recall_at_k(hits: np.ndarray, n_rel: np.ndarray, k: int) -> np.ndarray:
     """|relevant in top k| / |relevant|."""
     return hits[:, :k].sum(axis=1) / n_rel
 
 
+@metric("map", order=20)
 def ap_at_k(hits: np.ndarray, n_rel: np.ndarray, k: int) -> np.ndarray:
     """sum over relevant ranks r <= k of precision@r, divided by |relevant| (not min(k, |relevant|))."""
     top = hits[:, :k]
@@ -88,6 +130,7 @@ def ap_at_k(hits: np.ndarray, n_rel: np.ndarray, k: int) -> np.ndarray:
     return (precision * top).sum(axis=1) / n_rel
 
 
+@metric("mrr", order=30)
 def rr_at_k(hits: np.ndarray, n_rel: np.ndarray, k: int) -> np.ndarray:
     """1 / rank of the first relevant document within the top k, else 0."""
     top = hits[:, :k]
@@ -95,6 +138,7 @@ def rr_at_k(hits: np.ndarray, n_rel: np.ndarray, k: int) -> np.ndarray:
     return np.where(top.any(axis=1), 1.0 / (first + 1), 0.0)
 
 
+@metric("ndcg", order=40)
 def ndcg_at_k(hits: np.ndarray, n_rel: np.ndarray, k: int) -> np.ndarray:
     """Binary gains, 1/log2(rank+1) discount; ideal DCG puts min(k, |relevant|) hits on top."""
     top = hits[:, :k]
@@ -102,9 +146,6 @@ def ndcg_at_k(hits: np.ndarray, n_rel: np.ndarray, k: int) -> np.ndarray:
     dcg = top @ discount[:top.shape[1]]
     ideal = np.cumsum(discount)[np.minimum(n_rel, k) - 1]
     return dcg / ideal
-
-
-_FUNCTIONS = {"recall": recall_at_k, "map": ap_at_k, "mrr": rr_at_k, "ndcg": ndcg_at_k}
 
 
 @dataclass(frozen=True)
@@ -116,10 +157,13 @@ class Metric:
 
     @classmethod
     def parse(cls, name: str) -> "Metric":
-        match = re.fullmatch(r"\s*(recall|map|mrr|ndcg)@(\d+)\s*", name.lower())
-        if not match or int(match.group(2)) < 1:
-            raise InputError(f"unknown metric {name!r}; use recall@k, map@k, mrr@k or ndcg@k (k >= 1)")
-        return cls(match.group(1), int(match.group(2)))
+        text = name.strip().lower()
+        for kind in REGISTRY.values():
+            match = re.fullmatch(kind.pattern, text)
+            if match and int(match.group(1)) >= 1:
+                return cls(kind.name, int(match.group(1)))
+        names = [f"{k}@k" for k in kinds()]
+        raise InputError(f"unknown metric {name!r}; use {', '.join(names[:-1])} or {names[-1]} (k >= 1)")
 
     @property
     def name(self) -> str:
@@ -130,10 +174,17 @@ class Metric:
         return f"{self.name}|{SIGNATURE}"
 
     def per_query(self, hits: Hits) -> np.ndarray:
-        return _FUNCTIONS[self.kind](hits.hits, hits.n_rel, self.k)
+        return REGISTRY[self.kind].function(hits.hits, hits.n_rel, self.k)
 
     def __call__(self, hits: Hits) -> float:
         return float(self.per_query(hits).mean()) if len(hits.qids) else float("nan")
+
+
+def metric_sort_key(name: str) -> tuple:
+    """Report order of a metric name: registered kind order, then k (unknown kinds last)."""
+    base, _, k = str(name).partition("@")
+    kind = REGISTRY.get(base)
+    return kind.order if kind else float("inf"), base, int(k) if k.isdigit() else 0
 
 
 def parse_metrics(names: Sequence[str]) -> tuple[Metric, ...]:

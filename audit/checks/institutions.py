@@ -54,7 +54,10 @@ def find_institutions(tokens: Tokens, pair: Pair = DEFAULT_PAIR) -> tuple[Counte
 
 class InstitutionsCheck(Check):
     name = "institutions"
+    order = 40
     flags = FLAGS
+    categories = {"institution_mismatch": "entity"}
+    weights = {"institution_mismatch": 0.6}
     data = "institutions"
 
     def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR

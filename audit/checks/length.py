@@ -17,6 +17,7 @@ import pandas as pd
 from bbsard_audit import languages
 
 from ..findings import Finding
+from ..signals import Rule
 from .base import DEFAULT_PAIR, Check, Pair, frame
 
 FLAGS = {
@@ -67,7 +68,22 @@ def _length_stats(log_ratio: np.ndarray) -> tuple[float, float]:
 
 class LengthCheck(Check):
     name = "length"
+    order = 60
     flags = FLAGS
+    categories = {"omission": "omission", "addition": "addition"}
+    weights = {"omission": 0.55, "addition": 0.35}
+    rules = (
+        Rule("qa_len_z", "short_translation", threshold=-2.0, scale=0.4, weight=0.45, order=40, category="omission",
+             reason="Dutch is shorter than usual for its French (length z {value:.1f} < {threshold:g})",
+             doc="The Dutch is shorter than the French by more than the configured number of robust deviations of "
+                 "the batch's log length ratio (`qa_len_z`), below the QA check's own `omission` cut-off: weak "
+                 "evidence alone, strong together with a dropped sentence."),
+        Rule("qa_sentence_gap", "sentence_dropped", threshold=0.5, scale=0.1, weight=0.45, order=50,
+             direction="above", category="omission",
+             reason="French has {value:.0f} more sentence(s) than the Dutch: a context sentence may be missing",
+             doc="The Dutch has fewer sentences than the French (`qa_sentence_gap` = French minus Dutch sentence "
+                 "count): a context sentence such as 'Je suis locataire.' may be missing."),
+    )
     data = "length"
     packages = ("numpy",)
 

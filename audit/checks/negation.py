@@ -39,7 +39,10 @@ def _spans(side, tokens: Tokens, neg: Negations):
 
 class NegationCheck(Check):
     name = "negation"
+    order = 20
     flags = FLAGS
+    categories = {"negation_mismatch": "negation"}
+    weights = {"negation_mismatch": 0.7}
     data = "negation"
 
     def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR

@@ -110,7 +110,10 @@ def _fmt(value: float) -> str:
 
 class NumbersCheck(Check):
     name = "numbers"
+    order = 10
     flags = FLAGS
+    categories = {"number_mismatch": "number"}
+    weights = {"number_mismatch": 0.7}
     data = "numbers"
 
     def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR

@@ -46,7 +46,10 @@ def is_question(tokens: Tokens) -> bool:
 
 class QuestionCheck(Check):
     name = "question"
+    order = 90
     flags = FLAGS
+    categories = {"not_a_question": "mistranslation"}
+    weights = {"not_a_question": 0.4}
     data = "question"
 
     def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR

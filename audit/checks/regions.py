@@ -31,7 +31,10 @@ def selftest_names() -> tuple[str, ...]:
 
 class RegionsCheck(Check):
     name = "regions"
+    order = 30
     flags = FLAGS
+    categories = {"region_mismatch": "entity"}
+    weights = {"region_mismatch": 0.7}
     data = "regions"
 
     def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR

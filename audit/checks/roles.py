@@ -44,7 +44,10 @@ def selftest_swaps() -> list[tuple[str, str]]:
 
 class RolesCheck(Check):
     name = "roles"
+    order = 50
     flags = FLAGS
+    categories = {"role_mismatch": "role"}
+    weights = {"role_mismatch": 0.75}
     data = "roles"
 
     def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR

@@ -112,7 +112,10 @@ def untranslated_windows(french_words: list[FrenchWord], source: str = "fr") -> 
 
 class UntranslatedCheck(Check):
     name = "untranslated"
+    order = 70
     flags = FLAGS
+    categories = {"untranslated": "untranslated"}
+    weights = {"untranslated": 0.7}
     data = "untranslated"
     packages = ("simplemma", "py3langid")
 

@@ -18,6 +18,7 @@ from ..contracts.agreement import Agreement
 from ..contracts.calibration import Calibration
 from ..contracts.estimate import Estimate as ErrorRate
 from ..contracts.selftest import Selftest
+from ..eval.metrics import metric_sort_key  # report order = the metric registry's order
 from ..stats import wilson
 from .loaders import Workdir, fragility
 
@@ -27,7 +28,6 @@ VISIBLE_ROWS = 5
 """Long tables show this many rows open; the rest is folded in a <details> (all of it in the CSV)."""
 FLAG_COUNT_LABEL = "flags raised on flagged pairs"
 """The one flag count of the terminal (audit, demo) and the report: flags of unflagged pairs are not counted."""
-METRIC_ORDER = ("recall", "map", "mrr", "ndcg")
 
 
 # ---------------------------------------------------------------- formatting
@@ -74,12 +74,6 @@ def frame_table(frame: pd.DataFrame, caption: str, max_rows: int = MAX_ROWS, wid
     rows = tuple(tuple(num(v) if not isinstance(v, str) else v for v in row)
                  for row in shown.itertuples(index=False))
     return Table(caption, tuple(map(str, frame.columns)), rows, wide=wide, visible=visible)
-
-
-def metric_sort_key(name: str) -> tuple:
-    base, _, k = str(name).partition("@")
-    order = METRIC_ORDER.index(base) if base in METRIC_ORDER else len(METRIC_ORDER)
-    return order, base, int(k) if k.isdigit() else 0
 
 
 # ---------------------------------------------------------------- Audit
