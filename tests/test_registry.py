@@ -37,7 +37,7 @@ class ExclaimCheck(Check):
     weights = {"exclaims": 0.42}
     packages = ()
 
-    def check(self, fr, nl):
+    def check(self, fr, nl, pair):
         hit = ["!" in n and "!" not in f for f, n in zip(fr, nl)]
         return ([[Finding("exclaims", "NL has '!'")] if h else [] for h in hit],
                 frame([(int(h),) for h in hit], ["qa_exclaims"]))
