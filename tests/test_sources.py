@@ -148,12 +148,12 @@ def test_another_pair_validates_but_the_audit_refuses_it_in_one_line(tmp_path):
     result = runner.invoke(app, ["validate", "--dataset", str(manifest)])
     assert result.exit_code == 0 and "test   en: 2 questions  nl: 2 questions  gold links: 3" in result.output
     result = runner.invoke(app, ["audit", "--dataset", str(manifest), "--out", str(tmp_path / "out")])
-    assert result.exit_code == 2 and "error: no language pack for en yet" in result.output
+    assert result.exit_code == 2 and "error: the audit runs on fr->nl only for now (this dataset is en->nl)" in result.output
     assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
     assert not (tmp_path / "out" / "audit.csv").exists()
     result = runner.invoke(app, ["audit", "selftest", "--dataset", str(manifest), "--split", "test",
                                  "--out", str(tmp_path / "st")])
-    assert result.exit_code == 2 and "error: no language pack for en yet" in result.output
+    assert result.exit_code == 2 and "error: the audit runs on fr->nl only for now (this dataset is en->nl)" in result.output
 
 
 @pytest.mark.parametrize("text, expected", [
