@@ -10,10 +10,10 @@ import typer
 from rich.progress import Progress
 
 from bbsard_audit.cli_options import guard_out
-from bbsard_audit.contracts.sidecar import read_sidecar, write_sidecar
+from bbsard_audit.contracts.sidecar import read_sidecar
 from bbsard_audit.contracts.verdicts import read_raw, read_verdicts
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import file_problem, sidecar_path, write_csv, write_json
+from bbsard_audit.io import file_problem, sidecar_path, write_csv, write_json, write_sidecar
 
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement

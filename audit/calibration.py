@@ -16,10 +16,9 @@ from scipy.stats import rankdata
 
 from bbsard_audit.contracts.audit import AUDIT
 from bbsard_audit.contracts.calibration import CALIBRATION_CSV, Calibration, Combined, SignalRow
-from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.verdicts import read_verdicts as read_verdicts_csv
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import file_label, finite
+from bbsard_audit.io import file_label, finite, write_sidecar
 
 POSITIVES = {"legal": {"legal"}, "minor+legal": {"minor", "legal"}}
 # Which way is "worse" for the continuous signals (anything else numeric is oriented by its name).

@@ -38,9 +38,8 @@ from bbsard_audit.contracts.learned import LEARNED_CONFIRMING, LEARNED_CONFLICTS
 from bbsard_audit.contracts.verdicts import read_verdicts
 from bbsard_audit.errors import InputError
 from bbsard_audit import languages
-from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.table import FileRecord
-from bbsard_audit.io import digest_of, write_text
+from bbsard_audit.io import digest_of, write_sidecar, write_text
 from bbsard_audit.untrusted import load_yaml
 
 from . import ranking as review_ranking

@@ -38,10 +38,9 @@ from .embeddings import Embedder, default_cache_dir, get_embedder
 from .errors import InputError
 from .contracts.campaign import CAMPAIGN_CURVE, CAMPAIGN_SEEDS, REVIEW_ORDER
 from .contracts.learned import LEARNED_CONFLICTS, LEARNED_RULES
-from .contracts.sidecar import write_sidecar
 from .contracts.table import FileRecord
 from .contracts.verdicts import VERDICTS_CSV
-from .io import file_label, write_csv, write_text
+from .io import file_label, write_csv, write_sidecar, write_text
 
 CURVE_COLUMNS = ["round", "reviewed", "reviewed_risk", "reviewed_control", "found_legal", "found_minor",
                  "flagged_unreviewed", "estimate", "ci_low", "ci_high", "unknown"]

@@ -26,9 +26,9 @@ from .contracts.audit import AUDIT
 from .contracts.changelog import CHANGELOG
 from .contracts.changelog import COLUMNS as CHANGELOG_COLUMNS
 from .contracts.estimate import Estimate
-from .contracts.sidecar import read_sidecar, write_sidecar
+from .contracts.sidecar import read_sidecar
 from .contracts.verdicts import RAW, read_verdicts as read_verdicts_csv
-from .io import OutputGuard, guard_outputs, sidecar_path, write_csv, write_text
+from .io import OutputGuard, guard_outputs, sidecar_path, write_csv, write_sidecar, write_text
 
 POLICIES = ("exclude", "keep-marked")
 STATUSES = ("verified", "corrected", "unverified", "flagged-unverified", "excluded")

@@ -25,11 +25,11 @@ from bbsard_audit.contracts.error_spans import ERROR_SPANS
 from bbsard_audit.contracts.estimate import Estimate, Stratum
 from bbsard_audit.contracts.eval_tables import METRICS, PAIRWISE, RANKING_SHIFT
 from bbsard_audit.contracts.jsonfile import read_json
-from bbsard_audit.contracts.sidecar import read_sidecar, write_sidecar
+from bbsard_audit.contracts.sidecar import read_sidecar
 from bbsard_audit.contracts.table import parse_flag
 from bbsard_audit.contracts.verdicts import RAW, VERDICTS, VERDICTS_CSV, Verdicts, read_verdicts
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import sidecar_path
+from bbsard_audit.io import sidecar_path, write_sidecar
 from bbsard_audit.stats import wilson
 
 runner = CliRunner()

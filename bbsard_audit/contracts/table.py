@@ -30,7 +30,7 @@ from typing import Any, Callable, Sequence
 import pandas as pd
 
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import atomic_path, digest_of, file_problem, sidecar_path
+from bbsard_audit.io import atomic_path, digest_of, file_problem, sidecar_path, write_sidecar
 from bbsard_audit.transactions import settled
 
 TRUE, FALSE = ("true", "1"), ("false", "0")
@@ -277,8 +277,6 @@ class TableSpec:
 
     def write(self, path: str | Path, frame: pd.DataFrame, **sidecar: Any) -> Path:
         """Write `frame` and its sidecar (`sidecar` fields + the file's row count and sha256)."""
-        from .sidecar import write_sidecar
-
         record = self.write_file(path, frame)
         write_sidecar(path, files=[record], **sidecar)
         return Path(path)
