@@ -39,7 +39,7 @@ from .errors import InputError
 from .contracts.campaign import CAMPAIGN_CURVE, CAMPAIGN_SEEDS, REVIEW_ORDER
 from .contracts.learned import LEARNED_CONFLICTS, LEARNED_RULES
 from .contracts.table import FileRecord
-from .contracts.verdicts import VERDICTS_CSV
+from .contracts.verdicts import VERDICTS_CSV, Verdicts
 from .io import file_label, write_csv, write_sidecar, write_text
 
 CURVE_COLUMNS = ["round", "reviewed", "reviewed_risk", "reviewed_control", "found_legal", "found_minor",
@@ -67,7 +67,7 @@ class Oracle:
     def read(cls, verdicts: str | Path, questions: dict[int, tuple[str, str]],
              spans: str | Path | None = None) -> "Oracle":
         """A verdicts.csv (+ error_spans.csv), every id checked against the simulated pairs."""
-        table = learning.read_review_verdicts(verdicts, questions, where="the simulated dataset split")
+        table = Verdicts.read(verdicts, questions, where="the simulated dataset split").frame()
         span_table = learning.read_spans(spans, questions) if spans is not None else None
         return cls(table, span_table, file_label(verdicts))
 

@@ -402,3 +402,23 @@ def test_selftest_json_is_a_record_the_report_reads_without_guessing(tmp_path):
     (tmp_path / "selftest.json").write_text(json.dumps(doc | {"recall": "0.9"}))
     with pytest.raises(InputError, match=r"selftest.json: unknown key\(s\) 'recall' in Selftest"):
         load_workdir(tmp_path)
+
+
+def test_one_reading_of_final_verdicts_for_every_stage(tmp_path):
+    """Five readers of verdicts.csv became one (`Verdicts.read`): release, learn, calibrate, the
+    simulator's oracle and estimate kept their own copies (one with its own int-id `Verdict`)."""
+    from bbsard_audit import campaign, release
+    from bbsard_audit.audit import calibration, learn
+    from bbsard_audit.contracts.verdicts import Verdict
+
+    assert release.Verdict is Verdict and campaign.Verdicts is Verdicts
+    assert not hasattr(learn, "read_review_verdicts") and not hasattr(calibration, "read_verdicts")
+    path = write(tmp_path / "verdicts.csv", "id,verdict,corrected_nl,annotators,agreement_status,adjudicated_by\n"
+                 "1,legal, De huurder ,a; b,adjudicated,rule:x\n2,,,a; b,unresolved,\n3,correct,, c ,single,\n")
+    judged = Verdicts.read(path, known_ids=[1, 2, 3])
+    assert list(judged.by_id) == [1, 3] and judged.verdict == {"1": "legal", "3": "correct"}
+    assert judged.corrected_nl == {"1": "De huurder"}
+    assert judged.frame().values.tolist() == [[1, "legal", "De huurder", "rule:x"], [3, "correct", "", "c"]]
+    with pytest.raises(InputError) as err:
+        Verdicts.read(path, known_ids=[1, 3], where="the audit")
+    assert one_line(err) == f"{path}, row 3, id 2: verdict for a question that is not in the audit"
