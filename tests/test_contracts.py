@@ -407,11 +407,11 @@ def test_selftest_json_is_a_record_the_report_reads_without_guessing(tmp_path):
 def test_one_reading_of_final_verdicts_for_every_stage(tmp_path):
     """Five readers of verdicts.csv became one (`Verdicts.read`): release, learn, calibrate, the
     simulator's oracle and estimate kept their own copies (one with its own int-id `Verdict`)."""
-    from bbsard_audit import campaign, release
+    from bbsard_audit import release, simulation
     from bbsard_audit.audit import calibration, learn
     from bbsard_audit.contracts.verdicts import Verdict
 
-    assert release.Verdict is Verdict and campaign.Verdicts is Verdicts
+    assert release.Verdict is Verdict and simulation.Verdicts is Verdicts
     assert not hasattr(learn, "read_review_verdicts") and not hasattr(calibration, "read_verdicts")
     path = write(tmp_path / "verdicts.csv", "id,verdict,corrected_nl,annotators,agreement_status,adjudicated_by\n"
                  "1,legal, De huurder ,a; b,adjudicated,rule:x\n2,,,a; b,unresolved,\n3,correct,, c ,single,\n")
