@@ -14,6 +14,9 @@ with one `'` in front, and so is a cell that already starts with `'` + one of th
 reader removes exactly that `'`, so every text reads back exactly. The sidecar's file record says
 `"cells": "spreadsheet-safe"`; a file whose sidecar records it without that mark (an older
 version's) is read verbatim.
+
+Datasets are not read here: `sources.checker` reads a publisher's files, collecting every problem
+for `bbsard-audit validate` rather than stopping at the first (its docstring says why).
 """
 
 from __future__ import annotations
