@@ -422,3 +422,18 @@ def test_one_reading_of_final_verdicts_for_every_stage(tmp_path):
     with pytest.raises(InputError) as err:
         Verdicts.read(path, known_ids=[1, 3], where="the audit")
     assert one_line(err) == f"{path}, row 3, id 2: verdict for a question that is not in the audit"
+
+
+def test_one_name_per_concept():
+    """Two `write_sidecar`, two `Finding` and three modules named campaign became one each."""
+    import importlib
+
+    from bbsard_audit import io
+    from bbsard_audit.contracts import sidecar
+    from bbsard_audit.report import document
+
+    assert not hasattr(sidecar, "write_sidecar") and "files" in io.write_sidecar.__kwdefaults__
+    assert hasattr(document, "Headline") and not hasattr(document, "Finding")
+    for gone in ("bbsard_audit.campaign", "bbsard_audit.campaign_cli", "bbsard_audit.contracts.campaign"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(gone)
