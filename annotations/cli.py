@@ -10,10 +10,10 @@ import typer
 from rich.progress import Progress
 
 from bbsard_audit.cli_options import guard_out
-from bbsard_audit.contracts.sidecar import read_sidecar, write_sidecar
-from bbsard_audit.contracts.verdicts import read_raw, read_verdicts
+from bbsard_audit.contracts.sidecar import read_sidecar
+from bbsard_audit.contracts.verdicts import Verdicts, read_raw
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import file_problem, sidecar_path, write_csv, write_json
+from bbsard_audit.io import file_problem, sidecar_path, write_csv, write_json, write_sidecar
 
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
@@ -345,11 +345,8 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
         design = read_audit(queue, QUEUE_COLUMNS)
     if verdicts is None:
         raise typer.BadParameter("give --verdicts (or --campaign)")
-    judged = read_verdicts(verdicts)
-    known = set(state.population) if campaign is not None else set(population["id"])
-    for row_no, qid in zip(range(2, len(judged) + 2), judged["id"]):
-        if int(qid) not in known:
-            raise InputError(f"verdict for a question that is not in {where}", file=str(verdicts), row=row_no, id=qid)
+    known = state.population if campaign is not None else population["id"]
+    judged = Verdicts.read(verdicts, known, where).frame()
     if campaign is not None:
         if state.sampled:
             plan = state.design()

@@ -36,13 +36,12 @@ from pathlib import Path
 import pandas as pd
 
 from bbsard_audit.contracts.error_spans import ERROR_SPANS
-from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.table import TableSpec, parse_id
 from bbsard_audit.contracts.verdicts import (GOLD_LABELS_APPLY, RAW, RAW_COLUMNS, VERDICTS, VERDICTS_CSV,
                                              canonical_name, read_raw, utc_time)
 from bbsard_audit.errors import InputError
 from bbsard_audit.untrusted import nfc
-from bbsard_audit.io import changed_since_written
+from bbsard_audit.io import changed_since_written, write_sidecar
 
 from .adjudication import AdjudicationRule, adjudicate
 from .spans import SPANS_FILE, merge_spans, spans_from_export

@@ -16,10 +16,9 @@ from scipy.stats import rankdata
 
 from bbsard_audit.contracts.audit import AUDIT
 from bbsard_audit.contracts.calibration import CALIBRATION_CSV, Calibration, Combined, SignalRow
-from bbsard_audit.contracts.sidecar import write_sidecar
-from bbsard_audit.contracts.verdicts import read_verdicts as read_verdicts_csv
+from bbsard_audit.contracts.verdicts import Verdicts
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import file_label, finite
+from bbsard_audit.io import file_label, finite, write_sidecar
 
 POSITIVES = {"legal": {"legal"}, "minor+legal": {"minor", "legal"}}
 # Which way is "worse" for the continuous signals (anything else numeric is oriented by its name).
@@ -56,12 +55,6 @@ def best_f1_threshold(y: np.ndarray, score: np.ndarray) -> tuple[float, float, f
     return best[:3]
 
 
-def read_verdicts(path: str | Path) -> pd.DataFrame:
-    """`id, verdict` of the final verdicts (unresolved disagreements left out), through the contract."""
-    frame = read_verdicts_csv(path)
-    return frame.loc[frame["verdict"] != "", ["id", "verdict"]].reset_index(drop=True)
-
-
 @dataclass
 class CalibrationResult:
     table: pd.DataFrame
@@ -73,7 +66,7 @@ def calibrate(audit_csv: str | Path, verdicts: str | Path, positive: str = "lega
         raise InputError(f"--positive must be one of {', '.join(POSITIVES)}")
     audit_path = Path(audit_csv)
     audit = AUDIT.read(audit_path).drop(columns=["spans"], errors="ignore")
-    judged = read_verdicts(verdicts)
+    judged = Verdicts.read(verdicts).frame()[["id", "verdict"]]
     merged = audit.merge(judged, on="id", how="inner")
     if merged.empty:
         raise InputError("no verdict id matches an audited pair", file=str(verdicts))

@@ -35,12 +35,11 @@ import yaml
 from bbsard_audit.contracts.audit import AUDIT, SPAN_SIDES
 from bbsard_audit.contracts.error_spans import ERROR_SPANS
 from bbsard_audit.contracts.learned import LEARNED_CONFIRMING, LEARNED_CONFLICTS, RankingModel
-from bbsard_audit.contracts.verdicts import read_verdicts
+from bbsard_audit.contracts.verdicts import Verdicts
 from bbsard_audit.errors import InputError
 from bbsard_audit import languages
-from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.table import FileRecord
-from bbsard_audit.io import digest_of, write_text
+from bbsard_audit.io import digest_of, write_sidecar, write_text
 from bbsard_audit.untrusted import load_yaml
 
 from . import ranking as review_ranking
@@ -305,22 +304,6 @@ def read_spans(path: str | Path, questions: Mapping[int, tuple[str, str]]) -> pd
     return frame
 
 
-def read_review_verdicts(path: str | Path, audit_ids: Iterable[int], where: str = "the audit") -> pd.DataFrame:
-    """id, verdict, corrected_nl, annotator from a verdicts.csv (its contract); ids must be in
-    `audit_ids`; unresolved rows (no final verdict) are left out."""
-    frame = read_verdicts(path)
-    known = set(audit_ids)
-    for row_no, qid in zip(range(2, len(frame) + 2), frame["id"]):
-        if int(qid) not in known:
-            raise InputError(f"verdict for a question that is not in {where}", file=str(path), row=row_no, id=qid)
-    final = frame[frame["verdict"] != ""]
-    judge = final.get("adjudicated_by", pd.Series("", index=final.index)).fillna("").astype(str).str.strip()
-    who = judge.where(judge != "", final["annotators"].fillna("").astype(str).str.strip())
-    return pd.DataFrame({"id": final["id"].astype(int).to_numpy(), "verdict": final["verdict"].to_numpy(),
-                         "corrected_nl": final["corrected_nl"].fillna("").astype(str).str.strip().to_numpy(),
-                         "annotator": who.to_numpy()}, columns=["id", "verdict", "corrected_nl", "annotator"])
-
-
 def derive_rules(questions: Mapping[int, tuple[str, str]], verdicts: pd.DataFrame,
                  spans: pd.DataFrame | None, glossary: Glossary, aligner: Aligner) -> tuple[list[TermRule], list[dict]]:
     """Candidate rules from every non-correct verdict with a correction (no conflict check yet)."""
@@ -499,7 +482,7 @@ def learn(audit_csv: str | Path, verdicts_csv: str | Path, spans_csv: str | Path
         raise InputError("audit file not found", file=str(audit_path))
     audit = AUDIT.read(audit_path)
     questions = {int(i): (str(f), str(n)) for i, f, n in audit[["id", "question_fr", "question_nl"]].itertuples(index=False)}
-    verdicts = read_review_verdicts(verdicts_path, questions)
+    verdicts = Verdicts.read(verdicts_path, questions).frame()
     spans = read_spans(spans_csv, questions) if spans_csv is not None else None
     base = Glossary.load(glossary)
     aligner = Aligner(questions.values())

@@ -20,7 +20,7 @@ from bbsard_audit.dataset import Dataset, QuestionPair, load_dataset, sample_dir
 from bbsard_audit.languages import require_checks
 from bbsard_audit.errors import InputError
 from bbsard_audit.contracts.audit import AUDIT, QUEUE
-from bbsard_audit.contracts.sidecar import write_sidecar
+from bbsard_audit.io import write_sidecar
 
 from bbsard_audit.embeddings import Embedder, default_cache_dir, get_embedder
 

@@ -18,7 +18,7 @@ from .dataset import load_dataset
 from .cli_options import DatasetOption, OneLineErrors
 
 STAGE_MODULES = ("bbsard_audit.audit.cli", "bbsard_audit.annotations.cli", "bbsard_audit.eval.cli",
-                 "bbsard_audit.report_cli", "bbsard_audit.release_cli", "bbsard_audit.campaign_cli")
+                 "bbsard_audit.report_cli", "bbsard_audit.release_cli", "bbsard_audit.simulate_cli")
 
 app = typer.Typer(
     cls=OneLineErrors, no_args_is_help=True, add_completion=False, rich_markup_mode="markdown",

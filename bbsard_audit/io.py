@@ -123,9 +123,14 @@ def sidecar_path(output: str | os.PathLike) -> Path:
     return output.with_name(output.name.split(".")[0] + ".meta.json")
 
 
-def write_sidecar(output: str | os.PathLike, **fields: Any) -> Path:
+def write_sidecar(output: str | os.PathLike, *, files: Iterable[Any] = (), **fields: Any) -> Path:
     """Record how an output was made (tool version, time, platform, plus the caller's fields); every
-    local path among the fields is recorded as `file_ref` (name + sha256), so the sidecar can be shared."""
+    local path among the fields is recorded as `file_ref` (name + sha256), so the sidecar can be shared.
+    `files` are the `contracts.table.FileRecord`s of the files described (name -> rows, sha256), the
+    record `_vouched` and `contracts.sidecar.read_sidecar` read back."""
+    files = list(files)
+    if files:
+        fields["files"] = {r.name: r.to_dict() for r in files}
     record = {
         "output": Path(output).name,
         "tool": "bbsard-audit",

@@ -26,9 +26,9 @@ from .contracts.audit import AUDIT
 from .contracts.changelog import CHANGELOG
 from .contracts.changelog import COLUMNS as CHANGELOG_COLUMNS
 from .contracts.estimate import Estimate
-from .contracts.sidecar import read_sidecar, write_sidecar
-from .contracts.verdicts import RAW, read_verdicts as read_verdicts_csv
-from .io import OutputGuard, guard_outputs, sidecar_path, write_csv, write_text
+from .contracts.sidecar import read_sidecar
+from .contracts.verdicts import RAW, Verdict, Verdicts
+from .io import OutputGuard, guard_outputs, sidecar_path, write_csv, write_sidecar, write_text
 
 POLICIES = ("exclude", "keep-marked")
 STATUSES = ("verified", "corrected", "unverified", "flagged-unverified", "excluded")
@@ -57,21 +57,13 @@ class ReleasePolicy:
 
 
 @dataclass(frozen=True)
-class Verdict:
-    id: int
-    verdict: str
-    corrected_nl: str = ""
-    gold_labels_apply: str = ""
-    annotators: str = ""
-    date: str = ""
-
-
-@dataclass(frozen=True)
 class Decision:
     pair: QuestionPair
     status: str
     question_nl: str
     verdict: Verdict | None
+    date: str = ""
+    """When the verdict was given (its latest annotation, else the verdicts' sidecar, else today)."""
 
     @property
     def kept(self) -> bool:
@@ -90,24 +82,15 @@ class ReleaseSummary:
     removed: int = 0
 
 
-def read_verdicts(path: str | Path, dataset: Dataset, annotations: str | Path | None = None) -> dict[int, Verdict]:
-    """Final expert verdicts (verdicts.csv through its contract; an unresolved disagreement is no
-    verdict yet, so its pair stays unverified); every id must be a question of `dataset`."""
+def dated_verdicts(path: str | Path, dataset: Dataset, annotations: str | Path | None = None
+                   ) -> tuple[Verdicts, dict[int, str]]:
+    """Final expert verdicts (an unresolved disagreement is no verdict yet, so its pair stays
+    unverified), every id a question of `dataset`, and the date of each."""
     path = Path(path)
-    frame = read_verdicts_csv(path)
-    known = dataset.by_id()
+    verdicts = Verdicts.read(path, dataset.by_id(), where=f"the dataset ({dataset.source})")
     dates = _annotation_dates(Path(annotations) if annotations else path.with_name("annotations_raw.csv"))
     fallback = _sidecar_date(path)
-    out: dict[int, Verdict] = {}
-    for line, row in enumerate(frame.to_dict("records"), start=2):
-        qid, verdict = int(row["id"]), row["verdict"]
-        if qid not in known:
-            raise InputError(f"question id not in the dataset ({dataset.source})", file=str(path), row=line, id=qid)
-        if not verdict:
-            continue
-        out[qid] = Verdict(qid, verdict, row["corrected_nl"].strip(), row["gold_labels_apply"],
-                           row["annotators"].strip(), dates.get(qid, fallback))
-    return out
+    return verdicts, {qid: dates.get(qid, fallback) for qid in verdicts.by_id}
 
 
 def _annotation_dates(path: Path) -> dict[int, str]:
@@ -137,15 +120,16 @@ def read_flagged(audit: str | Path | None) -> set[int]:
     return set(frame.loc[frame["flagged"], "id"].astype(int))
 
 
-def decide(pair: QuestionPair, verdict: Verdict | None, flagged: bool, policy: ReleasePolicy) -> Decision:
+def decide(pair: QuestionPair, verdict: Verdict | None, flagged: bool, policy: ReleasePolicy,
+           date: str = "") -> Decision:
     """The verification status of one pair and the Dutch question the release ships."""
     if verdict is None:
         return Decision(pair, "flagged-unverified" if flagged else "unverified", pair.question_nl, None)
     if verdict.corrected_nl and verdict.corrected_nl != pair.question_nl:
-        return Decision(pair, "corrected", verdict.corrected_nl, verdict)
+        return Decision(pair, "corrected", verdict.corrected_nl, verdict, date)
     if verdict.verdict == "correct" or (verdict.verdict == "minor" and policy.keep_minor):
-        return Decision(pair, "verified", pair.question_nl, verdict)
-    return Decision(pair, "excluded", pair.question_nl, verdict, _marked=policy.legal == "keep-marked")
+        return Decision(pair, "verified", pair.question_nl, verdict, date)
+    return Decision(pair, "excluded", pair.question_nl, verdict, date, _marked=policy.legal == "keep-marked")
 
 
 def build_release(dataset: Dataset, verdicts: str | Path, out: str | Path, policy: ReleasePolicy = ReleasePolicy(),
@@ -163,9 +147,10 @@ def build_release(dataset: Dataset, verdicts: str | Path, out: str | Path, polic
 
 def _build_release(dataset, verdicts, out: Path, policy: ReleasePolicy, guard, *, audit, annotations, agreement,
                    estimate) -> ReleaseSummary:
-    verdict_by_id = read_verdicts(verdicts, dataset, annotations)
+    judged, dates = dated_verdicts(verdicts, dataset, annotations)
     flagged = read_flagged(audit)
-    decisions = [decide(p, verdict_by_id.get(p.id), p.id in flagged, policy) for p in dataset.pairs]
+    decisions = [decide(p, judged.by_id.get(p.id), p.id in flagged, policy, dates.get(p.id, ""))
+                 for p in dataset.pairs]
     side = Path(verdicts).parent
     agreement = Path(agreement) if agreement else side / "agreement.json"
     estimate = Path(estimate) if estimate else side / "estimate.json"
@@ -258,7 +243,7 @@ def _changelog(decisions: list[Decision]) -> pd.DataFrame:
     """One row per pair whose Dutch text or standing changed: corrected or excluded (kept or removed)."""
     rows = [{"id": d.pair.id, "split": d.pair.split, "old_nl": d.pair.question_nl,
              "new_nl": d.question_nl if d.kept else "", "verdict": d.verdict.verdict,
-             "annotators": d.verdict.annotators, "date": d.verdict.date,
+             "annotators": d.verdict.annotators, "date": d.date,
              "verification": d.status if d.kept else "removed", "gold_labels_apply": d.verdict.gold_labels_apply}
             for d in decisions if d.status in ("corrected", "excluded")]
     return pd.DataFrame(rows, columns=list(CHANGELOG_COLUMNS))

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bbsard_audit.campaign import clustered_oracle, simulate
+from bbsard_audit.simulation import clustered_oracle, simulate
 from bbsard_audit.dataset import load_dataset
 
 REPO = Path(__file__).resolve().parents[1]

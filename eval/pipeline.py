@@ -17,9 +17,8 @@ import pandas as pd
 from bbsard_audit.errors import InputError
 from bbsard_audit.contracts.estimate import Estimate
 from bbsard_audit.contracts.eval_tables import FR_NL_GAP, FRAGILITY, METRICS, PAIRWISE, RANKING_SHIFT
-from bbsard_audit.contracts.sidecar import write_sidecar
 from bbsard_audit.contracts.table import FileRecord
-from bbsard_audit.io import file_ref, write_csv
+from bbsard_audit.io import file_ref, write_csv, write_sidecar
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap, holm, paired_randomisation
 from .fragility import expected_unverified_errors, removal_fragility

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from conftest import audit_frame
 
-from bbsard_audit.audit.calibration import best_f1_threshold, calibrate, read_verdicts, roc_auc
+from bbsard_audit.audit.calibration import best_f1_threshold, calibrate, roc_auc
+from bbsard_audit.contracts.verdicts import read_verdicts
 from bbsard_audit.audit.retrieval_consistency import RetrievalConsistency, gold_rank, load_run
 from bbsard_audit.errors import InputError
 

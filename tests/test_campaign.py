@@ -10,7 +10,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from bbsard_audit.campaign import CURVE_COLUMNS, ORACLE_COLUMNS, Oracle, clustered_oracle, simulate
+from bbsard_audit.simulation import CURVE_COLUMNS, ORACLE_COLUMNS, Oracle, clustered_oracle, simulate
 from bbsard_audit.cli import app
 from bbsard_audit.dataset import load_dataset
 
@@ -123,16 +123,16 @@ def test_oracle_spans_out_of_bounds(tmp_path):
 
 
 def test_report_campaign_section_shows_both_runs_and_the_rules(runs, tmp_path):
-    from bbsard_audit.campaign import write_campaign
-    from bbsard_audit.report.campaign_section import campaign_section
+    from bbsard_audit.simulation import write_simulation
+    from bbsard_audit.report.simulation_section import simulation_section
     from bbsard_audit.report.document import Plot, Report, Table
     from bbsard_audit.report.html import render_html
     from bbsard_audit.report.markdown import render_markdown
 
-    assert campaign_section(tmp_path) is None
-    write_campaign(runs[True], tmp_path / "campaign" / "learning")
-    write_campaign(runs[False], tmp_path / "campaign" / "static")
-    section = campaign_section(tmp_path)
+    assert simulation_section(tmp_path) is None
+    write_simulation(runs[True], tmp_path / "campaign" / "learning")
+    write_simulation(runs[False], tmp_path / "campaign" / "static")
+    section = simulation_section(tmp_path)
     plot = next(b for b in section.blocks if isinstance(b, Plot))
     assert plot.png.startswith(b"\x89PNG") and "learning:" in plot.alt and "static:" in plot.alt
     ended = next(b for b in section.blocks if isinstance(b, Table))
@@ -167,17 +167,17 @@ def test_the_simulator_sidecar_never_replaces_an_adaptive_campaigns(runs, tmp_pa
     """One folder may hold an adaptive review (campaign.json + campaign.meta.json) and a simulation:
     the simulator's sidecar follows campaign_curve.csv, and the report reads that one."""
     from bbsard_audit.annotations.adaptive import CAMPAIGN_FILE
-    from bbsard_audit.campaign import write_campaign
+    from bbsard_audit.simulation import write_simulation
     from bbsard_audit.io import sidecar_path, write_json, write_sidecar
-    from bbsard_audit.report.campaign_section import load_campaigns
+    from bbsard_audit.report.simulation_section import load_simulations
 
     write_json(tmp_path / CAMPAIGN_FILE, {"format": 1})
     adaptive = write_sidecar(tmp_path / CAMPAIGN_FILE, project=7)
     before = adaptive.read_bytes()
-    written = write_campaign(runs[True], tmp_path)
+    written = write_simulation(runs[True], tmp_path)
     assert sidecar_path(tmp_path / "campaign_curve.csv") in written and adaptive.read_bytes() == before
     (tmp_path / "learned_rules.csv").unlink()  # the label now comes from the sidecar alone
-    [run] = load_campaigns(tmp_path)
+    [run] = load_simulations(tmp_path)
     assert run.label == "learning" and run.meta["budget"] == SETTINGS["budget"]
 
 
@@ -231,9 +231,9 @@ def test_duplicate_oracle_ids_are_one_line(tmp_path):
 
 
 def test_several_seeds_give_a_mean_and_a_spread(synthetic, tmp_path, embedding_cache):
-    from bbsard_audit.campaign import write_campaign
-    from bbsard_audit.contracts.campaign import CAMPAIGN_SEEDS
-    from bbsard_audit.report.campaign_section import campaign_section, load_campaigns
+    from bbsard_audit.simulation import write_simulation
+    from bbsard_audit.contracts.simulation import CAMPAIGN_SEEDS
+    from bbsard_audit.report.simulation_section import simulation_section, load_simulations
 
     settings = {**SETTINGS, "control": 4}
     runs = {learning: simulate(synthetic.dataset, oracle=synthetic.make_oracle(), glossary=synthetic.glossary,
@@ -245,12 +245,12 @@ def test_several_seeds_give_a_mean_and_a_spread(synthetic, tmp_path, embedding_c
         finals = seeds.groupby("seed")["found_legal"].last()
         assert run.meta["found_legal_final"]["mean"] == pytest.approx(finals.mean(), abs=1e-3)
         assert run.meta["found_legal_final"]["min"] == finals.min()
-        write_campaign(run, tmp_path / "campaign" / ("learning" if learning else "static"))
+        write_simulation(run, tmp_path / "campaign" / ("learning" if learning else "static"))
     assert CAMPAIGN_SEEDS.read(tmp_path / "campaign" / "learning" / "campaign_seeds.csv")["seed"].nunique() == 3
     # learning finds at least as many as the static ranking at the same budget, on average over seeds
     assert runs[True].meta["found_legal_final"]["mean"] >= runs[False].meta["found_legal_final"]["mean"]
-    assert all(r.n_seeds == 3 for r in load_campaigns(tmp_path))
-    section = campaign_section(tmp_path)
+    assert all(r.n_seeds == 3 for r in load_simulations(tmp_path))
+    section = simulation_section(tmp_path)
     ended = next(b for b in section.blocks if hasattr(b, "rows"))
     assert all("over 3 seeds" in row[3] and row[-1] == "0–2" for row in ended.rows)
 
@@ -263,13 +263,13 @@ def test_the_plot_keeps_two_coinciding_curves_visible(runs, tmp_path):
     import matplotlib.image as mpimg
     import numpy as np
 
-    from bbsard_audit.report.campaign_section import CampaignRun, found_curve
+    from bbsard_audit.report.simulation_section import SimulationRun, found_curve
     from bbsard_audit.report.plots import OKABE_ITO
     from matplotlib.colors import to_rgb
 
     curve = runs[False].curve
-    first = CampaignRun("learning", tmp_path, curve, {}, None)
-    second = CampaignRun("static", tmp_path, curve.copy(), {}, None)
+    first = SimulationRun("learning", tmp_path, curve, {}, None)
+    second = SimulationRun("static", tmp_path, curve.copy(), {}, None)
 
     def pixels(png: bytes, color: str) -> int:
         image = mpimg.imread(io.BytesIO(png))[..., :3]

@@ -25,11 +25,11 @@ from bbsard_audit.contracts.error_spans import ERROR_SPANS
 from bbsard_audit.contracts.estimate import Estimate, Stratum
 from bbsard_audit.contracts.eval_tables import METRICS, PAIRWISE, RANKING_SHIFT
 from bbsard_audit.contracts.jsonfile import read_json
-from bbsard_audit.contracts.sidecar import read_sidecar, write_sidecar
+from bbsard_audit.contracts.sidecar import read_sidecar
 from bbsard_audit.contracts.table import parse_flag
 from bbsard_audit.contracts.verdicts import RAW, VERDICTS, VERDICTS_CSV, Verdicts, read_verdicts
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import sidecar_path
+from bbsard_audit.io import sidecar_path, write_sidecar
 from bbsard_audit.stats import wilson
 
 runner = CliRunner()
@@ -402,3 +402,38 @@ def test_selftest_json_is_a_record_the_report_reads_without_guessing(tmp_path):
     (tmp_path / "selftest.json").write_text(json.dumps(doc | {"recall": "0.9"}))
     with pytest.raises(InputError, match=r"selftest.json: unknown key\(s\) 'recall' in Selftest"):
         load_workdir(tmp_path)
+
+
+def test_one_reading_of_final_verdicts_for_every_stage(tmp_path):
+    """Five readers of verdicts.csv became one (`Verdicts.read`): release, learn, calibrate, the
+    simulator's oracle and estimate kept their own copies (one with its own int-id `Verdict`)."""
+    from bbsard_audit import release, simulation
+    from bbsard_audit.audit import calibration, learn
+    from bbsard_audit.contracts.verdicts import Verdict
+
+    assert release.Verdict is Verdict and simulation.Verdicts is Verdicts
+    assert not hasattr(learn, "read_review_verdicts") and not hasattr(calibration, "read_verdicts")
+    path = write(tmp_path / "verdicts.csv", "id,verdict,corrected_nl,annotators,agreement_status,adjudicated_by\n"
+                 "1,legal, De huurder ,a; b,adjudicated,rule:x\n2,,,a; b,unresolved,\n3,correct,, c ,single,\n")
+    judged = Verdicts.read(path, known_ids=[1, 2, 3])
+    assert list(judged.by_id) == [1, 3] and judged.verdict == {"1": "legal", "3": "correct"}
+    assert judged.corrected_nl == {"1": "De huurder"}
+    assert judged.frame().values.tolist() == [[1, "legal", "De huurder", "rule:x"], [3, "correct", "", "c"]]
+    with pytest.raises(InputError) as err:
+        Verdicts.read(path, known_ids=[1, 3], where="the audit")
+    assert one_line(err) == f"{path}, row 3, id 2: verdict for a question that is not in the audit"
+
+
+def test_one_name_per_concept():
+    """Two `write_sidecar`, two `Finding` and three modules named campaign became one each."""
+    import importlib
+
+    from bbsard_audit import io
+    from bbsard_audit.contracts import sidecar
+    from bbsard_audit.report import document
+
+    assert not hasattr(sidecar, "write_sidecar") and "files" in io.write_sidecar.__kwdefaults__
+    assert hasattr(document, "Headline") and not hasattr(document, "Finding")
+    for gone in ("bbsard_audit.campaign", "bbsard_audit.campaign_cli", "bbsard_audit.contracts.campaign"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(gone)

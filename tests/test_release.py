@@ -166,7 +166,7 @@ def test_rerun_replaces_release_and_leaves_foreign_files_alone(release, tmp_path
     (lambda f: f.assign(verdict=f["verdict"].replace("legal", "wrong")), "row 5, id 4: verdict 'wrong' is not one of"),
     (lambda f: f.drop(columns=["verdict"]), "verdicts.csv: missing column(s) verdict"),
     (lambda f: pd.concat([f, f.tail(1)]), "row 8, id 6: duplicate id: already on row 7"),
-    (lambda f: f.assign(id=f["id"].replace(6, 999)), "row 7, id 999: question id not in the dataset"),
+    (lambda f: f.assign(id=f["id"].replace(6, 999)), "row 7, id 999: verdict for a question that is not in the dataset"),
 ])
 def test_bad_verdicts_are_one_line_and_write_nothing(tmp_path, edit, message):
     ds = load_dataset(str(make_dataset(tmp_path / "src")))

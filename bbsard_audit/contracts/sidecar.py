@@ -1,25 +1,13 @@
-"""`.meta.json` provenance sidecars: written through `bbsard_audit.io.write_sidecar` with the row
-count and sha256 of every file they describe, read strictly (an object with the tool's keys)."""
+"""`.meta.json` provenance sidecars, read strictly (an object with the tool's keys). They are written
+by the one `bbsard_audit.io.write_sidecar` (its `files=` records each described file's rows and sha256)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Any, Sequence
 
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import write_sidecar as _write_sidecar
-
-from .table import FileRecord
 
 REQUIRED = ("output", "tool", "tool_version", "created")
-
-
-def write_sidecar(output: str | os.PathLike, *, files: Sequence[FileRecord] = (), **fields: Any) -> Path:
-    """The sidecar of `output`, recording `files` (name -> rows, sha256) besides the caller's fields."""
-    if files:
-        fields["files"] = {r.name: r.to_dict() for r in files}
-    return _write_sidecar(output, **fields)
 
 
 def read_sidecar(path: str | Path) -> dict:

@@ -14,6 +14,9 @@ with one `'` in front, and so is a cell that already starts with `'` + one of th
 reader removes exactly that `'`, so every text reads back exactly. The sidecar's file record says
 `"cells": "spreadsheet-safe"`; a file whose sidecar records it without that mark (an older
 version's) is read verbatim.
+
+Datasets are not read here: `sources.checker` reads a publisher's files, collecting every problem
+for `bbsard-audit validate` rather than stopping at the first (its docstring says why).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Any, Callable, Sequence
 import pandas as pd
 
 from bbsard_audit.errors import InputError
-from bbsard_audit.io import atomic_path, digest_of, file_problem, sidecar_path
+from bbsard_audit.io import atomic_path, digest_of, file_problem, sidecar_path, write_sidecar
 from bbsard_audit.transactions import settled
 
 TRUE, FALSE = ("true", "1"), ("false", "0")
@@ -277,8 +280,6 @@ class TableSpec:
 
     def write(self, path: str | Path, frame: pd.DataFrame, **sidecar: Any) -> Path:
         """Write `frame` and its sidecar (`sidecar` fields + the file's row count and sha256)."""
-        from .sidecar import write_sidecar
-
         record = self.write_file(path, frame)
         write_sidecar(path, files=[record], **sidecar)
         return Path(path)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -108,17 +109,64 @@ def read_raw(path: str | Path, *, missing_ok: bool = False) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class Verdicts:
-    """Final expert verdict per question id (as a string, like run ids) and the corrected Dutch question."""
+class Verdict:
+    """One final expert verdict on a question pair (an unresolved disagreement has none yet)."""
 
-    verdict: Mapping[str, str]
-    corrected_nl: Mapping[str, str] = field(default_factory=dict)
+    id: int
+    verdict: str
+    corrected_nl: str = ""
+    gold_labels_apply: str = ""
+    annotators: str = ""
+    adjudicated_by: str = ""
+
+    @property
+    def annotator(self) -> str:
+        """Who decided: the adjudication when there was one, else the annotators."""
+        return self.adjudicated_by or self.annotators
+
+
+FRAME_COLUMNS = ["id", "verdict", "corrected_nl", "annotator"]
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """The final verdicts of one verdicts.csv: the ONE reading every stage goes through (eval,
+    calibrate, estimate, learn, the simulator's oracle, release), so one file means one thing to all."""
+
+    by_id: Mapping[int, Verdict]
     source: str = "<memory>"
 
     @classmethod
-    def read(cls, path: str | Path) -> "Verdicts":
+    def read(cls, path: str | Path, known_ids: Iterable[int] | None = None,
+             where: str = "the audit") -> "Verdicts":
+        """`read_verdicts` (its contract), unresolved rows left out, text trimmed; with `known_ids`,
+        a row whose id is not among them (`where` names them) is an error naming file, row and id."""
         frame = read_verdicts(path)
+        if known_ids is not None:
+            known = {int(i) for i in known_ids}
+            for row_no, qid in zip(range(2, len(frame) + 2), frame["id"]):
+                if int(qid) not in known:
+                    raise InputError(f"verdict for a question that is not in {where}", file=str(path), row=row_no,
+                                     id=int(qid))
         final = frame[frame["verdict"] != ""]
-        ids = [str(i) for i in final["id"]]
-        corrected = {q: t.strip() for q, t in zip(ids, final["corrected_nl"]) if str(t).strip()}
-        return cls(dict(zip(ids, final["verdict"])), corrected, str(path))
+        judge = final["adjudicated_by"] if "adjudicated_by" in final.columns else pd.Series("", index=final.index)
+        text = {c: final[c].fillna("").astype(str).str.strip() for c in ("corrected_nl", "annotators")}
+        rows = zip(final["id"], final["verdict"], text["corrected_nl"], final["gold_labels_apply"], text["annotators"],
+                   judge.fillna("").astype(str).str.strip())
+        return cls({int(i): Verdict(int(i), v, c, str(g), a, j) for i, v, c, g, a, j in rows}, str(path))
+
+    @cached_property
+    def verdict(self) -> dict[str, str]:
+        """Question id (as a string, like run ids) -> verdict."""
+        return {str(i): v.verdict for i, v in self.by_id.items()}
+
+    @cached_property
+    def corrected_nl(self) -> dict[str, str]:
+        """Question id (as a string) -> the experts' corrected Dutch question, where they gave one."""
+        return {str(i): v.corrected_nl for i, v in self.by_id.items() if v.corrected_nl}
+
+    def frame(self) -> pd.DataFrame:
+        """`id, verdict, corrected_nl, annotator`, one row per final verdict in file order."""
+        return pd.DataFrame([(v.id, v.verdict, v.corrected_nl, v.annotator) for v in self.by_id.values()],
+                            columns=FRAME_COLUMNS).astype({"id": "int64", "verdict": object, "corrected_nl": object,
+                                                           "annotator": object})

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..io import write_sidecar, write_text
-from .campaign_section import campaign_section
+from .simulation_section import simulation_section
 from .html import render_html
 from .loaders import Workdir, load_workdir
 from .markdown import render_markdown
@@ -30,7 +30,7 @@ def build_report(workdir: str | Path, out: str | Path | None = None, campaign: s
     an empty report would look like a finished one."""
     started = time.perf_counter()
     wd = load_workdir(workdir, campaign)
-    simulated = campaign_section(wd.root)
+    simulated = simulation_section(wd.root)
     if not wd.found and simulated is None:
         raise InputError("no stage output here (audit.csv, verdicts.csv, metrics.csv, ...): nothing to report; "
                          "give the folder a stage wrote with --out", file=str(wd.root))

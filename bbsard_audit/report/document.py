@@ -12,7 +12,7 @@ class Text:
 
 @dataclass(frozen=True)
 class Figures:
-    """Headline numbers shown as cards in HTML and a bullet list in Markdown."""
+    """Key numbers shown as cards in HTML and a bullet list in Markdown."""
 
     items: tuple[tuple[str, str], ...]
 
@@ -37,8 +37,9 @@ class Details:
 
 
 @dataclass(frozen=True)
-class Finding:
-    """One sentence of the Findings block and the section (anchor) holding its evidence."""
+class Headline:
+    """One sentence of the report's Findings block and the section (anchor) holding its evidence
+    (not `audit.findings.Finding`, a check's flag on one pair)."""
 
     text: str
     anchor: str

@@ -7,7 +7,7 @@ import base64
 import re
 from html import escape
 
-from .document import Details, Figures, Finding, Plot, Report, Section, Table, Text
+from .document import Details, Figures, Headline, Plot, Report, Section, Table, Text
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
@@ -95,7 +95,7 @@ def _blocks(blocks) -> str:
     """Consecutive Findings form one list; every other block renders alone."""
     out, findings = [], []
     for block in [*blocks, None]:
-        if isinstance(block, Finding):
+        if isinstance(block, Headline):
             findings.append(block)
             continue
         if findings:
@@ -129,8 +129,8 @@ def _block(block) -> str:
     if isinstance(block, Details):
         inner = "".join(_block(b) for b in block.blocks)
         return f"<details><summary>{_inline(block.summary)}</summary>\n{inner}</details>\n"
-    if isinstance(block, Finding):
-        raise TypeError("Finding blocks are rendered as a list by _findings")
+    if isinstance(block, Headline):
+        raise TypeError("Headline blocks are rendered as a list by _findings")
     if isinstance(block, Plot):
         data = base64.b64encode(block.png).decode("ascii")
         return (f'<figure><img src="data:image/png;base64,{data}" alt="{escape(block.alt)}">'

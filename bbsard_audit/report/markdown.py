@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 
-from .document import Details, Figures, Finding, Plot, Report, Section, Table, Text
+from .document import Details, Figures, Headline, Plot, Report, Section, Table, Text
 
 _CODE = re.compile(r"(`[^`]+`)")
 _INLINE = re.compile(r"[\\`*|~]|(?<=\])\(|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
@@ -71,7 +71,7 @@ def _block(block) -> str:
         return _text(block.text) + "\n"
     if isinstance(block, Figures):
         return "".join(f"- **{_cell(k)}**: {_cell(v)}\n" for k, v in block.items)
-    if isinstance(block, Finding):
+    if isinstance(block, Headline):
         anchor = re.sub(r"[^-\w]", "", block.anchor)
         return f"- {_cell(block.text)} ([{_cell(block.label)}](#{anchor}))\n"
     if isinstance(block, Table):

@@ -13,7 +13,7 @@ import pandas as pd
 
 from .. import __version__
 from . import plots
-from .document import Details, Figures, Finding, Plot, Report, Section, Table, Text
+from .document import Details, Figures, Headline, Plot, Report, Section, Table, Text
 from ..contracts.agreement import Agreement
 from ..contracts.calibration import Calibration
 from ..contracts.estimate import Estimate as ErrorRate
@@ -587,7 +587,7 @@ def findings_section(wd: Workdir, sections: list[Section]) -> Section:
     def say(text: str, *keys: str) -> None:
         key = next((k for k in keys if k in anchors), None)
         if text and key is not None:
-            sec.add(Finding(text, key, anchors[key]))
+            sec.add(Headline(text, key, anchors[key]))
 
     audit = wd.table("audit.csv")
     if audit is not None:

@@ -2,6 +2,12 @@
 
 Every source goes through the same checks (`Checker`), so a bad CSV row, a bad JSONL line and a bad
 hub row get the same one-line error naming the file, the row and the question id.
+
+Not `contracts.table`, on purpose: that is the strict reader of the files bbsard-audit itself writes
+and exchanges (the first violation is the error; a missing final line end or a ragged record means
+a truncated file). These readers take a dataset as its publisher made it (no sidecar, no column rules of
+ours: a last line without a line end is accepted), and `bbsard-audit validate` must list every problem
+of every file at once, with warnings beside errors, so they collect `Issue`s instead of raising the first.
 """
 
 from __future__ import annotations

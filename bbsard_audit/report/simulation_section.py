@@ -1,4 +1,4 @@
-"""The report's Campaign section: what a (simulated) review campaign found per pair reviewed, with
+"""The report's Campaign section: what a simulated review campaign (`bbsard_audit.simulation`) found per pair reviewed, with
 learning and without, and the rules it learned.
 
 Where campaigns are found: `campaign simulate --out DIR` writes `campaign_curve.csv`,
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..contracts.campaign import CAMPAIGN_CURVE, CAMPAIGN_SEEDS
+from ..contracts.simulation import CAMPAIGN_CURVE, CAMPAIGN_SEEDS
 from ..contracts.learned import LEARNED_RULES
 from ..contracts.sidecar import read_sidecar
 from ..io import sidecar_path
@@ -30,7 +30,7 @@ RULE_HEADERS = {"fr": "French term", "rejected": "translation's rendering (rejec
 
 
 @dataclass
-class CampaignRun:
+class SimulationRun:
     label: str
     folder: Path
     curve: pd.DataFrame
@@ -50,12 +50,12 @@ class CampaignRun:
         return int(self.seeds["seed"].nunique()) if self.seeds is not None and len(self.seeds) else 1
 
 
-def load_campaigns(root: str | Path) -> list[CampaignRun]:
+def load_simulations(root: str | Path) -> list[SimulationRun]:
     """Every simulated campaign under `root` (see the module doc); a malformed file -> InputError."""
     root = Path(root)
     folders = [root, *sorted(p for p in root.iterdir() if p.is_dir()),
                *sorted(p for p in (root / "campaign").glob("*") if p.is_dir())] if root.is_dir() else []
-    runs: list[CampaignRun] = []
+    runs: list[SimulationRun] = []
     for folder in dict.fromkeys(folders):
         path = folder / "campaign_curve.csv"
         if not path.is_file():
@@ -68,7 +68,7 @@ def load_campaigns(root: str | Path) -> list[CampaignRun]:
         seeds_path = folder / "campaign_seeds.csv"
         seeds = CAMPAIGN_SEEDS.read(seeds_path) if seeds_path.is_file() else None
         label = "learning" if meta.get("learning", rules is not None) else "static"
-        runs.append(CampaignRun(label, folder, curve, meta, rules, seeds))
+        runs.append(SimulationRun(label, folder, curve, meta, rules, seeds))
     labels = [r.label for r in runs]
     for r in runs:
         if labels.count(r.label) > 1:
@@ -79,7 +79,7 @@ def load_campaigns(root: str | Path) -> list[CampaignRun]:
 LINESTYLES = ("-", "--", ":", "-.")
 
 
-def found_curve(runs: list[CampaignRun]) -> bytes:
+def found_curve(runs: list[SimulationRun]) -> bytes:
     """Legal errors found against pairs reviewed, one line per campaign run (the mean over its seeds,
     with the min-max band of the seeds). Runs differ in colour, marker and line style and are
     shifted apart by a fraction of a review, so two runs that coincide stay both visible."""
@@ -104,7 +104,7 @@ def found_curve(runs: list[CampaignRun]) -> bytes:
         return _png(fig)
 
 
-def _ended(run: CampaignRun) -> str:
+def _ended(run: SimulationRun) -> str:
     """Legal errors found at the end: the count, or mean and range over the seeds."""
     last = run.found().iloc[-1]
     if run.n_seeds == 1:
@@ -112,9 +112,9 @@ def _ended(run: CampaignRun) -> str:
     return f"{last['mean']:.1f} ({int(last['low'])}–{int(last['high'])} over {run.n_seeds} seeds)"
 
 
-def campaign_section(root: str | Path) -> Section | None:
+def simulation_section(root: str | Path) -> Section | None:
     """The Campaign section of the report for a work folder, or None when it holds no campaign."""
-    runs = load_campaigns(root)
+    runs = load_simulations(root)
     if not runs:
         return None
     section = Section("campaign", "Campaign")
@@ -149,7 +149,7 @@ def campaign_section(root: str | Path) -> Section | None:
     return section
 
 
-def _seeds(run: CampaignRun) -> str:
+def _seeds(run: SimulationRun) -> str:
     seeds = run.meta.get("seeds") or [run.meta.get("seed", "–")]
     return str(seeds[0]) if len(seeds) == 1 else f"{seeds[0]}–{seeds[-1]}"
 

@@ -1,4 +1,4 @@
-"""`bbsard-audit campaign simulate`: thin typer layer over bbsard_audit.campaign."""
+"""`bbsard-audit campaign simulate`: thin typer layer over bbsard_audit.simulation."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def simulate(
 
     Example: `bbsard-audit campaign simulate --dataset ../shared/data/bbsard --split test --backtranslations ../shared/data/bbsard/backtranslations_nl_fr.jsonl --oracle reports/verdicts.csv --allow-partial-oracle --batch 20 --budget 100 --control 20 --seed 0 --seeds 20 --out reports/campaign/learning`
     """
-    from .campaign import OUTPUTS, Oracle, simulate as run_simulation, write_campaign
+    from .simulation import OUTPUTS, Oracle, simulate as run_simulation, write_simulation
     from .dataset import load_dataset
 
     guard_out(out, command="campaign simulate", inputs=[oracle, oracle_spans, backtranslations, glossary, config],
@@ -86,7 +86,7 @@ def simulate(
                                 learning_on=not no_learning, refit=not no_refit, explore=explore,
                                 allow_partial=allow_partial, glossary=glossary, config=config, cache_dir=cache_dir,
                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
-    for path in write_campaign(result, out):
+    for path in write_simulation(result, out):
         console.print(f"  wrote {path}")
     last, meta = result.curve.iloc[-1], result.meta
     coverage = meta["oracle_coverage"]
