@@ -1,10 +1,12 @@
-"""Signal 3: Belgian legal terminology, checked against a curated French -> Belgian-Dutch glossary.
+"""Signal 3: Belgian legal terminology, checked against a curated glossary of legal concepts.
 
 A French legal term has one right Dutch rendering in Belgian law (the word of the official Dutch
 text of the code or decree); GPT-4o sometimes picks a wrong concept ('politierechter' for 'juge de
 paix') or Netherlands usage ('kantonrechter'). Such a word silently moves the Dutch question away
-from the articles it is labelled with. The shipped glossary is `audit/data/glossary.yaml`
-(format and matching rules: docs/glossary.md).
+from the articles it is labelled with. Each entry is a concept with its terms per language (and
+the renderings wrong in a language), so the one glossary checks any pair of its languages: the
+source terms trigger, the target terms are expected. The shipped glossary is
+`audit/data/glossary.yaml` (format and matching rules: docs/glossary.md).
 """
 
 from __future__ import annotations
@@ -147,14 +149,18 @@ class Glossary:
         self._by_id = {e.id: e for e in self.entries}
         self._pairs: dict[tuple[str, str], _PairMatcher] = {}
 
-    def languages(self) -> list[str]:
-        """The languages some entry has terms in."""
-        return sorted({lang for e in self.entries for lang in e.terms})
+    def coverage(self) -> dict[str, int]:
+        """Language code -> how many entries have terms in it (any two make a checkable pair)."""
+        counts: dict[str, int] = {}
+        for e in self.entries:
+            for lang in e.terms:
+                counts[lang] = counts.get(lang, 0) + 1
+        return dict(sorted(counts.items()))
 
     def unavailable(self, pair: tuple[str, str]) -> list[str]:
         """'not available for <lang> (...)' for each language of `pair` no entry has terms in: the
         glossary cannot check that pair, and says so instead of passing every row."""
-        have = self.languages()
+        have = self.coverage()
         return [f"not available for {lang} (the glossary has no {lang} terms)" for lang in dict.fromkeys(pair)
                 if lang not in have]
 
@@ -252,10 +258,6 @@ class Glossary:
             rows.append(row)
         LEMMAS.flush()
         return findings, pd.DataFrame(rows, columns=list(COLUMNS)).astype("int64")
-
-    def check_tokens(self, fr: Tokens, nl: Tokens) -> tuple[list[Finding], tuple[int, ...]]:
-        """bBSARD's pair (fr -> nl) on tokenised texts."""
-        return self.matcher(("fr", "nl")).check(fr, nl)
 
 
 COLUMNS = ("gl_expected", "gl_matched", "gl_missing", "gl_rejected", "gl_non_belgian")

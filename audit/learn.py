@@ -16,8 +16,8 @@ From each non-correct verdict with a `corrected_nl`:
    rendering co-occur — ties broken by co-occurrence count and then by relative position in the
    sentence (word order is close in French and Dutch).
 
-Each rule becomes a glossary entry (the shipped glossary's format) whose rejection names its source
-review; rules that contradict the base glossary or another expert are reported, never merged.
+Each rule becomes a glossary entry (the glossary's French -> Dutch entry format, which its reader
+converts to a concept) whose rejection names its source review; rules that contradict the base glossary or another expert are reported, never merged.
 """
 
 from __future__ import annotations

