@@ -524,10 +524,12 @@ def parse_entry(item, label: str, row: int, learned: bool = False) -> GlossaryEn
 
 
 def _code(lang, fail, field: str) -> str:
+    """A language code with a language pack: its terms are tokenised and lemmatised by that pack."""
     try:
-        return check_code(lang)
+        languages.get(check_code(lang))
     except InputError as exc:
         raise fail(f"`{field}`: {exc.message}") from None
+    return lang
 
 
 def _rejections(value, fail, field: str, lang: str) -> tuple[Rejection, ...]:

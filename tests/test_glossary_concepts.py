@@ -147,6 +147,7 @@ entries:
     (", de: [Friedensrichter]", "{de: [{term: Amtsrichter, kind: netherlands, reason: x}]}", "{fr: a, nl: a, de: a}",
      "reject kind netherlands is a Dutch rejection"),
     (", xx: [foo]", "{}", "{fr: a, nl: a, xx: a}", "unknown language 'xx'"),
+    (", es: [juez de paz]", "{}", "{fr: a, nl: a, es: a}", "no language pack for 'es'"),
     ("", "{nl: [{term: vrederechter, kind: wrong_concept, reason: x}]}", "{fr: a, nl: a}", "both accepted and rejected"),
 ])
 def test_bad_concept_entries_are_one_line_input_errors(tmp_path, extra, reject, sources, message):
