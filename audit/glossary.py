@@ -1,10 +1,12 @@
-"""Signal 3: Belgian legal terminology, checked against a curated French -> Belgian-Dutch glossary.
+"""Signal 3: Belgian legal terminology, checked against a curated glossary of legal concepts.
 
 A French legal term has one right Dutch rendering in Belgian law (the word of the official Dutch
 text of the code or decree); GPT-4o sometimes picks a wrong concept ('politierechter' for 'juge de
 paix') or Netherlands usage ('kantonrechter'). Such a word silently moves the Dutch question away
-from the articles it is labelled with. The shipped glossary is `audit/data/glossary.yaml`
-(format and matching rules: docs/glossary.md).
+from the articles it is labelled with. Each entry is a concept with its terms per language (and
+the renderings wrong in a language), so the one glossary checks any pair of its languages: the
+source terms trigger, the target terms are expected. The shipped glossary is
+`audit/data/glossary.yaml` (format and matching rules: docs/glossary.md).
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ import json
 import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Literal, Sequence, Union
+from typing import Literal, Mapping, Sequence, Union
 
+import numpy as np
 import pandas as pd
 
+from bbsard_audit import languages
 from bbsard_audit.errors import InputError
+from bbsard_audit.languages.pair import check_code
 from bbsard_audit.untrusted import load_yaml, nfc_data
 
 from . import termmatch
@@ -55,14 +60,39 @@ class Rejection:
 
 @dataclass(frozen=True)
 class GlossaryEntry:
+    """One legal concept: its accepted terms per language, the renderings wrong in a language, and
+    where each language's terms come from. Any two of its languages make a checkable pair."""
+
     id: str
-    fr: tuple[str, ...]
-    nl_accepted: tuple[str, ...]
-    nl_rejected: tuple[Rejection, ...]
+    terms: Mapping[str, tuple[str, ...]]
+    """language code -> accepted terms (in the source language of a pair they are the triggers)."""
+    rejects: Mapping[str, tuple[Rejection, ...]]
+    """language code -> renderings wrong in that language (a pair's target-language ones count)."""
     domain: str
-    source: str
+    sources: Mapping[str, str]
+    """language code -> the text its terms come from (a Belgian law's official version, a review)."""
+    concept_id: str | None = None
+    """An IATE-style concept id where one is known; never guessed."""
     learned: bool = False
     """From a learned layer: findings name `source` (the expert review) in their reason."""
+
+    @property
+    def source(self) -> str:
+        """The entry's citations, each once (a shipped fr/nl entry cites one bilingual Belgian text)."""
+        return "; ".join(dict.fromkeys(self.sources.values()))
+
+    # bBSARD's pair (fr -> nl), which learning, mining and the self-test work on
+    @property
+    def fr(self) -> tuple[str, ...]:
+        return self.terms.get("fr", ())
+
+    @property
+    def nl_accepted(self) -> tuple[str, ...]:
+        return self.terms.get("nl", ())
+
+    @property
+    def nl_rejected(self) -> tuple[Rejection, ...]:
+        return self.rejects.get("nl", ())
 
 
 @dataclass(frozen=True)
@@ -117,10 +147,28 @@ class Glossary:
         self.layers = list(layers) if layers is not None else [
             Layer(path.name if path else "in-memory", self.digest, version, len(self.entries))]
         self._by_id = {e.id: e for e in self.entries}
-        self._fr = TermMatcher(((e.id, t) for e in self.entries for t in e.fr), "fr")
-        self._accepted = TermMatcher(((e.id, t) for e in self.entries for t in e.nl_accepted), "nl", "part")
-        self._rejected = TermMatcher(((e.id, r.term) for e in self.entries for r in e.nl_rejected), "nl", "head")
-        self._rejection = {(e.id, _plain(r.term)): r for e in self.entries for r in e.nl_rejected}
+        self._pairs: dict[tuple[str, str], _PairMatcher] = {}
+
+    def coverage(self) -> dict[str, int]:
+        """Language code -> how many entries have terms in it (any two make a checkable pair)."""
+        counts: dict[str, int] = {}
+        for e in self.entries:
+            for lang in e.terms:
+                counts[lang] = counts.get(lang, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def unavailable(self, pair: tuple[str, str]) -> list[str]:
+        """'not available for <lang> (...)' for each language of `pair` no entry has terms in: the
+        glossary cannot check that pair, and says so instead of passing every row."""
+        have = self.coverage()
+        return [f"not available for {lang} (the glossary has no {lang} terms)" for lang in dict.fromkeys(pair)
+                if lang not in have]
+
+    def matcher(self, pair: tuple[str, str]) -> "_PairMatcher":
+        """The matchers of one (source, target) pair, built once per glossary."""
+        if pair not in self._pairs:
+            self._pairs[pair] = _PairMatcher(self.entries, *pair)
+        return self._pairs[pair]
 
     # ------------------------------------------------------------------ loading
 
@@ -175,10 +223,15 @@ class Glossary:
         LEMMAS.flush()
         return glossary
 
-    def provenance(self) -> dict:
-        """For sidecars: each layer by file name + sha256 (never a local path), and the entry count."""
-        return {"version": self.version, "entries": len(self.entries),
-                "layers": [asdict(layer) for layer in self.layers]}
+    def provenance(self, pair: tuple[str, str] = ("fr", "nl")) -> dict:
+        """For sidecars: each layer by file name + sha256 (never a local path), and the entry count;
+        for a pair other than bBSARD's, how many entries have terms in both of its languages."""
+        out = {"version": self.version, "entries": len(self.entries),
+               "layers": [asdict(layer) for layer in self.layers]}
+        if pair != ("fr", "nl"):
+            out["pair"] = "->".join(pair)
+            out["entries_for_pair"] = sum(all(e.terms.get(lang) for lang in pair) for e in self.entries)
+        return out
 
     def domains(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -194,20 +247,50 @@ class Glossary:
 
     # ------------------------------------------------------------------ checking
 
-    def check_pairs(self, pairs: Sequence[tuple[str, str]]) -> tuple[list[list[Finding]], pd.DataFrame]:
-        """One findings list per (French, Dutch) pair, plus numeric `gl_*` columns."""
+    def check_pairs(self, pairs: Sequence[tuple[str, str]], pair: tuple[str, str] = ("fr", "nl")
+                    ) -> tuple[list[list[Finding]], pd.DataFrame]:
+        """One findings list per (source, target) text pair, plus numeric `gl_*` columns."""
+        matcher = self.matcher(pair)
         findings, rows = [], []
-        for fr, nl in pairs:
-            f, row = self.check_tokens(tokenize(fr, "fr"), tokenize(nl, "nl"))
+        for src, tgt in pairs:
+            f, row = matcher.check(tokenize(src, pair[0]), tokenize(tgt, pair[1]))
             findings.append(f)
             rows.append(row)
         LEMMAS.flush()
-        columns = pd.DataFrame(rows, columns=["gl_expected", "gl_matched", "gl_missing", "gl_rejected",
-                                              "gl_non_belgian"])
-        return findings, columns.astype("int64")
+        return findings, pd.DataFrame(rows, columns=list(COLUMNS)).astype("int64")
 
-    def check_tokens(self, fr: Tokens, nl: Tokens) -> tuple[list[Finding], tuple[int, ...]]:
-        expected = longest_first(self._fr.find(fr))
+
+COLUMNS = ("gl_expected", "gl_matched", "gl_missing", "gl_rejected", "gl_non_belgian")
+
+
+def _mode(lang: str, compound: termmatch.Compound) -> termmatch.Compound:
+    """Compound matching only in a language whose pack has compounds (Dutch, German)."""
+    return compound if languages.get(lang).compounds else "exact"
+
+
+class _PairMatcher:
+    """One direction of the glossary: the source-language terms trigger an entry, its target-language
+    accepted terms are expected there and its target-language rejections are wrong there."""
+
+    def __init__(self, entries: Sequence[GlossaryEntry], source: str, target: str):
+        self.source, self.target = source, target
+        self._src, self._tgt = source.upper(), target.upper()
+        usable = [e for e in entries if e.terms.get(source) and e.terms.get(target)]
+        self._by_id = {e.id: e for e in usable}
+        self._triggers = TermMatcher(((e.id, t) for e in usable for t in e.terms[source]), source,
+                                     _mode(source, "head"))
+        self._accepted = TermMatcher(((e.id, t) for e in usable for t in e.terms[target]), target,
+                                     _mode(target, "part"))
+        rejects = [(e.id, r) for e in usable for r in e.rejects.get(target, ())]
+        self._rejected = TermMatcher(((i, r.term) for i, r in rejects), target, _mode(target, "head"))
+        self._rejection = {(i, _plain(r.term)): r for i, r in rejects}
+
+    def accepted(self, entry: GlossaryEntry) -> tuple[str, ...]:
+        return entry.terms[self.target]
+
+    def check(self, fr: Tokens, nl: Tokens) -> tuple[list[Finding], tuple[int, ...]]:
+        """Findings and counts for one pair; `fr` / `nl` are the source / target side (the span sides)."""
+        expected = longest_first(self._triggers.find(fr))
         expected_ids = list(dict.fromkeys(m.key for m in expected))
         fr_form = {m.key: m.term for m in reversed(expected)}
         rejected = self._rejected.find(nl)
@@ -216,8 +299,8 @@ class Glossary:
         accepted_ids = {m.key for m in self._accepted.find(nl)
                         if not any(r.key == m.key and r.overlaps(m) and len(r.term) > len(m.term) for r in rejected)}
         # a rendering rejected for one entry is fine when it is the accepted rendering of another
-        # entry the French also contains ('voogdij' is wrong for 'garde' but right for 'tutelle')
-        legit_elsewhere = {_plain(t).lower() for i in expected_ids for t in self._by_id[i].nl_accepted}
+        # entry the source contains ('voogdij' is wrong for 'garde' but right for 'tutelle')
+        legit_elsewhere = {_plain(t).lower() for i in expected_ids for t in self.accepted(self._by_id[i])}
         out: list[Finding] = []
         matched = missing = n_rejected = n_non_belgian = 0
         for entry_id in expected_ids:
@@ -228,17 +311,18 @@ class Glossary:
             wrong = [m for m in rejected if m.key == entry_id
                      and self._rejection[(entry_id, m.term)].kind == "wrong_concept"
                      and m.term.lower() not in legit_elsewhere]
-            expects = " / ".join(_plain(t) for t in entry.nl_accepted[:3])
+            expects = " / ".join(_plain(t) for t in self.accepted(entry)[:3])
             flag = "term_rejected" if wrong else "term_missing"
             spans = _spans("fr", fr, [m for m in expected if m.key == entry_id], flag) + _spans("nl", nl, wrong, flag)
             if wrong:
                 n_rejected += 1
                 r = self._rejection[(entry_id, wrong[0].term)]
-                reason = (f"FR '{fr_form[entry_id]}' expects '{expects}'; NL has "
+                reason = (f"{self._src} '{fr_form[entry_id]}' expects '{expects}'; {self._tgt} has "
                           f"'{_surface(nl, wrong[0])}' ({r.reason})") + _learned(entry, r)
             else:
                 missing += 1
-                reason = f"FR '{fr_form[entry_id]}' expects '{expects}'; not found in NL" + _learned(entry)
+                reason = (f"{self._src} '{fr_form[entry_id]}' expects '{expects}'; not found in {self._tgt}"
+                          + _learned(entry))
             out.append(Finding(flag, reason, spans))
         reported: list = []
         for m in sorted(rejected, key=lambda m: m.start - m.end):  # longest first
@@ -248,9 +332,9 @@ class Glossary:
             reported.append(m)
             n_non_belgian += 1
             entry = self._by_id[m.key]
-            belgian = " / ".join(_plain(t) for t in entry.nl_accepted[:2])
-            out.append(Finding("non_belgian", f"NL '{_surface(nl, m)}' is Netherlands usage; Belgian law says "
-                                              f"'{belgian}' ({r.reason})" + _learned(entry, r),
+            belgian = " / ".join(_plain(t) for t in self.accepted(entry)[:2])
+            out.append(Finding("non_belgian", f"{self._tgt} '{_surface(nl, m)}' is Netherlands usage; Belgian law "
+                                              f"says '{belgian}' ({r.reason})" + _learned(entry, r),
                                _spans("nl", nl, [m], "non_belgian")))
         return out, (len(expected_ids), matched, missing, n_rejected, n_non_belgian)
 
@@ -293,9 +377,15 @@ class GlossarySignal(Declared):
                            [source_digest(s) for s in self.sources])
 
     def score(self, batch: Batch) -> SignalResult:
-        g = self.glossary
-        findings, columns = g.check_pairs(batch.pairs)
-        return SignalResult(findings, columns, g.provenance())
+        g, pair = self.glossary, tuple(batch.pair)
+        meta = g.provenance(pair)
+        unavailable = g.unavailable(pair)
+        if unavailable:  # never a silent pass: the sidecar says the glossary did not run
+            n = len(batch)
+            meta["checks_unavailable"] = [f"{self.name}: {note}" for note in unavailable]
+            return SignalResult([[] for _ in range(n)], pd.DataFrame(np.nan, index=range(n), columns=list(COLUMNS)), meta)
+        findings, columns = g.check_pairs(batch.pairs, pair)
+        return SignalResult(findings, columns, meta)
 
 
 def _read(path: Path) -> tuple[list[GlossaryEntry], str, Path, list[Layer]]:
@@ -318,7 +408,7 @@ def _read(path: Path) -> tuple[list[GlossaryEntry], str, Path, list[Layer]]:
     learned = "learned_from" in raw
     entries, seen = [], set()
     for row, item in enumerate(raw["entries"], start=1):
-        entry = _parse_entry(item, label, row, learned)
+        entry = parse_entry(item, label, row, learned)
         if entry.id in seen:
             raise InputError("duplicate entry id", file=label, row=row, id=entry.id)
         seen.add(entry.id)
@@ -328,15 +418,21 @@ def _read(path: Path) -> tuple[list[GlossaryEntry], str, Path, list[Layer]]:
 
 
 def _merge(entry: GlossaryEntry, learned: GlossaryEntry) -> GlossaryEntry:
-    """`entry` plus the renderings of a learned entry on the same French term that it neither accepts
-    nor rejects (the earlier layer wins; `audit learn` reports such conflicts). The added rejections
-    keep the learned rule's name for their findings."""
-    known = {lemma_key(t, "nl") for t in entry.nl_accepted} | {lemma_key(r.term, "nl") for r in entry.nl_rejected}
-    accepted = tuple(t for t in learned.nl_accepted if lemma_key(t, "nl") not in known)
+    """`entry` plus the terms and rejections of a learned entry on the same French term that it
+    neither accepts nor rejects in their language (the earlier layer wins; `audit learn` reports such
+    conflicts). The added rejections keep the learned rule's name for their findings."""
     rule = f"{learned.id} from {learned.source}"
-    rejected = tuple(replace(r, learned_from=r.learned_from or rule)
-                     for r in learned.nl_rejected if lemma_key(r.term, "nl") not in known)
-    return replace(entry, nl_accepted=entry.nl_accepted + accepted, nl_rejected=entry.nl_rejected + rejected)
+    terms, rejects = dict(entry.terms), dict(entry.rejects)
+    for lang in dict.fromkeys([*learned.terms, *learned.rejects]):
+        known = {lemma_key(t, lang) for t in terms.get(lang, ())} | {lemma_key(r.term, lang) for r in rejects.get(lang, ())}
+        added = tuple(t for t in learned.terms.get(lang, ()) if lemma_key(t, lang) not in known)
+        if added:
+            terms[lang] = terms.get(lang, ()) + added
+        wrong = tuple(replace(r, learned_from=r.learned_from or rule)
+                      for r in learned.rejects.get(lang, ()) if lemma_key(r.term, lang) not in known)
+        if wrong:
+            rejects[lang] = rejects.get(lang, ()) + wrong
+    return replace(entry, terms=terms, rejects=rejects)
 
 
 def _learned(entry: GlossaryEntry, rejection: Rejection | None = None) -> str:
@@ -356,59 +452,100 @@ def _surface(tokens: Tokens, match) -> str:
     return tokens.text[start:end]
 
 
-def _terms(value, label: str, row: int, entry_id, field: str, required: bool) -> tuple[str, ...]:
-    if value is None and not required:
-        return ()
+def _terms(value, fail, field: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
-    if not isinstance(value, list) or (required and not value) or not all(
-            isinstance(v, str) and v.strip().lstrip("=") for v in value):
-        raise InputError(f"`{field}` must be a {'non-empty ' if required else ''}list of terms",
-                         file=label, row=row, id=entry_id)
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip().lstrip("=") for v in value):
+        raise fail(f"`{field}` must be a non-empty list of terms")
     wordless = next((v for v in value if not has_letter(v)), None)
     if wordless is not None:
-        raise InputError(f"`{field}` term {wordless!r} has no letter (a term is one or more words)",
-                         file=label, row=row, id=entry_id)
+        raise fail(f"`{field}` term {wordless!r} has no letter (a term is one or more words)")
     return tuple(v.strip() for v in value)
 
 
-def _parse_entry(item, label: str, row: int, learned: bool = False) -> GlossaryEntry:
+LEGACY_FIELDS = {"id", "fr", "nl", "reject", "domain", "source", "note"}
+"""A French -> Dutch entry of the first format (still read: every file that worked keeps working)."""
+FIELDS = {"id", "domain", "concept_id", "sources", "terms", "reject", "note"}
+
+
+def parse_entry(item, label: str, row: int, learned: bool = False) -> GlossaryEntry:
+    """One entry of either format: a concept (`terms`, `reject` and `sources` per language) or a
+    French -> Dutch entry (`fr`, `nl`, a `reject` list of Dutch renderings, one `source`), converted."""
     if not isinstance(item, dict):
         raise InputError("an entry must be a mapping", file=label, row=row)
     entry_id = item.get("id")
     if not isinstance(entry_id, str) or not entry_id.strip():
         raise InputError("entry without an `id`", file=label, row=row)
-    unknown = set(item) - {"id", "fr", "nl", "reject", "domain", "source", "note"}
+    legacy = "terms" not in item
+    unknown = set(item) - (LEGACY_FIELDS if legacy else FIELDS)
     if unknown:
         raise InputError(f"unknown field(s) {', '.join(sorted(unknown))}", file=label, row=row, id=entry_id)
-    for field in ("domain", "source"):
-        if not isinstance(item.get(field), str) or not item[field].strip():
-            raise InputError(f"`{field}` is required", file=label, row=row, id=entry_id)
-    rejections = []
-    for r in item.get("reject") or []:
+    fail = lambda message: InputError(message, file=label, row=row, id=entry_id)  # noqa: E731
+    if not isinstance(item.get("domain"), str) or not item["domain"].strip():
+        raise fail("`domain` is required")
+    if legacy:
+        if not isinstance(item.get("source"), str) or not item["source"].strip():
+            raise fail("`source` is required")
+        terms = {"fr": _terms(item.get("fr"), fail, "fr"), "nl": _terms(item.get("nl"), fail, "nl")}
+        rejects = {"nl": _rejections(item.get("reject"), fail, "reject", "nl")}
+        sources = {"fr": item["source"].strip(), "nl": item["source"].strip()}
+        concept_id = None
+    else:
+        raw_terms = item["terms"]
+        if not isinstance(raw_terms, dict) or len(raw_terms) < 2:
+            raise fail("`terms` must map two or more language codes to their terms")
+        terms = {_code(lang, fail, "terms"): _terms(v, fail, f"terms.{lang}") for lang, v in raw_terms.items()}
+        raw_reject = item.get("reject") or {}
+        if not isinstance(raw_reject, dict):
+            raise fail("`reject` must map language codes to lists of {term, kind, reason}")
+        rejects = {_code(lang, fail, "reject"): _rejections(v, fail, f"reject.{lang}", lang)
+                   for lang, v in raw_reject.items()}
+        sources = item.get("sources")
+        if not isinstance(sources, dict) or not all(isinstance(v, str) and v.strip() for v in sources.values()):
+            raise fail("`sources` must map each language of `terms` to the text its terms come from")
+        sources = {_code(lang, fail, "sources"): v.strip() for lang, v in sources.items()}
+        for field, langs in (("reject", rejects), ("sources", sources)):
+            stray = [lang for lang in langs if lang not in terms]
+            if stray:
+                raise fail(f"`{field}` has {', '.join(stray)}, which `terms` has no terms in")
+        unsourced = [lang for lang in terms if lang not in sources]
+        if unsourced:
+            raise fail(f"`sources` has no source for the {', '.join(unsourced)} terms")
+        concept_id = item.get("concept_id")
+        if concept_id is not None and (not isinstance(concept_id, str) or not concept_id.strip()):
+            raise fail("`concept_id` must be text (leave it out when no id is known)")
+    for lang, wrong in rejects.items():
+        clash = {_plain(a).lower() for a in terms[lang]} & {_plain(r.term).lower() for r in wrong}
+        if clash:
+            raise fail(f"term(s) both accepted and rejected: {', '.join(sorted(clash))}")
+    return GlossaryEntry(id=entry_id.strip(), terms=terms, rejects={k: v for k, v in rejects.items() if v},
+                         domain=item["domain"].strip(), sources=sources,
+                         concept_id=concept_id.strip() if concept_id else None, learned=learned)
+
+
+def _code(lang, fail, field: str) -> str:
+    """A language code with a language pack: its terms are tokenised and lemmatised by that pack."""
+    try:
+        languages.get(check_code(lang))
+    except InputError as exc:
+        raise fail(f"`{field}`: {exc.message}") from None
+    return lang
+
+
+def _rejections(value, fail, field: str, lang: str) -> tuple[Rejection, ...]:
+    out = []
+    if value is not None and not isinstance(value, list):
+        raise fail(f"`{field}` must be a list of {{term, kind, reason}}")
+    for r in value or []:
         if not isinstance(r, dict) or set(r) != {"term", "kind", "reason"}:
-            raise InputError("each `reject` item needs exactly `term`, `kind`, `reason`",
-                             file=label, row=row, id=entry_id)
+            raise fail(f"each `{field}` item needs exactly `term`, `kind`, `reason`")
         if r["kind"] not in REJECTION_KINDS:
-            raise InputError(f"reject kind {r['kind']!r} is not one of {', '.join(REJECTION_KINDS)}",
-                             file=label, row=row, id=entry_id)
+            raise fail(f"reject kind {r['kind']!r} is not one of {', '.join(REJECTION_KINDS)}")
+        if r["kind"] == "netherlands" and lang != "nl":
+            raise fail(f"reject kind netherlands is a Dutch rejection (under `reject.nl`), not {lang}")
         if not isinstance(r["term"], str) or not r["term"].strip() or not isinstance(r["reason"], str):
-            raise InputError("reject `term` and `reason` must be text", file=label, row=row, id=entry_id)
+            raise fail("reject `term` and `reason` must be text")
         if not has_letter(r["term"]):
-            raise InputError(f"reject term {r['term']!r} has no letter (a term is one or more words)",
-                             file=label, row=row, id=entry_id)
-        rejections.append(Rejection(r["term"].strip(), r["kind"], r["reason"].strip()))
-    accepted = _terms(item.get("nl"), label, row, entry_id, "nl", True)
-    clash = {_plain(a).lower() for a in accepted} & {_plain(r.term).lower() for r in rejections}
-    if clash:
-        raise InputError(f"term(s) both accepted and rejected: {', '.join(sorted(clash))}",
-                         file=label, row=row, id=entry_id)
-    return GlossaryEntry(
-        id=entry_id.strip(),
-        fr=_terms(item.get("fr"), label, row, entry_id, "fr", True),
-        nl_accepted=accepted,
-        nl_rejected=tuple(rejections),
-        domain=item["domain"].strip(),
-        source=item["source"].strip(),
-        learned=learned,
-    )
+            raise fail(f"reject term {r['term']!r} has no letter (a term is one or more words)")
+        out.append(Rejection(r["term"].strip(), r["kind"], r["reason"].strip()))
+    return tuple(out)

@@ -49,6 +49,10 @@ def glossary_warnings(glossary: Glossary) -> list[str]:
     return warnings
 
 
+def _coverage(glossary: Glossary) -> str:
+    return ", ".join(f"{lang} {n}" for lang, n in glossary.coverage().items())
+
+
 def register_glossary_cli(audit_app: typer.Typer) -> None:
     """Add the `glossary` sub-command group (mine, show, check, flags) to the `audit` typer."""
     app = typer.Typer(no_args_is_help=True, help="Curate the Belgian legal glossary: mine proposals, show, check.\n\n"
@@ -104,6 +108,7 @@ def register_glossary_cli(audit_app: typer.Typer) -> None:
         n_rej = sum(len(e.nl_rejected) for e in g.entries)
         n_nl = sum(1 for e in g.entries for r in e.nl_rejected if r.kind == "netherlands")
         typer.echo(f"  rejected renderings: {n_rej} ({n_nl} Netherlands usage)")
+        typer.echo(f"  entries per language: {_coverage(g)}")
 
     @app.command()
     def check(glossary: Annotated[Path, typer.Argument(metavar="FILE", help="The glossary YAML to validate.")]) -> None:
@@ -115,7 +120,7 @@ def register_glossary_cli(audit_app: typer.Typer) -> None:
         for warning in glossary_warnings(g):
             typer.echo(f"warning: {glossary}: {warning}")
         typer.echo(f"ok: {glossary}: version {g.version}, {len(g.entries)} entries, "
-                   + ", ".join(f"{d} {n}" for d, n in g.domains().items()))
+                   + ", ".join(f"{d} {n}" for d, n in g.domains().items()) + f"; languages {_coverage(g)}")
 
     @app.command()
     def flags() -> None:

@@ -16,8 +16,8 @@ From each non-correct verdict with a `corrected_nl`:
    rendering co-occur — ties broken by co-occurrence count and then by relative position in the
    sentence (word order is close in French and Dutch).
 
-Each rule becomes a glossary entry (the shipped glossary's format) whose rejection names its source
-review; rules that contradict the base glossary or another expert are reported, never merged.
+Each rule becomes a glossary entry (the glossary's French -> Dutch entry format, which its reader
+converts to a concept) whose rejection names its source review; rules that contradict the base glossary or another expert are reported, never merged.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from bbsard_audit.untrusted import load_yaml
 
 from . import ranking as review_ranking
 from .calibration import calibrate, write_calibration
-from .glossary import Glossary, GlossaryEntry, Rejection, has_letter
+from .glossary import Glossary, GlossaryEntry, has_letter, parse_entry
 from .glossary_mining import STOPWORDS, _ngrams
 from .risk import RiskConfig
 from .termmatch import LEMMAS, TermMatcher, Tokens, fold, lemma_key, tokenize
@@ -419,10 +419,10 @@ def learned_entries(rules: Sequence[TermRule], glossary: Glossary) -> list[dict]
 
 
 def to_glossary(entries: Sequence[dict], version: str, path: Path | None = None) -> Glossary:
-    """The learned entries as a Glossary object (no file needed)."""
-    return Glossary([GlossaryEntry(id=e["id"], fr=tuple(e["fr"]), nl_accepted=tuple(e["nl"]),
-                                   nl_rejected=tuple(Rejection(r["term"], r["kind"], r["reason"]) for r in e["reject"]),
-                                   domain=e["domain"], source=e["source"], learned=True) for e in entries], version, path)
+    """The learned entries as a Glossary object (no file needed), read by the glossary file's reader."""
+    label = str(path) if path else "learned glossary"
+    return Glossary([parse_entry(e, label, row, learned=True) for row, e in enumerate(entries, start=1)],
+                    version, path)
 
 
 def load_learned(path: str | Path) -> Glossary:

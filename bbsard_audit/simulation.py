@@ -428,6 +428,7 @@ def clustered_oracle(dataset: Dataset, split: str, *, clusters: int = 3, per_clu
                  source=f"{dataset.source} + synthetic clusters (seed {seed})")
     removed = {(c["entry"], c["rejected"].lower()) for c in made}
     dropped = {c["entry"] for c in made} if unknown_terms else set()
-    reduced = [replace(e, nl_rejected=tuple(r for r in e.nl_rejected if (e.id, r.term.lstrip("=").lower()) not in removed))
+    reduced = [replace(e, rejects={**e.rejects, "nl": tuple(
+                   r for r in e.nl_rejected if (e.id, r.term.lstrip("=").lower()) not in removed)})
                for e in gloss.entries if e.id not in dropped]
     return SyntheticScenario(ds, oracle, Glossary(reduced, f"{gloss.version}-minus-clusters"), made)
