@@ -47,17 +47,24 @@ class Checker:
                        file=label)
         return not missing
 
+    def _new_id(self, kind: str, row: Mapping[str, object], seen: Mapping[int, object], label: str,
+                line: int) -> int | None:
+        """The row's id, or None (reported) when it is not plain ASCII digits or was `seen` already."""
+        raw = cell(row.get("id"))
+        if not PLAIN_INT.fullmatch(raw):
+            self.error(f"{kind} id {raw!r} is not an integer (ASCII digits only)", label, line)
+            return None
+        if int(raw) in seen:
+            self.error(f"duplicate {kind} id", label, line, int(raw))
+            return None
+        return int(raw)
+
     def questions(self, label: str, rows: Iterable[tuple[int, Mapping[str, object]]]) -> dict[int, dict]:
         """Check one question file; return {id: row} for the rows that passed."""
         out: dict[int, dict] = {}
         for line, row in rows:
-            raw_id = cell(row.get("id"))
-            if not PLAIN_INT.fullmatch(raw_id):
-                self.error(f"question id {raw_id!r} is not an integer (ASCII digits only)", label, line)
-                continue
-            qid = int(raw_id)
-            if qid in out:
-                self.error("duplicate question id", label, line, qid)
+            qid = self._new_id("question", row, out, label, line)
+            if qid is None:
                 continue
             question = cell(row.get("question"))
             if not question.strip():
@@ -131,13 +138,8 @@ class Checker:
     def articles(self, label: str, rows: Iterable[tuple[int, Mapping[str, object]]]) -> dict[int, dict]:
         out: dict[int, dict] = {}
         for line, row in rows:
-            raw = cell(row.get("id"))
-            if not PLAIN_INT.fullmatch(raw):
-                self.error(f"article id {raw!r} is not an integer (ASCII digits only)", label, line)
-                continue
-            aid = int(raw)
-            if aid in out:
-                self.error("duplicate article id", label, line, aid)
+            aid = self._new_id("article", row, out, label, line)
+            if aid is None:
                 continue
             text = cell(row.get("article"))
             if not text.strip():
