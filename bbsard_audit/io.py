@@ -31,8 +31,8 @@ from typing import Any, Iterable, Iterator
 from . import __version__
 from .errors import InputError
 from .transactions import MANIFEST  # noqa: F401 - the manifest's name stays part of io's API
-from .transactions import (UMASK, Transaction, delete_path, digest_of, disk_errors, fault_point, folder_lock,
-                           is_regular_or_dir, is_scratch, merge_manifest, read_manifest, refuse_concurrent, settle)
+from .transactions import (UMASK, Transaction, delete_path, digest_of, digest_or_none, disk_errors, fault_point,
+                           folder_lock, is_regular_or_dir, is_scratch, merge_manifest, read_manifest, refuse_concurrent, settle)
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
@@ -156,11 +156,7 @@ def file_ref(path: str | os.PathLike) -> dict:
     """A file or folder named by content, never by where it lies: `{name, sha256}` (sha256 null when
     it cannot be read; a folder's digest covers every file in it, see `digest_of`)."""
     path = Path(path)
-    try:
-        digest = digest_of(path) if is_regular_or_dir(path) else None
-    except OSError:
-        digest = None
-    return {"name": path.name, "sha256": digest}
+    return {"name": path.name, "sha256": digest_or_none(path)}
 
 
 def file_label(path: str | os.PathLike) -> str:
@@ -204,7 +200,7 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
-def _vouched(path: Path, rewritten: frozenset[Path] = frozenset(), depth: int = 0) -> bool:
+def _vouched(path: Path, rewritten: frozenset[Path] = frozenset()) -> bool:
     """An unchanged output of a bbsard-audit that kept no manifest in its folder (an older version):
     its sidecar records the file's sha256, and it still has it; a sidecar is vouched for when every
     file it records is (or is gone, or was just `rewritten` by this command). Such a file holds
@@ -219,9 +215,14 @@ def _vouched(path: Path, rewritten: frozenset[Path] = frozenset(), depth: int = 
     files = record.get("files") if isinstance(record, dict) and record.get("tool") == "bbsard-audit" else None
     if not isinstance(files, dict) or not files:
         return False
-    if path == meta:
-        return depth == 0 and all(meta.with_name(name) in rewritten or not os.path.lexists(meta.with_name(name))
-                                  or _vouched(meta.with_name(name), depth=1) for name in files)
+    if path != meta:
+        return _recorded_unchanged(path, files)
+    return all(meta.with_name(name) in rewritten or not os.path.lexists(meta.with_name(name))
+               or _recorded_unchanged(meta.with_name(name), files) for name in files)
+
+
+def _recorded_unchanged(path: Path, files: dict) -> bool:
+    """`path` is a regular file whose sha256 is the one its sidecar's `files` records."""
     entry = files.get(path.name)
     return (isinstance(entry, dict) and is_regular_or_dir(path) and not path.is_dir()
             and entry.get("sha256") == digest_of(path))
@@ -278,7 +279,7 @@ class OutputGuard:
         key = self._key(path)
         if key is None or is_scratch(key) or key in self.written or not os.path.lexists(path):
             return
-        if self.owns(key) or key in self.preserve:
+        if key in self.preserve or self.owns(key):
             return
         entry = self.manifest.get(key)
         if entry is None and _vouched(self.root / key, frozenset(self.root / k for k in self.written)):
@@ -337,21 +338,21 @@ class OutputGuard:
         """Rename the finished temp file `src` onto `path` (atomic_path's last step), journaled."""
         key = self._key(path)
         digest = digest_of(src)
-        if key is None or is_scratch(key) or self.txn is None:
-            fault_point()
-            os.replace(src, path)
-        else:
+        if key is not None and not is_scratch(key) and self.txn is not None:
             self._keep_foreign(key, path)
             self.txn.change(key, path, digest)
-            fault_point()
-            os.replace(src, path)
+        fault_point()
+        os.replace(src, path)
         self.record(path, digest)
 
     def _keep_foreign(self, key: str, path: Path) -> None:
         """A `preserve` name someone else changed: copy their version to a name of our own first."""
-        if key not in self.preserve or key in self.written or not path.is_file() or self.owns(key):
+        if key not in self.preserve or key in self.written or not path.is_file():
             return
         digest = digest_of(path)
+        entry = self.manifest.get(key)
+        if entry is not None and self._may_replace(entry.get("command")) and entry.get("sha256") == digest:
+            return  # our own, unchanged (`owns`, without hashing the file twice)
         kept = path.with_name(f"{path.name.split('.')[0]}.kept-{digest[:12]}{''.join(path.suffixes)}")
         if not (kept.is_file() and digest_of(kept) == digest):
             with atomic_path(kept) as tmp:

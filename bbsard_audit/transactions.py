@@ -197,7 +197,8 @@ def delete_path(path: Path) -> None:
     shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
 
 
-def _digest_or_none(path: Path) -> str | None:
+def digest_or_none(path: Path) -> str | None:
+    """sha256 of a regular file or folder; None when it is neither or cannot be read."""
     try:
         return digest_of(path) if is_regular_or_dir(path) else None
     except OSError:
@@ -406,7 +407,7 @@ def _undo(root: Path, txn_dir: Path, events: list[dict]) -> None:
             new.setdefault(e["key"], set()).add(e["sha256"])
     for key, backup in reversed(order):
         path = root / key
-        current = _digest_or_none(path)
+        current = digest_or_none(path)
         ours = current is not None and current in new.get(key, ())
         if current is not None and not ours:
             continue  # the previous version still (its change never happened), or someone else's since
