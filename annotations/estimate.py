@@ -147,7 +147,8 @@ class _Cell:
     x: int
 
 
-def _cells(design: Design, known: pd.Series, assumptions: list[str]) -> tuple[list[Stratum], list[_Cell]]:
+def _cells(design: Design, known: pd.Series, assumptions: list[str],
+           level: float) -> tuple[list[Stratum], list[_Cell]]:
     strata, cells = [], []
     reviewed_control = known[known.index.isin(list(design.control))]
     members = design.stratum.groupby(design.stratum, sort=False).groups
@@ -160,7 +161,7 @@ def _cells(design: Design, known: pd.Series, assumptions: list[str]) -> tuple[li
         else:
             sample = reviewed_control[reviewed_control.index.isin(ids)]
             m, x = len(sample), int(sample.sum())
-        low, high = wilson(x, m) if m else (None, None)
+        low, high = wilson(x, m, level) if m else (None, None)
         strata.append(Stratum(str(name), len(ids), m, x, x / m if m else None, low, high,
                               control=int(len(design.control.intersection(ids))), unreviewed=unreviewed,
                               found=len(done), found_legal=int(done.sum())))
@@ -252,7 +253,7 @@ def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | 
     assumptions = list(design.notes)
     known = pd.Series((final["verdict"] == "legal").to_numpy(), index=final["id"].to_numpy())
     known = known[known.index.isin(design.stratum.index)]
-    strata, cells = _cells(design, known, assumptions)
+    strata, cells = _cells(design, known, assumptions, level)
     rng = np.random.default_rng(seed)
     found = int(known.sum())
     expected, left = _predictive(cells, rng, draws)

@@ -19,6 +19,7 @@ from bbsard_audit.audit.pipeline import review_queue
 from bbsard_audit.cli import app
 from bbsard_audit.contracts.audit import AUDIT, QUEUE
 from bbsard_audit.errors import InputError
+from bbsard_audit.stats import wilson
 from conftest import audit_frame
 
 runner = CliRunner()
@@ -83,6 +84,11 @@ def test_reviewed_pairs_count_exactly_and_the_rest_is_post_stratified():
     assert left["risk_queue"].unreviewed == 0 and (left["risk_queue"].ci_low, left["risk_queue"].ci_high) == (0, 0)
     assert est.share_legal == pytest.approx((4 + 15 / 4) / 24)
     assert est.ci_low >= 4 / 24 and est.ci_low <= est.share_legal <= est.ci_high
+    # the per-stratum Wilson bounds are at the estimate's level, as the report and fragility.csv say
+    lower = estimate(audit, verdicts, design=design, draws=500, level=0.8)
+    band80 = next(s for s in lower.strata if s.name == "b")
+    assert (band80.wilson_low, band80.wilson_high) == pytest.approx(wilson(1, 4, 0.8))
+    assert band80.wilson_high < band.wilson_high
     # everything reviewed: the census is exact
     everyone = pd.DataFrame({"id": range(1, 25), "verdict": ["legal"] * 6 + ["correct"] * 18})
     census = estimate(audit, everyone, design=design, draws=500)
