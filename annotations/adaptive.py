@@ -101,13 +101,14 @@ class Campaign:
         if how == "pooled":
             control = control.assign(stratum="unflagged")
         queue = pd.concat([queue[queue["queue"] == "risk"], control], ignore_index=True).assign(batch=0)
+        audit_sha = digest_of(Path(audit_path))
         record = {
             "format": 1, "project": project,
             "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "design": {"audit_sha256": digest_of(Path(audit_path)), "queue_sha256": digest_of(Path(queue_path)),
+            "design": {"audit_sha256": audit_sha, "queue_sha256": digest_of(Path(queue_path)),
                        "flagged": sorted(int(i) for i in audit.loc[audit["flagged"] | audit["id"].isin(risk), "id"]),
                        "unflagged_strata": members, "strata_from": how},
-            "batches": [{"batch": 0, "kind": "start", "audit_sha256": digest_of(Path(audit_path)),
+            "batches": [{"batch": 0, "kind": "start", "audit_sha256": audit_sha,
                          "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                          "risk": sorted(int(i) for i in risk), "control": sorted(int(i) for i in control["id"])}],
         }
@@ -120,11 +121,12 @@ class Campaign:
         strata = {str(h): sorted(int(i) for i in ids) for h, ids in design.stratum.groupby(design.stratum).groups.items()}
         now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         control = sorted(design.control)
+        audit_sha = digest_of(Path(audit_path))
         record = {
             "format": 2, "project": project, "started": now,
-            "design": {"audit_sha256": digest_of(Path(audit_path)), "queue_sha256": digest_of(Path(queue_path)),
+            "design": {"audit_sha256": audit_sha, "queue_sha256": digest_of(Path(queue_path)),
                        "strata": strata, "census": [CENSUS] if CENSUS in strata else [], "control": control},
-            "batches": [{"batch": 0, "kind": "start", "audit_sha256": digest_of(Path(audit_path)), "created": now,
+            "batches": [{"batch": 0, "kind": "start", "audit_sha256": audit_sha, "created": now,
                          "risk": strata.get(CENSUS, []), "control": control}],
         }
         return cls(Path(folder), record, queue.assign(batch=0))

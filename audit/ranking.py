@@ -72,9 +72,12 @@ def _raw(frame: pd.DataFrame, names: list[str], risk_column: str) -> np.ndarray:
 
 def design(frame: pd.DataFrame, model: RankingModel) -> np.ndarray:
     """Standardised feature matrix (intercept first); a missing value sits at the feature's mean."""
-    x = (_raw(frame, model.features, model.risk_column) - np.array(model.means)) / np.array(model.scales)
-    x = np.clip(np.nan_to_num(x, nan=0.0), -6.0, 6.0)
-    return np.column_stack([np.ones(len(frame)), x])
+    return _standardised(_raw(frame, model.features, model.risk_column), model)
+
+
+def _standardised(raw: np.ndarray, model: RankingModel) -> np.ndarray:
+    x = np.clip(np.nan_to_num((raw - np.array(model.means)) / np.array(model.scales), nan=0.0), -6.0, 6.0)
+    return np.column_stack([np.ones(len(raw)), x])
 
 
 def fit(frame: pd.DataFrame, verdicts: pd.DataFrame, *, explore: float = EXPLORE_SHARE) -> RankingModel:
@@ -98,7 +101,7 @@ def fit(frame: pd.DataFrame, verdicts: pd.DataFrame, *, explore: float = EXPLORE
                          prior_precision=PRIOR_PRECISION, n_verdicts=0, n_positive=0)
     label = verdicts.drop_duplicates("id").set_index("id")["verdict"].astype(str)
     rows = frame["id"].isin(label.index).to_numpy()
-    x = design(frame, model)[rows]
+    x = _standardised(raw, model)[rows]  # the features computed above, standardised
     y = (label.reindex(frame.loc[rows, "id"]).to_numpy() == "legal").astype(float)
     prior = np.r_[0.0, is_logit.astype(float) + LEARNED_HIT_PRIOR * np.array([n == LEARNED_HITS for n in names])]
     precision = np.r_[INTERCEPT_PRECISION, np.where(is_logit, RULE_PRECISION, PRIOR_PRECISION)]
@@ -134,12 +137,14 @@ def predict(frame: pd.DataFrame, model: RankingModel) -> tuple[np.ndarray, np.nd
     return 1.0 / (1.0 + np.exp(-logit)), sd
 
 
-def review_order(frame: pd.DataFrame, model: RankingModel) -> tuple[np.ndarray, np.ndarray]:
-    """Row positions of `frame` in review order, and whether each slot is an exploration pick.
+def review_order(frame: pd.DataFrame, model: RankingModel,
+                 predicted: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Row positions of `frame` in review order, and whether each slot is an exploration pick
+    (`predicted`: `predict(frame, model)` when the caller has it already).
 
     Slot k (1-based) explores when floor(k * share) > floor((k - 1) * share): any prefix of N slots,
     i.e. any next batch of N, holds round(N * share) exploration picks (+-1)."""
-    p, sd = predict(frame, model)
+    p, sd = predict(frame, model) if predicted is None else predicted
     logit = np.log(np.clip(p, 1e-12, 1)) - np.log(np.clip(1 - p, 1e-12, 1))
     upper = logit + model.explore_z * sd
     ids = frame["id"].to_numpy()
@@ -160,7 +165,7 @@ def review_order(frame: pd.DataFrame, model: RankingModel) -> tuple[np.ndarray, 
 def priority(frame: pd.DataFrame, model: RankingModel) -> pd.DataFrame:
     """p_legal, p_legal_sd and `priority` (1 for the first pair to review, falling by 1/n per place)."""
     p, sd = predict(frame, model)
-    order, _ = review_order(frame, model)
+    order, _ = review_order(frame, model, (p, sd))
     rank = np.empty(len(frame))
     rank[order] = np.arange(len(frame))
     return pd.DataFrame({"p_legal": p, "p_legal_sd": sd, "priority": 1.0 - rank / max(len(frame), 1)},

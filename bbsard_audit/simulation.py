@@ -259,7 +259,8 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
         if not pick:
             break
         review(pick, round_no, "risk")
-    final = {k: v for k, v in rules_by_source.items() if k in {_rule_key(r) for r in frame_rules}}
+    kept = {_rule_key(r) for r in frame_rules}
+    final = {k: v for k, v in rules_by_source.items() if k in kept}
     return {"curve": pd.DataFrame(curve, columns=CURVE_COLUMNS), "order": order, "queue_info": queue_info,
             "rules": _rules_table(final, frame), "entries": entries, "conflicts": conflicts,
             "round_times": round_times, "unknown": list(oracle.unknown), "asked": list(oracle.revealed),
