@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Literal, Mapping, Sequence, Union
 
@@ -75,6 +75,22 @@ class GlossaryEntry:
     """An IATE-style concept id where one is known; never guessed."""
     learned: bool = False
     """From a learned layer: findings name `source` (the expert review) in their reason."""
+    accept_only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """language code -> renderings accepted in that language that never trigger the entry when it
+    is the source: generic words ('getrouwd', 'kosten') or looser phrasings ('marié') that are right
+    as a translation of the concept but too common to demand the concept's term on the other side."""
+
+    def triggers(self, lang: str) -> tuple[str, ...]:
+        """The terms that, in the source language of a pair, make the entry expected."""
+        quiet = {_plain(t).lower() for t in self.accept_only.get(lang, ())}
+        return tuple(t for t in self.terms.get(lang, ()) if _plain(t).lower() not in quiet)
+
+    def accepted(self, lang: str) -> tuple[str, ...]:
+        """The renderings accepted in the target language of a pair: the terms (in their order, which
+        findings quote), then the accept-only ones not among them."""
+        terms = self.terms.get(lang, ())
+        known = {_plain(t).lower() for t in terms}
+        return terms + tuple(t for t in self.accept_only.get(lang, ()) if _plain(t).lower() not in known)
 
     @property
     def source(self) -> str:
@@ -84,11 +100,11 @@ class GlossaryEntry:
     # bBSARD's pair (fr -> nl), which learning, mining and the self-test work on
     @property
     def fr(self) -> tuple[str, ...]:
-        return self.terms.get("fr", ())
+        return self.triggers("fr")
 
     @property
     def nl_accepted(self) -> tuple[str, ...]:
-        return self.terms.get("nl", ())
+        return self.accepted("nl")
 
     @property
     def nl_rejected(self) -> tuple[Rejection, ...]:
@@ -275,24 +291,34 @@ class _PairMatcher:
     def __init__(self, entries: Sequence[GlossaryEntry], source: str, target: str):
         self.source, self.target = source, target
         self._src, self._tgt = source.upper(), target.upper()
-        usable = [e for e in entries if e.terms.get(source) and e.terms.get(target)]
+        usable = [e for e in entries if e.triggers(source) and e.accepted(target)]
         self._by_id = {e.id: e for e in usable}
-        self._triggers = TermMatcher(((e.id, t) for e in usable for t in e.terms[source]), source,
+        self._triggers = TermMatcher(((e.id, t) for e in usable for t in e.triggers(source)), source,
                                      _mode(source, "head"))
-        self._accepted = TermMatcher(((e.id, t) for e in usable for t in e.terms[target]), target,
+        self._accepted = TermMatcher(((e.id, t) for e in usable for t in e.accepted(target)), target,
                                      _mode(target, "part"))
         rejects = [(e.id, r) for e in usable for r in e.rejects.get(target, ())]
         self._rejected = TermMatcher(((i, r.term) for i, r in rejects), target, _mode(target, "head"))
         self._rejection = {(i, _plain(r.term)): r for i, r in rejects}
 
     def accepted(self, entry: GlossaryEntry) -> tuple[str, ...]:
-        return entry.terms[self.target]
+        return entry.accepted(self.target)
 
     def check(self, fr: Tokens, nl: Tokens) -> tuple[list[Finding], tuple[int, ...]]:
         """Findings and counts for one pair; `fr` / `nl` are the source / target side (the span sides)."""
-        expected = longest_first(self._triggers.find(fr))
+        found = self._triggers.find(fr)
+        expected = longest_first(found)
         expected_ids = list(dict.fromkeys(m.key for m in expected))
         fr_form = {m.key: m.term for m in reversed(expected)}
+        # a source term that several entries share (Dutch 'familierechter': the family court and its
+        # judge) may render any of them: the others are its alternatives, and it is rendered when one
+        # of them is. Only the same term counts ('verhuurder' is no alternative 'huurder' head).
+        chosen = {(m.start, m.end): m for m in expected}
+        alternatives: dict[str, set[str]] = {}
+        for m in found:
+            c = chosen.get((m.start, m.end))
+            if c is not None and m.key != c.key and lemma_key(m.term, self.source) == lemma_key(c.term, self.source):
+                alternatives.setdefault(c.key, set()).add(m.key)
         rejected = self._rejected.find(nl)
         # a longer rejected word beats a shorter accepted part inside it: 'huurwaarborg' is not a
         # 'huur' (loyer), 'ontslagname' is not an 'ontslag' (licenciement)
@@ -300,18 +326,21 @@ class _PairMatcher:
                         if not any(r.key == m.key and r.overlaps(m) and len(r.term) > len(m.term) for r in rejected)}
         # a rendering rejected for one entry is fine when it is the accepted rendering of another
         # entry the source contains ('voogdij' is wrong for 'garde' but right for 'tutelle')
-        legit_elsewhere = {_plain(t).lower() for i in expected_ids for t in self.accepted(self._by_id[i])}
+        readings = {i: [i, *sorted(alternatives.get(i, ()))] for i in expected_ids}
+        legit_elsewhere = {_plain(t).lower() for ids in readings.values() for i in ids
+                           for t in self.accepted(self._by_id[i])}
         out: list[Finding] = []
         matched = missing = n_rejected = n_non_belgian = 0
         for entry_id in expected_ids:
             entry = self._by_id[entry_id]
-            if entry_id in accepted_ids:
+            if accepted_ids.intersection(readings[entry_id]):
                 matched += 1
                 continue
             wrong = [m for m in rejected if m.key == entry_id
                      and self._rejection[(entry_id, m.term)].kind == "wrong_concept"
                      and m.term.lower() not in legit_elsewhere]
-            expects = " / ".join(_plain(t) for t in self.accepted(entry)[:3])
+            expects = " / ".join(_plain(t) for t in self.accepted(entry)[:3]) + "".join(
+                f"' or '{_plain(self.accepted(self._by_id[i])[0])}" for i in readings[entry_id][1:])
             flag = "term_rejected" if wrong else "term_missing"
             spans = _spans("fr", fr, [m for m in expected if m.key == entry_id], flag) + _spans("nl", nl, wrong, flag)
             if wrong:
@@ -465,12 +494,13 @@ def _terms(value, fail, field: str) -> tuple[str, ...]:
 
 LEGACY_FIELDS = {"id", "fr", "nl", "reject", "domain", "source", "note"}
 """A French -> Dutch entry of the first format (still read: every file that worked keeps working)."""
-FIELDS = {"id", "domain", "concept_id", "sources", "terms", "reject", "note"}
+FIELDS = {"id", "domain", "concept_id", "sources", "terms", "accept_only", "reject", "note"}
 
 
 def parse_entry(item, label: str, row: int, learned: bool = False) -> GlossaryEntry:
-    """One entry of either format: a concept (`terms`, `reject` and `sources` per language) or a
-    French -> Dutch entry (`fr`, `nl`, a `reject` list of Dutch renderings, one `source`), converted."""
+    """One entry of either format: a concept (`terms`, `accept_only`, `reject` and `sources` per
+    language) or a French -> Dutch entry (`fr`, `nl`, a `reject` list of Dutch renderings, one
+    `source`), converted."""
     if not isinstance(item, dict):
         raise InputError("an entry must be a mapping", file=label, row=row)
     entry_id = item.get("id")
@@ -489,7 +519,7 @@ def parse_entry(item, label: str, row: int, learned: bool = False) -> GlossaryEn
         terms = {"fr": _terms(item.get("fr"), fail, "fr"), "nl": _terms(item.get("nl"), fail, "nl")}
         rejects = {"nl": _rejections(item.get("reject"), fail, "reject", "nl")}
         sources = {"fr": item["source"].strip(), "nl": item["source"].strip()}
-        concept_id = None
+        concept_id, accept_only = None, {}
     else:
         raw_terms = item["terms"]
         if not isinstance(raw_terms, dict) or len(raw_terms) < 2:
@@ -504,7 +534,12 @@ def parse_entry(item, label: str, row: int, learned: bool = False) -> GlossaryEn
         if not isinstance(sources, dict) or not all(isinstance(v, str) and v.strip() for v in sources.values()):
             raise fail("`sources` must map each language of `terms` to the text its terms come from")
         sources = {_code(lang, fail, "sources"): v.strip() for lang, v in sources.items()}
-        for field, langs in (("reject", rejects), ("sources", sources)):
+        raw_quiet = item.get("accept_only") or {}
+        if not isinstance(raw_quiet, dict):
+            raise fail("`accept_only` must map language codes to lists of terms")
+        accept_only = {_code(lang, fail, "accept_only"): _terms(v, fail, f"accept_only.{lang}")
+                       for lang, v in raw_quiet.items()}
+        for field, langs in (("reject", rejects), ("accept_only", accept_only), ("sources", sources)):
             stray = [lang for lang in langs if lang not in terms]
             if stray:
                 raise fail(f"`{field}` has {', '.join(stray)}, which `terms` has no terms in")
@@ -515,12 +550,14 @@ def parse_entry(item, label: str, row: int, learned: bool = False) -> GlossaryEn
         if concept_id is not None and (not isinstance(concept_id, str) or not concept_id.strip()):
             raise fail("`concept_id` must be text (leave it out when no id is known)")
     for lang, wrong in rejects.items():
-        clash = {_plain(a).lower() for a in terms[lang]} & {_plain(r.term).lower() for r in wrong}
+        clash = ({_plain(a).lower() for a in terms[lang] + accept_only.get(lang, ())}
+                 & {_plain(r.term).lower() for r in wrong})
         if clash:
             raise fail(f"term(s) both accepted and rejected: {', '.join(sorted(clash))}")
     return GlossaryEntry(id=entry_id.strip(), terms=terms, rejects={k: v for k, v in rejects.items() if v},
                          domain=item["domain"].strip(), sources=sources,
-                         concept_id=concept_id.strip() if concept_id else None, learned=learned)
+                         concept_id=concept_id.strip() if concept_id else None, learned=learned,
+                         accept_only=accept_only)
 
 
 def _code(lang, fail, field: str) -> str:
