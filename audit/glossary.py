@@ -304,6 +304,11 @@ class _PairMatcher:
     def accepted(self, entry: GlossaryEntry) -> tuple[str, ...]:
         return entry.accepted(self.target)
 
+    def named(self, entry: GlossaryEntry) -> tuple[str, ...]:
+        """The renderings a finding names: the entry's target terms (accept-only ones only when it has
+        no other), so 'expects' quotes the concept's term, not a looser rendering it also accepts."""
+        return entry.terms.get(self.target) or self.accepted(entry)
+
     def check(self, fr: Tokens, nl: Tokens) -> tuple[list[Finding], tuple[int, ...]]:
         """Findings and counts for one pair; `fr` / `nl` are the source / target side (the span sides)."""
         found = self._triggers.find(fr)
@@ -339,8 +344,8 @@ class _PairMatcher:
             wrong = [m for m in rejected if m.key == entry_id
                      and self._rejection[(entry_id, m.term)].kind == "wrong_concept"
                      and m.term.lower() not in legit_elsewhere]
-            expects = " / ".join(_plain(t) for t in self.accepted(entry)[:3]) + "".join(
-                f"' or '{_plain(self.accepted(self._by_id[i])[0])}" for i in readings[entry_id][1:])
+            expects = " / ".join(_plain(t) for t in self.named(entry)[:3]) + "".join(
+                f"' or '{_plain(self.named(self._by_id[i])[0])}" for i in readings[entry_id][1:])
             flag = "term_rejected" if wrong else "term_missing"
             spans = _spans("fr", fr, [m for m in expected if m.key == entry_id], flag) + _spans("nl", nl, wrong, flag)
             if wrong:
@@ -361,7 +366,7 @@ class _PairMatcher:
             reported.append(m)
             n_non_belgian += 1
             entry = self._by_id[m.key]
-            belgian = " / ".join(_plain(t) for t in self.accepted(entry)[:2])
+            belgian = " / ".join(_plain(t) for t in self.named(entry)[:2])
             out.append(Finding("non_belgian", f"{self._tgt} '{_surface(nl, m)}' is Netherlands usage; Belgian law "
                                               f"says '{belgian}' ({r.reason})" + _learned(entry, r),
                                _spans("nl", nl, [m], "non_belgian")))
