@@ -11,7 +11,8 @@ Matching rules (documented in docs/glossary.md):
   so "juges de paix" matches "juge de paix" and "huurders" matches "huurder";
 - compounds (`compound="head"`, Dutch and German): a one-word term also matches as the head (last
   part, with one of its language pack's `plural_endings`) of a longer word, with at least 3 letters before it: "huurcontract" matches "studentenhuurcontract"
-  (a kind of huurcontract) but "vrederechter" never matches "vredegerecht";
+  (a kind of huurcontract) but "vrederechter" never matches "vredegerecht"; the word itself with such an
+  ending matches too ("Polizeigericht" in the genitive "Polizeigerichts", which simplemma leaves as is);
   `compound="part"` also accepts it as the first part (modifier) of a word: "huurwaarborg" matches
   "huurwaarborgrekening", "huur" matches "huurbetalingen". Terms shorter than 4 letters (acronyms
   like "ind") only ever match whole words.
@@ -224,7 +225,8 @@ class TermMatcher:
         """Terms found as the head or first part of `word`, memoised: words repeat across texts."""
         cached = self._compound_cache.get(word)
         if cached is None:
-            out: list[_Term] = []
+            # the word itself with a plural/genitive ending the lemmatiser missed ('Polizeigerichts')
+            out: list[_Term] = list(self._heads.get(word, ()))
             for cut in range(_MIN_COMPOUND_PREFIX, len(word) - 2):
                 out.extend(self._heads.get(word[cut:], ()))
             for cut in range(_MIN_MODIFIER_LEN, len(word) - _MIN_COMPOUND_PREFIX + 1):
