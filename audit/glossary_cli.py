@@ -109,6 +109,8 @@ def register_glossary_cli(audit_app: typer.Typer) -> None:
         n_nl = sum(1 for e in g.entries for r in e.nl_rejected if r.kind == "netherlands")
         typer.echo(f"  rejected renderings: {n_rej} ({n_nl} Netherlands usage)")
         typer.echo(f"  entries per language: {_coverage(g)}")
+        quiet = {lang: sum(len(e.accept_only.get(lang, ())) for e in g.entries) for lang in g.coverage()}
+        typer.echo("  accept-only renderings (never triggers): " + ", ".join(f"{k} {v}" for k, v in quiet.items()))
 
     @app.command()
     def check(glossary: Annotated[Path, typer.Argument(metavar="FILE", help="The glossary YAML to validate.")]) -> None:

@@ -179,3 +179,4 @@ def test_glossary_check_and_show_name_the_languages(glossary):
     assert result.exit_code == 0 and result.output.rstrip().endswith(f"; languages {coverage}"), result.output
     result = CliRunner().invoke(app, ["audit", "glossary", "show"])
     assert f"entries per language: {coverage}" in result.output
+    assert "accept-only renderings (never triggers): de " in result.output
