@@ -70,11 +70,12 @@ def test_learn_on_the_sample_verdicts(audit_csv, tmp_path):
     assert "vlaanderen" in flanders.nl_accepted and [r.term for r in flanders.nl_rejected] == ["wallonië"]
     assert flanders.source == "expert review of question 3 (reviewer_a;reviewer_b)"
     # question 22's 'hof van beroep' -> 'rechtbank van eerste aanleg' is already a shipped entry: it
-    # confirms that entry, it is not a new rule (nor in the learned glossary)
-    assert "tribunal de première instance" not in by_fr
+    # confirms that entry, it is not a new rule (nor in the learned glossary); so does question 1's
+    # 'huurder' -> 'verhuurder' for 'bailleur' (the shipped landlord/tenant rejection)
+    assert "tribunal de première instance" not in by_fr and "bailleur" not in by_fr
     confirming = pd.read_csv(tmp_path / "learned_confirming.csv")
-    assert sorted(confirming["confirms"]) == ["juge_de_paix", "tribunal_premiere_instance"]
-    assert "3 new rule(s), 2 confirming shipped entries (juge_de_paix, tribunal_premiere_instance)" in \
+    assert sorted(confirming["confirms"]) == ["bailleur", "juge_de_paix", "tribunal_premiere_instance"]
+    assert "2 new rule(s), 3 confirming shipped entries (bailleur, juge_de_paix, tribunal_premiere_instance)" in \
         " ".join(result.output.split())
     # question 29's correction rejects a rendering the shipped glossary accepts: reported, not merged
     conflicts = pd.read_csv(tmp_path / "learned_conflicts.csv")
