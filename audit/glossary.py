@@ -5,8 +5,9 @@ text of the code or decree); GPT-4o sometimes picks a wrong concept ('politierec
 paix') or Netherlands usage ('kantonrechter'). Such a word silently moves the Dutch question away
 from the articles it is labelled with. Each entry is a concept with its terms per language (and
 the renderings wrong in a language), so the one glossary checks any pair of its languages: the
-source terms trigger, the target terms are expected. The shipped glossary is
-`audit/data/glossary.yaml` (format and matching rules: docs/glossary.md).
+source terms trigger, the target terms are expected. A term can be accept-only in a language (a
+generic or looser rendering, accepted but never a trigger), so each direction stays sound. The
+shipped glossary is `audit/data/glossary.yaml` (format and matching rules: docs/glossary.md).
 """
 
 from __future__ import annotations
@@ -317,7 +318,7 @@ class _PairMatcher:
         fr_form = {m.key: m.term for m in reversed(expected)}
         # a source term that several entries share (Dutch 'familierechter': the family court and its
         # judge) may render any of them: the others are its alternatives, and it is rendered when one
-        # of them is. Only the same term counts ('verhuurder' is no alternative 'huurder' head).
+        # of them is. Only the same term counts: 'verhuurder' has no alternative in the 'huurder' inside it.
         chosen = {(m.start, m.end): m for m in expected}
         alternatives: dict[str, set[str]] = {}
         for m in found:
