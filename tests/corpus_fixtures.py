@@ -52,14 +52,15 @@ def documents(extra: dict | None = None) -> tuple[dict[str, str], dict[str, str]
     nl["1028"] = nl["1028"][: len(nl["1028"]) // 3]
     nl["1020"] = META + nl["1020"]
     nl["1200"] = nl["1200"].replace("é", "Ã©").replace("e", "Ã©", 3)
-    number = next(i for i, c in enumerate(nl["1029"]) if c.isdigit()) if any(c.isdigit() for c in nl["1029"]) else 0
+    nl["1029"] += " Binnen 30 dagen."  # the French has no such number
+    number = nl["1029"].index("30")
     rows = {
         "1027": (0.93, "high", True, "doc_untranslated", "the Dutch text is the French text unchanged",
                  [_span("nl", nl["1027"], 0, len(nl["1027"]), "untranslated", "doc_untranslated")]),
         "1028": (0.62, "medium", True, "doc_truncated", "the Dutch text is 33% of the French length",
                  [_span("nl", nl["1028"], max(0, len(nl["1028"]) - 20), len(nl["1028"]), "omission", "doc_truncated")]),
         "1029": (0.85, "high", True, "doc_numbers_changed", "a number differs between the two sides",
-                 [_span("nl", nl["1029"], number, number + 1, "number", "doc_numbers_changed")]),
+                 [_span("nl", nl["1029"], number, number + 2, "number", "doc_numbers_changed")]),
         "1020": (0.9, "high", True, "doc_meta_text", "leftover translator text: 'Hier is de vertaling'",
                  [_span("nl", nl["1020"], 0, len(META) - 1, "addition", "doc_meta_text")]),
         "1200": (0.55, "medium", True, "doc_mojibake", "encoding damage: 'Ã©'",

@@ -28,6 +28,8 @@ EXAMPLES_PER_FLAG = 2
 WORST = 10
 PROBE = 40
 """Characters of a span's text used to place it in an excerpt (the excerpt's offset is not stored)."""
+ELLIPSIS = 3
+"""Characters an excerpt may add at either end (an ellipsis) before the document's own text."""
 
 
 def corpus_section(wd: Workdir) -> Section | None:
@@ -125,10 +127,14 @@ def marks(excerpt: str, spans: list[dict]) -> tuple[tuple[int, int], ...]:
     usable = [s for s in spans if isinstance(s.get("start"), int) and isinstance(s.get("end"), int)
               and isinstance(s.get("text"), str) and s["end"] > s["start"] and s["text"]]
     shifts = []
-    for s in usable:
+    for s in usable:  # the span inside the window, or the window's start or end inside the span
         head, tail = s["text"][:PROBE], s["text"][-PROBE:]
         shifts += [p - s["start"] for p in _occurrences(excerpt, head)]
         shifts += [p + len(tail) - s["end"] for p in _occurrences(excerpt, tail)]
+        for skip in range(ELLIPSIS + 1):
+            start, end = excerpt[skip:skip + PROBE], excerpt[max(0, len(excerpt) - PROBE - skip):len(excerpt) - skip]
+            shifts += [skip - s["start"] - q for q in _occurrences(s["text"], start)] if start else []
+            shifts += [len(excerpt) - skip - s["start"] - q - len(end) for q in _occurrences(s["text"], end)] if end else []
 
     def placed(shift: int) -> list[tuple[int, int]]:
         out = []
