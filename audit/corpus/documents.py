@@ -14,7 +14,6 @@ texts; spans are offsets into source_text / target_text, side = the language cod
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable, Mapping
@@ -23,12 +22,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from bbsard_audit.audit.findings import Finding, Span, spans_json
+from bbsard_audit.audit.findings import Finding, spans_json
 from bbsard_audit.audit.risk import RiskConfig, combine, default_data
 from bbsard_audit.languages import LanguagePair
 
 from .checks import all_checks
-from .checks.base import DocCheck, Docs, Result, check_options
+from .checks.base import DocCheck, Docs, Result, check_options, decode_findings, encode_findings
 
 INPUT_COLUMNS = ("id", "source_title", "source_text", "target_title", "target_text")
 EXCERPT = 300
@@ -107,16 +106,6 @@ def _run(check: DocCheck, n: int, ctx: CorpusContext, phase: Callable[[], Result
     return result
 
 
-def _encode(findings: list[Finding]) -> str:
-    return json.dumps([[f.flag, f.reason, [[s.side, s.start, s.end, s.text, s.category] for s in f.spans]]
-                       for f in findings], ensure_ascii=False, separators=(",", ":")) if findings else "[]"
-
-
-def _decode(text: str) -> list[Finding]:
-    return [Finding(flag, reason, tuple(Span(*s) for s in spans)) for flag, reason, spans in json.loads(text)] \
-        if text != "[]" else []
-
-
 def excerpt(text: str, starts: list[int]) -> str:
     """At most EXCERPT characters of `text`, from BEFORE characters before the first span (else its start)."""
     start = max(0, min(starts) - BEFORE) if starts else 0
@@ -139,13 +128,13 @@ def map_batch(batch: pa.Table, ctx: CorpusContext) -> pa.Table:
     source_excerpt, target_excerpt = [], []
     extra_spans = columns.get("_align_spans")
     for i, row in enumerate(findings):
-        spans = [s for f in row for s in f.spans] or (_decode(extra_spans[i])[0].spans if extra_spans is not None
-                                                      and extra_spans[i] not in (None, "[]") else [])
+        spans = [s for f in row for s in f.spans] or (decode_findings(extra_spans[i])[0].spans if extra_spans is not None
+                                                      and extra_spans[i] not in (None, "", "[]") else [])
         source_excerpt.append(excerpt(docs.source[i], [s.start for s in spans if s.side == ctx.pair.source]))
         target_excerpt.append(excerpt(docs.target[i], [s.start for s in spans if s.side == ctx.pair.target]))
     base = {"id": batch.column("id"), "source_chars": docs.source_chars, "target_chars": docs.target_chars,
             "source_excerpt": source_excerpt, "target_excerpt": target_excerpt,
-            "_findings": [_encode(row) for row in findings]}
+            "_findings": [encode_findings(row) for row in findings]}
     return pa.table({name: base[name] if name in base else columns[name] for name in MAP_SCHEMA.names},
                     schema=MAP_SCHEMA)
 
@@ -178,7 +167,7 @@ def risk_config(ctx: CorpusContext) -> RiskConfig:
 def score_batch(mapped: pa.Table, stats: CorpusStats, ctx: CorpusContext) -> pa.Table:
     """Final rows, columns OUTPUT_SCHEMA, same order as `mapped`."""
     n = mapped.num_rows
-    findings = [_decode(text) for text in mapped.column("_findings").to_pylist()]
+    findings = [decode_findings(text) for text in mapped.column("_findings").to_pylist()]
     scored: dict[str, object] = {}
     for check in CHECKS:
         result = _run(check, n, ctx, lambda: check.score(mapped, stats, ctx), check.scored)

@@ -17,6 +17,7 @@ stay NaN and the sidecar says so (`documents.check_status`), never a silent pass
 from __future__ import annotations
 
 import inspect
+import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
@@ -80,8 +81,13 @@ class Result:
     @classmethod
     def none(cls, n: int, columns: Mapping[str, pa.DataType]) -> "Result":
         """Nothing computed (the check is not available): NaN / False columns, no finding."""
-        return cls({name: np.full(n, np.nan) if pa.types.is_floating(kind) else np.zeros(n, dtype=bool)
-                    for name, kind in columns.items()}, [[] for _ in range(n)])
+        def empty(kind: pa.DataType) -> np.ndarray:
+            if pa.types.is_floating(kind):
+                return np.full(n, np.nan)
+            if pa.types.is_string(kind) or pa.types.is_binary(kind):
+                return np.array([b"" if pa.types.is_binary(kind) else ""] * n, dtype=object)
+            return np.zeros(n, dtype=kind.to_pandas_dtype())
+        return cls({name: empty(kind) for name, kind in columns.items()}, [[] for _ in range(n)])
 
 
 class Accumulator(Protocol):
@@ -148,6 +154,17 @@ def quoted(text: str, limit: int = 60) -> str:
     """A short quotation for a reason."""
     text = " ".join(text.split())
     return repr(text if len(text) <= limit else text[:limit - 1] + "…")
+
+
+def encode_findings(findings: list[Finding]) -> str:
+    """A row's findings as the `_findings` column holds them (JSON)."""
+    return json.dumps([[f.flag, f.reason, [[s.side, s.start, s.end, s.text, s.category] for s in f.spans]]
+                       for f in findings], ensure_ascii=False, separators=(",", ":")) if findings else "[]"
+
+
+def decode_findings(text: str) -> list[Finding]:
+    return [Finding(flag, reason, tuple(Span(*s) for s in spans)) for flag, reason, spans in json.loads(text)] \
+        if text not in ("", "[]") else []
 
 
 class DocCheck(Declared):

@@ -4,7 +4,7 @@ against the corpus's own length ratio.
 A translation's length ratio target/source depends on the pair (Dutch runs ~5 % longer than French)
 and on the corpus, so the check learns it: the log length ratio of every pair with a source of at
 least `min_source_chars` characters, its median and MAD streamed over the corpus (reduce phase).
-A pair is truncated when its robust z = (log ratio - median) / (1.4826 MAD) is below -`z` AND its
+A pair is truncated (in a corpus of at least `min_corpus` measured pairs) when its robust z = (log ratio - median) / (1.4826 MAD) is below -`z` AND its
 ratio is below `ratio` times the corpus's median ratio (so a tight distribution cannot flag a
 translation 10 % short). The evidence span is where the translation stops. No language pack needed.
 """
@@ -42,7 +42,7 @@ class LengthCheck(DocCheck):
     weights = {"doc_truncated": 0.7}
     columns = {"doc_length_log_ratio": pa.float64(), "_target_tail": pa.string()}
     scored = {"doc_length_z": pa.float64()}
-    params = {"z": 4.0, "ratio": 0.6, "min_source_chars": 40.0, "min_spread": 0.05}
+    params = {"z": 4.0, "ratio": 0.6, "min_source_chars": 40.0, "min_spread": 0.05, "min_corpus": 30.0}
 
     def map(self, docs: Docs, ctx) -> Result:
         source, target = docs.source_chars.astype(float), docs.target_chars.astype(float)
@@ -59,7 +59,8 @@ class LengthCheck(DocCheck):
         summary = stats.checks[self.name]
         ratio = mapped.column("doc_length_log_ratio").to_numpy(zero_copy_only=False).astype(float)
         z = robust_z(ratio, summary, self.param(ctx, "min_spread"))
-        raised = (z < -self.param(ctx, "z")) & (ratio - summary["median"] < np.log(self.param(ctx, "ratio")))
+        raised = ((z < -self.param(ctx, "z")) & (ratio - summary["median"] < np.log(self.param(ctx, "ratio")))
+                  & (summary["n"] >= self.param(ctx, "min_corpus")))
         findings = [[] for _ in range(mapped.num_rows)]
         if raised.any():
             source_chars = mapped.column("source_chars").to_numpy()
