@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from bbsard_audit.contracts.corpus_audit import NAME as CORPUS_AUDIT, read as read_corpus_audit
 from bbsard_audit.contracts.sidecar import read_sidecar
 from bbsard_audit.dataset import Dataset, same_data
 from bbsard_audit.errors import InputError
@@ -25,7 +26,6 @@ from bbsard_audit.io import file_ref, sidecar_path
 from .findings import Finding
 from .signals import Batch, ScorerSignal, SignalResult
 
-CORPUS_AUDIT = "corpus_audit.parquet"
 SOME, ALL = "gold_document_flagged", "gold_documents_all_flagged"
 FLAGS = {
     SOME: "Some (not all) of the question's gold documents are flagged in the corpus audit (`--corpus-audit`, "
@@ -137,14 +137,14 @@ def link(source: CorpusAuditInput | None, ds: Dataset) -> Linked:
     if ds.corpus is None:
         raise InputError(f"dataset {ds.source_id} has no corpus to check the corpus audit's ids against",
                          file=str(path))
-    frame = _read(path)
+    frame = read_corpus_audit(path)
     ids = frame["id"].astype(str)
     outside = ~ids.isin(pd.Index([str(i) for i in ds.corpus.ids]))
     if outside.any():
         first = int(np.flatnonzero(outside.to_numpy())[0])
         more = int(outside.sum()) - 1
         raise InputError(f"not in the corpus of {ds.source_id}" + (f" (and {more} more id(s))" if more else ""),
-                         file=str(path), row=first + 2, id=ids.iloc[first])  # rows as the contract reader numbers them
+                         file=str(path), row=first + 1, id=ids.iloc[first])  # rows as the contract's reader numbers them
     gold = pd.Index({str(a) for p in ds.pairs for a in p.article_ids})
     rows = frame[ids.isin(gold).to_numpy()]
     flagged = rows[rows["flagged"].to_numpy(dtype=bool)]
@@ -156,12 +156,6 @@ def link(source: CorpusAuditInput | None, ds: Dataset) -> Linked:
               "gold_documents_flagged": len(flagged)}
     return Linked(CorpusLink(dict(zip(flagged["id"].astype(str), flagged["flags"].fillna("").astype(str))),
                              dict(zip(rows["id"].astype(str), rows["risk"].astype(float)))), record)
-
-
-def _read(path: Path) -> pd.DataFrame:
-    from bbsard_audit.contracts.corpus_audit import read
-
-    return read(path)
 
 
 def affected(frame: pd.DataFrame) -> dict[str, int]:

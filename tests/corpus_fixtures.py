@@ -16,12 +16,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from bbsard_audit.audit.corpus.documents import OUTPUT_SCHEMA, excerpt
+from bbsard_audit.contracts.corpus_audit import write
 from bbsard_audit.dataset import load_dataset, sample_dir
 from bbsard_audit.io import write_sidecar
 
-EXCERPT = 300
 SCHEMA = pa.schema([("id", pa.string()), ("risk", pa.float64()), ("severity", pa.string()), ("flagged", pa.bool_()),
                     ("flags", pa.string()), ("reasons", pa.string()), ("spans", pa.string()),
                     ("source_chars", pa.int64()), ("target_chars", pa.int64()), ("source_excerpt", pa.string()),
@@ -37,12 +37,6 @@ def _articles(lang: str) -> dict[str, str]:
 
 def _span(side: str, text: str, start: int, end: int, category: str, flag: str) -> dict:
     return {"side": side, "start": start, "end": end, "text": text[start:end], "category": category, "flag": flag}
-
-
-def _excerpt(text: str, spans: list[dict]) -> str:
-    """At most EXCERPT characters around the first span (the start of the text without one)."""
-    start = max(0, spans[0]["start"] - 60) if spans else 0
-    return text[start:start + EXCERPT]
 
 
 def documents(extra: dict | None = None) -> tuple[dict[str, str], dict[str, str], dict[str, dict]]:
@@ -79,25 +73,41 @@ def corpus_frame(extra: dict | None = None) -> pd.DataFrame:
         row = rows.get(doc, {"risk": 0.02, "severity": "none", "flagged": False, "flags": "", "reasons": "",
                              "spans": []})
         spans = row["spans"]
-        first = [s for s in spans if s["side"] == "fr"] or None
         out.append({"id": doc, **{k: row[k] for k in ("risk", "severity", "flagged", "flags", "reasons")},
                     "spans": json.dumps(spans, ensure_ascii=False, separators=(",", ":")),
                     "source_chars": len(fr[doc]), "target_chars": len(nl[doc]),
-                    "source_excerpt": _excerpt(fr[doc], first or []),
-                    "target_excerpt": _excerpt(nl[doc], [s for s in spans if s["side"] == "nl"]),
+                    "source_excerpt": excerpt(fr[doc], [s["start"] for s in spans if s["side"] == "fr"]),
+                    "target_excerpt": excerpt(nl[doc], [s["start"] for s in spans if s["side"] == "nl"]),
                     "doc_length_ratio": len(nl[doc]) / max(len(fr[doc]), 1),
                     "doc_xling_cosine": float(np.round(0.9 - row["risk"] / 2, 3)),
                     "doc_meta_text": "doc_meta_text" in row["flags"]})
     return pd.DataFrame(out)
 
 
+def real_corpus_frame() -> pd.DataFrame:
+    """The fixture's texts through the real document checks (audit/corpus/documents.py, one batch,
+    no embedder): what `audit corpus` writes for them."""
+    from bbsard_audit.audit.corpus.documents import CorpusContext, map_batch, reduce_stats, score_batch
+    from bbsard_audit.languages import BBSARD
+
+    fr, nl, _ = documents()
+    ids = list(fr)
+    batch = pa.table({"id": ids, "source_title": [""] * len(ids), "source_text": [fr[i] for i in ids],
+                      "target_title": [""] * len(ids), "target_text": [nl[i] for i in ids]})
+    ctx = CorpusContext(pair=BBSARD)
+    mapped = map_batch(batch, ctx)
+    return score_batch(mapped, reduce_stats([mapped]), ctx).to_pandas()
+
+
 def write_corpus_audit(folder: Path, frame: pd.DataFrame | None = None, *, dataset: dict | None = None,
                        sidecar: bool = True) -> Path:
-    """folder/corpus_audit.parquet (+ corpus_audit.meta.json naming the sample, or `dataset`)."""
+    """folder/corpus_audit.parquet, written by the contract's writer (+ corpus_audit.meta.json naming
+    the sample, or `dataset`)."""
     folder.mkdir(parents=True, exist_ok=True)
     frame = corpus_frame() if frame is None else frame
     path = folder / "corpus_audit.parquet"
-    pq.write_table(pa.Table.from_pandas(frame, schema=SCHEMA, preserve_index=False), path)
+    schema = SCHEMA if set(frame.columns) == set(SCHEMA.names) else OUTPUT_SCHEMA  # else the document checks' own
+    write(pa.Table.from_pandas(frame, schema=schema, preserve_index=False), path)
     if sidecar:
         flags = frame["flags"].str.split(";").explode()
         write_sidecar(path, dataset=dataset or load_dataset("sample").provenance(), pair={"source": "fr", "target": "nl"},

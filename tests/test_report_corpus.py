@@ -14,7 +14,7 @@ from bbsard_audit.embeddings import get_embedder
 from bbsard_audit.report import build_report
 from bbsard_audit.report.corpus_section import marks
 from conftest import local_path_leaks
-from corpus_fixtures import corpus_frame, documents, write_corpus_audit
+from corpus_fixtures import corpus_frame, documents, real_corpus_frame, write_corpus_audit
 
 EVIL = "<script>alert(1)</script> [x](javascript:alert(1)) *b* | c"
 
@@ -119,3 +119,14 @@ def test_an_audit_made_with_another_corpus_audit_is_said(linked_audit, tmp_path)
 ])
 def test_spans_are_placed_in_an_excerpt_whose_offset_is_not_stored(excerpt, spans, expected):
     assert marks(excerpt, spans) == expected
+
+
+def test_the_document_checks_own_output_gets_every_example_highlighted(tmp_path):
+    """On a corpus audit the real document checks wrote, each example's evidence is found in its excerpt."""
+    frame = real_corpus_frame()
+    files = build_report(write_corpus_audit(tmp_path / "w", frame).parent)
+    md = files.markdown.read_text()
+    rows = [line for line in md.split("### Examples side by side")[1].split("### ")[0].splitlines()
+            if line.startswith("| doc_")]
+    assert len(rows) == 5 and all("<mark>" in row for row in rows), rows
+    assert "<mark>Hier is de vertaling" in md

@@ -15,7 +15,9 @@ import math
 
 import pandas as pd
 
-from bbsard_audit.audit.gold_documents import CORPUS_AUDIT, affected, gold_reason
+from bbsard_audit.audit.corpus.documents import BEFORE
+from bbsard_audit.audit.gold_documents import affected, gold_reason
+from bbsard_audit.contracts.corpus_audit import NAME as CORPUS_AUDIT
 from bbsard_audit.transactions import digest_of
 
 from . import plots
@@ -123,10 +125,11 @@ def _spans(cell) -> list[dict]:
 
 def marks(excerpt: str, spans: list[dict]) -> tuple[tuple[int, int], ...]:
     """Where `spans` (offsets into the whole text) fall in `excerpt`, a window of that text whose start
-    is not stored: the shift that places the most spans' texts exactly, each clipped to the window."""
+    is not stored: the shift that places the most spans' texts exactly, each clipped to the window
+    (on a tie, the window the corpus audit cuts: BEFORE characters before the first span)."""
     usable = [s for s in spans if isinstance(s.get("start"), int) and isinstance(s.get("end"), int)
               and isinstance(s.get("text"), str) and s["end"] > s["start"] and s["text"]]
-    shifts = []
+    shifts = [-max(0, min(s["start"] for s in usable) - BEFORE)] if usable else []
     for s in usable:  # the span inside the window, or the window's start or end inside the span
         head, tail = s["text"][:PROBE], s["text"][-PROBE:]
         shifts += [p - s["start"] for p in _occurrences(excerpt, head)]

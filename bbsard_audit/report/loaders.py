@@ -27,8 +27,7 @@ from ..contracts.verdicts import RAW, VERDICTS_CSV
 from ..errors import InputError
 from ..transactions import settle
 from ..redact import redact_record
-from bbsard_audit.audit.gold_documents import CORPUS_AUDIT
-from bbsard_audit.contracts.corpus_audit import read as read_corpus_audit
+from bbsard_audit.contracts.corpus_audit import NAME as CORPUS_AUDIT, read as read_corpus_audit
 
 
 def _loose(name: str, *required: str) -> TableSpec:
