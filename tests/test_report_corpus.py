@@ -82,6 +82,14 @@ def test_excerpts_and_reasons_are_escaped_with_their_highlight(tmp_path):
     assert "Vooraf <mark>&lt;script&gt;alert(1)&lt;/script&gt; [x]\\(javascript:alert(1)) \\*b\\* \\| c</mark> einde" in md
 
 
+def test_a_corpus_without_a_flagged_document_says_so(tmp_path):
+    frame = corpus_frame()
+    frame["flagged"] = False
+    frame["risk"] = frame["risk"].clip(upper=0.3)
+    md = build_report(write_corpus_audit(tmp_path / "w", frame).parent).markdown.read_text()
+    assert "- **flagged**: 0 (0.0%)" in md and "No document is flagged" in md
+
+
 def test_a_corpus_only_folder_reports_and_says_how_to_see_the_questions(tmp_path):
     files = build_report(write_corpus_audit(tmp_path / "w").parent)
     assert files.sections == ("Findings", "Corpus", "Provenance")
@@ -112,7 +120,9 @@ def test_an_audit_made_with_another_corpus_audit_is_said(linked_audit, tmp_path)
 @pytest.mark.parametrize("excerpt, spans, expected", [
     ("xx12 ab 12", [{"start": 108, "end": 110, "text": "12"}, {"start": 111, "end": 113, "text": "ab"}],
      ((2, 4), (5, 7))),  # the first '12' is the one the second span agrees with
-    ("…hello world", [{"start": 50, "end": 55, "text": "hello"}], ((1, 6),)),  # an ellipsis before the window
+    ("…hello world", [{"start": 50, "end": 55, "text": "hello"}], ((1, 6),)),  # text before the window's own
+    ("cdefgh", [{"start": 10, "end": 14, "text": "abcd"}, {"start": 16, "end": 20, "text": "ghij"}],
+     ((0, 2), (4, 6))),  # the window starts and ends inside spans
     ("abcdef", [{"start": 0, "end": 10, "text": "zzzzabcdef"}], ((0, 6),)),  # a span reaching into the window: clipped
     ("abcdef", [{"start": 3, "end": 5, "text": "qq"}], ()),  # not in the window
     ("abcdef", [{"start": 3, "end": 3, "text": ""}], ()),  # empty span (an empty document)

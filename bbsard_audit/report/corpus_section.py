@@ -30,8 +30,6 @@ EXAMPLES_PER_FLAG = 2
 WORST = 10
 PROBE = 40
 """Characters of a span's text used to place it in an excerpt (the excerpt's offset is not stored)."""
-ELLIPSIS = 3
-"""Characters an excerpt may add at either end (an ellipsis) before the document's own text."""
 
 
 def corpus_section(wd: Workdir) -> Section | None:
@@ -58,7 +56,7 @@ def corpus_section(wd: Workdir) -> Section | None:
         sub = sec.sub("Artifacts by type", key="corpus-flags")
         sub.add(Table("Documents per flag (a document can carry several) and their severities; the share is of "
                       "every audited document", ("flag", "documents", "share", "flagged", *SEVERITY_ORDER),
-                      tuple((flag, f"{int(row['documents']):,}", f"{100 * row['documents'] / len(corpus):.2f}%",
+                      tuple((flag, f"{int(row['documents']):,}", _share(int(row["documents"]), len(corpus)),
                              f"{int(row['flagged']):,}", *(f"{int(row[s]):,}" for s in SEVERITY_ORDER))
                             for flag, row in by_type.iterrows())))
         sub.add(Plot("Documents per corpus-audit flag", "Bar chart of documents per flag: " + ", ".join(
@@ -69,6 +67,12 @@ def corpus_section(wd: Workdir) -> Section | None:
     for block in _questions(wd):
         sub.add(block)
     return sec
+
+
+def _share(part: int, whole: int) -> str:
+    """A percentage that stays visible for 1 document in millions."""
+    share = 100 * part / max(whole, 1)
+    return f"{share:.2f}%" if share >= 0.01 or share == 0 else f"{share:.1g}%"
 
 
 def _by_type(corpus: pd.DataFrame) -> pd.DataFrame:
@@ -88,13 +92,16 @@ def _sides(meta: dict) -> tuple[str, str]:
     pair = meta.get("pair")
     if isinstance(pair, dict) and pair.get("source") and pair.get("target"):
         return str(pair["source"]), str(pair["target"])
+    if isinstance(pair, str) and pair.count("->") == 1:  # str(LanguagePair)
+        source, target = pair.split("->")
+        return source.strip(), target.strip()
     langs = (meta.get("dataset") or {}).get("languages") if isinstance(meta.get("dataset"), dict) else None
     if isinstance(langs, dict) and langs.get("source") and langs.get("target"):
         return str(langs["source"]), str(langs["target"])
     return "fr", "nl"
 
 
-def _examples(corpus: pd.DataFrame, flags, meta: dict) -> Table:
+def _examples(corpus: pd.DataFrame, flags, meta: dict) -> Table | Text:
     """The highest-risk flagged documents of each flag, source and target excerpts side by side."""
     src, tgt = _sides(meta)
     bad = corpus[corpus["flagged"].astype(bool)].sort_values(["risk", "id"], ascending=[False, True], kind="stable")
@@ -110,6 +117,8 @@ def _examples(corpus: pd.DataFrame, flags, meta: dict) -> Table:
                          Marked(str(r["source_excerpt"]), marks(str(r["source_excerpt"]), [s for s in spans if s.get("side") == src])),
                          Marked(str(r["target_excerpt"]), marks(str(r["target_excerpt"]), [s for s in spans if s.get("side") == tgt])),
                          "\n".join(split_list(r["reasons"], " | ")) or "–"))
+    if not rows:
+        return Text("No document is flagged (the flags above were raised below the flag threshold).")
     return Table(f"Up to {EXAMPLES_PER_FLAG} of the highest-risk flagged documents per flag; the evidence spans are "
                  "highlighted", ("flag", "id", "risk", "severity", f"source ({src})", f"target ({tgt})", "reasons"),
                  tuple(rows), wide=True, visible=VISIBLE_ROWS)
@@ -128,16 +137,19 @@ def marks(excerpt: str, spans: list[dict]) -> tuple[tuple[int, int], ...]:
     is not stored: the shift that places the most spans' texts exactly, each clipped to the window
     (on a tie, the window the corpus audit cuts: BEFORE characters before the first span)."""
     usable = [s for s in spans if isinstance(s.get("start"), int) and isinstance(s.get("end"), int)
-              and isinstance(s.get("text"), str) and s["end"] > s["start"] and s["text"]]
+              and isinstance(s.get("text"), str) and s["end"] > s["start"] and s["text"]] if excerpt else []
     shifts = [-max(0, min(s["start"] for s in usable) - BEFORE)] if usable else []
-    for s in usable:  # the span inside the window, or the window's start or end inside the span
-        head, tail = s["text"][:PROBE], s["text"][-PROBE:]
-        shifts += [p - s["start"] for p in _occurrences(excerpt, head)]
-        shifts += [p + len(tail) - s["end"] for p in _occurrences(excerpt, tail)]
-        for skip in range(ELLIPSIS + 1):
-            start, end = excerpt[skip:skip + PROBE], excerpt[max(0, len(excerpt) - PROBE - skip):len(excerpt) - skip]
-            shifts += [skip - s["start"] - q for q in _occurrences(s["text"], start)] if start else []
-            shifts += [len(excerpt) - skip - s["start"] - q - len(end) for q in _occurrences(s["text"], end)] if end else []
+    for s in usable:
+        text = s["text"]
+        head, tail = text[:PROBE], text[-PROBE:]
+        shifts += [p - s["start"] for p in _occurrences(excerpt, head)]  # the span starts in the window
+        shifts += [p + len(tail) - s["end"] for p in _occurrences(excerpt, tail)]  # ... ends in it
+        shifts += [-s["start"] - q for q in _occurrences(text, excerpt)]  # the window lies inside the span
+        longest = range(min(len(text), len(excerpt)), 0, -1)
+        into = next((n for n in longest if text[-n:] == excerpt[:n]), 0)  # the window starts inside the span
+        shifts += [into - s["end"]] if into else []
+        until = next((n for n in longest if text[:n] == excerpt[-n:]), 0)  # ... ends inside it
+        shifts += [len(excerpt) - until - s["start"]] if until else []
 
     def placed(shift: int) -> list[tuple[int, int]]:
         out = []
@@ -194,13 +206,13 @@ def _questions(wd: Workdir) -> list:
     risk = pd.to_numeric(hit.get("gold_max_risk"), errors="coerce") if "gold_max_risk" in hit else 0.0
     worst = hit.assign(_share=share, _risk=risk).sort_values(["_share", "gold_flagged", "_risk", "id"],
                                                              ascending=[False, False, False, True], kind="stable")
+    source, target = [c for c in audit.columns if c.startswith("question_")][:2]  # question_<source>, _<target>
     rows = tuple((str(r["id"]), str(r.get("split", "") or ""), f"{r['gold_flagged']} of {r['gold_n']}",
                   num(float(r["_risk"])) if not math.isnan(float(r["_risk"])) else "–",
-                  str(r["question_fr"]), str(r["question_nl"]), gold_reason(r.get("reasons")) or "–")
+                  str(r[source]), str(r[target]), gold_reason(r.get("reasons")) or "–")
                  for _, r in worst.head(WORST).iterrows())
     blocks.append(Table(f"The {len(rows)} questions most affected: the largest share of flagged gold documents first",
-                        ("id", "split", "gold flagged", "highest document risk", "question (source)",
-                         "question (target)", "reason"), rows, wide=True, visible=VISIBLE_ROWS))
+                        ("id", "split", "gold flagged", "highest document risk", source, target, "reason"), rows, wide=True, visible=VISIBLE_ROWS))
     return blocks
 
 
