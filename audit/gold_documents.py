@@ -83,8 +83,9 @@ def _reason(bad: list[str], ids: list[str], link: CorpusLink) -> str:
     unaudited = sum(d not in link.risk for d in ids)
     missing = f" ({unaudited} not in the corpus audit)" if unaudited else ""
     if len(bad) == len(ids):
-        head = (f"its gold document is {REASON_MARK}" if len(ids) == 1 else
-                f"all {len(ids)} of its gold documents are {REASON_MARK}")
+        every = {1: "its gold document is", 2: "both of its gold documents are"}.get(
+            len(ids), f"all {len(ids)} of its gold documents are")
+        head = f"{every} {REASON_MARK}"
         return f"{head}, so its relevance labels may be unusable: {named}{more}"
     verb = "is" if len(bad) == 1 else "are"
     return f"{len(bad)} of its {len(ids)} gold documents{missing} {verb} {REASON_MARK}: {named}{more}"

@@ -41,7 +41,7 @@ def test_questions_whose_gold_documents_are_flagged_are_flagged_with_reasons_and
     q3, q7, q2 = _row(frame, 3), _row(frame, 7), _row(frame, 2)
     assert (q3["gold_n"], q3["gold_flagged"], q3["gold_max_risk"]) == (2, 2, 0.93)
     assert ALL in q3["flags"].split(";") and SOME not in q3["flags"].split(";")
-    assert ("all 2 of its gold documents are flagged in the corpus audit, so its relevance labels may be unusable: "
+    assert ("both of its gold documents are flagged in the corpus audit, so its relevance labels may be unusable: "
             "1027 (doc_untranslated), 1028 (doc_truncated)") in q3["reasons"].split(" | ")
     assert q7["flags"].split(";")[-1] == SOME and (q7["gold_n"], q7["gold_flagged"]) == (2, 1)
     assert "1 of its 2 gold documents is flagged in the corpus audit: 1029 (doc_numbers_changed)" in q7["reasons"]
