@@ -22,6 +22,7 @@ from bbsard_audit.contracts.sidecar import read_sidecar
 from bbsard_audit.dataset import Dataset, same_data
 from bbsard_audit.errors import InputError
 from bbsard_audit.io import file_ref, sidecar_path
+from bbsard_audit.sources.checker import revision_of
 
 from .findings import Finding
 from .signals import Batch, ScorerSignal, SignalResult
@@ -91,10 +92,23 @@ def _reason(bad: list[str], ids: list[str], link: CorpusLink) -> str:
     return f"{len(bad)} of its {len(ids)} gold documents{missing} {verb} {REASON_MARK}: {named}{more}"
 
 
+def _question_file(name: str) -> bool:
+    """A file of the questions side of a dataset (its `files` label): what a corpus audit does not read."""
+    base = name.rsplit("/", 1)[-1]
+    return base.startswith("questions_") or base == "queries.jsonl" or "/qrels/" in name
+
+
 def _names_dataset(ds: Dataset, meta: Mapping) -> bool:
-    """The corpus audit's sidecar names this dataset: the same source id and the same file hashes."""
+    """The corpus audit's sidecar names this dataset: its source (id, or a manifest's file name) and its
+    content, by file hashes when recorded, else by revision: the whole dataset's, or that of the files
+    `audit corpus` reads (all but the questions: articles, or a manifest and its corpus files)."""
     recorded = meta.get("dataset")
-    return isinstance(recorded, Mapping) and recorded.get("source") == ds.source_id and same_data(ds, recorded)
+    if not isinstance(recorded, Mapping) or recorded.get("source") not in (ds.source_id, Path(ds.source).name):
+        return False
+    if recorded.get("files_sha256"):
+        return same_data(ds, recorded)
+    corpus_files = {k: v for k, v in ds.files.items() if not _question_file(k)}
+    return recorded.get("revision") in (ds.revision, revision_of(corpus_files))
 
 
 @dataclass(frozen=True)

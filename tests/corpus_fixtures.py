@@ -19,8 +19,9 @@ import pyarrow as pa
 
 from bbsard_audit.audit.corpus.documents import OUTPUT_SCHEMA, excerpt
 from bbsard_audit.contracts.corpus_audit import write
-from bbsard_audit.dataset import load_dataset, sample_dir
-from bbsard_audit.io import write_sidecar
+from bbsard_audit.dataset import sample_dir
+from bbsard_audit.io import digest_of, write_sidecar
+from bbsard_audit.sources.checker import revision_of
 
 SCHEMA = pa.schema([("id", pa.string()), ("risk", pa.float64()), ("severity", pa.string()), ("flagged", pa.bool_()),
                     ("flags", pa.string()), ("reasons", pa.string()), ("spans", pa.string()),
@@ -28,6 +29,11 @@ SCHEMA = pa.schema([("id", pa.string()), ("risk", pa.float64()), ("severity", pa
                     ("target_excerpt", pa.string()), ("doc_length_ratio", pa.float64()),
                     ("doc_xling_cosine", pa.float64()), ("doc_meta_text", pa.bool_())])
 META = "Hier is de vertaling: "
+
+
+SAMPLE_CORPUS = {"source": "sample", "revision": revision_of({f"articles_{lang}.csv": digest_of(
+    sample_dir() / f"articles_{lang}.csv") for lang in ("fr", "nl")})}
+"""The dataset record `audit corpus` writes for the sample: source id + the revision of the files it read."""
 
 
 def _articles(lang: str) -> dict[str, str]:
@@ -102,7 +108,7 @@ def real_corpus_frame() -> pd.DataFrame:
 def write_corpus_audit(folder: Path, frame: pd.DataFrame | None = None, *, dataset: dict | None = None,
                        sidecar: bool = True) -> Path:
     """folder/corpus_audit.parquet, written by the contract's writer (+ corpus_audit.meta.json naming
-    the sample, or `dataset`)."""
+    the sample as `audit corpus` does, or `dataset`)."""
     folder.mkdir(parents=True, exist_ok=True)
     frame = corpus_frame() if frame is None else frame
     path = folder / "corpus_audit.parquet"
@@ -110,7 +116,7 @@ def write_corpus_audit(folder: Path, frame: pd.DataFrame | None = None, *, datas
     write(pa.Table.from_pandas(frame, schema=schema, preserve_index=False), path)
     if sidecar:
         flags = frame["flags"].str.split(";").explode()
-        write_sidecar(path, dataset=dataset or load_dataset("sample").provenance(), pair={"source": "fr", "target": "nl"},
+        write_sidecar(path, dataset=dataset or SAMPLE_CORPUS, pair="fr->nl",
                       engine="local", batch_size=64, embedder="none", checks=["doc_untranslated"],
                       checks_unavailable=[], flag_counts={k: int(v) for k, v in flags[flags != ""].value_counts().items()},
                       seed=0)

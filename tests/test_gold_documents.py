@@ -9,13 +9,14 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from bbsard_audit.audit.gold_documents import ALL, SOME, CorpusAuditInput, find
+from bbsard_audit.audit.gold_documents import ALL, SOME, CorpusAuditInput, find, link
 from bbsard_audit.audit.pipeline import run_audit
 from bbsard_audit.audit.registry import flag_specs
 from bbsard_audit.cli import app
 from bbsard_audit.errors import InputError
 from conftest import local_path_leaks
-from corpus_fixtures import audit_sample, corpus_frame, real_corpus_frame, write_corpus_audit
+from bbsard_audit.dataset import load_dataset
+from corpus_fixtures import SAMPLE_CORPUS, audit_sample, corpus_frame, real_corpus_frame, write_corpus_audit
 
 runner = CliRunner()
 
@@ -79,6 +80,22 @@ def test_flags_are_declared_and_documented():
 
     doc = DOC.read_text(encoding="utf-8")
     assert f"| `{SOME}` | bbsard_audit.audit.gold_documents | other | 0.1 |" in doc and f"`{ALL}`" in doc
+
+
+@pytest.mark.parametrize("recorded, used", [
+    (None, True),  # what `audit corpus` records: source id + the revision of the corpus files it read
+    ("provenance", True),  # a dataset's own provenance record (its files' sha256)
+    ({"source": "sample", "revision": "sha256:000000000000"}, False),  # the corpus changed since
+    ({"source": "sample", "revision": "sha256:000000000000", "files_sha256": {"articles_nl.csv": "0" * 64}}, False),
+    ({"source": "bsard-other", "revision": SAMPLE_CORPUS["revision"]}, False),  # another dataset's name
+])
+def test_a_corpus_audit_in_out_is_linked_only_when_its_sidecar_names_this_dataset(tmp_path, recorded, used):
+    ds = load_dataset("sample")
+    path = write_corpus_audit(tmp_path, dataset=ds.provenance() if recorded == "provenance" else recorded)
+    found = link(CorpusAuditInput(path, False), ds)
+    assert (found.link is not None, found.record["used"]) == (used, used)
+    if not used:
+        assert found.record["why"].endswith(f"not sample (revision {ds.revision})")
 
 
 def test_find_prefers_the_given_file_then_the_out_folder(tmp_path):

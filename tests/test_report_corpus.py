@@ -37,7 +37,7 @@ def test_corpus_section_counts_artifacts_examples_and_questions(linked_audit, tm
     md = files.markdown.read_text()
     assert "- **documents audited**: 215" in md and "- **flagged**: 5 (2.3%)" in md
     assert "- **flagged documents by severity**: high 3, medium 2" in md
-    assert "- **dataset**: sample (revision sha256:2fba55ae6334)" in md
+    assert "- **dataset**: sample (revision sha256:e06818c7c32b)" in md  # the revision of the articles read
     # per flag: documents, share of all documents, flagged, then high | medium | low | none
     assert "| doc_untranslated | 1 | 0.47% | 1 | 1 | 0 | 0 | 0 |" in md
     assert "| doc_duplicate_translation | 1 | 0.47% | 0 | 0 | 0 | 1 | 0 |" in md
