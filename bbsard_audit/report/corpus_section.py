@@ -11,7 +11,6 @@ which both renderers escape. The corpus audit is named by file name + sha256, it
 from __future__ import annotations
 
 import json
-import math
 
 import pandas as pd
 
@@ -112,10 +111,10 @@ def _examples(corpus: pd.DataFrame, flags, meta: dict) -> Table | Text:
             if r["id"] in seen:
                 continue
             seen.add(r["id"])
-            spans = _spans(r["spans"])
-            rows.append((flag, str(r["id"]), num(float(r["risk"])), str(r["severity"]),
-                         Marked(str(r["source_excerpt"]), marks(str(r["source_excerpt"]), [s for s in spans if s.get("side") == src])),
-                         Marked(str(r["target_excerpt"]), marks(str(r["target_excerpt"]), [s for s in spans if s.get("side") == tgt])),
+            spans = json.loads(r["spans"])  # checked by the contract's reader
+            excerpts = [Marked(r[f"{role}_excerpt"], marks(r[f"{role}_excerpt"], [s for s in spans if s["side"] == side]))
+                        for role, side in (("source", src), ("target", tgt))]
+            rows.append((flag, str(r["id"]), num(float(r["risk"])), str(r["severity"]), *excerpts,
                          "\n".join(split_list(r["reasons"], " | ")) or "–"))
     if not rows:
         return Text("No document is flagged (the flags above were raised below the flag threshold).")
@@ -124,20 +123,11 @@ def _examples(corpus: pd.DataFrame, flags, meta: dict) -> Table | Text:
                  tuple(rows), wide=True, visible=VISIBLE_ROWS)
 
 
-def _spans(cell) -> list[dict]:
-    try:
-        spans = json.loads(cell) if isinstance(cell, str) and cell else []
-    except ValueError:
-        return []
-    return [s for s in spans if isinstance(s, dict)] if isinstance(spans, list) else []
-
-
 def marks(excerpt: str, spans: list[dict]) -> tuple[tuple[int, int], ...]:
     """Where `spans` (offsets into the whole text) fall in `excerpt`, a window of that text whose start
     is not stored: the shift that places the most spans' texts exactly, each clipped to the window
     (on a tie, the window the corpus audit cuts: BEFORE characters before the first span)."""
-    usable = [s for s in spans if isinstance(s.get("start"), int) and isinstance(s.get("end"), int)
-              and isinstance(s.get("text"), str) and s["end"] > s["start"] and s["text"]] if excerpt else []
+    usable = [s for s in spans if s["end"] > s["start"]] if excerpt else []  # an empty span marks nothing
     shifts = [-max(0, min(s["start"] for s in usable) - BEFORE)] if usable else []
     for s in usable:
         text = s["text"]
@@ -203,16 +193,17 @@ def _questions(wd: Workdir) -> list:
     if not len(hit):
         return blocks
     share = hit["gold_flagged"] / hit["gold_n"].clip(lower=1)
-    risk = pd.to_numeric(hit.get("gold_max_risk"), errors="coerce") if "gold_max_risk" in hit else 0.0
+    risk = pd.to_numeric(hit["gold_max_risk"], errors="coerce")
     worst = hit.assign(_share=share, _risk=risk).sort_values(["_share", "gold_flagged", "_risk", "id"],
                                                              ascending=[False, False, False, True], kind="stable")
     source, target = [c for c in audit.columns if c.startswith("question_")][:2]  # question_<source>, _<target>
     rows = tuple((str(r["id"]), str(r.get("split", "") or ""), f"{r['gold_flagged']} of {r['gold_n']}",
-                  num(float(r["_risk"])) if not math.isnan(float(r["_risk"])) else "–",
+                  num(float(r["_risk"])),
                   str(r[source]), str(r[target]), gold_reason(r.get("reasons")) or "–")
                  for _, r in worst.head(WORST).iterrows())
     blocks.append(Table(f"The {len(rows)} questions most affected: the largest share of flagged gold documents first",
-                        ("id", "split", "gold flagged", "highest document risk", source, target, "reason"), rows, wide=True, visible=VISIBLE_ROWS))
+                        ("id", "split", "gold flagged", "highest document risk", source, target, "reason"), rows,
+                        wide=True, visible=VISIBLE_ROWS))
     return blocks
 
 
