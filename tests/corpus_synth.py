@@ -82,19 +82,20 @@ def _join(units: list[tuple[str, str]]) -> tuple[str, str]:
 
 def build(source: str = "fr", docs: int = 400, rate: float = 0.04, seed: int = 0,
           artifacts: tuple[str, ...] = ARTIFACTS) -> Corpus:
-    """`docs` documents of 1-4 consecutive sentence pairs (a fifth of the pairs is kept apart as
+    """`docs` distinct documents of 1-4 sentence pairs (a fifth of the pairs is kept apart as
     foreign text for misalignments); each artifact type is injected into ~rate x docs documents."""
     rng = random.Random(seed)
     pairs = sentence_pairs(source)
     rng.shuffle(pairs)
     held = max(4, len(pairs) // 5)
     foreign, pairs = pairs[:held], pairs[held:]
-    rows = []
-    while len(rows) < docs:
+    rows, seen = [], set()
+    while len(rows) < docs:  # distinct documents: a clean corpus has no duplicate
         k = rng.randint(1, 4)
-        start = rng.randrange(len(pairs))
-        key = tuple((start + j) % len(pairs) for j in range(k)) + (rng.randrange(10 ** 6),)
-        rows.append(list(_join([pairs[j] for j in key[:-1]])))
+        key = tuple(sorted(rng.sample(range(len(pairs)), k)))
+        if key not in seen:
+            seen.add(key)
+            rows.append(list(_join([pairs[j] for j in key])))
     labels = [""] * docs
     per_type = max(2, int(rate * docs))
     free = list(range(docs))
@@ -119,7 +120,7 @@ def build(source: str = "fr", docs: int = 400, rate: float = 0.04, seed: int = 0
             elif kind == "untranslated":
                 rows[i][1] = src
             elif kind == "wrong_language":
-                rows[i][1] = rng.choice(FOREIGN[source]) + " " + rng.choice(FOREIGN[source])
+                rows[i][1] = rng.choice(FOREIGN[source])
             elif kind == "truncated":
                 rows[i][1] = tgt[:max(8, int(len(tgt) * rng.uniform(0.15, 0.35)))].rsplit(" ", 1)[0]
             elif kind == "numbers":

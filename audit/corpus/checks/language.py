@@ -3,7 +3,7 @@
 
 Language id on every document would cost ~70 µs each (py3langid), so the packs screen first: on
 the target's first `SAMPLE` characters, the share of the target pack's common words
-(`untranslated.common`) and the count of source-only cue words (the source pack's
+(`untranslated.common`) that no other pack has as a word (Dutch 'het', 'wordt', not 'de' or 'in') and the count of source-only cue words (the source pack's
 `untranslated.cues` that are no word of the target pack, as the question check `untranslated`).
 A text written in the target language has many common words and no cues; only the others go to
 py3langid (all its languages, so that "neither" can be said). Untranslated: P(source) >= `prob`,
@@ -37,12 +37,16 @@ def _forms(words) -> frozenset[str]:
 
 @cache
 def screen_words(source: str, target: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(the target's common words, the source's cue words that are no word of the target pack)."""
+    """(the target's common words that no other pack has, the source's cue words that are no word of
+    the target pack)."""
     src, tgt = languages.get(source), languages.get(target)
     common = _forms(tgt.section("untranslated")["common"])
     target_words = common | _forms(tgt.section("untranslated")["cues"]) | _forms(
         w for s in ("function_words", "pronouns", "stopwords") for w in tgt.data.get(s, ()))
-    return common, _forms(src.section("untranslated")["cues"]) - target_words
+    others = frozenset().union(*(_forms(w for s in ("function_words", "pronouns", "stopwords") for w in p.data.get(s, ()))
+                                 | _forms(p.data.get("untranslated", {}).get("common", ()))
+                                 for p in map(languages.get, languages.codes()) if p.code != target))
+    return common - others, _forms(src.section("untranslated")["cues"]) - target_words
 
 
 @lru_cache(maxsize=1)
@@ -67,7 +71,7 @@ class LanguageCheck(DocCheck):
     columns = {"doc_target_common_share": pa.float64(), "doc_source_cues": pa.float64(),
                "doc_source_lang_prob": pa.float64(), "doc_target_lang_prob": pa.float64(),
                "doc_other_lang_prob": pa.float64()}
-    params = {"prob": 0.9, "min_words": 5.0, "common_share": 0.15, "cue_share": 0.03}
+    params = {"prob": 0.9, "min_words": 5.0, "common_share": 0.05, "cue_share": 0.03}
 
     def map(self, docs: Docs, ctx) -> Result:
         src, tgt = docs.pair.source, docs.pair.target
