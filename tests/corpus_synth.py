@@ -1,7 +1,7 @@
 """Synthetic parallel corpora for the document checks' tests: the embedded sample's French/Dutch
 articles (bbsard_audit/sample, written for this project) and hand-written English/Dutch sentences,
 joined into documents, with artifacts injected by type. `labels[i]` is the artifact injected into
-document i ("" = clean)."""
+document i ("" = clean; "duplicate_partner": the document whose translation a `duplicate` copied)."""
 
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ def build(source: str = "fr", docs: int = 400, rate: float = 0.04, seed: int = 0
             elif kind == "duplicate":
                 j = take(lambda d: rows[d][0] != src)
                 rows[i][1] = rows[j][1]
-                labels[j] = kind
+                labels[j] = "duplicate_partner"  # innocent, but only a third document could tell which is which
             elif kind == "misaligned":
                 rows[i][1] = _join(rng.sample(foreign, min(len(foreign), rng.randint(1, 3))))[1]
             elif kind == "mojibake":

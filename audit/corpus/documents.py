@@ -21,6 +21,7 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from bbsard_audit.audit.findings import Finding, spans_json
 from bbsard_audit.audit.risk import RiskConfig, combine, default_data
@@ -125,13 +126,17 @@ def map_batch(batch: pa.Table, ctx: CorpusContext) -> pa.Table:
         columns.update(result.columns)
         for row, found in zip(findings, result.findings):
             row.extend(found)
-    source_excerpt, target_excerpt = [], []
+    # excerpts: each side's start, or around its first span (map-phase findings, else the worst
+    # aligned sentence pair)
+    source_excerpt = pc.utf8_slice_codeunits(docs.arrow("source_text"), 0, EXCERPT).to_numpy(zero_copy_only=False)
+    target_excerpt = pc.utf8_slice_codeunits(docs.arrow("target_text"), 0, EXCERPT).to_numpy(zero_copy_only=False)
     extra_spans = columns.get("_align_spans")
-    for i, row in enumerate(findings):
-        spans = [s for f in row for s in f.spans] or (decode_findings(extra_spans[i])[0].spans if extra_spans is not None
-                                                      and extra_spans[i] not in (None, "", "[]") else [])
-        source_excerpt.append(excerpt(docs.source[i], [s.start for s in spans if s.side == ctx.pair.source]))
-        target_excerpt.append(excerpt(docs.target[i], [s.start for s in spans if s.side == ctx.pair.target]))
+    for i in range(n):
+        spans = [s for f in findings[i] for s in f.spans] or (
+            decode_findings(extra_spans[i])[0].spans if extra_spans is not None and extra_spans[i] else [])
+        if spans:
+            source_excerpt[i] = excerpt(docs.source[i], [s.start for s in spans if s.side == ctx.pair.source])
+            target_excerpt[i] = excerpt(docs.target[i], [s.start for s in spans if s.side == ctx.pair.target])
     base = {"id": batch.column("id"), "source_chars": docs.source_chars, "target_chars": docs.target_chars,
             "source_excerpt": source_excerpt, "target_excerpt": target_excerpt,
             "_findings": [encode_findings(row) for row in findings]}

@@ -59,6 +59,12 @@ class Docs:
         return self.table.column("target_text").to_pylist()
 
     @cached_property
+    def digits_equal(self) -> np.ndarray:
+        """Whether both sides hold the same multiset of digit runs ('1.500' and '1 500' both give 1
+        and 500): the numbers and references checks look closer only at the rows where they differ."""
+        return digit_fingerprint(self.arrow("source_text")) == digit_fingerprint(self.arrow("target_text"))
+
+    @cached_property
     def source_chars(self) -> np.ndarray:
         import pyarrow.compute as pc
 
@@ -69,6 +75,36 @@ class Docs:
         import pyarrow.compute as pc
 
         return pc.utf8_length(self.arrow("target_text")).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def row_sums(lists: pa.ListArray, values: np.ndarray) -> np.ndarray:
+    """The sum of `values` (one per element of the flattened lists) over each list."""
+    offsets = lists.offsets.to_numpy()
+    cumulative = np.concatenate([np.zeros(1, dtype=values.dtype), np.cumsum(values)])
+    return cumulative[offsets[1:] - offsets[0]] - cumulative[offsets[:-1] - offsets[0]]
+
+
+def words(texts: pa.Array, sample: int) -> pa.ListArray:
+    """The lower-cased letter runs of each text's first `sample` characters (an empty string may occur)."""
+    import pyarrow.compute as pc
+
+    return pc.split_pattern_regex(pc.utf8_lower(pc.utf8_slice_codeunits(texts, 0, sample)), r"[^\p{L}]+")
+
+
+def digit_fingerprint(texts: pa.Array) -> np.ndarray:
+    """A 64-bit multiset hash of each text's digit runs, leading zeros dropped (vectorised)."""
+    import pyarrow.compute as pc
+
+    runs = pc.split_pattern_regex(texts, r"[^0-9]+")
+    flat = runs.flatten()
+    present = np.asarray(pc.greater(pc.utf8_length(flat), 0))
+    stripped = pc.utf8_slice_codeunits(pc.utf8_ltrim(flat, "0"), 0, 18)
+    value = np.asarray(pc.cast(pc.if_else(pc.equal(stripped, ""), "0", stripped), pa.int64())).astype(np.uint64)
+    x = value + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = np.where(present, x ^ (x >> np.uint64(29)), np.uint64(0))
+    with np.errstate(over="ignore"):
+        return row_sums(runs, x)
 
 
 @dataclass

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .base import DocCheck, Docs, Result, RobustDistribution, robust_z, span_at
 from .empty import contentless
@@ -48,8 +49,8 @@ class LengthCheck(DocCheck):
         source, target = docs.source_chars.astype(float), docs.target_chars.astype(float)
         ratio = np.log((target + 1.0) / (source + 1.0))
         ratio[(source < self.param(ctx, "min_source_chars")) | contentless(docs.arrow("target_text"))] = np.nan
-        tails = [t[-TAIL:] for t in docs.target]
-        return Result({"doc_length_log_ratio": ratio, "_target_tail": np.array(tails, dtype=object)},
+        tails = pc.utf8_slice_codeunits(docs.arrow("target_text"), -TAIL).to_numpy(zero_copy_only=False)
+        return Result({"doc_length_log_ratio": ratio, "_target_tail": tails},
                       [[] for _ in range(len(docs))])
 
     def accumulator(self, ctx) -> LengthAccumulator:
