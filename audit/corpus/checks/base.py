@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -258,6 +259,32 @@ class DocCheck(Declared):
 
     def score(self, mapped: pa.Table, stats: "CorpusStats", ctx: "CorpusContext") -> Result:
         return Result({}, [[] for _ in range(mapped.num_rows)])
+
+    def compare_values(self, docs: Docs, extract: Callable[[str, str], list[tuple[int, int, Any]]], what: str,
+                       column: str, skip: Callable[[Any], bool] = lambda v: False, show: Callable[[Any], str] = str,
+                       ) -> Result:
+        """On the rows whose digits differ (`Docs.digits_equal`): the (start, end, value) mentions
+        `extract(text, lang)` finds on each side, compared as multisets; a finding names the values one
+        side has and the other lacks (`skip`: values never compared), with their spans."""
+        src, tgt = docs.pair.source, docs.pair.target
+        n = len(docs)
+        differ = np.zeros(n)
+        findings: list[list[Finding]] = [[] for _ in range(n)]
+        for i in np.flatnonzero(~docs.digits_equal):
+            source, target = docs.source[i], docs.target[i]
+            a, b = extract(source, src), extract(target, tgt)
+            va, vb = Counter(v for *_, v in a), Counter(v for *_, v in b)
+            missing = Counter({v: c for v, c in (va - vb).items() if not skip(v)})
+            added = Counter({v: c for v, c in (vb - va).items() if not skip(v)})
+            if not missing and not added:
+                continue
+            differ[i] = sum(missing.values()) + sum(added.values())
+            parts = [f"{side.upper()} has {', '.join(show(v) for v in sorted(c))} not in {other.upper()}"
+                     for side, other, c in ((src, tgt, missing), (tgt, src, added)) if c]
+            spans = (spans_in(src, source, [(s, e) for s, e, v in a if v in missing], self.name)
+                     + spans_in(tgt, target, [(s, e) for s, e, v in b if v in added], self.name))
+            findings[i] = [self.finding(f"{what} differ: " + "; ".join(parts), spans)]
+        return Result({column: differ}, findings)
 
     def finding(self, reason: str, spans=(), flag: str | None = None) -> Finding:
         return Finding(flag or self.name, reason, tuple(spans))
