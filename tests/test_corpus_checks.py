@@ -257,3 +257,12 @@ def test_a_huge_document_is_hashed_on_a_bounded_prefix():
     huge = ("De huurder betaalt de huur. " * 20000)
     out = audit([(FR * 100, huge), (FR * 100, huge + "x")])
     assert out["target_chars"][0] == len(huge) and len(out["target_excerpt"][0]) == 300
+
+
+def test_an_empty_batch_and_a_missing_text():
+    ctx = d.CorpusContext(FR_NL)
+    none = d.map_batch(pa.table({c: pa.array([], pa.string()) for c in d.INPUT_COLUMNS}), ctx)
+    assert none.schema == d.MAP_SCHEMA and d.score_batch(none, d.reduce_stats([none]), ctx).num_rows == 0
+    rows = table([(FR, NL), (FR, NL)]).set_column(4, "target_text", pa.array([NL, None], pa.string()))
+    mapped = d.map_batch(rows, ctx)
+    assert flags(d.score_batch(mapped, d.reduce_stats([mapped]), ctx).to_pandas()) == [set(), {"doc_empty"}]

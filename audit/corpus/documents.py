@@ -82,8 +82,10 @@ class CorpusStats:
         out: dict = {"rows": self.rows}
         for name, value in self.checks.items():
             public = value.public() if hasattr(value, "public") else value
-            if isinstance(public, Mapping):
-                out[name] = {k: v for k, v in public.items() if isinstance(v, (int, float, str))}
+            if isinstance(public, Mapping):  # one level of nesting flattened: {"cos": {"median": m}} -> "cos.median"
+                flat = {f"{k}.{k2}" if isinstance(v, Mapping) else k: v2
+                        for k, v in public.items() for k2, v2 in (v.items() if isinstance(v, Mapping) else [(k, v)])}
+                out[name] = {k: v for k, v in flat.items() if isinstance(v, (int, float, str))}
         return out
 
 
@@ -117,6 +119,11 @@ def map_batch(batch: pa.Table, ctx: CorpusContext) -> pa.Table:
     missing = [c for c in INPUT_COLUMNS if c not in batch.column_names]
     if missing:
         raise ValueError(f"a corpus batch needs the columns {', '.join(INPUT_COLUMNS)}; missing {', '.join(missing)}")
+    if batch.column("id").null_count:
+        raise ValueError("a corpus batch has a row without an id (the reader must refuse it)")
+    for column in ("source_text", "target_text"):  # a missing text is an empty document (doc_empty says so)
+        index = batch.column_names.index(column)
+        batch = batch.set_column(index, column, pc.fill_null(batch.column(column).cast(pa.string()), ""))
     docs, n = Docs(batch, ctx.pair), batch.num_rows
     findings: list[list[Finding]] = [[] for _ in range(n)]
     columns: dict[str, object] = {}

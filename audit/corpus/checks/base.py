@@ -310,3 +310,5 @@ def check_options(options: Mapping[str, object], checks: Sequence[DocCheck]) -> 
             raise InputError(f"unknown corpus-audit option {key!r}" + (f"; did you mean {near[0]!r}?" if near else ""))
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
             raise InputError(f"corpus-audit option {key!r} must be a finite number, got {value!r}")
+        if key.startswith("weights.") and not 0 <= value < 1:
+            raise InputError(f"corpus-audit option {key!r} must be a weight in [0, 1), got {value!r}")

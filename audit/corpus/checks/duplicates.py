@@ -122,6 +122,8 @@ class DuplicateAccumulator:
             return DuplicateGroups({})
         ids, target, source, ratio, tsig, ssig = (np.concatenate(x) for x in zip(*self.parts))
         self.parts = []
+        if not len(ids):
+            return DuplicateGroups({})
         order = np.argsort(ids, kind="stable")  # every result below is independent of the batches' order
         ids, target, source, ratio, tsig, ssig = (x[order] for x in (ids, target, source, ratio, tsig, ssig))
         finite = ratio[np.isfinite(ratio)]
