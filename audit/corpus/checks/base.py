@@ -69,6 +69,14 @@ class Docs:
         return digit_fingerprint(self.arrow("source_text")) == digit_fingerprint(self.arrow("target_text"))
 
     @cached_property
+    def both_have_content(self) -> np.ndarray:
+        """Both sides hold a letter or a digit (RE2, vectorised)."""
+        import pyarrow.compute as pc
+
+        return np.asarray(pc.and_(*(pc.match_substring_regex(self.arrow(f"{side}_text"), r"[\p{L}\p{N}]")
+                                    for side in ("source", "target"))).fill_null(False))
+
+    @cached_property
     def source_chars(self) -> np.ndarray:
         import pyarrow.compute as pc
 
@@ -263,14 +271,14 @@ class DocCheck(Declared):
     def compare_values(self, docs: Docs, extract: Callable[[str, str], list[tuple[int, int, Any]]], what: str,
                        column: str, skip: Callable[[Any], bool] = lambda v: False, show: Callable[[Any], str] = str,
                        ) -> Result:
-        """On the rows whose digits differ (`Docs.digits_equal`): the (start, end, value) mentions
+        """On the rows whose digits differ (`Docs.digits_equal`) and whose sides both hold text: the (start, end, value) mentions
         `extract(text, lang)` finds on each side, compared as multisets; a finding names the values one
         side has and the other lacks (`skip`: values never compared), with their spans."""
         src, tgt = docs.pair.source, docs.pair.target
         n = len(docs)
         differ = np.zeros(n)
         findings: list[list[Finding]] = [[] for _ in range(n)]
-        for i in np.flatnonzero(~docs.digits_equal):
+        for i in np.flatnonzero(~docs.digits_equal & docs.both_have_content):  # an empty side is doc_empty's
             source, target = docs.source[i], docs.target[i]
             a, b = extract(source, src), extract(target, tgt)
             va, vb = Counter(v for *_, v in a), Counter(v for *_, v in b)
