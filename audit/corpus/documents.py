@@ -94,7 +94,10 @@ def check_status(pair: LanguagePair, embedder: bool) -> tuple[list[str], list[st
     ran, unavailable = [], []
     for check in CHECKS:
         why = check.unavailable(pair) or (None if embedder or not check.embeds else f"{check.name}: not run (no embedder)")
-        (unavailable.append(why) if why else ran.append(check.name))
+        if why:
+            unavailable.append(why)
+        else:
+            ran.append(check.name)
     return ran, unavailable
 
 
@@ -143,7 +146,7 @@ def map_batch(batch: pa.Table, ctx: CorpusContext) -> pa.Table:
         if spans:
             source_excerpt[i] = excerpt(docs.source[i], [s.start for s in spans if s.side == ctx.pair.source])
             target_excerpt[i] = excerpt(docs.target[i], [s.start for s in spans if s.side == ctx.pair.target])
-    base = {"id": batch.column("id"), "source_chars": docs.source_chars, "target_chars": docs.target_chars,
+    base = {"id": batch.column("id").cast(pa.string()), "source_chars": docs.source_chars, "target_chars": docs.target_chars,
             "source_excerpt": source_excerpt, "target_excerpt": target_excerpt,
             "_findings": [encode_findings(row) for row in findings]}
     return pa.table({name: base[name] if name in base else columns[name] for name in MAP_SCHEMA.names},

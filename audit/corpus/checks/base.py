@@ -271,8 +271,8 @@ class DocCheck(Declared):
     def compare_values(self, docs: Docs, extract: Callable[[str, str], list[tuple[int, int, Any]]], what: str,
                        column: str, skip: Callable[[Any], bool] = lambda v: False, show: Callable[[Any], str] = str,
                        ) -> Result:
-        """On the rows whose digits differ (`Docs.digits_equal`) and whose sides both hold text: the (start, end, value) mentions
-        `extract(text, lang)` finds on each side, compared as multisets; a finding names the values one
+        """On the rows whose digits differ (`Docs.digits_equal`) and whose sides both hold text: the
+        (start, end, value) mentions `extract(text, lang)` finds on each side, compared as multisets; a finding names the values one
         side has and the other lacks (`skip`: values never compared), with their spans."""
         src, tgt = docs.pair.source, docs.pair.target
         n = len(docs)

@@ -1,19 +1,20 @@
 """Document check `doc_duplicate_translation`: the same translation for different sources, exact or
 near (MinHash), e.g. a generic or hallucinated text put out for several documents (mteb#3708).
 
-Map: each target's first MAX_CHARS characters are normalised (ASCII whitespace removed, ASCII
-letters lower-cased); their exact hash (with the full length), and a one-permutation MinHash of its 8-byte shingles (a content-defined quarter of them) in `BINS` bins,
-16 bits per bin, computed over the whole batch in numpy; the source's exact hash. Reduce: LSH
-banding (`BANDS` bands of `BINS / BANDS` bins): documents sharing a band are candidates, each
-verified against its band's representative (the smallest id hash) by the share of equal bins
-(>= `similarity`); exact copies join too; connected components are the groups. In a group, the
-members whose source is unlike the others' (MinHash of the sources < `similarity - margin`, not the
-largest cluster of alike sources) raise the flag: two near-identical sources translated alike are
-no artifact, and of three documents sharing a translation the one whose source differs is the odd
-one out (a pair with different sources: both, unless one of them has a length ratio out of
-proportion, robust z > LENGTH_Z: that one, e.g. a truncated translation that became another's). Memory while
-reducing: 2 x 8 (exact hashes) + 8 (id hash) + 2 x BINS (signature) = 88 bytes per document; the
-stats keep the grouped documents only. No language pack needed.
+Map, for each side: its first MAX_CHARS characters, ASCII whitespace removed and ASCII letters
+lower-cased; their exact hash (with the full length) and a one-permutation MinHash of their 8-byte
+shingles (all of a short text's, a content-defined eighth of a long one's) in `BINS` bins of 16
+bits, computed over the whole batch in numpy. Reduce: LSH banding of the targets (`BANDS` bands
+of `BINS / BANDS` bins): documents sharing a band are candidates, each verified against its band's
+representative (the smallest id hash) by the share of equal bins (>= `similarity`); exact copies
+join too; connected components are the groups. In a group, the members whose source is unlike the
+others' (MinHash of the sources < `similarity - margin`, not in the one largest cluster of alike
+sources) raise the flag: near-identical sources translated alike are no artifact, and of three
+documents sharing a translation the one whose source differs is the odd one out (of two with
+different sources: both, unless one has a length ratio out of proportion, robust z > LENGTH_Z:
+that one, e.g. a truncated translation that became another's). Memory while reducing: 3 x 8
+(hashes) + 8 (length ratio) + 2 x 2 x BINS (signatures) = 160 bytes per document; the stats keep
+the grouped documents only. No language pack needed.
 """
 
 from __future__ import annotations
@@ -128,7 +129,8 @@ class DuplicateAccumulator:
         ids, target, source, ratio, tsig, ssig = (x[order] for x in (ids, target, source, ratio, tsig, ssig))
         finite = ratio[np.isfinite(ratio)]
         median = np.median(finite) if len(finite) else 0.0
-        length_z = np.abs(ratio - median) / max(1.4826 * (np.median(np.abs(finite - median)) if len(finite) else 0.0), 0.05)
+        mad = np.median(np.abs(finite - median)) if len(finite) else 0.0
+        length_z = np.abs(ratio - median) / max(1.4826 * mad, 0.05)
         n = len(ids)
         pairs = [_runs_to_representative(target)]
         bands = np.ascontiguousarray(tsig).view(np.uint64)
