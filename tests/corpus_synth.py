@@ -1,7 +1,7 @@
 """Synthetic parallel corpora for the document checks' tests: the embedded sample's French/Dutch
 articles (bbsard_audit/sample, written for this project) and hand-written English/Dutch sentences,
 joined into documents, with artifacts injected by type. `labels[i]` is the artifact injected into
-document i ("" = clean)."""
+document i ("" = clean; "duplicate_partner": the document whose translation a `duplicate` copied)."""
 
 from __future__ import annotations
 
@@ -82,19 +82,20 @@ def _join(units: list[tuple[str, str]]) -> tuple[str, str]:
 
 def build(source: str = "fr", docs: int = 400, rate: float = 0.04, seed: int = 0,
           artifacts: tuple[str, ...] = ARTIFACTS) -> Corpus:
-    """`docs` documents of 1-4 consecutive sentence pairs (a fifth of the pairs is kept apart as
+    """`docs` distinct documents of 1-4 sentence pairs (a fifth of the pairs is kept apart as
     foreign text for misalignments); each artifact type is injected into ~rate x docs documents."""
     rng = random.Random(seed)
     pairs = sentence_pairs(source)
     rng.shuffle(pairs)
     held = max(4, len(pairs) // 5)
     foreign, pairs = pairs[:held], pairs[held:]
-    rows = []
-    while len(rows) < docs:
+    rows, seen = [], set()
+    while len(rows) < docs:  # distinct documents: a clean corpus has no duplicate
         k = rng.randint(1, 4)
-        start = rng.randrange(len(pairs))
-        key = tuple((start + j) % len(pairs) for j in range(k)) + (rng.randrange(10 ** 6),)
-        rows.append(list(_join([pairs[j] for j in key[:-1]])))
+        key = tuple(sorted(rng.sample(range(len(pairs)), k)))
+        if key not in seen:
+            seen.add(key)
+            rows.append(list(_join([pairs[j] for j in key])))
     labels = [""] * docs
     per_type = max(2, int(rate * docs))
     free = list(range(docs))
@@ -119,7 +120,7 @@ def build(source: str = "fr", docs: int = 400, rate: float = 0.04, seed: int = 0
             elif kind == "untranslated":
                 rows[i][1] = src
             elif kind == "wrong_language":
-                rows[i][1] = rng.choice(FOREIGN[source]) + " " + rng.choice(FOREIGN[source])
+                rows[i][1] = rng.choice(FOREIGN[source])
             elif kind == "truncated":
                 rows[i][1] = tgt[:max(8, int(len(tgt) * rng.uniform(0.15, 0.35)))].rsplit(" ", 1)[0]
             elif kind == "numbers":
@@ -141,7 +142,7 @@ def build(source: str = "fr", docs: int = 400, rate: float = 0.04, seed: int = 0
             elif kind == "duplicate":
                 j = take(lambda d: rows[d][0] != src)
                 rows[i][1] = rows[j][1]
-                labels[j] = kind
+                labels[j] = "duplicate_partner"  # innocent, but only a third document could tell which is which
             elif kind == "misaligned":
                 rows[i][1] = _join(rng.sample(foreign, min(len(foreign), rng.randint(1, 3))))[1]
             elif kind == "mojibake":

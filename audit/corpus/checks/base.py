@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -43,12 +44,15 @@ class Docs:
 
     def __init__(self, table: pa.Table, pair: LanguagePair) -> None:
         self.table, self.pair = table, pair
+        self._arrays: dict[str, pa.Array] = {}
 
     def __len__(self) -> int:
         return self.table.num_rows
 
     def arrow(self, column: str) -> pa.Array:
-        return self.table.column(column).combine_chunks()
+        if column not in self._arrays:
+            self._arrays[column] = self.table.column(column).combine_chunks()
+        return self._arrays[column]
 
     @cached_property
     def source(self) -> list[str]:
@@ -57,6 +61,20 @@ class Docs:
     @cached_property
     def target(self) -> list[str]:
         return self.table.column("target_text").to_pylist()
+
+    @cached_property
+    def digits_equal(self) -> np.ndarray:
+        """Whether both sides hold the same multiset of digit runs ('1.500' and '1 500' both give 1
+        and 500): the numbers and references checks look closer only at the rows where they differ."""
+        return digit_fingerprint(self.arrow("source_text")) == digit_fingerprint(self.arrow("target_text"))
+
+    @cached_property
+    def both_have_content(self) -> np.ndarray:
+        """Both sides hold a letter or a digit (RE2, vectorised)."""
+        import pyarrow.compute as pc
+
+        return np.asarray(pc.and_(*(pc.match_substring_regex(self.arrow(f"{side}_text"), r"[\p{L}\p{N}]")
+                                    for side in ("source", "target"))).fill_null(False))
 
     @cached_property
     def source_chars(self) -> np.ndarray:
@@ -69,6 +87,36 @@ class Docs:
         import pyarrow.compute as pc
 
         return pc.utf8_length(self.arrow("target_text")).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def row_sums(lists: pa.ListArray, values: np.ndarray) -> np.ndarray:
+    """The sum of `values` (one per element of the flattened lists) over each list."""
+    offsets = lists.offsets.to_numpy()
+    cumulative = np.concatenate([np.zeros(1, dtype=values.dtype), np.cumsum(values)])
+    return cumulative[offsets[1:] - offsets[0]] - cumulative[offsets[:-1] - offsets[0]]
+
+
+def words(texts: pa.Array, sample: int) -> pa.ListArray:
+    """The lower-cased letter runs of each text's first `sample` characters (an empty string may occur)."""
+    import pyarrow.compute as pc
+
+    return pc.split_pattern_regex(pc.utf8_lower(pc.utf8_slice_codeunits(texts, 0, sample)), r"[^\p{L}]+")
+
+
+def digit_fingerprint(texts: pa.Array) -> np.ndarray:
+    """A 64-bit multiset hash of each text's digit runs, leading zeros dropped (vectorised)."""
+    import pyarrow.compute as pc
+
+    runs = pc.split_pattern_regex(texts, r"[^0-9]+")
+    flat = runs.flatten()
+    present = np.asarray(pc.greater(pc.utf8_length(flat), 0))
+    stripped = pc.utf8_slice_codeunits(pc.utf8_ltrim(flat, "0"), 0, 18)
+    value = np.asarray(pc.cast(pc.if_else(pc.equal(stripped, ""), "0", stripped), pa.int64())).astype(np.uint64)
+    x = value + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = np.where(present, x ^ (x >> np.uint64(29)), np.uint64(0))
+    with np.errstate(over="ignore"):
+        return row_sums(runs, x)
 
 
 @dataclass
@@ -175,6 +223,8 @@ class DocCheck(Declared):
     name: str
     order: int
     needs: tuple[str, ...] = ()
+    embeds: bool = False
+    """It needs the context's embedder: without one it does not run (the sidecar says so)."""
     columns: Mapping[str, pa.DataType] = {}
     scored: Mapping[str, pa.DataType] = {}
     params: Mapping[str, float] = {}
@@ -218,6 +268,32 @@ class DocCheck(Declared):
     def score(self, mapped: pa.Table, stats: "CorpusStats", ctx: "CorpusContext") -> Result:
         return Result({}, [[] for _ in range(mapped.num_rows)])
 
+    def compare_values(self, docs: Docs, extract: Callable[[str, str], list[tuple[int, int, Any]]], what: str,
+                       column: str, skip: Callable[[Any], bool] = lambda v: False, show: Callable[[Any], str] = str,
+                       ) -> Result:
+        """On the rows whose digits differ (`Docs.digits_equal`) and whose sides both hold text: the
+        (start, end, value) mentions `extract(text, lang)` finds on each side, compared as multisets; a finding names the values one
+        side has and the other lacks (`skip`: values never compared), with their spans."""
+        src, tgt = docs.pair.source, docs.pair.target
+        n = len(docs)
+        differ = np.zeros(n)
+        findings: list[list[Finding]] = [[] for _ in range(n)]
+        for i in np.flatnonzero(~docs.digits_equal & docs.both_have_content):  # an empty side is doc_empty's
+            source, target = docs.source[i], docs.target[i]
+            a, b = extract(source, src), extract(target, tgt)
+            va, vb = Counter(v for *_, v in a), Counter(v for *_, v in b)
+            missing = Counter({v: c for v, c in (va - vb).items() if not skip(v)})
+            added = Counter({v: c for v, c in (vb - va).items() if not skip(v)})
+            if not missing and not added:
+                continue
+            differ[i] = sum(missing.values()) + sum(added.values())
+            parts = [f"{side.upper()} has {', '.join(show(v) for v in sorted(c))} not in {other.upper()}"
+                     for side, other, c in ((src, tgt, missing), (tgt, src, added)) if c]
+            spans = (spans_in(src, source, [(s, e) for s, e, v in a if v in missing], self.name)
+                     + spans_in(tgt, target, [(s, e) for s, e, v in b if v in added], self.name))
+            findings[i] = [self.finding(f"{what} differ: " + "; ".join(parts), spans)]
+        return Result({column: differ}, findings)
+
     def finding(self, reason: str, spans=(), flag: str | None = None) -> Finding:
         return Finding(flag or self.name, reason, tuple(spans))
 
@@ -242,3 +318,5 @@ def check_options(options: Mapping[str, object], checks: Sequence[DocCheck]) -> 
             raise InputError(f"unknown corpus-audit option {key!r}" + (f"; did you mean {near[0]!r}?" if near else ""))
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
             raise InputError(f"corpus-audit option {key!r} must be a finite number, got {value!r}")
+        if key.startswith("weights.") and not 0 <= value < 1:
+            raise InputError(f"corpus-audit option {key!r} must be a weight in [0, 1), got {value!r}")

@@ -1,15 +1,20 @@
 """Document check `doc_duplicate_translation`: the same translation for different sources, exact or
 near (MinHash), e.g. a generic or hallucinated text put out for several documents (mteb#3708).
 
-Map: each target is normalised (lower case, whitespace collapsed); its exact hash, and a
-one-permutation MinHash of its 8-byte shingles (a content-defined quarter of them) in `BINS` bins,
-16 bits per bin, computed over the whole batch in numpy; the source's exact hash. Reduce: LSH
-banding (`BANDS` bands of `BINS / BANDS` bins): documents sharing a band are candidates, each
-verified against its band's representative (the smallest id hash) by the share of equal bins
-(>= `similarity`); exact copies join too; connected components are the groups. Memory while
-reducing: 2 x 8 (exact hashes) + 8 (id hash) + 2 x BINS (signature) = 88 bytes per document; the
-stats keep the grouped documents only. A group whose sources are not all the same raises the flag
-on each member. No language pack needed.
+Map, for each side: its first MAX_CHARS characters, ASCII whitespace removed and ASCII letters
+lower-cased; their exact hash (with the full length) and a one-permutation MinHash of their 8-byte
+shingles (all of a short text's, a content-defined eighth of a long one's) in `BINS` bins of 16
+bits, computed over the whole batch in numpy. Reduce: LSH banding of the targets (`BANDS` bands
+of `BINS / BANDS` bins): documents sharing a band are candidates, each verified against its band's
+representative (the smallest id hash) by the share of equal bins (>= `similarity`); exact copies
+join too; connected components are the groups. In a group, the members whose source is unlike the
+others' (MinHash of the sources < `similarity - margin`, not in the one largest cluster of alike
+sources) raise the flag: near-identical sources translated alike are no artifact, and of three
+documents sharing a translation the one whose source differs is the odd one out (of two with
+different sources: both, unless one has a length ratio out of proportion, robust z > LENGTH_Z:
+that one, e.g. a truncated translation that became another's). Memory while reducing: 3 x 8
+(hashes) + 8 (length ratio) + 2 x 2 x BINS (signatures) = 160 bytes per document; the stats keep
+the grouped documents only. No language pack needed.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from .base import DocCheck, Docs, Result
 BINS = 32
 BANDS = 8
 SHINGLE = 8
+MAX_CHARS = 1 << 16
+"""Characters of a text that are hashed (with its full length): memory stays bounded for a huge text."""
 SHORT = 512
 """A text of fewer bytes keeps all its shingles, a longer one an eighth (chosen by their hash)."""
 EMPTY = np.uint16(0xFFFF)
@@ -62,11 +69,13 @@ def _compact(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return data, kept[offsets - offsets[0]]
 
 
-def exact_hashes(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """64-bit blake2b of each compacted text (the same in every process, unlike hash())."""
+def exact_hashes(data: np.ndarray, offsets: np.ndarray, chars: np.ndarray) -> np.ndarray:
+    """64-bit blake2b of each compacted text and its full length in characters (the same in every
+    process, unlike hash())."""
     raw = data.tobytes()
-    return np.array([int.from_bytes(hashlib.blake2b(raw[a:b], digest_size=8).digest(), "little", signed=True)
-                     for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())], dtype=np.int64)
+    return np.array([int.from_bytes(hashlib.blake2b(raw[a:b] + str(n).encode(), digest_size=8).digest(), "little",
+                                    signed=True)
+                     for a, b, n in zip(offsets[:-1].tolist(), offsets[1:].tolist(), chars.tolist())], dtype=np.int64)
 
 
 def id_hashes(ids: list[str]) -> np.ndarray:
@@ -86,7 +95,7 @@ def signatures(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         doc = np.repeat(np.arange(n), lengths)[:count]
         hashes = _mix(windows.astype(np.uint64))
         keep = (np.arange(count) + SHINGLE <= offsets[1:][doc]) & (
-            (lengths[doc] < SHORT) | ((hashes & np.uint64(7)) == 0))
+            (lengths[doc] < SHORT) | ((hashes >> np.uint64(61)) == 0))  # the sample: top bits; the bin: low bits
         doc, hashes = doc[keep], hashes[keep]
         np.minimum.at(out, (doc, (hashes % np.uint64(BINS)).astype(np.int64)), hashes // np.uint64(BINS))
     filled = out != np.iinfo(np.uint64).max
@@ -103,7 +112,8 @@ class DuplicateAccumulator:
 
     def add(self, mapped: pa.Table) -> None:
         keep = ~mapped.column("doc_empty_target").to_numpy(zero_copy_only=False)
-        columns = [mapped.column(c).to_numpy(zero_copy_only=False)[keep] for c in ("_id_hash", "_target_hash", "_source_hash")]
+        columns = [mapped.column(c).to_numpy(zero_copy_only=False)[keep]
+                   for c in ("_id_hash", "_target_hash", "_source_hash", "doc_length_log_ratio")]
         sigs = [np.frombuffer(b"".join(mapped.column(c).to_pylist()), dtype=np.uint16).reshape(-1, BINS)[keep]
                 for c in ("_target_minhash", "_source_minhash")]
         self.parts.append((*columns, *sigs))
@@ -111,10 +121,16 @@ class DuplicateAccumulator:
     def finish(self) -> "DuplicateGroups":
         if not self.parts:
             return DuplicateGroups({})
-        ids, target, source, tsig, ssig = (np.concatenate(x) for x in zip(*self.parts))
+        ids, target, source, ratio, tsig, ssig = (np.concatenate(x) for x in zip(*self.parts))
         self.parts = []
+        if not len(ids):
+            return DuplicateGroups({})
         order = np.argsort(ids, kind="stable")  # every result below is independent of the batches' order
-        ids, target, source, tsig, ssig = ids[order], target[order], source[order], tsig[order], ssig[order]
+        ids, target, source, ratio, tsig, ssig = (x[order] for x in (ids, target, source, ratio, tsig, ssig))
+        finite = ratio[np.isfinite(ratio)]
+        median = np.median(finite) if len(finite) else 0.0
+        mad = np.median(np.abs(finite - median)) if len(finite) else 0.0
+        length_z = np.abs(ratio - median) / max(1.4826 * mad, 0.05)
         n = len(ids)
         pairs = [_runs_to_representative(target)]
         bands = np.ascontiguousarray(tsig).view(np.uint64)
@@ -129,9 +145,7 @@ class DuplicateAccumulator:
         same_target = target[a] == target[b]
         t_sim = np.where(same_target, 1.0, _similarity(tsig[a], tsig[b]))
         verified = t_sim >= self.similarity
-        a, b, t_sim, same_target = a[verified], b[verified], t_sim[verified], same_target[verified]
-        s_sim = np.where(source[a] == source[b], 1.0, _similarity(ssig[a], ssig[b]))
-        suspicious = s_sim < t_sim - self.margin  # the translations are far more alike than their sources
+        a, b, same_target = a[verified], b[verified], same_target[verified]
         from scipy.sparse import coo_matrix
         from scipy.sparse.csgraph import connected_components
 
@@ -143,11 +157,38 @@ class DuplicateAccumulator:
         for i in grouped[::-1]:  # rows are in id-hash order: a group's key is its smallest id hash
             first[label[i]] = ids[i]
         flagged = np.zeros(n, dtype=bool)
-        flagged[a[suspicious]] = flagged[b[suspicious]] = True
+        by_group = grouped[np.argsort(label[grouped], kind="stable")]
+        for members in np.split(by_group, np.flatnonzero(np.diff(label[by_group])) + 1) if len(by_group) else []:
+            odd = _odd_ones_out(source[members], ssig[members], self.similarity - self.margin)
+            # of documents that cannot be told apart by their sources, one with an abnormal length
+            # ratio (a truncated or padded translation) is the odd one out
+            abnormal = odd & (length_z[members] > LENGTH_Z)
+            flagged[members] = abnormal if abnormal.any() else odd
         exact = np.zeros(n, dtype=bool)
         exact[a[same_target]] = exact[b[same_target]] = True
         return DuplicateGroups({int(ids[i]): (int(first[label[i]]), int(sizes[label[i]]), bool(flagged[i]), bool(exact[i]))
                                 for i in grouped})
+
+
+LENGTH_Z = 3.0
+"""Robust z of the log length ratio above which a group member's translation is out of proportion."""
+MAX_GROUP = 500
+"""A larger group is judged on a sample of its members' sources (the first MAX_GROUP by id hash)."""
+
+
+def _odd_ones_out(source: np.ndarray, sig: np.ndarray, alike: float) -> np.ndarray:
+    """Which members of a group of (near-)identical translations have a source unlike the rest's:
+    each member's source is compared with every other's (exact hash, else MinHash >= `alike`); a
+    member is flagged when some source in the group differs from its own and its own is not in
+    the one largest cluster of alike sources (a pair with different sources: both)."""
+    k = len(source)
+    ref = slice(0, min(k, MAX_GROUP))
+    same = (source[:, None] == source[None, ref]) | (
+        _similarity(np.repeat(sig, len(source[ref]), axis=0), np.tile(sig[ref], (k, 1))).reshape(k, -1) >= alike)
+    support = same.sum(axis=1)
+    top = support.max()
+    unique_top = (support == top).sum() <= top
+    return (support < len(source[ref])) & ((support < top) | (top == 1) | ~unique_top)
 
 
 def _runs_to_representative(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -199,9 +240,11 @@ class DuplicatesCheck(DocCheck):
     params = {"similarity": 0.8, "margin": 0.3}
 
     def map(self, docs: Docs, ctx) -> Result:
-        target, source = _compact(docs.arrow("target_text")), _compact(docs.arrow("source_text"))
+        target, source = (_compact(pc.utf8_slice_codeunits(docs.arrow(f"{side}_text"), 0, MAX_CHARS))
+                          for side in ("target", "source"))
         return Result({"_id_hash": id_hashes(docs.table.column("id").to_pylist()),
-                       "_target_hash": exact_hashes(*target), "_source_hash": exact_hashes(*source),
+                       "_target_hash": exact_hashes(*target, docs.target_chars),
+                       "_source_hash": exact_hashes(*source, docs.source_chars),
                        "_target_minhash": _rows(signatures(*target)), "_source_minhash": _rows(signatures(*source))},
                       [[] for _ in range(len(docs))])
 

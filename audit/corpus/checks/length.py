@@ -1,18 +1,20 @@
-"""Document check `doc_truncated`: the translation is much shorter than its source, measured
-against the corpus's own length ratio.
+"""Document check `doc_truncated`: the translation is much shorter than its source, measured against
+the corpus's own length ratio.
 
 A translation's length ratio target/source depends on the pair (Dutch runs ~5 % longer than French)
 and on the corpus, so the check learns it: the log length ratio of every pair with a source of at
-least `min_source_chars` characters, its median and MAD streamed over the corpus (reduce phase).
-A pair is truncated (in a corpus of at least `min_corpus` measured pairs) when its robust z = (log ratio - median) / (1.4826 MAD) is below -`z` AND its
-ratio is below `ratio` times the corpus's median ratio (so a tight distribution cannot flag a
-translation 10 % short). The evidence span is where the translation stops. No language pack needed.
+least `min_source_chars` characters, its median and MAD streamed over the corpus (reduce phase). A
+pair is truncated (in a corpus of at least `min_corpus` measured pairs) when its robust z = (log
+ratio - median) / (1.4826 MAD) is below -`z` AND its ratio is below `ratio` times the corpus's
+median ratio (so a tight distribution cannot flag a translation 10 % short). The evidence span is
+where the translation stops. No language pack needed.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .base import DocCheck, Docs, Result, RobustDistribution, robust_z, span_at
 from .empty import contentless
@@ -48,8 +50,8 @@ class LengthCheck(DocCheck):
         source, target = docs.source_chars.astype(float), docs.target_chars.astype(float)
         ratio = np.log((target + 1.0) / (source + 1.0))
         ratio[(source < self.param(ctx, "min_source_chars")) | contentless(docs.arrow("target_text"))] = np.nan
-        tails = [t[-TAIL:] for t in docs.target]
-        return Result({"doc_length_log_ratio": ratio, "_target_tail": np.array(tails, dtype=object)},
+        tails = pc.utf8_slice_codeunits(docs.arrow("target_text"), -TAIL).to_numpy(zero_copy_only=False)
+        return Result({"doc_length_log_ratio": ratio, "_target_tail": tails},
                       [[] for _ in range(len(docs))])
 
     def accumulator(self, ctx) -> LengthAccumulator:

@@ -1,8 +1,8 @@
 """Document check `doc_numbers_changed`: a number, amount, date or duration of the source is not in
 the translation (or one was added), article references aside (`doc_references_changed` has them).
 
-Screen: the multisets of digit runs ('1.500', '1 500' and '1,500' all give 1 and 500) are equal on
-both sides for nearly every pair, which then costs one regex per side. The others are compared as
+Screen (vectorised, `Docs.digits_equal`): the multisets of digit runs ('1.500', '1 500' and
+'1,500' all give 1 and 500) are equal on both sides for nearly every pair. The others are compared as
 the question check `numbers` compares them (its `number_mentions`: digits and the packs' number
 words, '3 mois' = 'drie maanden'; 1 is never compared, 'un'/'een' is an article), leaving out the
 mentions inside an article reference; the spans are the values one side has and the other lacks.
@@ -10,25 +10,14 @@ mentions inside an article reference; the spans are the values one side has and 
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-
-import numpy as np
 import pyarrow as pa
 
 from bbsard_audit import languages
 from bbsard_audit.audit.checks.numbers import number_mentions
 from bbsard_audit.audit.termmatch import tokenize
 
-from .base import DocCheck, Docs, Result, spans_in
+from .base import DocCheck, Docs, Result
 from .references import references
-
-_DIGITS = re.compile(r"\d+")
-
-
-def _runs(text: str) -> Counter:
-    return Counter(r.lstrip("0") or "0" for r in _DIGITS.findall(text))
-
 
 def _fmt(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
@@ -53,23 +42,6 @@ class NumbersCheck(DocCheck):
     columns = {"doc_numbers_differ": pa.float64()}
 
     def map(self, docs: Docs, ctx) -> Result:
-        src, tgt = docs.pair.source, docs.pair.target
-        n = len(docs)
-        differ = np.zeros(n)
-        findings = [[] for _ in range(n)]
-        for i, (source, target) in enumerate(zip(docs.source, docs.target)):
-            if _runs(source) == _runs(target):
-                continue  # the screen: the same digits; number words alone rarely change in long texts
-            a, b = values_outside_references(source, src), values_outside_references(target, tgt)
-            va, vb = Counter(v for *_, v in a), Counter(v for *_, v in b)
-            missing = Counter({v: c for v, c in (va - vb).items() if v != 1})
-            added = Counter({v: c for v, c in (vb - va).items() if v != 1})
-            if not missing and not added:
-                continue
-            differ[i] = sum(missing.values()) + sum(added.values())
-            parts = [f"{side.upper()} has {', '.join(_fmt(v) for v in sorted(c))} not in {other.upper()}"
-                     for side, other, c in ((src, tgt, missing), (tgt, src, added)) if c]
-            spans = (spans_in(src, source, [(s, e) for s, e, v in a if v in missing], self.name)
-                     + spans_in(tgt, target, [(s, e) for s, e, v in b if v in added], self.name))
-            findings[i] = [self.finding("numbers differ: " + "; ".join(parts), spans)]
-        return Result({"doc_numbers_differ": differ}, findings)
+        # "un"/"een" vs "1": 1 is never compared (as in the question check)
+        return self.compare_values(docs, values_outside_references, "numbers", "doc_numbers_differ",
+                                   skip=lambda v: v == 1, show=_fmt)

@@ -7,21 +7,21 @@ artikel, Artikel, section) followed by its number, with a Latin insertion suffix
 (`references.suffixes`: bis, ter, ...) and sub-numbers ('12/1'); a list continues it ('3, 4 et
 5'). '§ N' is a reference in every language. The two sides' references are compared as multisets
 of normalised numbers ('1er' = '1', '5 bis' = '5bis'); the spans are the references one side has
-and the other lacks.
+and the other lacks. Only pairs whose digit runs differ are parsed (`Docs.digits_equal`): a changed,
+lost or added reference number changes them; a number moved between a reference and the text does
+not, and is missed.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from functools import cache
 
-import numpy as np
 import pyarrow as pa
 
 from bbsard_audit import languages
 
-from .base import DocCheck, Docs, Result, spans_in
+from .base import DocCheck, Docs, Result
 
 _JOINERS = r"(?:,|;|et|ou|en|of|and|or|und|oder|tot|à|to|bis zu|-)"
 
@@ -60,24 +60,7 @@ class ReferencesCheck(DocCheck):
     categories = {"doc_references_changed": "entity"}
     weights = {"doc_references_changed": 0.7}
     needs = ("references",)
-    columns = {"doc_references_source": pa.float64(), "doc_references_differ": pa.float64()}
+    columns = {"doc_references_differ": pa.float64()}
 
     def map(self, docs: Docs, ctx) -> Result:
-        src, tgt = docs.pair.source, docs.pair.target
-        n = len(docs)
-        count, differ = np.zeros(n), np.zeros(n)
-        findings = [[] for _ in range(n)]
-        for i, (source, target) in enumerate(zip(docs.source, docs.target)):
-            a, b = references(source, src), references(target, tgt)
-            count[i] = len(a)
-            va, vb = Counter(v for *_, v in a), Counter(v for *_, v in b)
-            if va == vb:
-                continue
-            missing, added = va - vb, vb - va
-            differ[i] = sum(missing.values()) + sum(added.values())
-            parts = [f"{side.upper()} has {', '.join(sorted(c))} not in {other.upper()}"
-                     for side, other, c in ((src, tgt, missing), (tgt, src, added)) if c]
-            spans = (spans_in(src, source, [(s, e) for s, e, v in a if v in missing], self.name)
-                     + spans_in(tgt, target, [(s, e) for s, e, v in b if v in added], self.name))
-            findings[i] = [self.finding("article references differ: " + "; ".join(parts), spans)]
-        return Result({"doc_references_source": count, "doc_references_differ": differ}, findings)
+        return self.compare_values(docs, references, "article references", "doc_references_differ")
