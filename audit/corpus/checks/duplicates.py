@@ -50,6 +50,8 @@ def _mix(x: np.ndarray) -> np.ndarray:
 
 _SPACE = np.zeros(256, dtype=bool)
 _SPACE[[9, 10, 11, 12, 13, 32]] = True
+_LOWER = np.arange(256, dtype=np.uint8)
+_LOWER[65:91] += 32
 
 
 def _compact(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -61,12 +63,8 @@ def _compact(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[texts.offset:texts.offset + n + 1]
     data = (np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]:offsets[-1]] if data_buffer is not None
             else np.zeros(0, dtype=np.uint8))
-    keep = ~_SPACE[data]
-    kept = np.r_[0, np.cumsum(keep)]
-    data = data[keep]
-    upper = (data >= 65) & (data <= 90)
-    data = np.where(upper, data | 32, data).astype(np.uint8)
-    return data, kept[offsets - offsets[0]]
+    kept = np.flatnonzero(~_SPACE[data])
+    return _LOWER[data[kept]], np.searchsorted(kept, offsets - offsets[0])
 
 
 def exact_hashes(data: np.ndarray, offsets: np.ndarray, chars: np.ndarray) -> np.ndarray:
@@ -92,11 +90,13 @@ def signatures(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     if count > 0:
         windows = np.ndarray((count,), dtype="<u8", buffer=np.ascontiguousarray(data).tobytes(), strides=(1,))
         lengths = np.diff(offsets)
-        doc = np.repeat(np.arange(n), lengths)[:count]
         hashes = _mix(windows.astype(np.uint64))
-        keep = (np.arange(count) + SHINGLE <= offsets[1:][doc]) & (
-            (lengths[doc] < SHORT) | ((hashes >> np.uint64(61)) == 0))  # the sample: top bits; the bin: low bits
-        doc, hashes = doc[keep], hashes[keep]
+        # the sample: a hash's top bits (its bin: the low bits); a short text's windows all count
+        short = np.repeat(lengths < SHORT, lengths)[:count]
+        start = np.flatnonzero(short | ((hashes >> np.uint64(61)) == 0))
+        doc = np.searchsorted(offsets, start, side="right") - 1
+        inside = start + SHINGLE <= offsets[doc + 1]  # a window must lie inside its own text
+        doc, hashes = doc[inside], hashes[start[inside]]
         np.minimum.at(out, (doc, (hashes % np.uint64(BINS)).astype(np.int64)), hashes // np.uint64(BINS))
     filled = out != np.iinfo(np.uint64).max
     sig = (out & np.uint64(0xFFFF)).astype(np.uint16)
