@@ -127,6 +127,8 @@ def test_truncated_and_duplicated_translations_against_the_corpus():
     # the copy's length no longer fits its source: it is the odd one out, its partner is not flagged
     assert "doc_duplicate_translation" in got[1] and "doc_duplicate_translation" not in got[2]
     assert out["doc_duplicate_group"][1] == out["doc_duplicate_group"][2] != 0
+    assert json.loads(out["spans"][1])[0]["text"] == rows[1]["target_text"][:120]
+    spans_ok(out, [(r["source_text"], r["target_text"]) for r in rows])
     assert sum("doc_truncated" in f or "doc_duplicate_translation" in f for f in got[3:]) == 0
     # three documents share a translation, two of them alike in source: the third is the odd one out
     rows[4]["source_text"], rows[4]["target_text"] = rows[3]["source_text"] + " Voir ci-dessus.", rows[3]["target_text"]

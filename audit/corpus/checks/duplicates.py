@@ -14,7 +14,8 @@ documents sharing a translation the one whose source differs is the odd one out 
 different sources: both, unless one has a length ratio out of proportion, robust z > LENGTH_Z:
 that one, e.g. a truncated translation that became another's). Memory while reducing: 3 x 8
 (hashes) + 8 (length ratio) + 2 x 2 x BINS (signatures) = 160 bytes per document; the stats keep
-the grouped documents only. No language pack needed.
+the grouped documents only. The span is the start of the shared translation. No language pack
+needed.
 """
 
 from __future__ import annotations
@@ -25,13 +26,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .base import DocCheck, Docs, Result
+from .base import DocCheck, Docs, Result, span_at
 
 BINS = 32
 BANDS = 8
 SHINGLE = 8
 MAX_CHARS = 1 << 16
 """Characters of a text that are hashed (with its full length): memory stays bounded for a huge text."""
+HEAD = 120
+"""Characters of the start of a translation kept as a flagged duplicate's span."""
 SHORT = 512
 """A text of fewer bytes keeps all its shingles, a longer one an eighth (chosen by their hash)."""
 EMPTY = np.uint16(0xFFFF)
@@ -235,7 +238,7 @@ class DuplicatesCheck(DocCheck):
     categories = {"doc_duplicate_translation": "mistranslation"}
     weights = {"doc_duplicate_translation": 0.6}
     columns = {"_id_hash": pa.int64(), "_target_hash": pa.int64(), "_source_hash": pa.int64(),
-               "_target_minhash": pa.binary(), "_source_minhash": pa.binary()}
+               "_target_minhash": pa.binary(), "_source_minhash": pa.binary(), "_target_head": pa.string()}
     scored = {"doc_duplicate_group_size": pa.float64(), "doc_duplicate_group": pa.int64()}
     params = {"similarity": 0.8, "margin": 0.3}
 
@@ -245,7 +248,9 @@ class DuplicatesCheck(DocCheck):
         return Result({"_id_hash": id_hashes(docs.table.column("id").to_pylist()),
                        "_target_hash": exact_hashes(*target, docs.target_chars),
                        "_source_hash": exact_hashes(*source, docs.source_chars),
-                       "_target_minhash": _rows(signatures(*target)), "_source_minhash": _rows(signatures(*source))},
+                       "_target_minhash": _rows(signatures(*target)), "_source_minhash": _rows(signatures(*source)),
+                       "_target_head": pc.utf8_slice_codeunits(docs.arrow("target_text"), 0, HEAD)
+                       .to_numpy(zero_copy_only=False)},
                       [[] for _ in range(len(docs))])
 
     def accumulator(self, ctx) -> DuplicateAccumulator:
@@ -256,6 +261,7 @@ class DuplicatesCheck(DocCheck):
         n = mapped.num_rows
         size, key = np.zeros(n), np.zeros(n, dtype=np.int64)
         findings = [[] for _ in range(n)]
+        heads = None
         for i, h in enumerate(mapped.column("_id_hash").to_numpy()):
             group = groups.groups.get(int(h))
             if group is None:
@@ -263,7 +269,9 @@ class DuplicatesCheck(DocCheck):
             key[i], size[i] = group[0], group[1]
             if group[2]:
                 kind = "identical to" if group[3] else "near-identical (MinHash) to"
+                heads = heads if heads is not None else mapped.column("_target_head").to_pylist()
                 findings[i] = [self.finding(f"{ctx.pair.target.upper()} is {kind} the translation of another document "
                                             f"whose {ctx.pair.source.upper()} source is not alike (group "
-                                            f"{group[0] & 0xFFFFFFFFFFFFFFFF:016x} of {group[1]} documents)")]
+                                            f"{group[0] & 0xFFFFFFFFFFFFFFFF:016x} of {group[1]} documents)",
+                                            [span_at(ctx.pair.target, 0, heads[i], self.name)] if heads[i] else ())]
         return Result({"doc_duplicate_group_size": size, "doc_duplicate_group": key}, findings)
