@@ -268,3 +268,12 @@ def test_an_empty_batch_and_a_missing_text():
     rows = table([(FR, NL), (FR, NL)]).set_column(4, "target_text", pa.array([NL, None], pa.string()))
     mapped = d.map_batch(rows, ctx)
     assert flags(d.score_batch(mapped, d.reduce_stats([mapped]), ctx).to_pandas()) == [set(), {"doc_empty"}]
+
+
+def test_a_language_without_a_pack_runs_the_checks_that_need_none():
+    pairs = [("El arrendatario paga el alquiler cada mes.", ""), ("El arrendatario paga el alquiler.", "Ã© x")]
+    ran, unavailable = d.check_status(LanguagePair("es", "nl"), embedder=False)
+    assert {"doc_empty", "doc_truncated", "doc_duplicate_translation", "doc_mojibake"} <= set(ran)
+    assert "doc_language: not available for es (no language pack)" in unavailable
+    got = flags(audit(pairs, LanguagePair("es", "nl")))
+    assert "doc_empty" in got[0] and "doc_mojibake" in got[1]

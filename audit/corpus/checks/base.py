@@ -248,6 +248,8 @@ class DocCheck(Declared):
     def unavailable(self, pair: LanguagePair) -> str | None:
         """Why this check cannot run on `pair` ("not available for xx ..."), else None."""
         for code in (pair.source, pair.target):
+            if self.needs and code not in languages.codes():
+                return f"{self.name}: not available for {code} (no language pack)"
             for section in self.needs:
                 try:
                     languages.get(code).section(section)
