@@ -4,18 +4,18 @@ near (MinHash), e.g. a generic or hallucinated text put out for several document
 Map, for each side: its first MAX_CHARS characters, ASCII whitespace removed and ASCII letters
 lower-cased; their exact hash (with the full length) and a one-permutation MinHash of their 8-byte
 shingles (all of a short text's, a content-defined eighth of a long one's) in `BINS` bins of 16
-bits, computed over the whole batch in numpy. Reduce: LSH banding of the targets (`BANDS` bands
-of `BINS / BANDS` bins): documents sharing a band are candidates, each verified against its band's
+bits, computed over the whole batch in numpy. Reduce: LSH banding of the targets (`BANDS` bands of
+`BINS / BANDS` bins): documents sharing a band are candidates, each verified against its band's
 representative (the smallest id hash) by the share of equal bins (>= `similarity`); exact copies
 join too; connected components are the groups. In a group, the members whose source is unlike the
-others' (MinHash of the sources < `similarity - margin`, not in the one largest cluster of alike
-sources) raise the flag: near-identical sources translated alike are no artifact, and of three
-documents sharing a translation the one whose source differs is the odd one out (of two with
-different sources: both, unless one has a length ratio out of proportion, robust z > LENGTH_Z:
-that one, e.g. a truncated translation that became another's). Memory while reducing: 3 x 8
-(hashes) + 8 (length ratio) + 2 x 2 x BINS (signatures) = 160 bytes per document; the stats keep
-the grouped documents only. The span is the start of the shared translation. No language pack
-needed.
+others' (the sources' first SOURCE_BINS MinHash bins alike < `similarity - margin`, not in the one
+largest cluster of alike sources) raise the flag: near-identical sources translated alike are no
+artifact, and of three documents sharing a translation the one whose source differs is the odd one
+out (of two with different sources: both, unless one has a length ratio out of proportion, robust z
+> LENGTH_Z: that one, e.g. a truncated translation that became another's). Memory while reducing: 3
+x 8 (hashes) + 4 (length ratio) + 2 x BINS (target signature) + 2 x SOURCE_BINS (source) = 108
+bytes per document; the stats keep the grouped documents only. The span is the start of the shared
+translation. No language pack needed.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ import pyarrow.compute as pc
 from .base import DocCheck, Docs, Result, span_at
 
 BINS = 32
+SOURCE_BINS = 8
+"""Bins of a source's MinHash the reduce phase keeps: enough to tell alike sources (>= 0.5) from others."""
 BANDS = 8
 SHINGLE = 8
 MAX_CHARS = 1 << 16
@@ -116,10 +118,11 @@ class DuplicateAccumulator:
     def add(self, mapped: pa.Table) -> None:
         keep = ~mapped.column("doc_empty_target").to_numpy(zero_copy_only=False)
         columns = [mapped.column(c).to_numpy(zero_copy_only=False)[keep]
-                   for c in ("_id_hash", "_target_hash", "_source_hash", "doc_length_log_ratio")]
-        sigs = [np.frombuffer(b"".join(mapped.column(c).to_pylist()), dtype=np.uint16).reshape(-1, BINS)[keep]
-                for c in ("_target_minhash", "_source_minhash")]
-        self.parts.append((*columns, *sigs))
+                   for c in ("_id_hash", "_target_hash", "_source_hash")]
+        ratio = mapped.column("doc_length_log_ratio").to_numpy(zero_copy_only=False)[keep].astype(np.float32)
+        target, source = (np.frombuffer(b"".join(mapped.column(c).to_pylist()), dtype=np.uint16)
+                          .reshape(-1, BINS)[keep] for c in ("_target_minhash", "_source_minhash"))
+        self.parts.append((*columns, ratio, target, source[:, :SOURCE_BINS].copy()))
 
     def finish(self) -> "DuplicateGroups":
         if not self.parts:
