@@ -127,6 +127,8 @@ def test_truncated_and_duplicated_translations_against_the_corpus():
     # the copy's length no longer fits its source: it is the odd one out, its partner is not flagged
     assert "doc_duplicate_translation" in got[1] and "doc_duplicate_translation" not in got[2]
     assert out["doc_duplicate_group"][1] == out["doc_duplicate_group"][2] != 0
+    assert json.loads(out["spans"][1])[0]["text"] == rows[1]["target_text"][:120]
+    spans_ok(out, [(r["source_text"], r["target_text"]) for r in rows])
     assert sum("doc_truncated" in f or "doc_duplicate_translation" in f for f in got[3:]) == 0
     # three documents share a translation, two of them alike in source: the third is the odd one out
     rows[4]["source_text"], rows[4]["target_text"] = rows[3]["source_text"] + " Voir ci-dessus.", rows[3]["target_text"]
@@ -266,3 +268,12 @@ def test_an_empty_batch_and_a_missing_text():
     rows = table([(FR, NL), (FR, NL)]).set_column(4, "target_text", pa.array([NL, None], pa.string()))
     mapped = d.map_batch(rows, ctx)
     assert flags(d.score_batch(mapped, d.reduce_stats([mapped]), ctx).to_pandas()) == [set(), {"doc_empty"}]
+
+
+def test_a_language_without_a_pack_runs_the_checks_that_need_none():
+    pairs = [("El arrendatario paga el alquiler cada mes.", ""), ("El arrendatario paga el alquiler.", "Ã© x")]
+    ran, unavailable = d.check_status(LanguagePair("es", "nl"), embedder=False)
+    assert {"doc_empty", "doc_truncated", "doc_duplicate_translation", "doc_mojibake"} <= set(ran)
+    assert "doc_language: not available for es (no language pack)" in unavailable
+    got = flags(audit(pairs, LanguagePair("es", "nl")))
+    assert "doc_empty" in got[0] and "doc_mojibake" in got[1]

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from bbsard_audit import languages
 from bbsard_audit.audit.findings import Finding, Span, category_of
@@ -70,23 +71,21 @@ class Docs:
 
     @cached_property
     def both_have_content(self) -> np.ndarray:
-        """Both sides hold a letter or a digit (RE2, vectorised)."""
-        import pyarrow.compute as pc
-
-        return np.asarray(pc.and_(*(pc.match_substring_regex(self.arrow(f"{side}_text"), r"[\p{L}\p{N}]")
-                                    for side in ("source", "target"))).fill_null(False))
+        """Both sides hold a letter or a digit."""
+        return ~contentless(self.arrow("source_text")) & ~contentless(self.arrow("target_text"))
 
     @cached_property
     def source_chars(self) -> np.ndarray:
-        import pyarrow.compute as pc
-
         return pc.utf8_length(self.arrow("source_text")).to_numpy(zero_copy_only=False).astype(np.int64)
 
     @cached_property
     def target_chars(self) -> np.ndarray:
-        import pyarrow.compute as pc
-
         return pc.utf8_length(self.arrow("target_text")).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def contentless(texts: pa.Array) -> np.ndarray:
+    """True where a text has no letter and no digit (RE2, vectorised)."""
+    return np.asarray(pc.invert(pc.match_substring_regex(texts, r"[\p{L}\p{N}]")).fill_null(True))
 
 
 def row_sums(lists: pa.ListArray, values: np.ndarray) -> np.ndarray:
@@ -98,15 +97,11 @@ def row_sums(lists: pa.ListArray, values: np.ndarray) -> np.ndarray:
 
 def words(texts: pa.Array, sample: int) -> pa.ListArray:
     """The lower-cased letter runs of each text's first `sample` characters (an empty string may occur)."""
-    import pyarrow.compute as pc
-
     return pc.split_pattern_regex(pc.utf8_lower(pc.utf8_slice_codeunits(texts, 0, sample)), r"[^\p{L}]+")
 
 
 def digit_fingerprint(texts: pa.Array) -> np.ndarray:
     """A 64-bit multiset hash of each text's digit runs, leading zeros dropped (vectorised)."""
-    import pyarrow.compute as pc
-
     runs = pc.split_pattern_regex(texts, r"[^0-9]+")
     flat = runs.flatten()
     present = np.asarray(pc.greater(pc.utf8_length(flat), 0))
@@ -248,6 +243,8 @@ class DocCheck(Declared):
     def unavailable(self, pair: LanguagePair) -> str | None:
         """Why this check cannot run on `pair` ("not available for xx ..."), else None."""
         for code in (pair.source, pair.target):
+            if self.needs and code not in languages.codes():
+                return f"{self.name}: not available for {code} (no language pack)"
             for section in self.needs:
                 try:
                     languages.get(code).section(section)

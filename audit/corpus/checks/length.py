@@ -16,8 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .base import DocCheck, Docs, Result, RobustDistribution, robust_z, span_at
-from .empty import contentless
+from .base import DocCheck, Docs, Result, RobustDistribution, contentless, robust_z, span_at
 
 TAIL = 40
 """Characters of the translation's end shown as the span."""
