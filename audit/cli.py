@@ -83,6 +83,11 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
               help="A learned_glossary.yaml (`audit learn`) layered on the glossary; repeatable. Its "
                    "findings name the expert review they were learned from. A learned_ranking.json "
                    "(`audit learn`, enough verdicts) makes `risk` the refitted review priority.")] = None,
+          corpus_audit: Annotated[Optional[Path], typer.Option(
+              "--corpus-audit", metavar="FILE",
+              help="A corpus_audit.parquet (`audit corpus`) of this dataset: questions whose gold documents it "
+                   "flags are flagged (gold_document_flagged). Default: DIR/corpus_audit.parquet when its "
+                   "sidecar names this dataset.")] = None,
           cache_dir: CacheOpt = None, out: OutOpt = None) -> None:
     """Audit a dataset (see the group help)."""
     if ctx.invoked_subcommand is not None:
@@ -90,6 +95,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     from bbsard_audit.dataset import remember_source
     from bbsard_audit.errors import InputError
 
+    from .gold_documents import find as find_corpus_audit, said as corpus_said
     from .pipeline import run_audit, write_audit
 
     if out is None:
@@ -97,7 +103,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     if control and review_budget is None:
         raise InputError("--control needs --review-budget")
     guard_out(out, command="audit",
-              inputs=[backtranslations, glossary, config, runs_fr, runs_nl, *(learned or [])],
+              inputs=[backtranslations, glossary, config, runs_fr, runs_nl, corpus_audit, *(learned or [])],
               names=["audit.csv", "audit.parquet", "audit.meta.json"]
               + (["review_queue.csv", "review_queue.meta.json"] if review_budget is not None else []))
     rankings = [p for p in learned or [] if p.suffix == ".json"]
@@ -120,7 +126,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
         result = run_audit(dataset, split=split, backtranslations=backtranslations, translator=translator,
                            embedder=embedder, glossary=layered if learned else glossary, config=config, cache_dir=cache_dir,
                            runs_fr=runs_fr, runs_nl=runs_nl, translator_langs=(src_lang, tgt_lang),
-                           progress=bar.step, advance=bar.advance)
+                           corpus_audit=find_corpus_audit(corpus_audit, out), progress=bar.step, advance=bar.advance)
     if model is not None:
         from bbsard_audit.io import digest_of
 
@@ -137,6 +143,8 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     console.print(f"audited {meta['n_pairs']} pairs in {meta['timings_s']['total']:.1f}s: "
                   f"{meta['n_flagged']} flagged ({meta['n_flagged'] / meta['n_pairs']:.0%}); "
                   f"{_flags_on_flagged(result.frame)}")
+    if meta["corpus_audit"] is not None:
+        console.print(corpus_said(meta["corpus_audit"]))
     if review_budget is not None:
         console.print(queue_summary(out / "review_queue.csv", meta["n_flagged"], review_budget))
     for path in written:

@@ -24,6 +24,7 @@ from bbsard_audit.io import write_sidecar
 
 from bbsard_audit.embeddings import Embedder, default_cache_dir, get_embedder
 
+from . import gold_documents
 from .backtranslation import (BackTranslationCosineSignal, BackTranslationScorer, BackTranslationSurfaceSignal,
                               BackTranslationThresholds, Translator, get_translator)
 from .checks import all_checks
@@ -177,17 +178,19 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
               glossary: GlossarySource | Sequence[GlossarySource] | None = None, config: str | Path | RiskConfig | None = None,
               cache_dir: Path | None = None, runs_fr: str | Path | None = None, runs_nl: str | Path | None = None,
               translator_langs: tuple[str | None, str | None] = (None, None),
+              corpus_audit: gold_documents.CorpusAuditInput | None = None,
               progress: Progress | None = None, advance: Callable[[int, int], None] | None = None) -> AuditResult:
     """Audit one split of a dataset; nothing is written (see `write_audit`).
 
     `translator_langs` = (source, target) codes for NLLB/M2M100 `translator` models; `glossary`: one
-    glossary or a list of layers (e.g. the shipped file + learned files).
+    glossary or a list of layers (e.g. the shipped file + learned files); `corpus_audit`: flag questions
+    whose gold documents it flags (audit/gold_documents.py).
     """
     started = time.perf_counter()
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     cfg = config if isinstance(config, RiskConfig) else RiskConfig.load(config)
-    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, with_corpus=False)
+    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, with_corpus=corpus_audit is not None)
     require_checks(ds.pair)  # French checks on English text would flag noise
     pairs: list[QuestionPair] = ds.select(split)
     if not pairs:
@@ -201,8 +204,10 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
     if bool(runs_fr) != bool(runs_nl):
         raise InputError("give both --runs-fr and --runs-nl (or neither)")
     rc = RetrievalConsistency(runs_fr, runs_nl) if runs_fr else None
+    corpus = gold_documents.link(corpus_audit, ds)  # a bad corpus audit fails before any work
     emb = get_embedder(embedder, cache_dir) if isinstance(embedder, str) else embedder
     engine = AuditEngine(emb, cfg, glossary, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"))
+    engine.signals += corpus.signals
     timings["load"] = round(time.perf_counter() - t0, 3)
 
     ids = [p.id for p in pairs]
@@ -248,6 +253,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
         "checks_unavailable": engine.checks_unavailable,
         "cached_signals": engine.cache.hits,
         "retrieval_consistency": {"runs_fr": rc.paths[0], "runs_nl": rc.paths[1]} if rc else None,
+        "corpus_audit": corpus.summary(frame),
         "config_source": cfg.source,
         "config": cfg.to_dict(),
         "timings_s": timings,

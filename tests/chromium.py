@@ -30,6 +30,8 @@ class PageVisit:
     """document height in CSS px at the window width"""
     anchors_ok: bool
     """every in-page link (href="#x") has a target element"""
+    marked: list[str]
+    """text of every highlighted span (<mark>), open or folded"""
 
 
 def require_chromium() -> None:
@@ -73,6 +75,8 @@ def visit(html: Path, screenshot: Path, width: int = 1280) -> PageVisit:
             anchors_ok = driver.execute_script(
                 "return Array.from(document.querySelectorAll('a[href^=\"#\"]'))"
                 ".every(a => document.getElementById(a.getAttribute('href').slice(1)) !== null)")
+            marked = driver.execute_script(
+                "return Array.from(document.querySelectorAll('mark')).map(m => m.textContent)")
             console = [e["message"] for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
             requests = []
             for entry in driver.get_log("performance"):
@@ -83,7 +87,7 @@ def visit(html: Path, screenshot: Path, width: int = 1280) -> PageVisit:
         finally:
             driver.quit()
     return PageVisit(text, console, requests, resources, sections, images[0], images[1], screenshot, height,
-                     anchors_ok)
+                     anchors_ok, marked)
 
 
 def external(requests: list[str], html: Path) -> list[str]:

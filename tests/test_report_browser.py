@@ -6,6 +6,7 @@ import pytest
 
 from bbsard_audit.report import build_report
 from chromium import external, require_chromium, visit
+from corpus_fixtures import documents, write_corpus_audit
 from report_fixtures import write_workdir
 
 pytestmark = pytest.mark.browser
@@ -41,3 +42,22 @@ def test_injected_external_resource_is_blocked_and_detected(tmp_path):
     files.html.write_text(html)
     page = visit(files.html, tmp_path / "bad.png")
     assert any("127.0.0.1:9" in e for e in page.console_errors), page.console_errors
+
+
+def test_the_corpus_section_renders_with_its_highlights(tmp_path):
+    """A work folder holding an audit and a corpus audit: the Corpus section loads offline, its anchors
+    resolve and the evidence spans are <mark> elements holding the span texts."""
+    require_chromium()
+    work = write_workdir(tmp_path / "work", review=False, evaluation=False)
+    write_corpus_audit(work)
+    files = build_report(work)
+    page = visit(files.html, tmp_path / "corpus.png")
+    assert page.console_errors == [] and external(page.requests, files.html) == [] and page.resources == []
+    assert page.sections == ["Findings", "Audit", "Corpus", "Provenance"]
+    assert page.anchors_ok and page.images_loaded == page.images_total
+    for needle in ("documents audited\n215", "Artifacts by type", "Examples side by side", "Questions affected",
+                   "5 of 215 translated documents (2.3%) are flagged by the corpus audit"):
+        assert needle in page.text, needle
+    _, nl, _ = documents()
+    assert "Hier is de vertaling:" in page.marked and "Ã©" in page.marked and "30" in page.marked
+    assert nl["1027"][:60] in "".join(page.marked)  # the untranslated document, highlighted up to the window's end

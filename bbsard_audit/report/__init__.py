@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..io import write_sidecar, write_text
+from .corpus_section import corpus_section
 from .simulation_section import simulation_section
 from .html import render_html
 from .loaders import Workdir, load_workdir
@@ -34,7 +35,7 @@ def build_report(workdir: str | Path, out: str | Path | None = None, campaign: s
     if not wd.found and simulated is None:
         raise InputError("no stage output here (audit.csv, verdicts.csv, metrics.csv, ...): nothing to report; "
                          "give the folder a stage wrote with --out", file=str(wd.root))
-    report = build(wd, extra=[simulated] if simulated is not None else [])
+    report = build(wd, extra=[s for s in (corpus_section(wd), simulated) if s is not None])
     out = Path(out) if out is not None else wd.root
     html = write_text(out / "report.html", render_html(report))
     md = write_text(out / "report.md", render_markdown(report))

@@ -18,10 +18,29 @@ class Figures:
 
 
 @dataclass(frozen=True)
+class Marked:
+    """A table cell of untrusted text with highlighted ranges (evidence spans); each renderer escapes
+    the text as any cell's and adds only its own highlight markup around the ranges."""
+
+    text: str
+    marks: tuple[tuple[int, int], ...] = ()
+    """Sorted, non-overlapping [start, end) ranges of `text`."""
+
+    def parts(self) -> list[tuple[str, bool]]:
+        """(segment, highlighted) in order, empty segments left out."""
+        out, at = [], 0
+        for start, end in self.marks:
+            out += [(self.text[at:start], False), (self.text[start:end], True)]
+            at = end
+        out.append((self.text[at:], False))
+        return [(t, m) for t, m in out if t]
+
+
+@dataclass(frozen=True)
 class Table:
     caption: str
     columns: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
+    rows: tuple[tuple[str | Marked, ...], ...]
     wide: bool = False
     """Long free text (questions side by side): wrap cells and give the table the full width."""
     visible: int | None = None

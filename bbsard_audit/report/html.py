@@ -7,7 +7,7 @@ import base64
 import re
 from html import escape
 
-from .document import Details, Figures, Headline, Plot, Report, Section, Table, Text
+from .document import Details, Figures, Headline, Marked, Plot, Report, Section, Table, Text
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
@@ -43,6 +43,7 @@ figure { margin:.8rem 0 1.2rem; max-width:100%; }
 figure img { max-width:100%; height:auto; border:1px solid var(--line); }
 figcaption { color:var(--muted); font-size:.85rem; }
 code { background:var(--card); padding:0 .2rem; }
+mark { background:#F0E442; color:inherit; padding:0 .1rem; }
 details { margin:.2rem 0 1rem; flex-basis:100%; }
 details > summary { cursor:pointer; color:var(--accent); font-weight:600; }
 details > table { margin-top:.3rem; }
@@ -84,11 +85,16 @@ def _inline(text: str) -> str:
 def _table(block: Table, caption: str, rows) -> str:
     head = "".join(f'<th scope="col">{escape(c)}</th>' for c in block.columns)
     body = "".join("<tr>" + "".join(
+        f"<td>{_marked(v)}</td>" if isinstance(v, Marked) else
         f'<td class="n">{escape(v)}</td>' if _NUMERIC.match(v) else f"<td>{escape(v)}</td>" for v in row)
         + "</tr>\n" for row in rows)
     cls = ' class="wide"' if block.wide else ""
     return (f"<table{cls}><caption>{_inline(caption)}</caption>\n<thead><tr>{head}</tr></thead>\n"
             f"<tbody>\n{body}</tbody></table>\n")
+
+
+def _marked(cell: Marked) -> str:
+    return "".join(f"<mark>{escape(t)}</mark>" if m else escape(t) for t, m in cell.parts())
 
 
 def _blocks(blocks) -> str:

@@ -27,6 +27,7 @@ from ..contracts.verdicts import RAW, VERDICTS_CSV
 from ..errors import InputError
 from ..transactions import settle
 from ..redact import redact_record
+from bbsard_audit.contracts.corpus_audit import NAME as CORPUS_AUDIT, read as read_corpus_audit
 
 
 def _loose(name: str, *required: str) -> TableSpec:
@@ -90,6 +91,8 @@ def load_workdir(root: str | Path, campaign: str | Path | None = None) -> Workdi
         path = folder(name) / name
         if path.exists():
             wd.tables[name] = spec.read(path)
+    if (root / CORPUS_AUDIT).exists():  # `audit corpus`'s table, read by its own contract
+        wd.tables[CORPUS_AUDIT] = read_corpus_audit(root / CORPUS_AUDIT)
     for name, record in RECORDS.items():
         path = folder(name) / name
         if path.exists():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 
-from .document import Details, Figures, Headline, Plot, Report, Section, Table, Text
+from .document import Details, Figures, Headline, Marked, Plot, Report, Section, Table, Text
 
 _CODE = re.compile(r"(`[^`]+`)")
 _INLINE = re.compile(r"[\\`*|~]|(?<=\])\(|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
@@ -50,7 +50,9 @@ def _text(text: str) -> str:
     return _BLOCK_START.sub(lambda m: m.group(1) + "\\" + m.group(2), _inline(text))
 
 
-def _cell(value: str) -> str:
+def _cell(value: str | Marked) -> str:
+    if isinstance(value, Marked):  # highlighted ranges: the renderer's own <mark> around escaped text
+        return "".join(f"<mark>{_cell(t)}</mark>" if m else _cell(t) for t, m in value.parts())
     return _inline(value).replace("\n", "<br>")
 
 

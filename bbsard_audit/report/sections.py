@@ -543,6 +543,7 @@ def provenance_section(wd: Workdir) -> Section:
 
 STAGES = ("dataset", "audit", "review", "eval", "release", "other")
 _STAGE_OF = {"dataset": "dataset", "audit": "audit", "review_queue": "audit", "selftest": "audit",
+             "corpus_audit": "audit", "corpus_review_queue": "audit",
              "calibration": "audit", "verdicts": "review", "annotations_raw": "review", "agreement": "review",
              "disagreements": "review", "estimate": "review", "error_spans": "review", "eval": "eval",
              "metrics": "eval", "ranking_shift": "eval", "pairwise": "eval", "per_query": "eval",
@@ -597,6 +598,9 @@ def findings_section(wd: Workdir, sections: list[Section]) -> Section:
         say(f"{flagged:,} of {len(audit):,} translations ({100 * flagged / max(len(audit), 1):.1f}%) are flagged "
             "as suspect" + (f"; the most frequent flags are {kinds}; {int(by_type.sum()):,} "
                             f"{FLAG_COUNT_LABEL} in all." if kinds else "."), "audit-flags", "audit")
+    from .corpus_section import corpus_finding  # not at the top: corpus_section builds on this module
+
+    say(corpus_finding(wd), "corpus-questions", "corpus")
     say(_estimate_finding(wd), "review-estimate", "review")
     for text in _shift_findings(wd):
         say(text, "evaluation-shift", "evaluation")
