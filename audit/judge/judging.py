@@ -1,0 +1,119 @@
+"""Judge a list of pairs: the cache first, then one request per remaining pair on a bounded thread
+pool, a malformed answer asked once more, and an outcome per pair whatever happens.
+
+When the server turns out unusable for every pair (`JudgeUnavailable`) the pairs not yet asked fail
+with that reason and no further request is sent. When it refuses `response_format`, every later
+request carries the schema in its prompt instead.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from . import prompt
+from .cache import JudgeCache, cache_key
+from .client import ChatClient, JudgeUnavailable, Malformed, RequestFailed, ResponseFormatRefused
+from .parse import JudgedError, parse_answer
+
+
+@dataclass
+class Outcome:
+    """One pair's result: status judged | cached | failed; `notes` are one line each (dropped spans,
+    a retried answer); `reason` says why a failed pair failed."""
+
+    status: str
+    errors: list[JudgedError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    reason: str | None = None
+
+
+class Judge:
+    """Asks `client` about (source, target) pairs of one language pair, through `cache`."""
+
+    def __init__(self, client: ChatClient, cache: JudgeCache, concurrency: int = 4) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be >= 1")
+        self.client, self.cache, self.concurrency = client, cache, concurrency
+        self.structured = True
+        """False once the server refused `response_format` (the schema then goes in the prompt)."""
+        self._lock = threading.Lock()
+        self._unavailable: str | None = None
+
+    @property
+    def unavailable(self) -> str | None:
+        """Why the server can judge no pair (set by the first such error), else None."""
+        return self._unavailable
+
+    @property
+    def model(self) -> str:
+        return self.client.model
+
+    def key(self, source: str, target: str, pair: tuple[str, str]) -> str:
+        return cache_key(self.model, prompt.PROMPT_VERSION, pair, source, target)
+
+    def request(self, source: str, target: str, pair: tuple[str, str]) -> dict:
+        return prompt.body(self.model, source, target, pair, structured=self.structured)
+
+    def cached(self, source: str, target: str, pair: tuple[str, str]) -> Outcome | None:
+        answer = self.cache.get(self.key(source, target, pair))
+        if answer is None:
+            return None
+        try:
+            errors, notes = parse_answer(answer, source, target)
+        except Malformed:  # stored by an older parser: ask again
+            return None
+        return Outcome("cached", errors, notes)
+
+    def judge(self, texts: Sequence[tuple[str, str]], pair: tuple[str, str],
+              advance: Callable[[int, int], None] | None = None) -> list[Outcome]:
+        """One Outcome per (source, target), in order; `advance(asked, to_ask)` after each request."""
+        outcomes: list[Outcome | None] = [self.cached(s, t, pair) for s, t in texts]
+        todo = [i for i, o in enumerate(outcomes) if o is None]
+        done = [0]
+
+        def one(i: int) -> None:
+            outcomes[i] = self._ask(*texts[i], pair)
+            with self._lock:
+                done[0] += 1
+                if advance:
+                    advance(done[0], len(todo))
+
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            list(pool.map(one, todo))
+        return outcomes  # type: ignore[return-value]
+
+    def _ask(self, source: str, target: str, pair: tuple[str, str]) -> Outcome:
+        notes: list[str] = []
+        tries = 0
+        while True:
+            if self._unavailable:
+                return Outcome("failed", notes=notes, reason=self._unavailable)
+            structured = self.structured
+            try:
+                answer = self.client.complete(prompt.body(self.model, source, target, pair, structured=structured))
+                errors, dropped = parse_answer(answer, source, target)
+            except ResponseFormatRefused:
+                with self._lock:
+                    if self.structured == structured and structured:
+                        self.structured = False
+                        notes.append("the server refused response_format; the schema goes in the prompt from now on")
+                    elif not structured:  # the fallback itself was refused: nothing else to try
+                        return Outcome("failed", notes=notes, reason="the server refused the request (response_format)")
+                continue
+            except Malformed as exc:
+                tries += 1
+                if tries == 2:
+                    return Outcome("failed", notes=notes, reason=f"judge failed: {exc} (asked twice)")
+                notes.append(f"{exc}; asked again")
+                continue
+            except RequestFailed as exc:
+                return Outcome("failed", notes=notes, reason=f"judge failed: {exc}")
+            except JudgeUnavailable as exc:
+                with self._lock:
+                    self._unavailable = self._unavailable or str(exc)
+                return Outcome("failed", notes=notes, reason=self._unavailable)
+            self.cache.put(self.key(source, target, pair), self.model, answer)
+            return Outcome("judged", errors, notes + dropped)
