@@ -61,14 +61,14 @@ def _translation(user: str) -> str:
 class RecordedAnswerServer:
     """Recorded-answer stand-in (see the module docstring). `answers`: target text -> error list;
     `script`: actions consumed one per request before answering normally ("429", "500", "401",
-    "nonjson", "schema", "hang"); `refuse_response_format`, `key`, `models`, `delay` change every answer."""
+    "nonjson", "schema"); `refuse_response_format`, `key`, `models`, `delay` change every answer."""
 
     def __init__(self, answers: dict[str, list] | None = None) -> None:
         self.answers = answers or {}
         self.script: list[str] = []
         self.requests: list[dict] = []
         self.headers: list[dict] = []
-        self.refuse_response_format = False
+        self.refuse_response_format: str | None = None  # "any" (400) or "json_schema" (500, as llama-cpp-python)
         self.key: str | None = None
         self.models = {"recorded"}
         self.delay = 0.0
@@ -125,8 +125,12 @@ class RecordedAnswerServer:
                     return self._send(429, {"error": "slow down"}, {"Retry-After": "1"})
                 if action == "500":
                     return self._send(500, {"error": "overloaded"})
-                if server.refuse_response_format and "response_format" in body:
+                form = body.get("response_format", {}).get("type")
+                if server.refuse_response_format == "any" and form:
                     return self._send(400, {"error": {"message": "Unrecognized request argument: response_format"}})
+                if server.refuse_response_format == "json_schema" and form == "json_schema":
+                    return self._send(500, {"error": {"message": "1 validation error: ('body', 'response_format', "
+                                                                 "'type') Input should be 'text' or 'json_object'"}})
                 content = json.dumps({"errors": server.answers.get(_translation(body["messages"][1]["content"]), [])})
                 if action == "nonjson":
                     content = "Sure! Here are the errors: none."
@@ -208,15 +212,25 @@ def test_strict_parsing_drops_a_span_that_is_not_in_the_text():
     assert notes == ["span 'drie maanden' is not in the target text; dropped"]
 
 
-def test_a_refused_response_format_falls_back_to_the_schema_in_the_prompt(server, tmp_path):
-    server.refuse_response_format = True
+@pytest.mark.parametrize("refuse", ["json_schema", "any"])
+def test_a_refused_response_format_falls_back_to_json_object_then_to_the_schema_in_the_prompt(server, tmp_path, refuse):
+    """`json_schema` refused with a 500 naming response_format is what llama-cpp-python's server does
+    (measured, docs/audit.md); `any` is a server that takes no response_format at all (400)."""
+    server.refuse_response_format = refuse
     judge = _judge(server, tmp_path, concurrency=1)
     outcomes = judge.judge([("Une question ?", "Een vraag?"), ("Deux ?", "Twee?")], PAIR)
-    assert [o.status for o in outcomes] == ["judged", "judged"] and not judge.structured
-    first, *later = server.requests
+    assert [o.status for o in outcomes] == ["judged", "judged"]
+    in_prompt = json.dumps(SCHEMA, separators=(",", ":"))
+    first, second, *later = server.requests
     assert first["response_format"]["type"] == "json_schema" and first["response_format"]["json_schema"]["schema"] == SCHEMA
-    assert all("response_format" not in r and json.dumps(SCHEMA, separators=(",", ":")) in r["messages"][1]["content"]
-               for r in later) and len(later) == 2
+    assert in_prompt not in first["messages"][1]["content"]
+    assert second["response_format"] == {"type": "json_object", "schema": SCHEMA} and in_prompt in second["messages"][1]["content"]
+    if refuse == "json_schema":
+        assert judge.form == "json_object" and len(later) == 1 and later[0]["response_format"]["type"] == "json_object"
+    else:
+        assert judge.form == "prompt" and len(later) == 2
+        assert all("response_format" not in r and in_prompt in r["messages"][1]["content"] for r in later)
+    assert "refused response_format json_schema" in outcomes[0].notes[0]
 
 
 def test_the_concurrency_limit_holds(server, tmp_path):

@@ -123,6 +123,9 @@ class ChatClient:
             except httpx.HTTPError as exc:
                 raise RequestFailed(self._scrub(f"request to {where} failed ({type(exc).__name__}: {exc})")) from None
             status = response.status_code
+            if status >= 400 and status not in (401, 403, 404) and "response_format" in response.text:
+                # a refusal of the schema's form (llama-cpp-python says so with a 500)
+                raise ResponseFormatRefused(self._scrub(response.text[:200].replace("\n", " ").strip()))
             if status == 429 or status >= 500:
                 if last:
                     raise RequestFailed(f"{where} answered {status} {self.backoff.attempts} times; gave up")
@@ -139,8 +142,6 @@ class ChatClient:
         if status == 404:
             raise JudgeUnavailable(f"{where} answered 404: no model {self.model!r} there, or not an "
                                    f"OpenAI-compatible /chat/completions URL ({said or 'no body'})")
-        if status == 400 and "response_format" in response.text:
-            raise ResponseFormatRefused(said)
         if status >= 400:
             raise RequestFailed(f"{where} refused the request ({status}: {said or 'no body'})")
         try:

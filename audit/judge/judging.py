@@ -2,8 +2,8 @@
 pool, a malformed answer asked once more, and an outcome per pair whatever happens.
 
 When the server turns out unusable for every pair (`JudgeUnavailable`) the pairs not yet asked fail
-with that reason and no further request is sent. When it refuses `response_format`, every later
-request carries the schema in its prompt instead.
+with that reason and no further request is sent. When it refuses the way `response_format` is sent,
+every later request uses the next way (prompt.FORMATS).
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ class Judge:
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
         self.client, self.cache, self.concurrency = client, cache, concurrency
-        self.structured = True
-        """False once the server refused `response_format` (the schema then goes in the prompt)."""
+        self.form = prompt.FORMATS[0]
+        """How the schema is sent (prompt.FORMATS); the next one once the server refuses it."""
         self._lock = threading.Lock()
         self._unavailable: str | None = None
 
@@ -55,7 +55,7 @@ class Judge:
         return cache_key(self.model, prompt.PROMPT_VERSION, pair, source, target)
 
     def request(self, source: str, target: str, pair: tuple[str, str]) -> dict:
-        return prompt.body(self.model, source, target, pair, structured=self.structured)
+        return prompt.body(self.model, source, target, pair, form=self.form)
 
     def cached(self, source: str, target: str, pair: tuple[str, str]) -> Outcome | None:
         answer = self.cache.get(self.key(source, target, pair))
@@ -91,17 +91,17 @@ class Judge:
         while True:
             if self._unavailable:
                 return Outcome("failed", notes=notes, reason=self._unavailable)
-            structured = self.structured
+            form = self.form
             try:
-                answer = self.client.complete(prompt.body(self.model, source, target, pair, structured=structured))
+                answer = self.client.complete(prompt.body(self.model, source, target, pair, form=form))
                 errors, dropped = parse_answer(answer, source, target)
-            except ResponseFormatRefused:
+            except ResponseFormatRefused as exc:
                 with self._lock:
-                    if self.structured == structured and structured:
-                        self.structured = False
-                        notes.append("the server refused response_format; the schema goes in the prompt from now on")
-                    elif not structured:  # the fallback itself was refused: nothing else to try
-                        return Outcome("failed", notes=notes, reason="the server refused the request (response_format)")
+                    if form == prompt.FORMATS[-1]:  # no response_format was sent: nothing else to try
+                        return Outcome("failed", notes=notes, reason=f"judge failed: the server refused the request ({exc})")
+                    if self.form == form:
+                        self.form = prompt.FORMATS[prompt.FORMATS.index(form) + 1]
+                        notes.append(f"the server refused response_format {form}; {self.form} from now on")
                 continue
             except Malformed as exc:
                 tries += 1

@@ -92,14 +92,22 @@ def messages(source: str, target: str, pair: tuple[str, str], *, schema_in_promp
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
-def body(model: str, source: str, target: str, pair: tuple[str, str], *, structured: bool) -> dict:
-    """One chat-completions request: deterministic decoding, the schema as `response_format` when
-    `structured`, else in the prompt."""
+FORMATS = ("json_schema", "json_object", "prompt")
+"""How the schema reaches the server, in the order tried: OpenAI's `response_format` json_schema (vLLM,
+Ollama, llama.cpp's llama-server, OpenAI); llama-cpp-python's `{"type": "json_object", "schema": ...}`
+(grammar-constrained there; the schema is in the prompt too, for servers that ignore the key); the
+schema in the prompt only."""
+
+
+def body(model: str, source: str, target: str, pair: tuple[str, str], *, form: str = "json_schema") -> dict:
+    """One chat-completions request with deterministic decoding, the schema sent the `form` way."""
     out = {"model": model, "temperature": 0, "max_tokens": MAX_TOKENS,
-           "messages": messages(source, target, pair, schema_in_prompt=not structured)}
-    if structured:
+           "messages": messages(source, target, pair, schema_in_prompt=form != "json_schema")}
+    if form == "json_schema":
         out["response_format"] = {"type": "json_schema",
                                   "json_schema": {"name": "mqm_errors", "strict": True, "schema": SCHEMA}}
+    elif form == "json_object":
+        out["response_format"] = {"type": "json_object", "schema": SCHEMA}
     return out
 
 

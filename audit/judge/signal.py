@@ -126,7 +126,7 @@ class JudgeSignal(Declared):
         self.notes += [f"judge: pair {i}: {reason}" for i, reason in failed if reason != unavailable]
         if unavailable:
             self.notes.append(f"judge: {unavailable}; {sum(r == unavailable for _, r in failed)} pair(s) not judged")
-        self.meta = {**self._header(pair), "response_format": "json_schema" if self.judge.structured else "prompt",
+        self.meta = {**self._header(pair), "response_format": self.judge.form,
                      "selected": len(outcomes), **counts, "dropped_spans": dropped,
                      "requests": self.judge.client.requests, "failed_ids": [i for i, _ in failed]}
         if outcomes and not counts["judged"] + counts["cached"]:
