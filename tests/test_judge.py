@@ -29,6 +29,7 @@ from bbsard_audit.audit.judge.cache import JudgeCache
 from bbsard_audit.audit.judge.client import Backoff, ChatClient, JudgeUnavailable, RequestFailed
 from bbsard_audit.audit.judge.judging import Judge
 from bbsard_audit.audit.judge.parse import parse_answer
+from bbsard_audit.audit.judge import prompt
 from bbsard_audit.audit.judge.prompt import PROMPT_VERSION, SCHEMA
 from bbsard_audit.audit.signals import FLAG_SPECS
 from bbsard_audit.cli import app
@@ -250,7 +251,6 @@ def test_the_cache_means_a_rerun_sends_nothing_and_is_keyed_by_model_and_prompt_
     server.models.add("other")
     other = Judge(ChatClient(server.url, "other", None, timeout=5), JudgeCache(tmp_path / "judge.sqlite"))
     assert [o.status for o in other.judge(texts[:1], PAIR)] == ["judged"]  # another model is another key
-    assert PROMPT_VERSION in Path(__file__).parents[1].joinpath("docs", "audit.md").read_text()
 
 
 def test_concurrent_runs_share_one_cache_file_safely(server, tmp_path):
@@ -444,3 +444,9 @@ def test_the_judge_is_a_declared_signal_with_a_soft_rule():
     assert spec.module.endswith("audit.judge.signal") and spec.rule.column == "judge_mqm"
     assert spec.rule.direction == "above" and spec.category == "mistranslation"
     assert "judge_errors" in Path(__file__).parents[1].joinpath("docs", "flags.md").read_text()
+
+
+def test_docs_show_the_prompt_and_the_schema_the_code_sends():
+    doc = Path(__file__).parents[1].joinpath("docs", "audit.md").read_text()
+    assert f'PROMPT_VERSION = "{PROMPT_VERSION}"' in doc
+    assert prompt.SYSTEM in doc and prompt.INSTRUCTIONS in doc and json.dumps(SCHEMA, indent=2) in doc
