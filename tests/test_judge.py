@@ -116,7 +116,7 @@ class RecordedAnswerServer:
                         server.in_flight -= 1
 
             def _answer(self, body: dict, action: str | None) -> None:
-                if self.path != "/v1/chat/completions":
+                if self.path.split("?")[0] != "/v1/chat/completions":
                     return self._send(404, {"error": "no such route"})
                 if server.key and self.headers.get("Authorization") != f"Bearer {server.key}":
                     return self._send(401, {"error": {"message": "Incorrect API key provided"}})
@@ -427,10 +427,25 @@ def test_the_dry_run_prints_the_requests_and_a_token_estimate_and_sends_nothing(
     assert not server.requests and not (tmp_path / "out" / "audit.csv").exists() and not _leaks(result, tmp_path)
 
 
+def test_a_key_or_url_with_credentials_never_reaches_an_output(server, tmp_path, embedding_cache):
+    model = _model(tmp_path, server)
+    host = server.url.removeprefix("http://")
+    url = f"http://user:{KEY}@{host}?api_key={KEY}"
+    result = _audit(tmp_path, embedding_cache, "--judge", f"llm:{model}", "--judge-url", url, "--judge-on", "all")
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "out" / "audit.meta.json").read_text())["judge"]["url"] == server.url
+    assert not _leaks(result, tmp_path / "out") and len(server.requests) == 40
+    bad_key = runner.invoke(app, ["audit", "--dataset", "sample", "--out", str(tmp_path / "bad"), "--judge", f"llm:{model}",
+                                  "--judge-url", server.url], env={"BBSARD_AUDIT_JUDGE_API_KEY": f"{KEY} {KEY}"})
+    assert bad_key.exit_code == 2 and "cannot carry" in bad_key.stderr and not _leaks(bad_key)
+
+
 @pytest.mark.parametrize("args, message", [
     (["--judge", "gpt-4o", "--judge-url", "http://127.0.0.1:9/v1"], "--judge takes llm:MODEL"),
     (["--judge", "llm:m"], "--judge needs --judge-url"),
     (["--judge", "llm:m", "--judge-url", "127.0.0.1:9"], "must be an http(s) URL"),
+    (["--judge", "llm:m", "--judge-url", "http://[::1/v1"], "--judge-url is not a valid URL"),
+    (["--judge", "llm:m", "--judge-url", "http://x", "--judge-concurrency", "0"], "--judge-concurrency must be >= 1"),
     (["--judge", "llm:m", "--judge-url", "http://x", "--judge-on", "some"], "--judge-on must be one of"),
     (["--judge-dry-run"], "--judge takes llm:MODEL"),
 ])

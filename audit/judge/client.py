@@ -67,13 +67,15 @@ def _retry_after_seconds(value: str | None) -> float | None:
     return when.timestamp() - time.time()
 
 
-def endpoint(url: str) -> str:
-    """The chat-completions URL of a base URL (`http://host:11434/v1` -> `.../v1/chat/completions`)."""
-    url = url.rstrip("/")
-    return url if url.endswith("/chat/completions") else url + "/chat/completions"
+def endpoint(url: str) -> httpx.URL:
+    """The chat-completions URL of a base URL (`http://host:11434/v1` -> `.../v1/chat/completions`;
+    a query such as `?api-version=...` is kept)."""
+    parsed = httpx.URL(url)
+    path = parsed.path.rstrip("/")
+    return parsed if path.endswith("/chat/completions") else parsed.copy_with(path=path + "/chat/completions")
 
 
-def public_url(url: str) -> str:
+def public_url(url: str | httpx.URL) -> str:
     """scheme://host[:port]/path of a URL: no user info, no query (either could hold a credential)."""
     parsed = httpx.URL(url)
     port = f":{parsed.port}" if parsed.port else ""

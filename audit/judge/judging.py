@@ -28,6 +28,8 @@ class Outcome:
     errors: list[JudgedError] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     reason: str | None = None
+    dropped: int = 0
+    """Errors dropped because their span is not in the text."""
 
 
 class Judge:
@@ -65,7 +67,7 @@ class Judge:
             errors, notes = parse_answer(answer, source, target)
         except Malformed:  # stored by an older parser: ask again
             return None
-        return Outcome("cached", errors, notes)
+        return Outcome("cached", errors, notes, dropped=len(notes))
 
     def judge(self, texts: Sequence[tuple[str, str]], pair: tuple[str, str],
               advance: Callable[[int, int], None] | None = None) -> list[Outcome]:
@@ -116,4 +118,4 @@ class Judge:
                     self._unavailable = self._unavailable or str(exc)
                 return Outcome("failed", notes=notes, reason=self._unavailable)
             self.cache.put(self.key(source, target, pair), self.model, answer)
-            return Outcome("judged", errors, notes + dropped)
+            return Outcome("judged", errors, notes + dropped, dropped=len(dropped))

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+import httpx
 import numpy as np
 import pandas as pd
 
@@ -87,7 +88,10 @@ class JudgeSignal(Declared):
         if self.dry_run:
             self._dry_run(texts, pair)
             return SignalResult(findings, pd.DataFrame({"judge_mqm": mqm, "judge_status": status}))
-        outcomes = self.judge.judge(texts, pair, self.advance)
+        try:
+            outcomes = self.judge.judge(texts, pair, self.advance)
+        finally:
+            self.judge.client.close()  # one run per signal
         for i, outcome in zip(rows, outcomes):
             self.notes += [f"judge: pair {ids[i]}: {note}" for note in outcome.notes]
             if outcome.status == "failed":
@@ -121,7 +125,7 @@ class JudgeSignal(Declared):
     def _record(self, outcomes: list[Outcome], ids: list, pair: tuple[str, str]) -> None:
         counts = {s: sum(o.status == s for o in outcomes) for s in ("judged", "cached", "failed")}
         failed = [(i, o.reason) for i, o in zip(ids, outcomes) if o.status == "failed"]
-        dropped = sum(note.endswith("; dropped") for o in outcomes for note in o.notes)
+        dropped = sum(o.dropped for o in outcomes)
         unavailable = self.judge.unavailable
         self.notes += [f"judge: pair {i}: {reason}" for i, reason in failed if reason != unavailable]
         if unavailable:
@@ -130,7 +134,8 @@ class JudgeSignal(Declared):
                      "selected": len(outcomes), **counts, "dropped_spans": dropped,
                      "requests": self.judge.client.requests, "failed_ids": [i for i, _ in failed]}
         if outcomes and not counts["judged"] + counts["cached"]:
-            raise InputError(f"the LLM judge judged no pair: {unavailable or failed[0][1]}")
+            reason = unavailable or failed[0][1].removeprefix("judge failed: ")
+            raise InputError(f"the LLM judge judged no pair: {reason}")
 
 
 def judge_signal(spec: str, url: str | None, *, on: str = "flagged", concurrency: int = 4, dry_run: bool = False,
@@ -142,13 +147,20 @@ def judge_signal(spec: str, url: str | None, *, on: str = "flagged", concurrency
         raise InputError(f"--judge takes llm:MODEL (e.g. llm:qwen2.5:7b-instruct), not {spec!r}")
     if not url:
         raise InputError("--judge needs --judge-url URL (an OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1)")
-    if not url.startswith(("http://", "https://")):
-        raise InputError(f"--judge-url must be an http(s) URL, not {public_url(url) if '://' in url else url!r}")
+    if not url.startswith(("http://", "https://")):  # not echoed: a URL can hold a credential
+        raise InputError("--judge-url must be an http(s) URL such as http://127.0.0.1:11434/v1")
+    try:
+        public_url(url)
+    except httpx.InvalidURL:
+        raise InputError("--judge-url is not a valid URL") from None
     if on not in ON:
         raise InputError(f"--judge-on must be one of {'|'.join(ON)}, not {on!r}")
     if concurrency < 1:
         raise InputError("--judge-concurrency must be >= 1")
-    key = next((os.environ[v] for v in KEY_VARIABLES if os.environ.get(v)), None)
+    variable = next((v for v in KEY_VARIABLES if os.environ.get(v, "").strip()), None)
+    key = os.environ[variable].strip() if variable else None
+    if key and not all(" " < c <= "~" for c in key):  # never echoed: an httpx header error would quote it
+        raise InputError(f"{variable} holds characters an HTTP header cannot carry (spaces, control or non-ASCII)")
     client = ChatClient(url, model, key, concurrency=concurrency)
     cache = JudgeCache(Path(cache_dir or default_cache_dir()) / "judge.sqlite")
     return JudgeSignal(Judge(client, cache, concurrency), url, on, dry_run, advance)
