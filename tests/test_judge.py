@@ -195,6 +195,11 @@ def test_a_malformed_answer_is_asked_again_once_then_the_pair_fails(server, tmp_
     server.script = [action]
     [ok] = judge.judge([("Une question ?", "Een vraag?")], PAIR)
     assert ok.status == "judged" and len(server.requests) == 2 and "asked again" in ok.notes[0]
+    first, again = server.requests
+    assert [m["role"] for m in again["messages"]] == ["system", "user", "assistant", "user"]  # not the same request
+    assert again["messages"][:2] == first["messages"] and json.dumps(SCHEMA, separators=(",", ":")) in again["messages"][3]["content"]
+    assert again["messages"][2]["content"] in ("Sure! Here are the errors: none.", json.dumps(
+        {"errors": [{"span": "x", "category": "style", "severity": "huge", "explanation": "?"}]}))
     server.script = [action, action]
     [failed] = judge.judge([("Une autre ?", "Een andere?")], PAIR)
     assert failed.status == "failed" and len(server.requests) == 4

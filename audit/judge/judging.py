@@ -1,5 +1,5 @@
 """Judge a list of pairs: the cache first, then one request per remaining pair on a bounded thread
-pool, a malformed answer asked once more, and an outcome per pair whatever happens.
+pool, a malformed answer asked once more (with what was wrong and the schema), and an outcome per pair whatever happens.
 
 When the server turns out unusable for every pair (`JudgeUnavailable`) the pairs not yet asked fail
 with that reason and no further request is sent. When it refuses the way `response_format` is sent,
@@ -89,13 +89,14 @@ class Judge:
 
     def _ask(self, source: str, target: str, pair: tuple[str, str]) -> Outcome:
         notes: list[str] = []
-        tries = 0
+        bad: tuple[str | None, str] | None = None  # the malformed answer and its problem, once
         while True:
             if self._unavailable:
                 return Outcome("failed", notes=notes, reason=self._unavailable)
-            form = self.form
+            form, answer = self.form, None
+            request = prompt.body(self.model, source, target, pair, form=form)
             try:
-                answer = self.client.complete(prompt.body(self.model, source, target, pair, form=form))
+                answer = self.client.complete(prompt.repair(request, *bad) if bad else request)
                 errors, dropped = parse_answer(answer, source, target)
             except ResponseFormatRefused as exc:
                 with self._lock:
@@ -106,10 +107,10 @@ class Judge:
                         notes.append(f"the server refused response_format {form}; {self.form} from now on")
                 continue
             except Malformed as exc:
-                tries += 1
-                if tries == 2:
+                if bad:
                     return Outcome("failed", notes=notes, reason=f"judge failed: {exc} (asked twice)")
                 notes.append(f"{exc}; asked again")
+                bad = (answer, str(exc))
                 continue
             except RequestFailed as exc:
                 return Outcome("failed", notes=notes, reason=f"judge failed: {exc}")

@@ -19,6 +19,8 @@ from .prompt import SEVERITIES, SIDES
 MQM_WEIGHTS = {"minor": 1.0, "major": 5.0, "critical": 10.0}
 """GEMBA-MQM's severity weights (Kocmi & Federmann, 2023); a pair's score is their sum."""
 
+MAX_EXPLANATION = 400
+"""Characters of an explanation kept in `reasons` (the rest is cut with an ellipsis)."""
 FIELDS = {"span", "side", "category", "severity", "explanation"}
 REQUIRED = FIELDS - {"side"}
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
@@ -70,8 +72,11 @@ def parse_answer(content: str, source: str, target: str) -> tuple[list[JudgedErr
             shown = span if len(span) <= 60 else span[:57] + "..."
             notes.append(f"span {shown!r} is not in the {side} text; dropped")
             continue
+        explanation = " ".join(item["explanation"].split())  # one line in `reasons`
+        if len(explanation) > MAX_EXPLANATION:
+            explanation = explanation[:MAX_EXPLANATION - 1] + "…"
         errors.append(JudgedError(side, start, start + len(span), span, item["category"], item["severity"],
-                                  item["explanation"].strip()))
+                                  explanation))
     return errors, notes
 
 

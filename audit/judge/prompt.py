@@ -111,6 +111,18 @@ def body(model: str, source: str, target: str, pair: tuple[str, str], *, form: s
     return out
 
 
+REPAIR = "Your answer could not be used: {problem}. Answer again with one JSON object, no other text, that follows this JSON schema:\n{schema}"
+
+
+def repair(request: dict, answer: str | None, problem: str) -> dict:
+    """The request asked again after a malformed answer: the answer and what was wrong with it, and
+    the schema spelled out (asking the same thing again at temperature 0 would get the same answer)."""
+    turns = [{"role": "assistant", "content": answer[:4000]}] if answer else []
+    turns.append({"role": "user", "content": REPAIR.format(problem=problem,
+                                                           schema=json.dumps(SCHEMA, separators=(",", ":")))})
+    return {**request, "messages": [*request["messages"], *turns]}
+
+
 def estimate_tokens(request: dict) -> int:
     """A rough prompt size: characters / 4 (no tokenizer is assumed; French and Dutch legal text runs
     about 3.5-4 characters per token in GPT-4-class tokenizers, so this errs a little low)."""
