@@ -240,7 +240,7 @@ def test_a_refused_response_format_falls_back_to_json_object_then_to_the_schema_
 
 
 def test_the_concurrency_limit_holds(server, tmp_path):
-    server.delay = 0.2
+    server.delay = 0.3
     judge = _judge(server, tmp_path, concurrency=3, cache=False)
     outcomes = judge.judge([(f"Question {i} ?", f"Vraag {i}?") for i in range(9)], PAIR)
     assert all(o.status == "judged" for o in outcomes)
@@ -389,12 +389,15 @@ def test_a_made_up_span_is_dropped_with_one_line(recorded_server, tmp_path, embe
     target = sample.by_id()[10].question_nl
     recorded_server.answers[target] = [_error("al 9 maanden", "number", "critical", "invented quote"),
                                        _error("al 6 maanden", "number", "critical", "3 months became 6 months.")]
+    recorded_server.answers[sample.by_id()[7].question_nl] = [_error("vochtig", "mistranslation", "critical", "x")]
     result = _audit(tmp_path, embedding_cache, "--judge", f"llm:{model}", "--judge-url", recorded_server.url,
                     "--judge-on", "all")
     assert result.exit_code == 0, result.output
     assert "judge: pair 10: span 'al 9 maanden' is not in the target text; dropped" in result.stderr.splitlines()
     frame = pd.read_csv(tmp_path / "out" / "audit.csv").set_index("id")
     assert frame.loc[10, "judge_mqm"] == 10 and "invented quote" not in frame.loc[10, "reasons"]
+    # the judge's evidence enters the risk: one critical error alone flags a pair (0.6 / (1 + e^-5.5))
+    assert frame.loc[7, "risk"] >= 0.597 and frame.loc[7, "flagged"] and frame.loc[7, "flags"] == "judge_errors"
     assert json.loads((tmp_path / "out" / "audit.meta.json").read_text())["judge"]["dropped_spans"] == 1
 
 
@@ -457,6 +460,20 @@ def test_a_key_or_url_with_credentials_never_reaches_an_output(server, tmp_path,
 def test_bad_judge_options_are_one_line(tmp_path, args, message):
     result = runner.invoke(app, ["audit", "--dataset", "sample", "--out", str(tmp_path / "out"), *args])
     assert result.exit_code == 2 and message in result.stderr and "Traceback" not in result.output
+
+
+def test_the_judges_pairs_are_chosen_by_the_other_signals_risk(server, tmp_path):
+    from bbsard_audit.audit.judge.signal import JudgeSignal
+    from bbsard_audit.audit.risk import RiskConfig
+
+    prior, config = pd.DataFrame({"risk": [0.1, 0.3, 0.6, 0.9]}), RiskConfig.load()
+    chosen = {}
+    for on in ("flagged", "uncertain", "all"):
+        signal = JudgeSignal(_judge(server, tmp_path), server.url, on)
+        signal.select(prior, config)
+        chosen[on] = signal._selected.tolist()
+    assert chosen == {"flagged": [False, False, True, True], "uncertain": [False, True, True, False],
+                      "all": [True] * 4}
 
 
 def test_the_judge_is_a_declared_signal_with_a_soft_rule():

@@ -49,7 +49,7 @@ class JudgeSignal(Declared):
     name = "llm_judge"
     flags = FLAGS
     categories = {"judge_errors": "mistranslation"}
-    rules = (Rule("judge_mqm", "judge_errors", threshold=4.5, scale=2.0, weight=0.6, direction="above", order=60,
+    rules = (Rule("judge_mqm", "judge_errors", threshold=4.5, scale=1.0, weight=0.6, direction="above", order=60,
                   reason="LLM judge MQM score {value:.0f} {op} {threshold:g}"),)
     reads = ("fr", "nl")
 
