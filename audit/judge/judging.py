@@ -1,5 +1,6 @@
 """Judge a list of pairs: the cache first, then one request per remaining pair on a bounded thread
-pool, a malformed answer asked once more (with what was wrong and the schema), and an outcome per pair whatever happens.
+pool, a malformed answer asked once more (with what was wrong and the schema), and an outcome per
+pair whatever happens.
 
 When the server turns out unusable for every pair (`JudgeUnavailable`) the pairs not yet asked fail
 with that reason and no further request is sent. When it refuses the way `response_format` is sent,
