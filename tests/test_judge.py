@@ -108,12 +108,10 @@ class RecordedAnswerServer:
                     action = server.script.pop(0) if server.script else None
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
-                try:
-                    time.sleep(server.delay)
-                    self._answer(body, action)
-                finally:
-                    with server.lock:
-                        server.in_flight -= 1
+                time.sleep(server.delay)
+                with server.lock:  # before the answer is sent: the client may send the next one at once
+                    server.in_flight -= 1
+                self._answer(body, action)
 
             def _answer(self, body: dict, action: str | None) -> None:
                 if self.path.split("?")[0] != "/v1/chat/completions":
