@@ -179,6 +179,22 @@ def test_a_429_waits_its_retry_after_and_a_500_backs_off_then_the_answer_is_used
     assert [(e.start, e.end, e.severity) for e in outcome.errors] == [(3, 10, "major")]
 
 
+def test_a_server_that_never_answers_times_out_with_bounded_retries(tmp_path):
+    """A listening socket that accepts and never answers (a hung server): the read timeout, retried,
+    then that pair fails; nothing waits forever."""
+    import socket
+
+    with socket.socket() as hung:
+        hung.bind(("127.0.0.1", 0))
+        hung.listen(8)
+        client = ChatClient(f"http://127.0.0.1:{hung.getsockname()[1]}/v1", "recorded", None, timeout=0.3,
+                            backoff=Backoff(attempts=2, base=0.01))
+        started = time.perf_counter()
+        with pytest.raises(RequestFailed, match="no answer .* within the timeout .*2 tries"):
+            client.complete({"model": "recorded", "messages": []})
+        assert time.perf_counter() - started < 5
+
+
 def test_retries_are_bounded(server, tmp_path):
     server.script = ["500"] * 10
     client = ChatClient(server.url, "recorded", None, backoff=Backoff(attempts=3, base=0.01), timeout=5)

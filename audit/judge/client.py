@@ -2,8 +2,9 @@
 that say what went wrong without ever naming the API key.
 
 A 429 waits for its Retry-After (capped) or an exponential backoff, a 5xx or a timeout backs off
-exponentially, both a bounded number of times. An unreachable server, a refused key (401/403) or an
-unknown model (404) is the same for every pair, so it is `JudgeUnavailable` and the run stops asking.
+exponentially, both a bounded number of times. An unreachable server (refused, or no connection
+after the last try), a refused key (401/403) or an unknown model (404) is the same for every pair,
+so it is `JudgeUnavailable` and the run stops asking.
 """
 
 from __future__ import annotations
@@ -117,6 +118,9 @@ class ChatClient:
             except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
                 raise JudgeUnavailable(self._scrub(f"cannot reach {where} ({exc or type(exc).__name__})")) from None
             except httpx.TimeoutException as exc:
+                if last and isinstance(exc, httpx.ConnectTimeout):  # a host that never answers: same for every pair
+                    raise JudgeUnavailable(f"cannot reach {where} (no connection within the timeout, "
+                                           f"{self.backoff.attempts} tries)") from None
                 if last:
                     raise RequestFailed(f"no answer from {where} within the timeout "
                                         f"({type(exc).__name__}, {self.backoff.attempts} tries)") from None
