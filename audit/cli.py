@@ -91,7 +91,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
           judge_url: Annotated[Optional[str], typer.Option(
               "--judge-url", metavar="URL", help="OpenAI-compatible base URL (vLLM, Ollama, llama.cpp, an API).")] = None,
           judge_on: Annotated[str, typer.Option(
-              "--judge-on", metavar="flagged|uncertain|all",
+              "--judge-on", metavar="WHICH",
               help="Which pairs the judge sees: flagged (risk >= flag threshold), uncertain (low..high "
                    "severity band) or all.")] = "flagged",
           judge_concurrency: Annotated[int, typer.Option(
