@@ -88,6 +88,22 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
               help="A corpus_audit.parquet (`audit corpus`) of this dataset: questions whose gold documents it "
                    "flags are flagged (gold_document_flagged). Default: DIR/corpus_audit.parquet when its "
                    "sidecar names this dataset.")] = None,
+          judge: Annotated[Optional[str], typer.Option(
+              "--judge", metavar="llm:MODEL",
+              help="Also ask an LLM judge (GEMBA-MQM error spans) at --judge-url; its key from "
+                   "BBSARD_AUDIT_JUDGE_API_KEY, else OPENAI_API_KEY. Example: `--judge llm:qwen2.5:7b-instruct "
+                   "--judge-url http://127.0.0.1:11434/v1` (docs/audit.md).")] = None,
+          judge_url: Annotated[Optional[str], typer.Option(
+              "--judge-url", metavar="URL", help="OpenAI-compatible base URL (vLLM, Ollama, llama.cpp, an API).")] = None,
+          judge_on: Annotated[str, typer.Option(
+              "--judge-on", metavar="WHICH",
+              help="Which pairs the judge sees: flagged (risk >= flag threshold), uncertain (low..high "
+                   "severity band) or all.")] = "flagged",
+          judge_concurrency: Annotated[int, typer.Option(
+              "--judge-concurrency", metavar="N", help="Requests in flight at once.")] = 4,
+          judge_dry_run: Annotated[bool, typer.Option(
+              "--judge-dry-run", help="Print the judge's requests (stdout) and a token estimate; send "
+                                      "nothing, write nothing.")] = False,
           cache_dir: CacheOpt = None, out: OutOpt = None) -> None:
     """Audit a dataset (see the group help)."""
     if ctx.invoked_subcommand is not None:
@@ -122,11 +138,24 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
         # a bad learned file fails before any work
         layered = Glossary.layered([*glossary_sources(glossary), *(load_learned(p) for p in learned)])
     bar = _Bar()
+    judge_signal = None
+    if judge is not None or judge_dry_run:
+        from .judge.signal import judge_signal as make_judge
+
+        judge_signal = make_judge(judge or "", judge_url, on=judge_on, concurrency=judge_concurrency,
+                                  dry_run=judge_dry_run, cache_dir=cache_dir,
+                                  advance=lambda done, total: bar.progress.update(bar.task, total=total, completed=done))
     with bar.progress:
         result = run_audit(dataset, split=split, backtranslations=backtranslations, translator=translator,
                            embedder=embedder, glossary=layered if learned else glossary, config=config, cache_dir=cache_dir,
                            runs_fr=runs_fr, runs_nl=runs_nl, translator_langs=(src_lang, tgt_lang),
-                           corpus_audit=find_corpus_audit(corpus_audit, out), progress=bar.step, advance=bar.advance)
+                           corpus_audit=find_corpus_audit(corpus_audit, out), progress=bar.step, advance=bar.advance,
+                           judge=judge_signal)
+    if judge_signal is not None:
+        from .judge.signal import report
+
+        if report(judge_signal, typer.echo):
+            return  # a dry run writes nothing
     if model is not None:
         from bbsard_audit.io import digest_of
 

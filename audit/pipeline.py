@@ -29,12 +29,12 @@ from .backtranslation import (BackTranslationCosineSignal, BackTranslationScorer
                               BackTranslationThresholds, Translator, get_translator)
 from .checks import all_checks
 from .crosslingual import CrossLingualConfig, CrossLingualScorer, CrossLingualSignal
-from .findings import spans_json
+from .findings import Finding, spans_json
 from .glossary import Glossary, GlossarySignal, GlossarySource
 from .retrieval_consistency import RetrievalConsistency, RetrievalConsistencySignal
 from .risk import RiskConfig, combine
 from .signal_cache import SignalCache
-from .signals import Batch, Signal, run_signal
+from .signals import Batch, Signal, SignalResult, run_signal
 
 ID_COLUMNS = ["id", "split", "category", "question_fr", "question_nl", "backtranslation"]
 RISK_COLUMNS = ["risk", "severity", "flagged", "flags", "reasons", "spans"]
@@ -138,7 +138,11 @@ class AuditEngine:
             texts = list(fr) + list(nl) + [b for b in (bt or []) if b]
             self.embedder.prefetch(texts, "query", advance=advance)
         results = []
-        for signal in self.signals:
+        # a signal with `select` (the LLM judge) runs last, on the pairs the others' risk selects
+        deferred = [s for s in self.signals if hasattr(s, "select")]
+        for signal in [s for s in self.signals if s not in deferred] + deferred:
+            if signal in deferred:
+                signal.select(combine(*_merged(results, len(batch)), self.config), self.config)
             with self._timed(signal.name, progress):
                 results.append(run_signal(signal, batch, self.cache))
             if signal is self.glossary_signal:
@@ -146,10 +150,7 @@ class AuditEngine:
             for note in results[-1].meta.get("checks_unavailable", ()):
                 if note not in self.checks_unavailable:
                     self.checks_unavailable.append(note)
-        findings = [[f for res in results for f in res.findings[i]] for i in range(len(batch))]
-        columns = pd.concat([res.columns.reset_index(drop=True) for res in results], axis=1)
-        if columns.columns.duplicated().any():
-            raise ValueError(f"two signals wrote column(s) {sorted(set(columns.columns[columns.columns.duplicated()]))}")
+        findings, columns = _merged(results, len(batch))
         with self._timed("risk", progress):
             risk = combine(findings, columns, self.config)
         risk["spans"] = [spans_json(row) for row in findings]
@@ -157,6 +158,16 @@ class AuditEngine:
 
     def signatures(self) -> dict[str, str]:
         return {**{f"bt_{k}": v for k, v in self.bt.signatures().items()}, "xling": self.xling.signature()}
+
+
+def _merged(results: Sequence[SignalResult], n: int) -> tuple[list[list[Finding]], pd.DataFrame]:
+    """Each row's findings over the signals, in order, and all their columns side by side."""
+    findings = [[f for res in results for f in res.findings[i]] for i in range(n)]
+    columns = pd.concat([res.columns.reset_index(drop=True) for res in results], axis=1) if results \
+        else pd.DataFrame(index=range(n))
+    if columns.columns.duplicated().any():
+        raise ValueError(f"two signals wrote column(s) {sorted(set(columns.columns[columns.columns.duplicated()]))}")
+    return findings, columns
 
 
 @dataclass
@@ -179,12 +190,14 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
               cache_dir: Path | None = None, runs_fr: str | Path | None = None, runs_nl: str | Path | None = None,
               translator_langs: tuple[str | None, str | None] = (None, None),
               corpus_audit: gold_documents.CorpusAuditInput | None = None,
-              progress: Progress | None = None, advance: Callable[[int, int], None] | None = None) -> AuditResult:
+              progress: Progress | None = None, advance: Callable[[int, int], None] | None = None,
+              judge: Signal | None = None) -> AuditResult:
     """Audit one split of a dataset; nothing is written (see `write_audit`).
 
     `translator_langs` = (source, target) codes for NLLB/M2M100 `translator` models; `glossary`: one
     glossary or a list of layers (e.g. the shipped file + learned files); `corpus_audit`: flag questions
-    whose gold documents it flags (audit/gold_documents.py).
+    whose gold documents it flags (audit/gold_documents.py); `judge`: the LLM judge
+    (audit/judge/signal.py `judge_signal`), run last on the pairs it selects.
     """
     started = time.perf_counter()
     timings: dict[str, float] = {}
@@ -221,6 +234,9 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
         timings["backtranslate"] = round(time.perf_counter() - t0, 3)
     if rc:
         engine.signals.insert(0, RetrievalConsistencySignal(rc))
+    if judge is not None:
+        judge.pair = (ds.pair.source, ds.pair.target)
+        engine.signals.append(judge)
     try:
         scored = engine.score(fr, nl, bt, ids=ids, gold=[p.article_ids for p in pairs], progress=progress,
                               advance=advance)
@@ -254,6 +270,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
         "cached_signals": engine.cache.hits,
         "retrieval_consistency": {"runs_fr": rc.paths[0], "runs_nl": rc.paths[1]} if rc else None,
         "corpus_audit": corpus.summary(frame),
+        **({"judge": judge.meta} if judge is not None else {}),
         "config_source": cfg.source,
         "config": cfg.to_dict(),
         "timings_s": timings,
