@@ -112,7 +112,7 @@ def test_audit_carries_the_models_scores_and_error_spans(xcomet_audit, models, c
     low = frame["comet_score"] < 0.6
     assert (frame["flags"].str.split(";").apply(lambda f: "qe_low" in f) == low).all()
     meta = json.loads((root / "out" / "audit.meta.json").read_text())["qe"]
-    assert meta["model"].startswith("local:sha256:") and meta["model_class"] == "UnifiedMetric"
+    assert meta["model"].startswith("local:sha256:") and meta["model_class"] == "XCOMETMetric"
     assert meta["word_level"] and meta["n_scored"] == 40 and meta["n_cached"] == 0
     assert meta["unbabel_comet"] == env.COMET_VERSION and meta["device"] == "cpu"
     assert not local_path_leaks(root / "out", models["xcomet"])

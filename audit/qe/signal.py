@@ -148,13 +148,18 @@ class CometScorer:
                     if proc.poll() is None:
                         proc.kill()
             if proc.returncode != 0 or len(lines) != len(pairs):
-                raise InputError(f"--qe comet:{self.model}: the COMET worker failed: {_last_error(log, proc.returncode)}")
+                why = (_last_error(log, proc.returncode) if proc.returncode != 0
+                       else f"it answered {len(lines)} of {len(pairs)} pairs")
+                raise InputError(f"--qe comet:{self.model}: the COMET worker failed: {why}")
         return lines
 
     def _read(self, proc: subprocess.Popen, n: int) -> list[dict]:
         results = []
         for line in proc.stdout:
-            record = json.loads(line)
+            try:
+                record = json.loads(line)
+            except ValueError:
+                raise InputError(f"--qe comet:{self.model}: the COMET worker wrote {line[:80]!r}, not JSON") from None
             if "model_class" in record:
                 self.meta.update(model_class=record["model_class"], word_level=record["word_level"],
                                  device="gpu" if record["gpus"] else "cpu")
@@ -166,19 +171,20 @@ class CometScorer:
         return results
 
 
-def _last_error(log: Path, code: int | None) -> str:
+def _last_error(log: Path, code: int) -> str:
+    """The worker's own `error:` line, else its exit status and last stderr line (a crash)."""
     lines = [ln.strip() for ln in log.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
     said = [ln.removeprefix("error: ") for ln in lines if ln.startswith("error: ")]
     if said:
         return said[-1]
     tail = lines[-1] if lines else "no message"
-    return f"exit {code}: {tail}" if code and code > 0 else f"killed by signal {-(code or 0)}: {tail}"
+    return f"exit {code}: {tail}" if code > 0 else f"killed by signal {-code} ({tail})"
 
 
 def word_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     """[start, end) clipped to the text, widened to whole words, without surrounding spaces."""
     start, end = max(0, min(start, len(text))), max(0, min(end, len(text)))
-    while start > 0 and _WORD.match(text[start - 1]) and _WORD.match(text[start]):
+    while 0 < start < len(text) and _WORD.match(text[start - 1]) and _WORD.match(text[start]):
         start -= 1
     while 0 < end < len(text) and _WORD.match(text[end - 1]) and _WORD.match(text[end]):
         end += 1
