@@ -18,7 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from bbsard_audit.audit.qe import env
-from bbsard_audit.audit.qe.signal import WORKER, word_bounds
+from bbsard_audit.audit.qe.signal import WORKER, _last_error, qe_signal, word_bounds
+from bbsard_audit.audit.signals import Batch
 from bbsard_audit.cli import app
 from bbsard_audit.contracts.audit import AUDIT
 from bbsard_audit.dataset import load_dataset, sample_dir
@@ -190,8 +191,29 @@ def test_failures_are_one_line_exit_2(case, message, models, tmp_path, monkeypat
         assert "cannot load the checkpoint" in lines[0]
 
 
+def test_progress_follows_the_worker_and_a_repeated_pair_is_scored_once(models, tmp_path):
+    calls = []
+    signal = qe_signal(f"comet:{models['kiwi']}", tmp_path, advance=lambda n, total: calls.append((n, total)))
+    fr = ["Quelle est la procédure ?", "Puis-je résilier mon bail ?", "Quelle est la procédure ?"]
+    nl = ["Wat is de procedure?", "Mag ik mijn huurcontract opzeggen?", "Wat is de procedure?"]
+    result = signal.score(Batch(fr, nl))
+    assert calls == [(1, 2), (1, 2)] and signal.meta["n_scored"] == 2
+    scores = result.columns["comet_score"].tolist()
+    assert scores[0] == scores[2] and len(result.findings) == 3
+
+
+def test_a_crashed_worker_is_named_by_its_exit(tmp_path):
+    log = tmp_path / "worker.log"
+    log.write_text("Traceback (most recent call last):\n  File x\nMemoryError: cannot allocate\n")
+    assert _last_error(log, -9) == "killed by signal 9 (MemoryError: cannot allocate)"
+    assert _last_error(log, 1) == "exit 1: MemoryError: cannot allocate"
+    log.write_text("noise\nerror: m: cannot load the checkpoint (x)\nmore noise\n")
+    assert _last_error(log, 2) == "m: cannot load the checkpoint (x)"
+
+
 def test_word_bounds_widen_to_whole_words_and_trim_spaces():
     text = "Mag mijn verhuurder de huur verhogen?"
     assert word_bounds(text, 1, 12) == (0, 19)  # "ag mijn ver" -> "Mag mijn verhuurder"
     assert word_bounds(text, 3, 9) == (4, 8)  # " mijn " -> "mijn"
     assert word_bounds(text, 30, 99) == (28, 37)  # clipped to the text: "verhogen?"
+    assert word_bounds(text, 99, 120) == (37, 37)  # wholly past the end: empty, dropped by the signal
