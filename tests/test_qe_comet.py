@@ -164,7 +164,7 @@ def test_calibrate_treats_the_comet_score_as_a_signal(xcomet_audit, tmp_path):
     ("spec", "--qe 'kiwi': give comet:MODEL"),
     ("no_checkpoint", "not a COMET checkpoint: needs checkpoints/model.ckpt and hparams.yaml"),
     ("broken", "the COMET worker failed: "),
-    ("hub_offline", "not a local checkpoint and not available from the hub"),
+    ("hub_offline", "HF_HUB_OFFLINE is set and it is not in the Hugging Face cache"),
     ("no_venv", "no COMET venv at "),
 ])
 def test_failures_are_one_line_exit_2(case, message, models, tmp_path, monkeypatch, embedding_cache):

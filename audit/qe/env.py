@@ -40,9 +40,11 @@ def venv_dir() -> Path:
 
 
 def venv_python() -> Path | None:
-    """The venv's interpreter when the venv is complete, else None (never builds)."""
-    venv = venv_dir()
-    return venv / "bin" / "python" if (venv / READY).is_file() else None
+    """The venv's interpreter when it is complete and was built from today's REQUIREMENTS (the
+    marker's first line), else None (never builds)."""
+    marker = venv_dir() / READY
+    built = marker.read_text().splitlines()[:1] if marker.is_file() else []
+    return venv_dir() / "bin" / "python" if built == [" ".join(REQUIREMENTS)] else None
 
 
 def ensure_venv(*, quiet: bool = True) -> Path:
@@ -56,7 +58,7 @@ def ensure_venv(*, quiet: bool = True) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if venv_python():  # another session built it while we waited
             return venv / "bin" / "python"
-        if venv.exists():  # a half-built venv from an interrupted install
+        if venv.exists():  # a half-built venv from an interrupted install, or one of older requirements
             shutil.rmtree(venv)
         started = time.monotonic()
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

@@ -27,6 +27,11 @@ class WorkerError(Exception):
     """A failure the caller reports as one line (no traceback)."""
 
 
+def _offline() -> bool:
+    """HF_HUB_OFFLINE as huggingface_hub reads it."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "on", "yes", "true")
+
+
 def checkpoint_of(model: str) -> Path:
     """The model.ckpt of a local file or folder, else a hub id fetched (or found in the HF cache)."""
     path = Path(model).expanduser()
@@ -41,12 +46,14 @@ def checkpoint_of(model: str) -> Path:
         raise WorkerError(f"{model}: no such checkpoint file or folder")
     from comet import download_model
 
+    offline = _offline()
     try:
-        return Path(download_model(model, local_files_only=bool(os.environ.get("HF_HUB_OFFLINE"))))
-    except Exception as exc:  # comet turns every hub failure into KeyError
-        raise WorkerError(f"{model}: not a local checkpoint and not available from the hub ({exc}); "
-                          "a gated model (XCOMET, CometKiwi) needs its licence accepted on the hub and "
-                          "`huggingface-cli login`, or download it once and pass its folder") from None
+        return Path(download_model(model, local_files_only=offline))
+    except Exception:  # comet turns every hub failure into "not supported by COMET"
+        why = ("HF_HUB_OFFLINE is set and it is not in the Hugging Face cache" if offline else
+               "unknown, unreachable or gated (accept its licence on the hub and `huggingface-cli login`)")
+        raise WorkerError(f"{model}: not a local checkpoint, and the hub model cannot be had: {why}; "
+                          "or download it once and pass its folder") from None
 
 
 def load(model: str):
@@ -56,7 +63,7 @@ def load(model: str):
     if not (ckpt.parents[1] / "hparams.yaml").is_file():
         raise WorkerError(f"{model}: no hparams.yaml beside the checkpoints/ folder of {ckpt.name}")
     try:
-        metric = load_from_checkpoint(str(ckpt), local_files_only=bool(os.environ.get("HF_HUB_OFFLINE")))
+        metric = load_from_checkpoint(str(ckpt), local_files_only=_offline())
     except Exception as exc:  # torch, Lightning and transformers each raise their own kinds
         raise WorkerError(f"{model}: cannot load the checkpoint ({type(exc).__name__}: "
                           f"{' '.join(str(exc).split())[:300]})") from None
