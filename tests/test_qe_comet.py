@@ -217,3 +217,13 @@ def test_word_bounds_widen_to_whole_words_and_trim_spaces():
     assert word_bounds(text, 3, 9) == (4, 8)  # " mijn " -> "mijn"
     assert word_bounds(text, 30, 99) == (28, 37)  # clipped to the text: "verhogen?"
     assert word_bounds(text, 99, 120) == (37, 37)  # wholly past the end: empty, dropped by the signal
+
+
+def test_a_venv_built_from_other_requirements_is_not_used(tmp_path, monkeypatch):
+    monkeypatch.setenv("BBSARD_AUDIT_LS_CACHE", str(tmp_path))
+    marker = env.venv_dir() / env.READY
+    marker.parent.mkdir(parents=True)
+    marker.write_text("unbabel-comet==2.2.7 torch==2.13.0\nbuild_seconds=40\n")  # before the setuptools pin
+    assert env.venv_python() is None
+    marker.write_text(" ".join(env.REQUIREMENTS) + "\nbuild_seconds=40\n")
+    assert env.venv_python() == env.venv_dir() / "bin" / "python"
