@@ -22,7 +22,8 @@ from bbsard_audit.io import file_label, finite, write_sidecar
 
 POSITIVES = {"legal": {"legal"}, "minor+legal": {"minor", "legal"}}
 # Which way is "worse" for the continuous signals (anything else numeric is oriented by its name).
-LOWER_IS_WORSE = ("bt_chrf", "bt_bleu", "bt_cosine", "xling_cosine", "xling_margin", "xling_z", "qa_len_z")
+LOWER_IS_WORSE = ("bt_chrf", "bt_bleu", "bt_cosine", "xling_cosine", "xling_margin", "xling_z", "qa_len_z",
+                  "comet_score")
 # Descriptive counts and two-sided ratios: context for a reader, not "more = worse" signals.
 NOT_SIGNALS = ("id", "risk", "flagged", "qa_numbers_fr", "qa_numbers_nl", "qa_neg_fr", "qa_neg_nl",
                "qa_sentences_fr", "qa_sentences_nl", "qa_len_ratio", "gl_expected", "gl_matched",

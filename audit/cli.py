@@ -46,7 +46,7 @@ class _Bar:
         self.task = self.progress.add_task("audit", total=None)
 
     def step(self, name: str) -> None:
-        self.progress.update(self.task, description=name)
+        self.progress.update(self.task, description=name, completed=0, total=None)
 
     def advance(self, n: int, total: int) -> None:
         self.progress.update(self.task, total=total, advance=n)
@@ -104,6 +104,11 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
           judge_dry_run: Annotated[bool, typer.Option(
               "--judge-dry-run", help="Print the judge's requests (stdout) and a token estimate; send "
                                       "nothing, write nothing.")] = False,
+          qe: Annotated[Optional[str], typer.Option(
+              "--qe", metavar="comet:MODEL",
+              help="Also score each pair with a COMET quality-estimation model (CometKiwi, xCOMET: a checkpoint "
+                   "folder or hub id) in its own venv; build it once with `python -m bbsard_audit.audit.qe.env`. "
+                   "Adds comet_score (+ xCOMET's error spans). See docs/audit.md.")] = None,
           cache_dir: CacheOpt = None, out: OutOpt = None) -> None:
     """Audit a dataset (see the group help)."""
     if ctx.invoked_subcommand is not None:
@@ -148,7 +153,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     with bar.progress:
         result = run_audit(dataset, split=split, backtranslations=backtranslations, translator=translator,
                            embedder=embedder, glossary=layered if learned else glossary, config=config, cache_dir=cache_dir,
-                           runs_fr=runs_fr, runs_nl=runs_nl, translator_langs=(src_lang, tgt_lang),
+                           runs_fr=runs_fr, runs_nl=runs_nl, translator_langs=(src_lang, tgt_lang), qe=qe,
                            corpus_audit=find_corpus_audit(corpus_audit, out), progress=bar.step, advance=bar.advance,
                            judge=judge_signal)
     if judge_signal is not None:

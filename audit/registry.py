@@ -8,6 +8,7 @@ from __future__ import annotations
 from . import backtranslation, checks, crosslingual, glossary, gold_documents, retrieval_consistency  # noqa: F401  (they declare)
 from .corpus import checks as corpus_checks  # noqa: F401  (the document checks declare their doc_* flags)
 from .judge import signal as judge_signal  # noqa: F401  (declares the LLM judge)
+from .qe import signal as _qe  # noqa: F401  (declares; runs only with `audit --qe`)
 from .signals import FLAG_SPECS, FlagSpec, default_rules
 
 

@@ -152,7 +152,8 @@ def test_default_weights_and_rules_come_from_the_declarations_in_order():
         for flag in check.flags:
             assert cfg.weights[flag] == check.weights[flag]
     # the rules keep their documented order: it is the order of their flags in a row
-    assert list(cfg.rules) == ["bt_chrf", "bt_cosine", "xling_z", "qa_len_z", "qa_sentence_gap", "judge_mqm"]
+    assert list(cfg.rules) == ["bt_chrf", "bt_cosine", "xling_z", "qa_len_z", "qa_sentence_gap", "judge_mqm",
+                               "comet_score"]
     assert cfg.rules["qa_sentence_gap"].direction == "above"
     # the shipped file holds no copy of them that could drift
     assert not {"weights", "signals"} & set(tomllib.loads(DEFAULT_CONFIG.read_text(encoding="utf-8")))
