@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF, TER
 
+from bbsard_audit.contracts.table import STRING_ID
 from bbsard_audit.errors import InputError
 from bbsard_audit.languages import BBSARD, LanguagePair
 from bbsard_audit.untrusted import nfc
@@ -61,7 +62,7 @@ class FileTranslator:
         self.model_id = f"file:{self.path.name}#sha256:{hashlib.sha256(raw).hexdigest()[:12]}"
         text = raw.decode("utf-8-sig", errors="strict") if raw else ""
         rows = self._csv_rows(text) if self.path.suffix.lower() == ".csv" else self._jsonl_rows(text)
-        self.texts: dict[int, str] = {}
+        self.texts: dict[int | str, str] = {}
         for row, record in rows:
             qid = self._id(record, row)
             value = next((record[f] for f in TEXT_FIELDS if f in record), None)
@@ -93,21 +94,34 @@ class FileTranslator:
         for line_no, record in enumerate(reader, start=2):
             yield line_no, record
 
-    def _id(self, record: Mapping, row: int) -> int:
+    def _id(self, record: Mapping, row: int) -> int | str:
+        """An integer id (also `7.0` or `"7"`), or a string id (BEIR's `PLAIN-2`) as its text."""
         value = record.get("id")
+        if isinstance(value, str) and STRING_ID.fullmatch(value.strip()) and not _number(value):
+            return value.strip()
         try:
             if isinstance(value, bool) or value is None or float(value) != int(float(value)):
                 raise ValueError
             return int(float(value))
-        except (TypeError, ValueError):
-            raise InputError(f"id must be an integer, got {value!r}", file=str(self.path), row=row) from None
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"id must be an integer or a string id, got {value!r}", file=str(self.path),
+                             row=row) from None
 
-    def translate(self, texts: Sequence[str], ids: Sequence[int]) -> list[str]:
-        missing = [int(i) for i in ids if int(i) not in self.texts]
+    def translate(self, texts: Sequence[str], ids: Sequence[int | str]) -> list[str]:
+        keys = [i if isinstance(i, str) and not _number(i) else int(i) for i in ids]
+        missing = [k for k in keys if k not in self.texts]
         if missing:
             more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
             raise InputError(f"no back-translation for this question{more}", file=str(self.path), id=missing[0])
-        return [self.texts[int(i)] for i in ids]
+        return [self.texts[k] for k in keys]
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 class TransformersTranslator:

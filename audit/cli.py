@@ -146,9 +146,9 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
 def queue_summary(path: Path, n_flagged: int, budget: int | None = None) -> str:
     """What the review queue written at `path` holds, e.g. `queue: 28 flagged (budget 60: all flagged pairs)
     + 40 control`: a budget larger than the flagged pairs is said, never left for the reader to guess."""
-    from bbsard_audit.contracts.audit import QUEUE
+    from bbsard_audit.contracts.audit import Layout
 
-    queued = QUEUE.read(path)["queue"].value_counts()  # the queue actually written
+    queued = Layout.of(path).queue.read(path)["queue"].value_counts()  # the queue actually written
     risk, control = int(queued.get("risk", 0)), int(queued.get("control", 0))
     coverage = "all flagged pairs" if risk == n_flagged else f"the {risk} riskiest of {n_flagged} flagged"
     return (f"review queue: {risk} flagged ({'' if budget is None else f'budget {budget}: '}{coverage}) "
