@@ -19,7 +19,9 @@ from label_studio_sdk import LabelStudio
 from bbsard_audit.errors import InputError
 
 from .connection import Connection, LabelStudioError
-from .tasks import EXTERNAL_ID, LABEL_CONFIG
+from bbsard_audit.contracts.audit import BBSARD_LAYOUT, Layout
+
+from .tasks import EXTERNAL_ID, label_config
 
 
 @dataclass
@@ -47,9 +49,12 @@ class ReviewProject:
     client: LabelStudio
     id: int
     title: str
+    layout: Layout = BBSARD_LAYOUT
+    """The audit's pair: its labelling config names the texts and controls with the pair's codes."""
 
     @classmethod
-    def open(cls, conn: Connection, title: str, *, create: bool = False, overlap: int = 2) -> "ReviewProject":
+    def open(cls, conn: Connection, title: str, *, create: bool = False, overlap: int = 2,
+             layout: Layout = BBSARD_LAYOUT) -> "ReviewProject":
         """The project with this exact title; created (with our labelling config) if asked."""
         client = conn.client()
         found = [p for p in conn.listing("list projects", lambda: client.projects.list(title=title, page_size=100))
@@ -58,14 +63,14 @@ class ReviewProject:
             raise InputError(f"{len(found)} Label Studio projects are titled {title!r} "
                              f"(ids {', '.join(str(p.id) for p in found)}): rename all but one")
         if found:
-            return cls(conn, client, found[0].id, title)
+            return cls(conn, client, found[0].id, title, layout)
         if not create:
             raise InputError(f"no Label Studio project titled {title!r} at {conn.shown_url}")
         project = conn.call("create project", lambda: client.projects.create(
-            title=title, label_config=LABEL_CONFIG.read_text(encoding="utf-8"),
+            title=title, label_config=label_config(layout),
             maximum_annotations=overlap, show_collab_predictions=True,
             description="bbsard-audit expert review of Dutch translations"), retry=False)
-        return cls(conn, client, project.id, title)
+        return cls(conn, client, project.id, title, layout)
 
     def check_config(self, *, update: bool = False) -> bool:
         """Refuse (one line) a project whose labelling config is not ours; True when it was updated.
@@ -74,7 +79,7 @@ class ReviewProject:
         control and value kept, span labels added), so no existing annotation loses its meaning;
         Label Studio itself also refuses a config that existing annotations do not fit.
         """
-        ours_text = LABEL_CONFIG.read_text(encoding="utf-8")
+        ours_text = label_config(self.layout)
         theirs = config_controls(self.conn.call("get project", lambda: self.client.projects.get(self.id)).label_config or "")
         ours = config_controls(ours_text)
         if theirs == ours:
