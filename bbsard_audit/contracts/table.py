@@ -92,6 +92,13 @@ def parse_id(value: object, strings: bool = False) -> int | str:
     return int(text)
 
 
+def id_order(value: int | str) -> tuple:
+    """Sort key for ids (also ids as text, like run ids): integers by value, string ids after them by
+    text, never a TypeError."""
+    text = str(value)
+    return (0, int(text), "") if _ID.fullmatch(text) else (1, 0, text)
+
+
 @dataclass(frozen=True)
 class Column:
     """The rule for one column. `kind`: id | sid (a string id) | int | float | bool | text | enum | json |
