@@ -20,8 +20,9 @@ from bbsard_audit.errors import InputError
 
 from .connection import Connection, LabelStudioError
 from bbsard_audit.contracts.audit import BBSARD_LAYOUT, Layout
+from bbsard_audit.contracts.table import id_order
 
-from .tasks import EXTERNAL_ID, label_config
+from .tasks import EXTERNAL_ID, IDS_FIELD, label_config
 
 
 @dataclass
@@ -111,18 +112,19 @@ class ReviewProject:
             raise self.conn.bad_body("export tasks", f"JSON that is not a list of tasks (a {type(tasks).__name__})")
         return tasks
 
-    def question_ids(self) -> dict[int, list[int]]:
+    def question_ids(self) -> dict[int | str, list[int]]:
         """question id -> task ids on the server (more than one means duplicates).
 
         Asks only for id and data: ~1 s for 1,108 tasks where the full export takes ~10 s.
         """
         tasks = self.conn.listing("list tasks", lambda: self.client.tasks.list(
             project=self.id, fields="task_only", include="id,data", page_size=1000))
-        held: dict[int, list[int]] = {}
+        held: dict[int | str, list[int]] = {}
         for task in tasks:
-            qid = (task.data or {}).get(EXTERNAL_ID)
-            if qid is not None:
-                held.setdefault(int(qid), []).append(task.id)
+            data = task.data or {}
+            qid = data.get(EXTERNAL_ID)
+            if qid is not None:  # a string id where the task says so (`ids`), else an int as ever
+                held.setdefault(str(qid) if data.get(IDS_FIELD) == "string" else int(qid), []).append(task.id)
         return held
 
     def push(self, tasks: list[dict], *, batch_size: int = 250,
@@ -148,7 +150,7 @@ class ReviewProject:
                     raise
                 time.sleep(self.conn.backoff * 2**attempt)
                 attempt += 1
-        dupes = sorted(q for q, ids in held.items() if len(ids) > 1)
+        dupes = sorted((q for q, ids in held.items() if len(ids) > 1), key=id_order)
         return PushResult(self.id, created, already, dupes, round(time.monotonic() - started, 2))
 
     def users(self) -> dict[int, str]:

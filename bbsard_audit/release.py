@@ -263,7 +263,7 @@ def _write_hf(target: Path, root: Path, dataset: Dataset) -> None:
 
     configs: dict[str, dict[str, Path]] = {}
     for split in SPLITS:
-        if (root / f"questions_fr_{split}.csv").exists():
+        if (root / f"questions_{dataset.pair.source}_{split}.csv").exists():
             configs[split] = {lang: root / f"questions_{lang}_{split}.csv" for lang in _langs(dataset)}
     if all((root / f"articles_{lang}.csv").exists() for lang in _langs(dataset)):
         configs["corpus"] = {lang: root / f"articles_{lang}.csv" for lang in _langs(dataset)}
@@ -271,13 +271,18 @@ def _write_hf(target: Path, root: Path, dataset: Dataset) -> None:
     datasets.disable_progress_bars()  # our own progress display is the CLI's
     try:
         for config, files in configs.items():
-            dd = datasets.DatasetDict({lang: datasets.Dataset.from_pandas(
-                pd.read_csv(path, dtype=str, keep_default_na=False).astype({"id": "int64"}), preserve_index=False)
-                for lang, path in files.items()})
+            dd = datasets.DatasetDict({lang: datasets.Dataset.from_pandas(_typed_ids(path), preserve_index=False)
+                                       for lang, path in files.items()})
             dd.save_to_disk(str(target / config))
     finally:
         if bars:
             datasets.enable_progress_bars()
+
+
+def _typed_ids(path: Path) -> pd.DataFrame:
+    """A written CSV with its ids as integers, or as strings when they are string ids (BEIR's `MED-10`)."""
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    return frame.astype({"id": "int64"}) if frame["id"].str.fullmatch("[0-9]+").all() else frame
 
 
 # ---------------------------------------------------------------- dataset card
