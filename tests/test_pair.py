@@ -202,3 +202,65 @@ def test_fr_de_audits_with_german_codes(tmp_path):
     assert "number_mismatch" in row["flags"]
     assert {(s["side"], s["text"]) for s in row["spans"] if s["flag"] == "number_mismatch"} == {("fr", "3"), ("de", "5")}
     assert not frame.set_index("id").loc[1, "flagged"] or "number_mismatch" not in frame.set_index("id").loc[1, "flags"]
+
+
+@pytest.mark.label_studio
+@pytest.mark.timeout(900)
+def test_en_nl_through_a_real_label_studio(en_nl, ls_env, tmp_path):
+    """push -> a reviewer's spans and correction -> pull, on a real server: the tasks carry question_en /
+    question_nl and the string ids, the config labels en/nl spans, pull writes side en/nl and corrected_nl."""
+    from bbsard_audit.annotations.connection import Connection
+    from bbsard_audit.annotations.project import ReviewProject, config_controls
+    from bbsard_audit.annotations.simulate import annotation_result, ensure_reviewer
+
+    manifest, bt = en_nl
+    out = tmp_path / "audit"
+    _audit(manifest, bt, out, "--review-budget", "3", "--control", "2")
+    res = runner.invoke(app, ["annotate", "push", "--audit", str(out / "audit.csv"), "--queue",
+                              str(out / "review_queue.csv"), "--project", "pair-en-nl", "--dataset", str(manifest)])
+    assert res.exit_code == 0, res.output
+    layout = Layout.of(out / "audit.csv")
+    project = ReviewProject.open(Connection(ls_env.url, ls_env.token), "pair-en-nl", layout=layout)
+    project.check_config()  # the server holds the en/nl config
+    controls = config_controls(project.client.projects.get(project.id).label_config)
+    assert {"en_spans", "nl_spans", "en_note", "nl_note", "corrected_nl", "verdict"} <= set(controls)
+    tasks = {t["data"]["question_id"]: t for t in project.export()}
+    queued = Layout.of(out / "review_queue.csv").queue.read(out / "review_queue.csv")
+    assert set(tasks) == set(queued["id"]) and "PLAIN-2" in tasks
+    data = tasks["PLAIN-2"]["data"]
+    assert data["question_en"] == EN_NL[1][1] and data["question_nl"] == EN_NL[1][2]
+    assert data["languages"] == "en-nl" and data["ids"] == "string" and data["gold_articles"] == "MED-2\nMED-3"
+    assert project.question_ids().keys() == set(queued["id"])
+
+    nl_text, en_text = EN_NL[1][2], EN_NL[1][1]
+    spans = [{"side": "nl", "start": nl_text.index("5"), "end": nl_text.index("5") + 1, "category": "number",
+              "note": "3, not 5"},
+             {"side": "en", "start": en_text.index("3"), "end": en_text.index("3") + 1, "category": "number"}]
+    fixed = nl_text.replace("5", "3")
+    user = ensure_reviewer(project, "reviewer@example.org")
+    result = annotation_result("legal", fixed, "yes", spans=spans, texts={"en": en_text, "nl": nl_text}, layout=layout)
+    project.client.annotations.create(tasks["PLAIN-2"]["id"], result=result, completed_by=user, project=project.id)
+    ok = annotation_result("correct", layout=layout)
+    project.client.annotations.create(tasks["PLAIN-1"]["id"] if "PLAIN-1" in tasks else next(
+        t["id"] for q, t in tasks.items() if q != "PLAIN-2"), result=ok, completed_by=user, project=project.id)
+
+    verdicts = tmp_path / "camp" / "verdicts.csv"
+    verdicts.parent.mkdir()
+    res = runner.invoke(app, ["annotate", "pull", "--project", "pair-en-nl", "--out", str(verdicts)])
+    assert res.exit_code == 0, res.output
+    table = pd.read_csv(verdicts, dtype=str, keep_default_na=False).set_index("id")
+    assert table.loc["PLAIN-2", "verdict"] == "legal" and table.loc["PLAIN-2", "corrected_nl"] == fixed
+    assert len(table) == 2
+    spans_out = pd.read_csv(verdicts.with_name("error_spans.csv"), dtype=str, keep_default_na=False)
+    assert sorted(zip(spans_out["id"], spans_out["side"], spans_out["text"], spans_out["note"])) == [
+        ("PLAIN-2", "en", "3", ""), ("PLAIN-2", "nl", "5", "3, not 5")]
+    raw = pd.read_csv(verdicts.with_name("annotations_raw.csv"), dtype=str, keep_default_na=False)
+    assert set(raw["id"]) == set(table.index) and "corrected_nl" in raw.columns
+    assert json.loads(verdicts.with_name("verdicts.meta.json").read_text())["languages"] == {"source": "en", "target": "nl"}
+    res = runner.invoke(app, ["annotate", "pull", "--project", "pair-en-nl", "--out", str(verdicts)])  # additive
+    assert res.exit_code == 0 and len(pd.read_csv(verdicts)) == 2, res.output
+    res = runner.invoke(app, ["release", "--dataset", str(manifest), "--verdicts", str(verdicts), "--out",
+                              str(tmp_path / "rel")])
+    assert res.exit_code == 0, res.output
+    nl = pd.read_csv(tmp_path / "rel" / "questions_nl_test.csv", dtype=str).set_index("id")
+    assert nl.loc["PLAIN-2", "question"] == fixed
