@@ -144,6 +144,14 @@ def test_en_nl_string_ids_validate_audit_eval_release(en_nl, tmp_path):
     assert changes["id"].tolist() == ["PLAIN-2"] and changes["old_nl"].iloc[0].endswith("met 5 kinderen?")
     assert (rel / "articles_en.csv").is_file() and "language:\n- en\n- nl" in (rel / "README.md").read_text()
 
+    # report: the work folder's audit (en/nl columns, string ids) and its review, read by the audit's layout
+    (out / "verdicts.csv").write_bytes(verdicts.read_bytes())
+    res = runner.invoke(app, ["report", "--workdir", str(out), "--out", str(tmp_path / "report")])
+    assert res.exit_code == 0, res.output
+    md = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    assert "| id | split | risk | severity | English | Dutch | back-translation | reasons |" in md
+    assert f"| PLAIN-2 | test | {frame.set_index('id').loc['PLAIN-2', 'risk']:.3f} | " in md and EN_NL[1][2] in md
+
 
 def test_a_string_id_verdict_for_an_unknown_question_is_one_line(en_nl, tmp_path):
     manifest, bt = en_nl
