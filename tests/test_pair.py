@@ -272,3 +272,24 @@ def test_en_nl_through_a_real_label_studio(en_nl, ls_env, tmp_path):
     assert res.exit_code == 0, res.output
     nl = pd.read_csv(tmp_path / "rel" / "questions_nl_test.csv", dtype=str).set_index("id")
     assert nl.loc["PLAIN-2", "question"] == fixed
+
+
+def test_en_nl_campaign_simulation_runs_static_and_refuses_learning_in_one_line(en_nl, tmp_path):
+    manifest, bt = en_nl
+    oracle = tmp_path / "oracle.csv"
+    oracle.write_text("id,verdict,corrected_nl\n" + "".join(
+        f"{q},{'legal' if q == 'PLAIN-2' else 'correct'},\n" for q, *_ in EN_NL), encoding="utf-8")
+    base = ["campaign", "simulate", "--dataset", str(manifest), "--split", "test", "--backtranslations", str(bt),
+            "--oracle", str(oracle), "--batch", "2", "--budget", "4", "--control", "2", "--seed", "0"]
+    res = runner.invoke(app, [*base, "--no-learning", "--out", str(tmp_path / "static")])
+    assert res.exit_code == 0, res.output
+    order = pd.read_csv(tmp_path / "static" / "review_order.csv", dtype={"id": str})
+    assert len(order) == 4 and set(order["id"]) <= {q for q, *_ in EN_NL}
+    assert "PLAIN-2" in set(order.loc[order["queue"] == "risk", "id"])  # the riskiest pair is reviewed first
+    curve = pd.read_csv(tmp_path / "static" / "campaign_curve.csv")
+    assert curve["found_legal"].iloc[-1] == 1
+    meta = json.loads((tmp_path / "static" / "campaign_curve.meta.json").read_text())
+    assert meta["languages"] == {"source": "en", "target": "nl"} and meta["ids"] == "string"
+    res = runner.invoke(app, [*base, "--out", str(tmp_path / "learning")])
+    assert res.exit_code == 2 and "a learning campaign learns fr->nl term rules; this dataset is en->nl" in res.output
+    assert not (tmp_path / "learning").exists()

@@ -92,6 +92,11 @@ def parse_id(value: object, strings: bool = False) -> int | str:
     return int(text)
 
 
+def as_id(value: object) -> int | str:
+    """An id as the stages key it: a string id stays a str, anything else (a numpy int) an int."""
+    return value if isinstance(value, str) else int(value)
+
+
 def id_order(value: int | str) -> tuple:
     """Sort key for ids (also ids as text, like run ids): integers by value, string ids after them by
     text, never a TypeError."""
