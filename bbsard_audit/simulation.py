@@ -70,7 +70,7 @@ class Oracle:
         """A verdicts.csv (+ error_spans.csv), every id checked against the simulated pairs; `layout`: the
         dataset's pair and id kind (default: what the file's sidecar records)."""
         table = Verdicts.read(verdicts, questions, where="the simulated dataset split", layout=layout).frame()
-        span_table = learning.read_spans(spans, questions) if spans is not None else None
+        span_table = learning.read_spans(spans, questions, layout or Layout.of(spans)) if spans is not None else None
         return cls(table, span_table, file_label(verdicts))
 
     def fresh(self) -> "Oracle":
