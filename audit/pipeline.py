@@ -35,6 +35,8 @@ from .risk import RiskConfig, combine
 from .signal_cache import SignalCache
 from .signals import Batch, Signal, run_signal
 
+OPUS_MT = "opus-mt"
+"""`--translator opus-mt`: Helsinki-NLP/opus-mt-<target>-<source> for the dataset's pair."""
 RISK_COLUMNS = ["risk", "severity", "flagged", "flags", "reasons", "spans"]
 Progress = Callable[[str], None]
 
@@ -200,6 +202,8 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
         raise InputError(f"split {split!r} of {ds.source} has no question pairs")
     if backtranslations is None and translator is None and isinstance(dataset, str):
         backtranslations = default_backtranslations(dataset)
+    if translator == OPUS_MT:  # the one-direction Marian model of this pair's back-translation
+        translator = ds.pair.back().opus_mt()
     if isinstance(translator, str) or translator is None:
         src, tgt = translator_langs
         translator = get_translator(backtranslations, translator, pair=ds.pair, **({"src_lang": src} if src else {}),

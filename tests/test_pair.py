@@ -293,3 +293,15 @@ def test_en_nl_campaign_simulation_runs_static_and_refuses_learning_in_one_line(
     res = runner.invoke(app, [*base, "--out", str(tmp_path / "learning")])
     assert res.exit_code == 2 and "a learning campaign learns fr->nl term rules; this dataset is en->nl" in res.output
     assert not (tmp_path / "learning").exists()
+
+
+@pytest.mark.ml
+def test_opus_mt_back_translates_target_to_source_for_the_pair(en_nl, tmp_path, monkeypatch):
+    """`--translator opus-mt` is the pair's target -> source model (nl -> en here); offline, loading it
+    fails in one line naming that model, nothing written."""
+    pytest.importorskip("transformers")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    manifest, _ = en_nl
+    res = runner.invoke(app, ["audit", "--dataset", str(manifest), "--translator", "opus-mt", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "cannot load translation model 'Helsinki-NLP/opus-mt-nl-en'" in res.output, res.output
+    assert not (tmp_path / "o").exists()
