@@ -275,7 +275,7 @@ def agreement(raw: Annotated[Path, typer.Option(help=f"{RAW_FILE} written by pul
     """
     guard_out(out, command="annotate agreement", inputs=[raw, adjudication],
               names=["agreement.json", "agreement.meta.json", "disagreements.csv", "disagreements.meta.json"])
-    table = read_raw(raw)
+    table = read_raw(raw, layout=Layout.of(raw))  # pull records the pair and id kind in its sidecar
     report = compute_agreement(table, n_boot=n_boot, seed=seed)
     rule = AdjudicationRule.load(adjudication)
     wide = disagreements(table, rule)
@@ -349,7 +349,7 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
     if verdicts is None:
         raise typer.BadParameter("give --verdicts (or --campaign)")
     known = state.population if campaign is not None else population["id"]
-    judged = Verdicts.read(verdicts, known, where).frame()
+    judged = Verdicts.read(verdicts, known, where, layout=Layout.of(audit)).frame()
     if campaign is not None:
         if state.sampled:
             plan = state.design()

@@ -267,6 +267,14 @@ def test_en_nl_through_a_real_label_studio(en_nl, ls_env, tmp_path):
     assert json.loads(verdicts.with_name("verdicts.meta.json").read_text())["languages"] == {"source": "en", "target": "nl"}
     res = runner.invoke(app, ["annotate", "pull", "--project", "pair-en-nl", "--out", str(verdicts)])  # additive
     assert res.exit_code == 0 and len(pd.read_csv(verdicts)) == 2, res.output
+    res = runner.invoke(app, ["annotate", "agreement", "--raw", str(verdicts.with_name("annotations_raw.csv")),
+                              "--out", str(verdicts.parent)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["annotate", "estimate", "--audit", str(out / "audit.csv"), "--queue",
+                              str(out / "review_queue.csv"), "--verdicts", str(verdicts), "--out",
+                              str(verdicts.with_name("estimate.json"))])
+    assert res.exit_code == 0, res.output
+    assert json.loads(verdicts.with_name("estimate.json").read_text())["found_legal"] == 1
     res = runner.invoke(app, ["release", "--dataset", str(manifest), "--verdicts", str(verdicts), "--out",
                               str(tmp_path / "rel")])
     assert res.exit_code == 0, res.output
