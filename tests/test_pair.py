@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from test_sources import jsonl, qrels
 from typer.testing import CliRunner
 
 from bbsard_audit.cli import app
@@ -38,22 +39,12 @@ DOCS = {f"MED-{i}": (f"English article {i} on leases and rent.", f"Nederlands ar
         for i in range(1, 7)}
 
 
-def _jsonl(path: Path, rows) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-
-
-def _qrels(path: Path, rows) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{s}\n" for q, d, s in rows), encoding="utf-8")
-
-
 def beir_pair(root: Path, rows, src: str, tgt: str, docs=DOCS, name: str = "toy") -> Path:
     """Two BEIR folders (queries, qrels/test.tsv, corpus) and the manifest that joins them."""
     for side, lang, col in ((src, src, 1), (tgt, tgt, 2)):
-        _jsonl(root / side / "queries.jsonl", [{"_id": r[0], "text": r[col]} for r in rows])
-        _qrels(root / side / "qrels" / "test.tsv", [(r[0], d, 1) for r in rows for d in r[4]])
-        _jsonl(root / side / "corpus.jsonl", [{"_id": d, "title": "", "text": texts[col - 1]} for d, texts in docs.items()])
+        jsonl(root / side / "queries.jsonl", [{"_id": r[0], "text": r[col]} for r in rows])
+        qrels(root / side / "qrels" / "test.tsv", [(r[0], d, 1) for r in rows for d in r[4]])
+        jsonl(root / side / "corpus.jsonl", [{"_id": d, "title": "", "text": texts[col - 1]} for d, texts in docs.items()])
     manifest = root / f"{name}.yaml"
     manifest.write_text(f"name: {name}\nsource: {{path: {src}, lang: {src}, format: beir}}\n"
                         f"target: {{path: {tgt}, lang: {tgt}, format: beir}}\n", encoding="utf-8")
@@ -64,7 +55,7 @@ def beir_pair(root: Path, rows, src: str, tgt: str, docs=DOCS, name: str = "toy"
 def en_nl(tmp_path) -> tuple[Path, Path]:
     manifest = beir_pair(tmp_path, EN_NL, "en", "nl", name="toy-en-nl")
     bt = tmp_path / "bt_nl_en.jsonl"
-    _jsonl(bt, [{"id": r[0], "backtranslation": r[3]} for r in EN_NL])
+    jsonl(bt, [{"id": r[0], "backtranslation": r[3]} for r in EN_NL])
     return manifest, bt
 
 
@@ -173,7 +164,7 @@ def test_fr_nl_files_keep_integer_ids_and_their_names(tmp_path):
     ], start=1)]
     manifest = beir_pair(tmp_path, rows, "fr", "nl", docs={"7": ("Article 7.", "Artikel 7.")})
     bt = tmp_path / "bt.jsonl"
-    _jsonl(bt, [{"id": int(r[0]), "backtranslation": r[3]} for r in rows])
+    jsonl(bt, [{"id": int(r[0]), "backtranslation": r[3]} for r in rows])
     frame = _audit(manifest, bt, tmp_path / "out")
     assert frame["id"].tolist() == [1, 2] and frame["id"].dtype == "int64"
     assert Layout.of(tmp_path / "out") == Layout()
