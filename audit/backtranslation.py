@@ -54,8 +54,9 @@ class Translator(Protocol):
 class FileTranslator:
     """Back-translations read from a JSONL (`{"id", "backtranslation"|"text"}` per line) or CSV file."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+    def __init__(self, path: str | Path, string_ids: bool = False) -> None:
+        self.path, self.string_ids = Path(path), string_ids
+        """`string_ids`: the dataset's ids are strings (BEIR's `PLAIN-2`), so are the file's; else integers."""
         if not self.path.is_file():
             raise InputError("back-translation file not found", file=str(self.path))
         raw = self.path.read_bytes()
@@ -95,17 +96,17 @@ class FileTranslator:
             yield line_no, record
 
     def _id(self, record: Mapping, row: int) -> int | str:
-        """An integer id (also `7.0` or `"7"`), or a string id (BEIR's `PLAIN-2`) as its text."""
+        """An integer id (also `7.0` or `"7"`), or, for a dataset with string ids, a string id as its text."""
         value = record.get("id")
-        if isinstance(value, str) and STRING_ID.fullmatch(value.strip()) and not _number(value):
+        if self.string_ids and isinstance(value, str) and STRING_ID.fullmatch(value.strip()) and not _number(value):
             return value.strip()
         try:
             if isinstance(value, bool) or value is None or float(value) != int(float(value)):
                 raise ValueError
             return int(float(value))
         except (TypeError, ValueError, OverflowError):
-            raise InputError(f"id must be an integer or a string id, got {value!r}", file=str(self.path),
-                             row=row) from None
+            what = "an integer or a string id" if self.string_ids else "an integer"
+            raise InputError(f"id must be {what}, got {value!r}", file=str(self.path), row=row) from None
 
     def translate(self, texts: Sequence[str], ids: Sequence[int | str]) -> list[str]:
         keys = [i if isinstance(i, str) and not _number(i) else int(i) for i in ids]
@@ -180,12 +181,13 @@ class TransformersTranslator:
 
 
 def get_translator(backtranslations: str | Path | None = None, model: str | None = None,
-                   **kwargs) -> Translator | None:
-    """`--backtranslations FILE` or `--translator MODEL` (at most one) -> a Translator, or None."""
+                   string_ids: bool = False, **kwargs) -> Translator | None:
+    """`--backtranslations FILE` or `--translator MODEL` (at most one) -> a Translator, or None;
+    `string_ids`: the dataset's ids are strings (the file's are read so)."""
     if backtranslations and model:
         raise InputError("give either --backtranslations or --translator, not both")
     if backtranslations:
-        return FileTranslator(backtranslations)
+        return FileTranslator(backtranslations, string_ids)
     if model:
         return TransformersTranslator(model, **kwargs)
     return None

@@ -206,7 +206,8 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
         translator = ds.pair.back().opus_mt()
     if isinstance(translator, str) or translator is None:
         src, tgt = translator_langs
-        translator = get_translator(backtranslations, translator, pair=ds.pair, **({"src_lang": src} if src else {}),
+        translator = get_translator(backtranslations, translator, ds.string_ids, pair=ds.pair,
+                                    **({"src_lang": src} if src else {}),
                                     **({"tgt_lang": tgt} if tgt else {}))
     if bool(runs_fr) != bool(runs_nl):
         raise InputError("give both --runs-fr and --runs-nl (or neither)")
