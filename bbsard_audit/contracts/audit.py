@@ -96,8 +96,9 @@ class Layout:
     @classmethod
     def from_meta(cls, meta: Mapping) -> "Layout":
         """The layout a sidecar records (its own `languages`/`ids`, or its `dataset` record's languages)."""
-        langs = meta.get("languages") or (meta.get("dataset") or {}).get("languages") or {}
-        pair = LanguagePair(langs["source"], langs["target"]) if langs else BBSARD
+        dataset = meta.get("dataset")
+        langs = meta.get("languages") or (dataset.get("languages") if isinstance(dataset, dict) else None)
+        pair = LanguagePair(langs.get("source"), langs.get("target")) if isinstance(langs, dict) else BBSARD
         return cls(pair, meta.get("ids") == "string")
 
     @classmethod
