@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import need
 from test_sources import jsonl, qrels
 from typer.testing import CliRunner
 
@@ -298,7 +299,7 @@ def test_en_nl_campaign_simulation_runs_static_and_refuses_learning_in_one_line(
 def test_opus_mt_back_translates_target_to_source_for_the_pair(en_nl, tmp_path, monkeypatch):
     """`--translator opus-mt` is the pair's target -> source model (nl -> en here); offline, loading it
     fails in one line naming that model, nothing written."""
-    pytest.importorskip("transformers")
+    need("transformers", "the ml extra")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     manifest, _ = en_nl
     res = runner.invoke(app, ["audit", "--dataset", str(manifest), "--translator", "opus-mt", "--out", str(tmp_path / "o")])
