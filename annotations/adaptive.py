@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bbsard_audit.contracts.audit import QUEUE
+from bbsard_audit.contracts.audit import BBSARD_LAYOUT, Layout
 from bbsard_audit.contracts.campaign_design import check_record
 from bbsard_audit.contracts.jsonfile import read_json
 from bbsard_audit.contracts.verdicts import read_raw, read_verdicts
@@ -68,6 +68,8 @@ class Campaign:
     folder: Path
     record: dict
     queue: pd.DataFrame  # every pair pushed, its audit columns + queue, stratum, batch
+    layout: Layout = BBSARD_LAYOUT
+    """The start audit's pair: the campaign's review_queue.csv keeps its language-coded columns."""
 
     @classmethod
     def exists(cls, folder: Path) -> bool:
@@ -82,7 +84,8 @@ class Campaign:
         queue = read_audit(folder / QUEUE_FILE, QUEUE_COLUMNS + ["batch"])
         if "batch" not in queue.columns:
             raise InputError("missing column 'batch'", file=str(folder / QUEUE_FILE))
-        return cls(folder, record, queue.assign(batch=pd.to_numeric(queue["batch"]).astype(int)))
+        return cls(folder, record, queue.assign(batch=pd.to_numeric(queue["batch"]).astype(int)),
+                   Layout.of(folder / QUEUE_FILE))
 
     @classmethod
     def start(cls, folder: str | Path, *, project: str, audit: pd.DataFrame, audit_path: Path,
@@ -112,7 +115,7 @@ class Campaign:
                          "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                          "risk": sorted(int(i) for i in risk), "control": sorted(int(i) for i in control["id"])}],
         }
-        return cls(Path(folder), record, queue)
+        return cls(Path(folder), record, queue, Layout.of(queue_path))
 
     @classmethod
     def _start_sampled(cls, folder, project, audit, audit_path, queue, queue_path) -> "Campaign":
@@ -129,7 +132,7 @@ class Campaign:
             "batches": [{"batch": 0, "kind": "start", "audit_sha256": audit_sha, "created": now,
                          "risk": strata.get(CENSUS, []), "control": control}],
         }
-        return cls(Path(folder), record, queue.assign(batch=0))
+        return cls(Path(folder), record, queue.assign(batch=0), Layout.of(queue_path))
 
     @property
     def sampled(self) -> bool:
@@ -218,7 +221,8 @@ class Campaign:
     def save(self) -> None:
         """campaign.json and the cumulative review_queue.csv (+ sidecars), atomically."""
         queue = self.design_queue()
-        QUEUE.write(self.folder / QUEUE_FILE, queue, campaign=CAMPAIGN_FILE, batches=len(self.record["batches"]),
-                    n_risk=int((queue["queue"] == "risk").sum()), n_control=int((queue["queue"] == "control").sum()))
+        self.layout.queue.write(self.folder / QUEUE_FILE, queue, campaign=CAMPAIGN_FILE,
+                                batches=len(self.record["batches"]), n_risk=int((queue["queue"] == "risk").sum()),
+                                n_control=int((queue["queue"] == "control").sum()), **self.layout.meta())
         write_json(self.folder / CAMPAIGN_FILE, self.record)
         write_sidecar(self.folder / CAMPAIGN_FILE, project=self.record["project"])

@@ -76,7 +76,7 @@ def adjudicate(raw: pd.DataFrame, rule: AdjudicationRule) -> pd.DataFrame:
         gold = winners["gold_labels_apply"].fillna("")
         texts = [t for t in winners["corrected_nl"].fillna("") if t.strip()]
         rows.append({
-            "id": int(qid), "verdict": verdict,
+            "id": qid if isinstance(qid, str) else int(qid), "verdict": verdict,  # a string id as it is
             "corrected_nl": texts[-1] if texts else "",
             "gold_labels_apply": max(gold, key=GOLD_STRICTNESS.__getitem__) if len(gold) else "",
             "n_annotations": len(group),

@@ -19,7 +19,9 @@ from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
 from .pull import RAW_FILE, choice_conflicts, pull as pull_verdicts, raw_from_export, read_export_file
 from .spans import SPANS_FILE
-from .tasks import AUDIT_COLUMNS, QUEUE_COLUMNS, audit_version, build_tasks, read_audit
+from bbsard_audit.contracts.audit import Layout
+
+from .tasks import AUDIT_COLUMNS, QUEUE_COLUMNS, audit_version, build_tasks, label_config, read_audit
 
 if TYPE_CHECKING:  # label_studio_sdk and scipy load in ~1.5 s: only the commands that talk to them import them
     from .connection import Connection
@@ -90,7 +92,8 @@ def _dataset(source: Optional[str], audit: Path):
 
 def _queue_tasks(audit: Path, queue: Optional[Path], dataset: Optional[str]) -> tuple[list[dict], pd.DataFrame]:
     frame = read_audit(queue, QUEUE_COLUMNS) if queue else read_audit(audit, AUDIT_COLUMNS)
-    return build_tasks(frame, model_version=audit_version(audit), dataset=_dataset(dataset, audit)), frame
+    return build_tasks(frame, model_version=audit_version(audit), dataset=_dataset(dataset, audit),
+                       layout=Layout.of(audit)), frame
 
 
 @annotate.command()
@@ -127,7 +130,7 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
             raise InputError(f"{option} {problem}", file=str(path))
     state = _campaign(campaign, audit, queue, project, next_n) if campaign else None
     conn = _connection(url, config, retries, timeout)
-    proj = _open_project(conn, project, create=True, overlap=overlap)
+    proj = _open_project(conn, project, create=True, overlap=overlap, layout=Layout.of(audit))
     if proj.check_config(update=update_config):
         typer.echo(f"project {project!r}: labelling config updated (span labels added)")
     if state is not None:
@@ -138,7 +141,8 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
         state.save()  # before importing: an interrupted push is resumed by the next one
         reviewed = state.reviewed()
         frame = state.queue[~state.queue["id"].isin(reviewed)]
-        tasks = build_tasks(frame, model_version=audit_version(audit), dataset=_dataset(dataset, audit))
+        tasks = build_tasks(frame, model_version=audit_version(audit), dataset=_dataset(dataset, audit),
+                            layout=Layout.of(audit))
     else:
         tasks, _ = _queue_tasks(audit, queue, dataset)
     with Progress(transient=True) as bar:
@@ -182,8 +186,7 @@ def export_tasks(audit: Annotated[Path, typer.Option(help="audit.csv of the audi
     tasks, _ = _queue_tasks(audit, queue, dataset)
     write_json(out, tasks)
     write_sidecar(out, audit=audit, queue=queue, n_tasks=len(tasks),
-                  model_version=audit_version(audit), label_config=(Path(__file__).with_name(
-                      "labeling_config.xml")).read_text(encoding="utf-8"))
+                  model_version=audit_version(audit), label_config=label_config(Layout.of(audit)))
     typer.echo(f"{len(tasks)} task(s) -> {out} (import it in Label Studio with the labelling config in "
                f"the sidecar)")
 
@@ -272,7 +275,7 @@ def agreement(raw: Annotated[Path, typer.Option(help=f"{RAW_FILE} written by pul
     """
     guard_out(out, command="annotate agreement", inputs=[raw, adjudication],
               names=["agreement.json", "agreement.meta.json", "disagreements.csv", "disagreements.meta.json"])
-    table = read_raw(raw)
+    table = read_raw(raw, layout=Layout.of(raw))  # pull records the pair and id kind in its sidecar
     report = compute_agreement(table, n_boot=n_boot, seed=seed)
     rule = AdjudicationRule.load(adjudication)
     wide = disagreements(table, rule)
@@ -346,7 +349,7 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
     if verdicts is None:
         raise typer.BadParameter("give --verdicts (or --campaign)")
     known = state.population if campaign is not None else population["id"]
-    judged = Verdicts.read(verdicts, known, where).frame()
+    judged = Verdicts.read(verdicts, known, where, layout=Layout.of(audit)).frame()
     if campaign is not None:
         if state.sampled:
             plan = state.design()

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from bbsard_audit.contracts.table import as_id
 from bbsard_audit.contracts.estimate import Estimate, Missed, Stratum, Target
 from bbsard_audit.contracts.verdicts import check_known
 from bbsard_audit.errors import InputError
@@ -88,13 +89,13 @@ def queue_design(audit: pd.DataFrame, queue: pd.DataFrame, source: str = "review
     lost = labels[(labels == "").to_numpy()]
     if len(lost):
         raise InputError(f"pair {lost.index[0]} falls in no stratum of the review queue: give the audit.csv "
-                         "the queue was drawn from", file=source, id=int(lost.index[0]))
+                         "the queue was drawn from", file=source, id=as_id(lost.index[0]))
     counts = labels.value_counts()
     for name, band in bands[bands["split"].astype(str).isin(set(split))].iterrows():  # a --split keeps its own
         if int(counts.get(name, 0)) != int(band["size"]):
             raise InputError(f"stratum {name} holds {int(counts.get(name, 0))} pairs of this audit, the queue says "
                              f"{int(band['size'])}: give the audit.csv the queue was drawn from", file=source)
-    return Design(labels, set(int(i) for i in control["id"]))
+    return Design(labels, set(as_id(i) for i in control["id"]))
 
 
 def legacy_design(audit: pd.DataFrame, queue: pd.DataFrame | None) -> Design:
@@ -109,7 +110,7 @@ def legacy_design(audit: pd.DataFrame, queue: pd.DataFrame | None) -> Design:
     labels = pd.Series(np.where(in_risk, CENSUS, np.where(flagged, "flagged", "unflagged")), index=ids, dtype=object)
     control = queue[queue["queue"] == "control"] if queue is not None else queue
     notes: list[str] = []
-    design = Design(labels, set(int(i) for i in control["id"]) if control is not None else set(),
+    design = Design(labels, set(as_id(i) for i in control["id"]) if control is not None else set(),
                     census={CENSUS, "flagged"}, borrow={"flagged": CENSUS}, listed=(CENSUS, "flagged"),
                     method="stratified proportion (legacy design: control sample of unflagged pairs)")
     n_unflagged = int((labels == "unflagged").sum())
@@ -245,7 +246,7 @@ def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | 
     check_known(final["verdict"])
     twice = final["id"][final["id"].duplicated()]
     if len(twice):
-        raise InputError("duplicate verdict for one question", id=int(twice.iloc[0]))
+        raise InputError("duplicate verdict for one question", id=as_id(twice.iloc[0]))
     if design is None:
         sampled = queue is not None and "stratum_risk_min" in queue.columns and (queue["queue"] == "control").any()
         design = queue_design(audit, queue) if sampled else legacy_design(audit, queue)

@@ -19,7 +19,10 @@ from label_studio_sdk import LabelStudio
 from bbsard_audit.errors import InputError
 
 from .connection import Connection, LabelStudioError
-from .tasks import EXTERNAL_ID, LABEL_CONFIG
+from bbsard_audit.contracts.audit import BBSARD_LAYOUT, Layout
+from bbsard_audit.contracts.table import id_order
+
+from .tasks import EXTERNAL_ID, IDS_FIELD, label_config
 
 
 @dataclass
@@ -47,9 +50,12 @@ class ReviewProject:
     client: LabelStudio
     id: int
     title: str
+    layout: Layout = BBSARD_LAYOUT
+    """The audit's pair: its labelling config names the texts and controls with the pair's codes."""
 
     @classmethod
-    def open(cls, conn: Connection, title: str, *, create: bool = False, overlap: int = 2) -> "ReviewProject":
+    def open(cls, conn: Connection, title: str, *, create: bool = False, overlap: int = 2,
+             layout: Layout = BBSARD_LAYOUT) -> "ReviewProject":
         """The project with this exact title; created (with our labelling config) if asked."""
         client = conn.client()
         found = [p for p in conn.listing("list projects", lambda: client.projects.list(title=title, page_size=100))
@@ -58,14 +64,14 @@ class ReviewProject:
             raise InputError(f"{len(found)} Label Studio projects are titled {title!r} "
                              f"(ids {', '.join(str(p.id) for p in found)}): rename all but one")
         if found:
-            return cls(conn, client, found[0].id, title)
+            return cls(conn, client, found[0].id, title, layout)
         if not create:
             raise InputError(f"no Label Studio project titled {title!r} at {conn.shown_url}")
         project = conn.call("create project", lambda: client.projects.create(
-            title=title, label_config=LABEL_CONFIG.read_text(encoding="utf-8"),
+            title=title, label_config=label_config(layout),
             maximum_annotations=overlap, show_collab_predictions=True,
             description="bbsard-audit expert review of Dutch translations"), retry=False)
-        return cls(conn, client, project.id, title)
+        return cls(conn, client, project.id, title, layout)
 
     def check_config(self, *, update: bool = False) -> bool:
         """Refuse (one line) a project whose labelling config is not ours; True when it was updated.
@@ -74,7 +80,7 @@ class ReviewProject:
         control and value kept, span labels added), so no existing annotation loses its meaning;
         Label Studio itself also refuses a config that existing annotations do not fit.
         """
-        ours_text = LABEL_CONFIG.read_text(encoding="utf-8")
+        ours_text = label_config(self.layout)
         theirs = config_controls(self.conn.call("get project", lambda: self.client.projects.get(self.id)).label_config or "")
         ours = config_controls(ours_text)
         if theirs == ours:
@@ -106,18 +112,19 @@ class ReviewProject:
             raise self.conn.bad_body("export tasks", f"JSON that is not a list of tasks (a {type(tasks).__name__})")
         return tasks
 
-    def question_ids(self) -> dict[int, list[int]]:
+    def question_ids(self) -> dict[int | str, list[int]]:
         """question id -> task ids on the server (more than one means duplicates).
 
         Asks only for id and data: ~1 s for 1,108 tasks where the full export takes ~10 s.
         """
         tasks = self.conn.listing("list tasks", lambda: self.client.tasks.list(
             project=self.id, fields="task_only", include="id,data", page_size=1000))
-        held: dict[int, list[int]] = {}
+        held: dict[int | str, list[int]] = {}
         for task in tasks:
-            qid = (task.data or {}).get(EXTERNAL_ID)
-            if qid is not None:
-                held.setdefault(int(qid), []).append(task.id)
+            data = task.data or {}
+            qid = data.get(EXTERNAL_ID)
+            if qid is not None:  # a string id where the task says so (`ids`), else an int as ever
+                held.setdefault(str(qid) if data.get(IDS_FIELD) == "string" else int(qid), []).append(task.id)
         return held
 
     def push(self, tasks: list[dict], *, batch_size: int = 250,
@@ -143,7 +150,7 @@ class ReviewProject:
                     raise
                 time.sleep(self.conn.backoff * 2**attempt)
                 attempt += 1
-        dupes = sorted(q for q, ids in held.items() if len(ids) > 1)
+        dupes = sorted((q for q, ids in held.items() if len(ids) > 1), key=id_order)
         return PushResult(self.id, created, already, dupes, round(time.monotonic() - started, 2))
 
     def users(self) -> dict[int, str]:

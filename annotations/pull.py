@@ -35,17 +35,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from bbsard_audit.contracts.error_spans import ERROR_SPANS
-from bbsard_audit.contracts.table import TableSpec, parse_id
-from bbsard_audit.contracts.verdicts import (GOLD_LABELS_APPLY, RAW, RAW_COLUMNS, VERDICTS, VERDICTS_CSV,
-                                             canonical_name, read_raw, utc_time)
+from bbsard_audit.contracts.audit import Layout
+from bbsard_audit.contracts.error_spans import error_spans_spec
+from bbsard_audit.contracts.table import parse_id
+from bbsard_audit.contracts.verdicts import (CORRECTED, GOLD_LABELS_APPLY, RAW_COLUMNS, VERDICTS, canonical_name,
+                                             raw_spec, read_raw, utc_time, verdicts_spec)
 from bbsard_audit.errors import InputError
 from bbsard_audit.untrusted import nfc
 from bbsard_audit.io import changed_since_written, write_sidecar
 
 from .adjudication import AdjudicationRule, adjudicate
 from .spans import SPANS_FILE, merge_spans, spans_from_export
-from .tasks import EXTERNAL_ID
+from .tasks import EXTERNAL_ID, task_layout
 
 RAW_FILE = "annotations_raw.csv"
 # Label Studio stores a Choice's alias; the displayed value is accepted too (older configs, imports).
@@ -81,7 +82,7 @@ def _user_id(annotator: str) -> int | None:
 
 # ---------------------------------------------------------------- Label Studio export -> raw rows
 
-def annotation_row(task: dict, annotation: dict, users: dict[int, str]) -> dict | None:
+def annotation_row(task: dict, annotation: dict, users: dict[int, str], layout: Layout = Layout()) -> dict | None:
     """One annotations_raw.csv row from one Label Studio annotation (None: cancelled or no verdict).
 
     The only place an annotation's result is read: anything else taken from it (e.g. error spans)
@@ -89,7 +90,7 @@ def annotation_row(task: dict, annotation: dict, users: dict[int, str]) -> dict 
     """
     if annotation.get("was_cancelled"):
         return None
-    fields = {"verdict": "", "corrected_nl": "", "gold_labels_apply": ""}
+    fields = {"verdict": "", CORRECTED: "", "gold_labels_apply": ""}
     for region in annotation.get("result") or []:
         name, value = region.get("from_name"), region.get("value") or {}
         if name in CHOICES and value.get("choices"):
@@ -98,9 +99,9 @@ def annotation_row(task: dict, annotation: dict, users: dict[int, str]) -> dict 
                     raise ValueError(f"annotation {annotation.get('id')}: unknown {name} choice {choice!r} "
                                      f"(expected one of {', '.join(dict.fromkeys(CHOICES[name].values()))})")
             fields[name] = CHOICES[name][value["choices"][0]]  # the only one: more is a conflict (below)
-        elif name == "corrected_nl" and value.get("text"):
+        elif name == layout.corrected and value.get("text"):  # the config's corrected_<target> control
             text = value["text"]
-            fields[name] = nfc((text[0] if isinstance(text, list) else str(text)).strip())
+            fields[CORRECTED] = nfc((text[0] if isinstance(text, list) else str(text)).strip())
     if not fields["verdict"] or _conflicting_controls(annotation):
         return None
     times = {}
@@ -109,7 +110,7 @@ def annotation_row(task: dict, annotation: dict, users: dict[int, str]) -> dict 
             times[key] = utc_time(annotation.get(key))
         except ValueError as exc:
             raise ValueError(f"annotation {annotation.get('id')}: {key} {exc}") from None
-    return {"id": _question_id(task), "task_id": task.get("id"), "annotation_id": annotation.get("id"),
+    return {"id": _question_id(task, layout), "task_id": task.get("id"), "annotation_id": annotation.get("id"),
             "annotator": user_identity(annotation.get("completed_by"), users), **fields, **times}
 
 
@@ -127,7 +128,8 @@ def _conflicting_controls(annotation: dict) -> list[str]:
 def choice_conflicts(tasks: list[dict]) -> pd.DataFrame:
     """Submitted annotations with several choices in a single-choice control: id, task_id,
     annotation_id, controls (`;`-joined). Their questions stay unresolved (`unresolve`)."""
-    rows = [{"id": _question_id(task), "task_id": task.get("id"), "annotation_id": ann.get("id"),
+    layout = task_layout(tasks)
+    rows = [{"id": _question_id(task, layout), "task_id": task.get("id"), "annotation_id": ann.get("id"),
              "controls": ";".join(controls)}
             for task in tasks if isinstance(task.get("data"), dict) and task["data"].get(EXTERNAL_ID) is not None
             for ann in task.get("annotations") or []
@@ -145,16 +147,16 @@ def unresolve(verdicts: pd.DataFrame, conflicts: pd.DataFrame) -> pd.DataFrame:
     out = pd.concat([verdicts, extra.assign(n_annotations=0, annotators="")], ignore_index=True)
     hit = out["id"].isin(ids)
     out.loc[hit, ["verdict", "gold_labels_apply", "agreement_status", "adjudicated_by"]] = ["", "", "unresolved", ""]
-    out["corrected_nl"] = out["corrected_nl"].fillna("")
+    out[CORRECTED] = out[CORRECTED].fillna("")
     return out.astype({"n_annotations": int}).sort_values("id").reset_index(drop=True)
 
 
-def _question_id(task: dict) -> int:
+def _question_id(task: dict, layout: Layout) -> int | str:
     qid = task["data"][EXTERNAL_ID]
-    try:
-        return parse_id(qid)  # plain ASCII digits, as every id column of the contracts
-    except ValueError:
-        raise ValueError(f"question_id {qid!r} is not an integer") from None
+    try:  # plain ASCII digits, as every id column of the contracts (or the audit's string ids)
+        return parse_id(qid, strings=layout.string_ids)
+    except ValueError as exc:
+        raise ValueError(f"question_id {exc}") from None
 
 
 def raw_from_export(tasks: list[dict], users: dict[int, str] | None = None, *,
@@ -163,6 +165,7 @@ def raw_from_export(tasks: list[dict], users: dict[int, str] | None = None, *,
 
     `origin` (the export file, or the project for the API) names where a bad value came from.
     """
+    layout = task_layout(tasks)
     known = dict(users or {})
     for task in tasks:  # a user object anywhere in the export names that user id everywhere
         for ann in task.get("annotations") or []:
@@ -175,7 +178,7 @@ def raw_from_export(tasks: list[dict], users: dict[int, str] | None = None, *,
             continue
         for ann in task.get("annotations") or []:
             try:
-                row = annotation_row(task, ann, known)
+                row = annotation_row(task, ann, known, layout)
             except ValueError as exc:
                 raise InputError(f"task {task.get('id')}: {exc}", file=origin, row=position) from None
             if row is not None:
@@ -196,25 +199,28 @@ def read_export_file(path: str | Path) -> list[dict]:
 
 # ---------------------------------------------------------------- files (bbsard_audit.contracts.verdicts)
 
-def read_previous(path: Path, spec: TableSpec = RAW) -> pd.DataFrame | None:
-    """The previous annotations_raw.csv (or error_spans.csv, `spec`) through its contract; none on a
+def read_previous(path: Path, spans: bool = False, layout: Layout = Layout()) -> pd.DataFrame | None:
+    """The previous annotations_raw.csv (or error_spans.csv, `spans`) through its contract; none on a
     first pull. A version changed since pull wrote it holds annotations too: it is read with every
     rule but its sidecar's row count (which counts pull's version), never refused."""
     if not path.exists():
-        return read_raw(path, missing_ok=True) if spec is RAW else None
-    return spec.read(path, edited=changed_since_written(path))
+        return None if spans else read_raw(path, missing_ok=True, layout=layout)
+    spec = error_spans_spec(layout) if spans else raw_spec(layout)
+    return spec.read(path, edited=changed_since_written(path)).rename(columns={layout.corrected: CORRECTED})
 
 
-def write_raw(path: Path, raw: pd.DataFrame, *, source: dict, n_in_this_pull: int) -> None:
-    write_sidecar(path, files=[RAW.write_file(path, raw)], source=source, n_annotations=len(raw),
-                  n_in_this_pull=n_in_this_pull)
+def write_raw(path: Path, raw: pd.DataFrame, *, source: dict, n_in_this_pull: int, layout: Layout = Layout()) -> None:
+    record = raw_spec(layout).write_file(path, raw.rename(columns={CORRECTED: layout.corrected}))
+    write_sidecar(path, files=[record], source=source, n_annotations=len(raw), n_in_this_pull=n_in_this_pull,
+                  **layout.meta())
 
 
 def write_verdicts(path: Path, verdicts: pd.DataFrame, *, source: dict, rule: AdjudicationRule,
-                   n_annotations: int) -> None:
-    write_sidecar(path, files=[VERDICTS_CSV.write_file(path, verdicts)], source=source,
+                   n_annotations: int, layout: Layout = Layout()) -> None:
+    record = verdicts_spec(layout).write_file(path, verdicts.rename(columns={CORRECTED: layout.corrected}))
+    write_sidecar(path, files=[record], source=source,
                   adjudication=rule.describe(), n_questions=len(verdicts), n_annotations=n_annotations,
-                  status_counts=verdicts["agreement_status"].value_counts().to_dict())
+                  status_counts=verdicts["agreement_status"].value_counts().to_dict(), **layout.meta())
 
 
 # ---------------------------------------------------------------- merge
@@ -233,11 +239,12 @@ def _learned_emails(both: pd.DataFrame) -> dict[str, str]:
     return learned
 
 
-def merge_raw(previous: pd.DataFrame, new: pd.DataFrame, users: dict[int, str] | None = None) -> pd.DataFrame:
+def merge_raw(previous: pd.DataFrame, new: pd.DataFrame, users: dict[int, str] | None = None,
+              id_type: type = int) -> pd.DataFrame:
     """The previous raw rows plus this pull's, merged by the rules of the module docstring; `users`
     (the API's id -> email) also names earlier rows that only had a user id."""
     both = pd.concat([previous.assign(_new=0), new.assign(_new=1)], ignore_index=True)
-    both = both.astype({c: str for c in RAW_COLUMNS if c != "id"}).astype({"id": int})
+    both = both.astype({c: str for c in RAW_COLUMNS if c != "id"}).astype({"id": id_type})
     both = both.replace({c: {"None": "", "nan": ""} for c in ("task_id", "annotation_id")})
     both["annotator"] = both["annotator"].map(lambda a: f"user:{_user_id(a)}" if _user_id(a) is not None else a)
     known = {f"user:{uid}": canonical_name(email) for uid, email in (users or {}).items()
@@ -258,12 +265,15 @@ def pull(tasks: list[dict], out: str | Path, *, users: dict[int, str] | None = N
     """Write annotations_raw.csv, error_spans.csv and verdicts.csv (+ sidecars) next to `out`; return raw and verdicts."""
     out = Path(out)
     raw_path, spans_path = out.with_name(RAW_FILE), out.with_name(SPANS_FILE)
+    layout = task_layout(tasks)  # the pair and id kind the pushed tasks carry
+    id_type = str if layout.string_ids else int
     new = raw_from_export(tasks, users, origin=origin)
-    new_spans = spans_from_export(tasks, EXTERNAL_ID, file=source.get("export_file"))
-    raw = merge_raw(read_previous(raw_path), new, users)
-    spans = merge_spans(read_previous(spans_path, ERROR_SPANS), new_spans, new, raw)
+    new_spans = spans_from_export(tasks, EXTERNAL_ID, file=source.get("export_file"), layout=layout)
+    raw = merge_raw(read_previous(raw_path, layout=layout), new, users, id_type)
+    spans = merge_spans(read_previous(spans_path, True, layout), new_spans, new, raw, id_type)
     verdicts = unresolve(adjudicate(raw, rule), choice_conflicts(tasks))
-    write_raw(raw_path, raw, source=source, n_in_this_pull=len(new))
-    write_sidecar(spans_path, files=[ERROR_SPANS.write_file(spans_path, spans)], source=source, n_spans=len(spans))
-    write_verdicts(out, verdicts, source=source, rule=rule, n_annotations=len(raw))
+    write_raw(raw_path, raw, source=source, n_in_this_pull=len(new), layout=layout)
+    write_sidecar(spans_path, files=[error_spans_spec(layout).write_file(spans_path, spans)], source=source,
+                  n_spans=len(spans), **layout.meta())
+    write_verdicts(out, verdicts, source=source, rule=rule, n_annotations=len(raw), layout=layout)
     return raw, verdicts

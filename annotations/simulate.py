@@ -9,6 +9,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
+from bbsard_audit.contracts.audit import BBSARD_LAYOUT, Layout
+
 from .project import ReviewProject
 from .spans import prediction_result
 
@@ -24,16 +26,19 @@ def ensure_reviewer(project: ReviewProject, email: str) -> int:
 
 
 def annotation_result(verdict: str, corrected_nl: str = "", gold_labels_apply: str = "", *,
-                      spans: list[dict] = (), texts: dict[str, str] | None = None) -> list[dict]:
+                      spans: list[dict] = (), texts: dict[str, str] | None = None,
+                      layout: Layout = BBSARD_LAYOUT) -> list[dict]:
     """A result as the labelling config's UI stores it (choice aliases; span regions with their
-    notes, `spans` as in error_spans.csv, on the task's `texts` {"fr": ..., "nl": ...})."""
-    result = [{"from_name": "verdict", "to_name": "question_nl", "type": "choices",
-               "value": {"choices": [verdict]}}, *prediction_result(list(spans), texts or {}, prefix="review")]
+    notes, `spans` as in error_spans.csv, on the task's `texts` {"fr": ..., "nl": ...}); the controls
+    named for `layout`'s pair (`corrected_<target>` on `question_<target>`)."""
+    target = layout.question_tgt
+    result = [{"from_name": "verdict", "to_name": target, "type": "choices", "value": {"choices": [verdict]}},
+              *prediction_result(list(spans), texts or {}, prefix="review", layout=layout)]
     if corrected_nl:
-        result.append({"from_name": "corrected_nl", "to_name": "question_nl", "type": "textarea",
+        result.append({"from_name": layout.corrected, "to_name": target, "type": "textarea",
                        "value": {"text": [corrected_nl]}})
     if gold_labels_apply:
-        result.append({"from_name": "gold_labels_apply", "to_name": "question_nl", "type": "choices",
+        result.append({"from_name": "gold_labels_apply", "to_name": target, "type": "choices",
                        "value": {"choices": [gold_labels_apply]}})
     return result
 
@@ -52,7 +57,7 @@ def annotate(project: ReviewProject, reviewer: str, decide: Callable[[int], str 
     def post(item) -> None:
         task_id, qid, verdict = item
         result = annotation_result(verdict, corrected(qid) if corrected and verdict != "correct" else "",
-                                   "no" if verdict == "legal" else "yes")
+                                   "no" if verdict == "legal" else "yes", layout=project.layout)
         project.conn.call("create annotation", lambda: project.client.annotations.create(
             task_id, result=result, completed_by=user_id, project=project.id), retry=False)
 

@@ -1,7 +1,8 @@
 """Error spans: the audit's evidence spans as a Label Studio prediction, reviewers' spans back out.
 
 The labelling config has one `Labels` control per text (`fr_spans` on `question_fr`, `nl_spans`
-on `question_nl`) with the MQM-style categories, and a per-region note (`fr_note`, `nl_note`).
+on `question_nl` for bBSARD; `<code>_spans` on `question_<code>` for another pair's codes) with the
+MQM-style categories, and a per-region note (`fr_note`, `nl_note`); a span's `side` is the code.
 The audit's spans are the task's prediction, so reviewers start from them and confirm, delete or
 add spans; every span an annotator submits becomes one row of error_spans.csv.
 
@@ -19,18 +20,25 @@ from __future__ import annotations
 
 import pandas as pd
 
-from bbsard_audit.contracts.audit import SPAN_CATEGORIES as CATEGORIES
-from bbsard_audit.contracts.error_spans import ERROR_SPANS
+from bbsard_audit.contracts.audit import BBSARD_LAYOUT, SPAN_CATEGORIES as CATEGORIES, Layout
+from bbsard_audit.contracts.error_spans import ERROR_SPANS, error_spans_spec
 from bbsard_audit.errors import InputError
 from bbsard_audit.untrusted import nfc
 
-# side -> (Labels control, Text object = task data field, per-region note control)
-SIDES = {"fr": ("fr_spans", "question_fr", "fr_note"), "nl": ("nl_spans", "question_nl", "nl_note")}
+
+
+def controls(layout: Layout = BBSARD_LAYOUT) -> dict[str, tuple[str, str, str]]:
+    """side (a language code) -> (Labels control, Text object = task data field, per-region note control)."""
+    return {c: (f"{c}_spans", f"question_{c}", f"{c}_note") for c in layout.sides}
+
+
+SIDES = controls()
 SPAN_COLUMNS = ERROR_SPANS.names
 SPANS_FILE = "error_spans.csv"
 
 
-def prediction_result(spans: list[dict], texts: dict[str, str], *, prefix: str = "audit") -> list[dict]:
+def prediction_result(spans: list[dict], texts: dict[str, str], *, prefix: str = "audit",
+                      layout: Layout = BBSARD_LAYOUT) -> list[dict]:
     """Label Studio result items for spans: one `labels` region per span, plus its
     per-region note (a `textarea` item with the region's id) when the span has a `note`. The same
     words and category raised by two flags (e.g. term_missing and term_rejected) are one region."""
@@ -40,7 +48,7 @@ def prediction_result(spans: list[dict], texts: dict[str, str], *, prefix: str =
         if key in seen:
             continue
         seen.add(key)
-        control, obj, note = SIDES[s["side"]]
+        control, obj, note = controls(layout)[s["side"]]
         text = texts[s["side"]]
         offsets = {"start": s["start"], "end": s["end"]}
         region = f"{prefix}-{s['side']}-{k}"
@@ -53,14 +61,15 @@ def prediction_result(spans: list[dict], texts: dict[str, str], *, prefix: str =
 
 
 def spans_from_result(result: list[dict], texts: dict[str, str], *, id: object = None,
-                      file: str | None = None) -> list[dict]:
+                      file: str | None = None, layout: Layout = BBSARD_LAYOUT) -> list[dict]:
     """The spans one annotation submitted: dicts with side, start, end, text, category, note.
 
     A region whose offsets fall outside its text, whose text does not match, or whose label is
     not a category is an InputError (one line): the export does not belong to this config/data.
     """
-    labels = {control: side for side, (control, _, _) in SIDES.items()}
-    notes_from = {note for _, _, note in SIDES.values()}
+    sides = controls(layout)
+    labels = {control: side for side, (control, _, _) in sides.items()}
+    notes_from = {note for _, _, note in sides.values()}
     notes = {}
     for item in result or []:
         if item.get("from_name") in notes_from and item.get("id") is not None:
@@ -103,7 +112,8 @@ def _nfc_offsets(text: str, start: int, end: int, stored: str, side: str, *, fil
     return len(before), len(before) + len(inside)
 
 
-def spans_from_export(tasks: list[dict], external_id: str, *, file: str | None = None) -> pd.DataFrame:
+def spans_from_export(tasks: list[dict], external_id: str, *, file: str | None = None,
+                      layout: Layout = BBSARD_LAYOUT) -> pd.DataFrame:
     """The spans of every submitted annotation with a verdict (the annotations pull counts) of a
     task carrying `data[external_id]`: error_spans.csv columns but `annotator`, + `annotation_id`
     (the merge names the annotator as annotations_raw.csv does)."""
@@ -113,18 +123,18 @@ def spans_from_export(tasks: list[dict], external_id: str, *, file: str | None =
         qid = data.get(external_id)
         if qid is None:
             continue
-        texts = {side: str(data.get(obj) or "") for side, (_, obj, _) in SIDES.items()}
+        texts = {side: str(data.get(obj) or "") for side, (_, obj, _) in controls(layout).items()}
         for ann in task.get("annotations", []):
             result = ann.get("result") or []
             if ann.get("was_cancelled") or not any(r.get("from_name") == "verdict" for r in result):
                 continue
-            rows += [{"id": int(qid), "annotation_id": str(ann.get("id")), **span}
-                     for span in spans_from_result(result, texts, id=qid, file=file)]
+            rows += [{"id": str(qid) if layout.string_ids else int(qid), "annotation_id": str(ann.get("id")), **span}
+                     for span in spans_from_result(result, texts, id=qid, file=file, layout=layout)]
     return pd.DataFrame(rows, columns=["id", "annotation_id", *SPAN_COLUMNS[2:]])
 
 
 def merge_spans(previous: pd.DataFrame | None, new: pd.DataFrame, new_raw: pd.DataFrame,
-                raw: pd.DataFrame) -> pd.DataFrame:
+                raw: pd.DataFrame, id_type: type = int) -> pd.DataFrame:
     """The spans of the annotation that won pull's merge for each (id, annotator).
 
     `new_raw` is this pull's annotations, `raw` the merged annotations_raw.csv. Annotations are
@@ -136,9 +146,9 @@ def merge_spans(previous: pd.DataFrame | None, new: pd.DataFrame, new_raw: pd.Da
     won = raw[[*key, "annotator"]].astype(str).merge(new_raw[key].astype(str).drop_duplicates(), on=key)
     won_keys = set(zip(won["id"], won["annotator"]))
     fresh = new.astype({"id": str, "annotation_id": str}).merge(won, on=key)
-    frames = [fresh.astype({"id": int})[SPAN_COLUMNS]]
+    frames = [fresh.astype({"id": id_type})[SPAN_COLUMNS]]
     if previous is not None and len(previous):
         keep = [(str(i), a) not in won_keys for i, a in zip(previous["id"], previous["annotator"])]
         frames.insert(0, previous.loc[keep, SPAN_COLUMNS])
-    merged = pd.concat(frames, ignore_index=True).astype({"id": int, "start": int, "end": int})
+    merged = pd.concat(frames, ignore_index=True).astype({"id": id_type, "start": int, "end": int})
     return merged.sort_values(["id", "annotator", "side", "start", "end"]).reset_index(drop=True)

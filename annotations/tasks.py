@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import re
+
 import pandas as pd
 
-from bbsard_audit.contracts.audit import AUDIT, QUEUE
+from bbsard_audit.contracts.audit import BBSARD_LAYOUT, Layout
 from bbsard_audit.contracts.sidecar import read_sidecar
 from bbsard_audit.dataset import Dataset
 from bbsard_audit.io import sidecar_path
+from bbsard_audit.languages import LanguagePair, language_name
 
 from .spans import prediction_result
 
@@ -24,14 +27,48 @@ AUDIT_COLUMNS = ["id", "split", "question_fr", "question_nl", "backtranslation",
 QUEUE_COLUMNS = AUDIT_COLUMNS + ["queue", "stratum"]
 LABEL_CONFIG = Path(__file__).with_name("labeling_config.xml")
 EXTERNAL_ID = "question_id"
+PAIR_FIELD = "languages"
+"""Task data field naming the pair (`en-nl`) of a task that is not fr -> nl (absent: fr -> nl)."""
+IDS_FIELD = "ids"
+"""Task data field `string` on a task whose question id is a string id (absent: an integer, as ever)."""
+_CODED = re.compile(r"\b(question|corrected)_(fr|nl)\b|\b(fr|nl)_(spans|note)\b|\b(French|Dutch)\b")
 
 
 def read_audit(path: str | Path, columns: list[str] = AUDIT_COLUMNS) -> pd.DataFrame:
-    """audit.csv, or review_queue.csv when `columns` holds `queue`, through its contract
-    (bbsard_audit.contracts.audit: ids unique integers, risk in [0, 1], flagged boolean, spans whose
-    text is the question's at their offsets, ...); without a `spans` column every pair has none."""
-    frame = (QUEUE if "queue" in columns else AUDIT).read(path)
+    """audit.csv, or review_queue.csv when `columns` holds `queue`, through its contract for the pair
+    and id kind its sidecar records (bbsard_audit.contracts.audit: ids unique, risk in [0, 1], flagged
+    boolean, spans whose text is the question's at their offsets, ...); without a `spans` column every
+    pair has none."""
+    layout = Layout.of(path)
+    frame = (layout.queue if "queue" in columns else layout.audit).read(path)
     return frame if "spans" in frame.columns else frame.assign(spans=[[] for _ in range(len(frame))])
+
+
+def label_config(layout: Layout = BBSARD_LAYOUT) -> str:
+    """The labelling config for the audit's pair: the shipped fr -> nl file, with its language-coded
+    names (`question_fr`, `nl_spans`, `corrected_nl`) and language names given the pair's."""
+    text = LABEL_CONFIG.read_text(encoding="utf-8")
+    if layout.pair == BBSARD_LAYOUT.pair:
+        return text
+    code = {"fr": layout.pair.source, "nl": layout.pair.target}
+    name = {"French": language_name(layout.pair.source), "Dutch": language_name(layout.pair.target)}
+
+    def swap(m: re.Match) -> str:
+        if m.group(1):
+            return f"{m.group(1)}_{code[m.group(2)]}"
+        if m.group(3):
+            return f"{code[m.group(3)]}_{m.group(4)}"
+        return name[m.group(5)]
+    return _CODED.sub(swap, text)
+
+
+def task_layout(tasks: list[dict]) -> Layout:
+    """The layout pushed tasks were built for: their `languages` field (absent: fr -> nl) and `ids`
+    field (`string`; absent: integer ids, so a task with `question_id` "12a" is refused as ever)."""
+    data = [t["data"] for t in tasks if isinstance(t.get("data"), dict) and t["data"].get(EXTERNAL_ID) is not None]
+    named = {str(d.get(PAIR_FIELD)) for d in data if d.get(PAIR_FIELD)}
+    pair = LanguagePair(*sorted(named)[0].split("-", 1)) if named else BBSARD_LAYOUT.pair
+    return Layout(pair, any(d.get(IDS_FIELD) == "string" for d in data))
 
 
 def audit_version(audit_path: str | Path) -> str:
@@ -65,26 +102,34 @@ def _gold(article_ids, dataset: Dataset | None) -> str:
     return "\n".join(titles)
 
 
-def build_tasks(queue: pd.DataFrame, *, model_version: str, dataset: Dataset | None = None) -> list[dict]:
-    """One Label Studio import task (data + prediction) per queued question."""
+def build_tasks(queue: pd.DataFrame, *, model_version: str, dataset: Dataset | None = None,
+                layout: Layout = BBSARD_LAYOUT) -> list[dict]:
+    """One Label Studio import task (data + prediction) per queued question; its texts under the
+    pair's language-coded names (`question_fr`, `question_nl` for bBSARD)."""
     by_id = dataset.by_id() if dataset is not None else {}
+    src, tgt = layout.question_src, layout.question_tgt
     tasks = []
-    for row in queue.itertuples(index=False):
-        pair = by_id.get(int(row.id))
-        reasons = str(row.reasons).replace(" | ", "\n- ")
-        summary = (f"risk {row.risk:.2f} ({row.severity}); flags: {row.flags or 'none'}"
+    for row in queue.to_dict("records"):
+        qid = row["id"] if layout.string_ids else int(row["id"])
+        pair = by_id.get(qid)
+        reasons = str(row["reasons"]).replace(" | ", "\n- ")
+        summary = (f"risk {row['risk']:.2f} ({row['severity']}); flags: {row['flags'] or 'none'}"
                    + (f"\n- {reasons}" if reasons.strip() else ""))
         data = {
-            EXTERNAL_ID: int(row.id), "split": row.split, "question_fr": row.question_fr,
-            "question_nl": row.question_nl, "backtranslation": row.backtranslation or "(none)",
+            EXTERNAL_ID: qid, "split": row["split"], src: row[src],
+            tgt: row[tgt], "backtranslation": row["backtranslation"] or "(none)",
             "audit_summary": summary, "gold_articles": _gold(pair.article_ids if pair else (), dataset),
-            "risk": float(row.risk), "flagged": bool(row.flagged), "flags": row.flags,
-            "queue": getattr(row, "queue", ""), "stratum": getattr(row, "stratum", ""),
+            "risk": float(row["risk"]), "flagged": bool(row["flagged"]), "flags": row["flags"],
+            "queue": row.get("queue", ""), "stratum": row.get("stratum", ""),
         }
-        guess = verdict_guess(str(row.severity), bool(row.flagged))
-        spans = prediction_result(row.spans, {"fr": row.question_fr, "nl": row.question_nl})
+        if layout.pair != BBSARD_LAYOUT.pair:
+            data[PAIR_FIELD] = f"{layout.pair.source}-{layout.pair.target}"
+        if layout.string_ids:
+            data[IDS_FIELD] = "string"
+        guess = verdict_guess(str(row["severity"]), bool(row["flagged"]))
+        spans = prediction_result(row["spans"], dict(zip(layout.sides, (row[src], row[tgt]))), layout=layout)
         tasks.append({"data": data, "predictions": [{
-            "model_version": model_version, "score": float(row.risk),
-            "result": [{"from_name": "verdict", "to_name": "question_nl", "type": "choices",
+            "model_version": model_version, "score": float(row["risk"]),
+            "result": [{"from_name": "verdict", "to_name": tgt, "type": "choices",
                         "value": {"choices": [guess]}}, *spans]}]})
     return tasks

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF, TER
 
+from bbsard_audit.contracts.table import STRING_ID
 from bbsard_audit.errors import InputError
 from bbsard_audit.languages import BBSARD, LanguagePair
 from bbsard_audit.untrusted import nfc
@@ -53,15 +54,16 @@ class Translator(Protocol):
 class FileTranslator:
     """Back-translations read from a JSONL (`{"id", "backtranslation"|"text"}` per line) or CSV file."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+    def __init__(self, path: str | Path, string_ids: bool = False) -> None:
+        self.path, self.string_ids = Path(path), string_ids
+        """`string_ids`: the dataset's ids are strings (BEIR's `PLAIN-2`), so are the file's; else integers."""
         if not self.path.is_file():
             raise InputError("back-translation file not found", file=str(self.path))
         raw = self.path.read_bytes()
         self.model_id = f"file:{self.path.name}#sha256:{hashlib.sha256(raw).hexdigest()[:12]}"
         text = raw.decode("utf-8-sig", errors="strict") if raw else ""
         rows = self._csv_rows(text) if self.path.suffix.lower() == ".csv" else self._jsonl_rows(text)
-        self.texts: dict[int, str] = {}
+        self.texts: dict[int | str, str] = {}
         for row, record in rows:
             qid = self._id(record, row)
             value = next((record[f] for f in TEXT_FIELDS if f in record), None)
@@ -93,21 +95,34 @@ class FileTranslator:
         for line_no, record in enumerate(reader, start=2):
             yield line_no, record
 
-    def _id(self, record: Mapping, row: int) -> int:
+    def _id(self, record: Mapping, row: int) -> int | str:
+        """An integer id (also `7.0` or `"7"`), or, for a dataset with string ids, a string id as its text."""
         value = record.get("id")
+        if self.string_ids and isinstance(value, str) and STRING_ID.fullmatch(value.strip()) and not _number(value):
+            return value.strip()
         try:
             if isinstance(value, bool) or value is None or float(value) != int(float(value)):
                 raise ValueError
             return int(float(value))
-        except (TypeError, ValueError):
-            raise InputError(f"id must be an integer, got {value!r}", file=str(self.path), row=row) from None
+        except (TypeError, ValueError, OverflowError):
+            what = "an integer or a string id" if self.string_ids else "an integer"
+            raise InputError(f"id must be {what}, got {value!r}", file=str(self.path), row=row) from None
 
-    def translate(self, texts: Sequence[str], ids: Sequence[int]) -> list[str]:
-        missing = [int(i) for i in ids if int(i) not in self.texts]
+    def translate(self, texts: Sequence[str], ids: Sequence[int | str]) -> list[str]:
+        keys = [i if isinstance(i, str) and not _number(i) else int(i) for i in ids]
+        missing = [k for k in keys if k not in self.texts]
         if missing:
             more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
             raise InputError(f"no back-translation for this question{more}", file=str(self.path), id=missing[0])
-        return [self.texts[int(i)] for i in ids]
+        return [self.texts[k] for k in keys]
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 class TransformersTranslator:
@@ -166,12 +181,13 @@ class TransformersTranslator:
 
 
 def get_translator(backtranslations: str | Path | None = None, model: str | None = None,
-                   **kwargs) -> Translator | None:
-    """`--backtranslations FILE` or `--translator MODEL` (at most one) -> a Translator, or None."""
+                   string_ids: bool = False, **kwargs) -> Translator | None:
+    """`--backtranslations FILE` or `--translator MODEL` (at most one) -> a Translator, or None;
+    `string_ids`: the dataset's ids are strings (the file's are read so)."""
     if backtranslations and model:
         raise InputError("give either --backtranslations or --translator, not both")
     if backtranslations:
-        return FileTranslator(backtranslations)
+        return FileTranslator(backtranslations, string_ids)
     if model:
         return TransformersTranslator(model, **kwargs)
     return None

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from bbsard_audit.contracts.audit import AUDIT
+from bbsard_audit.contracts.audit import Layout
 from bbsard_audit.contracts.calibration import CALIBRATION_CSV, Calibration, Combined, SignalRow
 from bbsard_audit.contracts.verdicts import Verdicts
 from bbsard_audit.errors import InputError
@@ -66,8 +66,10 @@ def calibrate(audit_csv: str | Path, verdicts: str | Path, positive: str = "lega
     if positive not in POSITIVES:
         raise InputError(f"--positive must be one of {', '.join(POSITIVES)}")
     audit_path = Path(audit_csv)
-    audit = AUDIT.read(audit_path).drop(columns=["spans"], errors="ignore")
-    judged = Verdicts.read(verdicts).frame()[["id", "verdict"]]
+    layout = Layout.of(audit_path)  # its pair's column names, read back as bBSARD's (NOT_SIGNALS)
+    audit = layout.audit.read(audit_path).drop(columns=["spans"], errors="ignore")
+    audit = audit.rename(columns=layout.canonical(audit.columns))
+    judged = Verdicts.read(verdicts, layout=layout).frame()[["id", "verdict"]]
     merged = audit.merge(judged, on="id", how="inner")
     if merged.empty:
         raise InputError("no verdict id matches an audited pair", file=str(verdicts))

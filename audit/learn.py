@@ -32,8 +32,8 @@ from typing import Iterable, Mapping, Sequence
 import pandas as pd
 import yaml
 
-from bbsard_audit.contracts.audit import AUDIT, SPAN_SIDES
-from bbsard_audit.contracts.error_spans import ERROR_SPANS
+from bbsard_audit.contracts.audit import BBSARD_LAYOUT, Layout
+from bbsard_audit.contracts.error_spans import error_spans_spec
 from bbsard_audit.contracts.learned import LEARNED_CONFIRMING, LEARNED_CONFLICTS, RankingModel
 from bbsard_audit.contracts.verdicts import Verdicts
 from bbsard_audit.errors import InputError
@@ -286,15 +286,16 @@ class _GlossaryIndex:
         return [self.entries[i] for i in self.by_fr_key.get(lemma_key(fr_term, "fr"), [])]
 
 
-def read_spans(path: str | Path, questions: Mapping[int, tuple[str, str]]) -> pd.DataFrame:
-    """error_spans.csv (its contract), every span checked against the audited question texts."""
+def read_spans(path: str | Path, questions: Mapping[int, tuple[str, str]],
+               layout: Layout = BBSARD_LAYOUT) -> pd.DataFrame:
+    """error_spans.csv (its contract), every span checked against the audited (source, target) texts."""
     label = str(path)
-    frame = ERROR_SPANS.read(path)
+    frame = error_spans_spec(layout).read(path)
     for row_no, row in zip(range(2, len(frame) + 2), frame.to_dict("records")):
         qid, start, end = int(row["id"]), int(row["start"]), int(row["end"])
         if qid not in questions:
             raise InputError("span for a question that is not in the audit", file=label, row=row_no, id=qid)
-        text = questions[qid][SPAN_SIDES.index(row["side"])]
+        text = questions[qid][layout.sides.index(row["side"])]
         if not 0 <= start < end <= len(text):
             raise InputError(f"span {start}:{end} is outside the {row['side']} question ({len(text)} characters)",
                              file=label, row=row_no, id=qid)
@@ -480,7 +481,11 @@ def learn(audit_csv: str | Path, verdicts_csv: str | Path, spans_csv: str | Path
     audit_path, verdicts_path = Path(audit_csv), Path(verdicts_csv)
     if not audit_path.is_file():
         raise InputError("audit file not found", file=str(audit_path))
-    audit = AUDIT.read(audit_path)
+    layout = Layout.of(audit_path)
+    if layout.pair != BBSARD_LAYOUT.pair:  # its aligner and rules pair French terms with Dutch renderings
+        raise InputError(f"`audit learn` learns {BBSARD_LAYOUT.pair} term rules; this audit is {layout.pair}",
+                         file=str(audit_path))
+    audit = layout.audit.read(audit_path)
     questions = {int(i): (str(f), str(n)) for i, f, n in audit[["id", "question_fr", "question_nl"]].itertuples(index=False)}
     verdicts = Verdicts.read(verdicts_path, questions).frame()
     spans = read_spans(spans_csv, questions) if spans_csv is not None else None

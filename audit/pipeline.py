@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from bbsard_audit.dataset import Dataset, QuestionPair, load_dataset, sample_dir
-from bbsard_audit.languages import require_checks
+from bbsard_audit.languages import BBSARD, LanguagePair
 from bbsard_audit.errors import InputError
-from bbsard_audit.contracts.audit import AUDIT, QUEUE
+from bbsard_audit.contracts.audit import Layout
 from bbsard_audit.io import write_sidecar
 
 from bbsard_audit.embeddings import Embedder, default_cache_dir, get_embedder
@@ -36,7 +36,8 @@ from .risk import RiskConfig, combine
 from .signal_cache import SignalCache
 from .signals import Batch, Signal, SignalResult, run_signal
 
-ID_COLUMNS = ["id", "split", "category", "question_fr", "question_nl", "backtranslation"]
+OPUS_MT = "opus-mt"
+"""`--translator opus-mt`: Helsinki-NLP/opus-mt-<target>-<source> for the dataset's pair."""
 RISK_COLUMNS = ["risk", "severity", "flagged", "flags", "reasons", "spans"]
 Progress = Callable[[str], None]
 
@@ -78,7 +79,11 @@ class AuditEngine:
 
     def __init__(self, embedder: Embedder, config: RiskConfig,
                  glossary: GlossarySource | Sequence[GlossarySource] | None = None,
-                 signal_cache: SignalCache | None = None, signals: Sequence[Signal] | None = None) -> None:
+                 signal_cache: SignalCache | None = None, signals: Sequence[Signal] | None = None,
+                 pair: LanguagePair = BBSARD) -> None:
+        self.pair = pair
+        """The texts' languages: `score`'s `fr` / `nl` are the source / target texts (the checks ask
+        this pair's language packs; span sides are its codes)."""
         self.embedder = embedder if isinstance(embedder, MemoEmbedder) else MemoEmbedder(embedder)
         self.config = config
         self.cache = signal_cache or SignalCache(None)
@@ -133,7 +138,8 @@ class AuditEngine:
         `groups` / `reference`: see crosslingual.margin_scores (used by the self-test); `ids` / `gold`
         for the retrieval-consistency signal.
         """
-        batch = Batch(list(fr), list(nl), None if bt is None else list(bt), ids, gold, groups, reference)
+        batch = Batch(list(fr), list(nl), None if bt is None else list(bt), ids, gold, groups, reference,
+                      pair=(self.pair.source, self.pair.target))
         with self._timed("embed", progress):
             texts = list(fr) + list(nl) + [b for b in (bt or []) if b]
             self.embedder.prefetch(texts, "query", advance=advance)
@@ -153,7 +159,8 @@ class AuditEngine:
         findings, columns = _merged(results, len(batch))
         with self._timed("risk", progress):
             risk = combine(findings, columns, self.config)
-        risk["spans"] = [spans_json(row) for row in findings]
+        sides = {"fr": self.pair.source, "nl": self.pair.target}  # findings name the source/target side fr/nl
+        risk["spans"] = [spans_json(row, sides) for row in findings]
         return pd.concat([risk.reset_index(drop=True), columns], axis=1)
 
     def signatures(self) -> dict[str, str]:
@@ -174,6 +181,8 @@ def _merged(results: Sequence[SignalResult], n: int) -> tuple[list[list[Finding]
 class AuditResult:
     frame: pd.DataFrame
     meta: dict
+    layout: Layout = Layout()
+    """The pair and id kind `frame`'s columns are named and typed for (also in `meta`)."""
 
 
 def default_backtranslations(dataset: str) -> Path | None:
@@ -205,22 +214,26 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
     t0 = time.perf_counter()
     cfg = config if isinstance(config, RiskConfig) else RiskConfig.load(config)
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, with_corpus=corpus_audit is not None)
-    require_checks(ds.pair)  # French checks on English text would flag noise
     pairs: list[QuestionPair] = ds.select(split)
     if not pairs:
         raise InputError(f"split {split!r} of {ds.source} has no question pairs")
     if backtranslations is None and translator is None and isinstance(dataset, str):
         backtranslations = default_backtranslations(dataset)
+    if translator == OPUS_MT:  # the one-direction Marian model of this pair's back-translation
+        translator = ds.pair.back().opus_mt()
     if isinstance(translator, str) or translator is None:
         src, tgt = translator_langs
-        translator = get_translator(backtranslations, translator, pair=ds.pair, **({"src_lang": src} if src else {}),
+        translator = get_translator(backtranslations, translator, ds.string_ids, pair=ds.pair,
+                                    **({"src_lang": src} if src else {}),
                                     **({"tgt_lang": tgt} if tgt else {}))
     if bool(runs_fr) != bool(runs_nl):
         raise InputError("give both --runs-fr and --runs-nl (or neither)")
     rc = RetrievalConsistency(runs_fr, runs_nl) if runs_fr else None
     corpus = gold_documents.link(corpus_audit, ds)  # a bad corpus audit fails before any work
     emb = get_embedder(embedder, cache_dir) if isinstance(embedder, str) else embedder
-    engine = AuditEngine(emb, cfg, glossary, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"))
+    engine = AuditEngine(emb, cfg, glossary, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"),
+                         pair=ds.pair)
+    layout = Layout(ds.pair, ds.string_ids)
     engine.signals += corpus.signals
     if qe:  # checked here, before any slow step
         from .qe.signal import qe_signal
@@ -250,15 +263,18 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
             emb.close()
     timings.update(engine.timings)
     base = pd.DataFrame({"id": ids, "split": [p.split for p in pairs], "category": [p.category for p in pairs],
-                         "question_fr": fr, "question_nl": nl})
+                         layout.question_src: fr, layout.question_tgt: nl})
     if "backtranslation" not in scored:
         scored["backtranslation"] = ""
+    scored = scored.rename(columns=layout.column)  # a column naming a side gets the pair's code
     frame = pd.concat([base, scored], axis=1)
-    signal_cols = [c for c in frame.columns if c not in ID_COLUMNS + RISK_COLUMNS]
-    frame = frame[ID_COLUMNS + RISK_COLUMNS + signal_cols]
+    id_columns = ["id", "split", "category", layout.question_src, layout.question_tgt, "backtranslation"]
+    signal_cols = [c for c in frame.columns if c not in id_columns + RISK_COLUMNS]
+    frame = frame[id_columns + RISK_COLUMNS + signal_cols]
     timings["total"] = round(time.perf_counter() - started, 3)
     meta = {
         "dataset": ds.provenance(),
+        **layout.meta(),
         "split": split,
         "n_pairs": len(frame),
         "n_flagged": int(frame["flagged"].sum()),
@@ -274,14 +290,14 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
         "checks_unavailable": engine.checks_unavailable,
         "cached_signals": engine.cache.hits,
         "qe": next((s.meta for s in engine.signals if s.name == "comet"), None),
-        "retrieval_consistency": {"runs_fr": rc.paths[0], "runs_nl": rc.paths[1]} if rc else None,
+        "retrieval_consistency": {f"runs_{c}": path for c, path in zip(layout.sides, rc.paths)} if rc else None,
         "corpus_audit": corpus.summary(frame),
         **({"judge": judge.meta} if judge is not None else {}),
         "config_source": cfg.source,
         "config": cfg.to_dict(),
         "timings_s": timings,
     }
-    return AuditResult(frame, meta)
+    return AuditResult(frame, meta, layout)
 
 
 def flag_counts(frame: pd.DataFrame) -> dict[str, int]:
@@ -378,13 +394,15 @@ def write_audit(result: AuditResult, out: Path, *, review_budget: int | None = N
     queue = info = None
     if review_budget is not None:  # computed first: a bad request fails before anything is written
         queue, info = review_queue(result.frame, review_budget, control, seed)
-    files = [AUDIT.write_file(out / "audit.csv", result.frame), AUDIT.write_file(out / "audit.parquet", result.frame)]
+    spec = result.layout.audit
+    files = [spec.write_file(out / "audit.csv", result.frame), spec.write_file(out / "audit.parquet", result.frame)]
     written = [out / "audit.csv", out / "audit.parquet",
                write_sidecar(out / "audit.csv", files=files, **result.meta, seed=seed)]
     if queue is not None:
         written.append(out / "review_queue.csv")
-        written.append(write_sidecar(out / "review_queue.csv", files=[QUEUE.write_file(out / "review_queue.csv", queue)],
-                                     **info, audit=str(out / "audit.csv"),
+        written.append(write_sidecar(out / "review_queue.csv",
+                                     files=[result.layout.queue.write_file(out / "review_queue.csv", queue)],
+                                     **info, audit=str(out / "audit.csv"), **result.layout.meta(),
                                      dataset=result.meta["dataset"],
                                      backtranslation=result.meta["backtranslation"]))
     return written

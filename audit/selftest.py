@@ -22,7 +22,7 @@ import pandas as pd
 
 from bbsard_audit import languages
 from bbsard_audit.dataset import load_dataset
-from bbsard_audit.languages import require_checks
+from bbsard_audit.languages import BBSARD
 from bbsard_audit.errors import InputError
 from bbsard_audit.contracts.selftest import Selftest
 from bbsard_audit.io import finite, write_csv, write_sidecar
@@ -185,7 +185,9 @@ def run_selftest(dataset: str, *, split: str = "test", backtranslations=None, tr
     """Score the split's originals and, per error type, corrupted copies (at most `max_per_type`)."""
     cfg = config if isinstance(config, RiskConfig) else RiskConfig.load(config)
     ds = load_dataset(dataset, with_corpus=False)
-    require_checks(ds.pair)
+    if ds.pair != BBSARD:  # its corruptions are Dutch words and French glossary terms
+        raise InputError(f"the self-test corrupts {BBSARD} pairs only (its error types use the nl pack's "
+                         f"selftest words and the glossary's fr/nl terms); this dataset is {ds.pair}")
     originals = ds.select(split)
     if not originals:
         raise InputError(f"split {split!r} of {ds.source} has no question pairs")

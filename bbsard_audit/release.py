@@ -19,15 +19,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from .dataset import LANGS, QUESTION_COLUMNS, SPLITS, Dataset, QuestionPair, sample_dir
+from .dataset import QUESTION_COLUMNS, SPLITS, Dataset, QuestionPair, sample_dir
 from .errors import InputError
 from .contracts.agreement import Agreement
-from .contracts.audit import AUDIT
-from .contracts.changelog import CHANGELOG
-from .contracts.changelog import COLUMNS as CHANGELOG_COLUMNS
+from .contracts.audit import Layout
+from .contracts.changelog import COLUMNS as CHANGELOG_COLUMNS, changelog_spec
 from .contracts.estimate import Estimate
 from .contracts.sidecar import read_sidecar
-from .contracts.verdicts import RAW, Verdict, Verdicts
+from .contracts.verdicts import Verdict, Verdicts, read_raw
 from .io import OutputGuard, guard_outputs, sidecar_path, write_csv, write_sidecar, write_text
 
 POLICIES = ("exclude", "keep-marked")
@@ -87,21 +86,22 @@ def dated_verdicts(path: str | Path, dataset: Dataset, annotations: str | Path |
     """Final expert verdicts (an unresolved disagreement is no verdict yet, so its pair stays
     unverified), every id a question of `dataset`, and the date of each."""
     path = Path(path)
-    verdicts = Verdicts.read(path, dataset.by_id(), where=f"the dataset ({dataset.source})")
-    dates = _annotation_dates(Path(annotations) if annotations else path.with_name("annotations_raw.csv"))
+    layout = Layout(dataset.pair, dataset.string_ids)
+    verdicts = Verdicts.read(path, dataset.by_id(), where=f"the dataset ({dataset.source})", layout=layout)
+    dates = _annotation_dates(Path(annotations) if annotations else path.with_name("annotations_raw.csv"), layout)
     fallback = _sidecar_date(path)
     return verdicts, {qid: dates.get(qid, fallback) for qid in verdicts.by_id}
 
 
-def _annotation_dates(path: Path) -> dict[int, str]:
+def _annotation_dates(path: Path, layout: Layout) -> dict[int | str, str]:
     """Latest annotation time per question, when the raw annotations sit next to the verdicts."""
     if not path.is_file():
         return {}
-    raw = RAW.read(path)
+    raw = read_raw(path, layout=layout)
     stamps = pd.to_datetime(raw["updated_at"].where(raw["updated_at"] != "", raw["created_at"]),
                             errors="coerce", utc=True, format="ISO8601")
     latest = stamps.groupby(raw["id"]).max().dropna()
-    return {int(i): ts.date().isoformat() for i, ts in latest.items()}
+    return {i if layout.string_ids else int(i): ts.date().isoformat() for i, ts in latest.items()}
 
 
 def _sidecar_date(path: Path) -> str:
@@ -113,11 +113,11 @@ def _sidecar_date(path: Path) -> str:
     return _dt.date.today().isoformat()
 
 
-def read_flagged(audit: str | Path | None) -> set[int]:
+def read_flagged(audit: str | Path | None) -> set[int | str]:
     if audit is None:
         return set()
-    frame = AUDIT.read(audit)
-    return set(frame.loc[frame["flagged"], "id"].astype(int))
+    frame = Layout.of(audit).audit.read(audit)
+    return set(frame.loc[frame["flagged"], "id"])
 
 
 def decide(pair: QuestionPair, verdict: Verdict | None, flagged: bool, policy: ReleasePolicy,
@@ -164,11 +164,13 @@ def _build_release(dataset, verdicts, out: Path, policy: ReleasePolicy, guard, *
     summary.removed = sum(not d.kept for d in decisions)
 
     tmp = guard.scratch()  # inside the release folder, part of the command's transaction
-    _write_questions(tmp, decisions)
+    _write_questions(tmp, decisions, _langs(dataset))
     _write_corpus(tmp, dataset)
     changes = _changelog(decisions)
     summary.changes = len(changes)
-    changelog = CHANGELOG.write_file(tmp / "CHANGELOG.csv", changes)
+    tgt = dataset.pair.target
+    changelog = changelog_spec(Layout(dataset.pair, dataset.string_ids)).write_file(
+        tmp / "CHANGELOG.csv", changes.rename(columns={"old_nl": f"old_{tgt}", "new_nl": f"new_{tgt}"}))
     _write_hf(tmp / "hf", tmp, dataset)
     write_text(tmp / "README.md", dataset_card(dataset, summary, docs, [s for s in SPLITS if s in summary.counts]))
     write_sidecar(tmp / "CHANGELOG.csv", files=[changelog], dataset=dataset.provenance(),
@@ -191,17 +193,22 @@ def _move_into_place(tmp: Path, out: Path, guard) -> None:
         guard.move_into(tmp / name, name)
 
 
-def _question_rows(decisions: list[Decision], split: str, lang: str) -> pd.DataFrame:
+def _langs(dataset: Dataset) -> tuple[str, str]:
+    """The release's file language codes: questions_<code>_<split>.csv, articles_<code>.csv."""
+    return dataset.pair.source, dataset.pair.target
+
+
+def _question_rows(decisions: list[Decision], split: str, lang: str, source: str = "fr") -> pd.DataFrame:
     rows = []
     extra: list[str] = []
     for d in decisions:
         if d.pair.split != split or not d.kept:
             continue
         p = d.pair
-        if lang == "fr":
+        if lang == source:
             row = {"id": p.id, "category": p.category, "subcategory": p.subcategory, "question": p.question_fr,
                    "extra_description": p.extra_description}
-        else:  # the Dutch file's own metadata, kept as found (still French in the published bBSARD)
+        else:  # the target file's own metadata, kept as found (still French in the published bBSARD)
             row = {"id": p.id, **{c: v for c, v in p.meta_nl.items() if c != "verification"}, "question": d.question_nl}
             extra += [c for c in p.meta_nl if c not in QUESTION_COLUMNS and c != "verification" and c not in extra]
         row["article_ids"] = ",".join(map(str, p.article_ids))
@@ -210,11 +217,11 @@ def _question_rows(decisions: list[Decision], split: str, lang: str) -> pd.DataF
     return pd.DataFrame(rows, columns=[*QUESTION_COLUMNS, *extra, "verification"])
 
 
-def _write_questions(root: Path, decisions: list[Decision]) -> None:
+def _write_questions(root: Path, decisions: list[Decision], langs: tuple[str, str]) -> None:
     for split in SPLITS:
         if any(d.pair.split == split for d in decisions):
-            for lang in LANGS:
-                write_csv(root / f"questions_{lang}_{split}.csv", _question_rows(decisions, split, lang))
+            for lang in langs:
+                write_csv(root / f"questions_{lang}_{split}.csv", _question_rows(decisions, split, lang, langs[0]))
 
 
 def _source_dir(dataset: Dataset) -> Path | None:
@@ -229,11 +236,12 @@ def _write_corpus(root: Path, dataset: Dataset) -> None:
     if dataset.corpus is None:
         return
     src = _source_dir(dataset)
-    for lang in LANGS:
+    langs = _langs(dataset)
+    for lang in langs:
         target = root / f"articles_{lang}.csv"
         if src is not None and (src / target.name).is_file():
             shutil.copyfile(src / target.name, target)
-        elif getattr(dataset.corpus, f"text_{lang}") is not None:
+        elif (dataset.corpus.text_fr if lang == langs[0] else dataset.corpus.text_nl) is not None:
             meta = pd.DataFrame([dataset.corpus.meta.get(a, {}) for a in dataset.corpus.ids])
             frame = pd.DataFrame({"id": dataset.corpus.ids, "article": dataset.corpus.texts(lang)})
             write_csv(target, pd.concat([frame, meta.drop(columns=["id", "article"], errors="ignore")], axis=1))
@@ -255,21 +263,26 @@ def _write_hf(target: Path, root: Path, dataset: Dataset) -> None:
 
     configs: dict[str, dict[str, Path]] = {}
     for split in SPLITS:
-        if (root / f"questions_fr_{split}.csv").exists():
-            configs[split] = {lang: root / f"questions_{lang}_{split}.csv" for lang in LANGS}
-    if all((root / f"articles_{lang}.csv").exists() for lang in LANGS):
-        configs["corpus"] = {lang: root / f"articles_{lang}.csv" for lang in LANGS}
+        if (root / f"questions_{dataset.pair.source}_{split}.csv").exists():
+            configs[split] = {lang: root / f"questions_{lang}_{split}.csv" for lang in _langs(dataset)}
+    if all((root / f"articles_{lang}.csv").exists() for lang in _langs(dataset)):
+        configs["corpus"] = {lang: root / f"articles_{lang}.csv" for lang in _langs(dataset)}
     bars = datasets.is_progress_bar_enabled()
     datasets.disable_progress_bars()  # our own progress display is the CLI's
     try:
         for config, files in configs.items():
-            dd = datasets.DatasetDict({lang: datasets.Dataset.from_pandas(
-                pd.read_csv(path, dtype=str, keep_default_na=False).astype({"id": "int64"}), preserve_index=False)
-                for lang, path in files.items()})
+            dd = datasets.DatasetDict({lang: datasets.Dataset.from_pandas(_typed_ids(path), preserve_index=False)
+                                       for lang, path in files.items()})
             dd.save_to_disk(str(target / config))
     finally:
         if bars:
             datasets.enable_progress_bars()
+
+
+def _typed_ids(path: Path) -> pd.DataFrame:
+    """A written CSV with its ids as integers, or as strings when they are string ids (BEIR's `MED-10`)."""
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    return frame.astype({"id": "int64"}) if frame["id"].str.fullmatch("[0-9]+").all() else frame
 
 
 # ---------------------------------------------------------------- dataset card
@@ -295,12 +308,13 @@ CITATION = """```bibtex
 
 
 def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: list[str]) -> str:
-    configs = [(s, {lang: f"questions_{lang}_{s}.csv" for lang in LANGS}) for s in splits]
+    langs = _langs(dataset)
+    configs = [(s, {lang: f"questions_{lang}_{s}.csv" for lang in langs}) for s in splits]
     if dataset.corpus is not None:
-        configs.insert(0, ("corpus", {lang: f"articles_{lang}.csv" for lang in LANGS}))
+        configs.insert(0, ("corpus", {lang: f"articles_{lang}.csv" for lang in langs}))
     yaml = "\n".join(f"- config_name: {c}\n  data_files:\n" + "".join(
         f"  - split: {lang}\n    path: {path}\n" for lang, path in files.items()) for c, files in configs)
-    header = ("---\nlicense: cc-by-nc-sa-4.0\nlanguage:\n- fr\n- nl\ntask_categories:\n- text-retrieval\n"
+    header = (f"---\nlicense: cc-by-nc-sa-4.0\nlanguage:\n- {langs[0]}\n- {langs[1]}\ntask_categories:\n- text-retrieval\n"
               f"pretty_name: bBSARD (expert-verified Dutch)\nconfigs:\n{yaml}---\n")
     policy = summary.policy
     count_rows = "\n".join(f"| {s} | " + " | ".join(str(summary.counts.get(s, {}).get(st, 0)) for st in STATUSES)

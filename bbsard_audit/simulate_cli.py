@@ -68,6 +68,7 @@ def simulate(
 
     Example: `bbsard-audit campaign simulate --dataset ../shared/data/bbsard --split test --backtranslations ../shared/data/bbsard/backtranslations_nl_fr.jsonl --oracle reports/verdicts.csv --allow-partial-oracle --batch 20 --budget 100 --control 20 --seed 0 --seeds 20 --out reports/campaign/learning`
     """
+    from .contracts.audit import Layout
     from .simulation import OUTPUTS, Oracle, simulate as run_simulation, write_simulation
     from .dataset import load_dataset
 
@@ -75,8 +76,8 @@ def simulate(
               names=OUTPUTS)
 
     ds = load_dataset(dataset, with_corpus=False)
-    questions = {p.id: (p.question_fr, p.question_nl) for p in ds.select(split)}
-    the_oracle = Oracle.read(oracle, questions, oracle_spans)
+    questions = {p.id: (p.source, p.target) for p in ds.select(split)}
+    the_oracle = Oracle.read(oracle, questions, oracle_spans, layout=Layout(ds.pair, ds.string_ids))
     bar = Progress(TextColumn("campaign"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=console, transient=True)
     task = bar.add_task("campaign", total=budget * seeds)

@@ -38,7 +38,8 @@ from .embeddings import Embedder, default_cache_dir, get_embedder
 from .errors import InputError
 from .contracts.simulation import CAMPAIGN_CURVE, CAMPAIGN_SEEDS, REVIEW_ORDER
 from .contracts.learned import LEARNED_CONFLICTS, LEARNED_RULES
-from .contracts.table import FileRecord
+from .contracts.audit import BBSARD_LAYOUT, Layout
+from .contracts.table import FileRecord, as_id
 from .contracts.verdicts import VERDICTS_CSV, Verdicts
 from .io import file_label, write_csv, write_sidecar, write_text
 
@@ -57,18 +58,19 @@ class Oracle:
     """
 
     def __init__(self, verdicts: pd.DataFrame, spans: pd.DataFrame | None = None, source: str = "<memory>"):
-        self.__rows = {int(r["id"]): r for r in verdicts[ORACLE_COLUMNS].to_dict("records")}
+        self.__rows = {as_id(r["id"]): r for r in verdicts[ORACLE_COLUMNS].to_dict("records")}
         self.__spans = spans
         self.source = source
         self.revealed: list[int] = []
         self.unknown: list[int] = []
 
     @classmethod
-    def read(cls, verdicts: str | Path, questions: dict[int, tuple[str, str]],
-             spans: str | Path | None = None) -> "Oracle":
-        """A verdicts.csv (+ error_spans.csv), every id checked against the simulated pairs."""
-        table = Verdicts.read(verdicts, questions, where="the simulated dataset split").frame()
-        span_table = learning.read_spans(spans, questions) if spans is not None else None
+    def read(cls, verdicts: str | Path, questions: dict[int | str, tuple[str, str]],
+             spans: str | Path | None = None, layout: Layout | None = None) -> "Oracle":
+        """A verdicts.csv (+ error_spans.csv), every id checked against the simulated pairs; `layout`: the
+        dataset's pair and id kind (default: what the file's sidecar records)."""
+        table = Verdicts.read(verdicts, questions, where="the simulated dataset split", layout=layout).frame()
+        span_table = learning.read_spans(spans, questions, layout or Layout.of(spans)) if spans is not None else None
         return cls(table, span_table, file_label(verdicts))
 
     def fresh(self) -> "Oracle":
@@ -81,7 +83,7 @@ class Oracle:
 
     def reveal(self, qid: int) -> dict | None:
         """The expert's verdict on one pair, None when the oracle has no row for it (recorded)."""
-        qid = int(qid)
+        qid = as_id(qid)
         if qid in self.revealed:
             raise ValueError(f"pair {qid} was already reviewed")
         self.revealed.append(qid)
@@ -148,6 +150,9 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
     started = time.perf_counter()
     cfg = RiskConfig.load(config)
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, with_corpus=False)
+    if learning_on and ds.pair != BBSARD_LAYOUT.pair:  # audit.learn aligns French terms with Dutch renderings
+        raise InputError(f"a learning campaign learns {BBSARD_LAYOUT.pair} term rules; this dataset is {ds.pair}: "
+                         "pass --no-learning (the static campaign runs on any pair)")
     base = glossary if isinstance(glossary, Glossary) else Glossary.load(glossary)
     own = isinstance(embedder, str)
     emb = MemoEmbedder(get_embedder(embedder, cache_dir) if own else embedder)
@@ -156,14 +161,15 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
     try:
         first = run_audit(ds, split=split, backtranslations=backtranslations, embedder=emb,
                           glossary=base, config=cfg, cache_dir=cache_dir)
-        frame = first.frame
+        layout = first.layout  # the rounds' re-audits name signal columns as the engine does (bBSARD's)
+        frame = first.frame.rename(columns=layout.canonical(first.frame.columns))
         budget = min(budget, len(frame))
-        fr, nl = frame["question_fr"].tolist(), frame["question_nl"].tolist()
+        fr, nl = frame[layout.question_src].tolist(), frame[layout.question_tgt].tolist()
         setup = _Setup(first, frame, fr, nl,
                        [b or None for b in frame["backtranslation"]] if first.meta["backtranslation"]["translator"] else None,
-                       {int(i): (f, n) for i, f, n in zip(frame["id"], fr, nl)},
+                       {as_id(i): (f, n) for i, f, n in zip(frame["id"], fr, nl)},
                        learning.Aligner(zip(fr, nl)) if learning_on else None,
-                       lambda layered: AuditEngine(emb, cfg, layered, cache), base)
+                       lambda layered: AuditEngine(emb, cfg, layered, cache, pair=ds.pair), base)
         for k in range(seeds):
             done = k * budget
             runs.append(_one_seed(setup, oracle if k == 0 else oracle.fresh(), seed + k, batch, budget, control,
@@ -182,7 +188,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
     finals = np.array([run["curve"]["found_legal"].iloc[-1] for run in runs], dtype=float)
     first_run = runs[0]
     round_times = [t for run in runs for t in run["round_times"]]
-    meta = {"dataset": ds.provenance(), "split": split, "oracle": oracle.source, "learning": learning_on,
+    meta = {"dataset": ds.provenance(), **Layout(ds.pair, ds.string_ids).meta(), "split": split, "oracle": oracle.source, "learning": learning_on,
             "refit": learning_on and refit, "explore_share": explore if learning_on and refit else 0.0,
             "batch": batch, "budget": budget, "control": control, "seed": seed,
             "seeds": [seed + k for k in range(seeds)], "n_pairs": len(frame),
@@ -227,7 +233,7 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
             verdict = oracle.reveal(qid)
             if verdict is not None:
                 verdicts.append(verdict)
-                order.append({"round": round_no, "id": int(qid), "queue": queue_name})
+                order.append({"round": round_no, "id": as_id(qid), "queue": queue_name})
 
     review(control_rows["id"].tolist(), 0, "control")  # a control pair the oracle lacks stays pending
     round_no = 0
@@ -255,7 +261,7 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
             ranked = pool["id"].to_numpy()[rows]
         else:
             ranked = pool.sort_values(["risk", "id"], ascending=[False, True], kind="mergesort")["id"].to_numpy()
-        pick = [int(i) for i in ranked[:min(batch, budget - len(order))]]
+        pick = [as_id(i) for i in ranked[:min(batch, budget - len(order))]]
         if not pick:
             break
         review(pick, round_no, "risk")
@@ -322,8 +328,9 @@ def write_simulation(result: SimulationResult, out: str | Path) -> list[Path]:
     sha256 of each; named after the curve, never `campaign.meta.json`, the sidecar of an adaptive
     review's campaign.json)."""
     out = Path(out)
+    string_ids = result.meta.get("ids") == "string"
     records = [CAMPAIGN_CURVE.write_file(out / "campaign_curve.csv", result.curve),
-               REVIEW_ORDER.write_file(out / "review_order.csv", result.order)]
+               REVIEW_ORDER.with_string_ids(string_ids).write_file(out / "review_order.csv", result.order)]
     if result.seeds is not None:
         records.append(CAMPAIGN_SEEDS.write_file(out / "campaign_seeds.csv", result.seeds))
     if result.learned_entries is not None:

@@ -17,7 +17,8 @@ import pandas as pd
 from bbsard_audit.errors import InputError
 from bbsard_audit.contracts.estimate import Estimate
 from bbsard_audit.contracts.eval_tables import FR_NL_GAP, FRAGILITY, METRICS, PAIRWISE, RANKING_SHIFT
-from bbsard_audit.contracts.table import FileRecord
+from bbsard_audit.contracts.audit import Layout
+from bbsard_audit.contracts.table import FileRecord, id_order
 from bbsard_audit.io import file_ref, write_csv, write_sidecar
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap, holm, paired_randomisation
@@ -44,7 +45,8 @@ class EvalConfig:
     dataset: str | None = None
     split: str = "test"
     retrievers: Sequence[str] = ()
-    langs: Sequence[str] = ("fr", "nl")
+    langs: Sequence[str] = ()
+    """Languages the built-in retrievers run in; default: the pair's (fr, nl for bBSARD)."""
     normaliser: str = "stem"
     verdicts: str | Path | None = None
     keep: Sequence[str] = DEFAULT_KEEP
@@ -85,7 +87,7 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
     if config.resamples < 1000 or config.null_draws < 1:
         raise InputError("--resamples must be >= 1000 and --null-draws >= 1")
     if config.corrected and config.verdicts is None:
-        raise InputError("--corrected needs --verdicts FILE (its corrected_nl column)")
+        raise InputError("--corrected needs --verdicts FILE (its corrected_<target> column, corrected_nl for bBSARD)")
     if config.retrievers and config.dataset is None:
         raise InputError(_NEEDS_CORPUS)
 
@@ -107,12 +109,13 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
     runs: dict[str, Run] = {}
     for name, path in config.runs.items():
         runs[name] = Run.read(path, name)
-    verdicts = Verdicts.read(config.verdicts) if config.verdicts is not None else None
+    layout = _layout(config, dataset)
+    verdicts = Verdicts.read(config.verdicts, layout=layout) if config.verdicts is not None else None
     flags = read_flags(config.audit) if config.audit is not None else None
     estimate_path = _estimate_path(config)
     estimate = Estimate.read(estimate_path) if estimate_path is not None else None
 
-    built, corrected_runs, retriever_params = _builtin_runs(config, dataset, qrels, verdicts, runs, progress)
+    built, corrected_runs, retriever_params = _builtin_runs(config, dataset, qrels, verdicts, runs, progress, layout)
     runs.update(built)
     if not runs:
         raise InputError("no system to evaluate: give --run NAME=PATH or --retriever")
@@ -146,12 +149,13 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
     progress("null model")
     null_df = _null_model(values, subsets, metrics, config)
     progress("FR-NL gap")
-    gap_df = _fr_nl_gap(systems, full, metrics, verdicts, flags, config)
+    gap_df = _fr_nl_gap(systems, full, metrics, verdicts, flags, config, layout.sides)
     per_query_df = _per_query(values, subsets, metrics, verdicts, flags)
     fragility_df, exposure = _fragility(values, full, metrics, pairwise_df, verdicts, flags, estimate)
 
     meta = {
         "inputs": _inputs(config, runs, qrels, dataset),
+        **layout.meta(),
         "metrics": [m.name for m in metrics],
         "k_values": sorted({m.k for m in metrics}),
         "signature": SIGNATURE,
@@ -200,7 +204,17 @@ def write_outputs(result: EvalResult, out: str | Path) -> list[Path]:
 
 # ---------------------------------------------------------------- steps
 
-def _builtin_runs(config, dataset, qrels, verdicts, runs, progress):
+def _layout(config, dataset) -> Layout | None:
+    """The pair and id kind: the audit's (its sidecar), else the dataset's; None: the verdicts file's own
+    sidecar says (none: fr -> nl, integer ids)."""
+    if config.audit is not None:
+        return Layout.of(config.audit)
+    if dataset is not None:
+        return Layout(dataset.pair, dataset.string_ids)
+    return Layout.of(config.verdicts) if config.verdicts is not None else Layout()
+
+
+def _builtin_runs(config, dataset, qrels, verdicts, runs, progress, layout):
     """Run the built-in retrievers on the judged questions; re-run only the corrected Dutch ones."""
     built, corrected, params = {}, {}, {}
     if not config.retrievers:
@@ -215,21 +229,23 @@ def _builtin_runs(config, dataset, qrels, verdicts, runs, progress):
         raise InputError(f"{len(missing)} judged question(s) have no text in {config.dataset} "
                          f"({config.split}), e.g. {', '.join(sorted(missing)[:5])}")
     for spec in config.retrievers:
-        for lang in config.langs:
+        for lang in config.langs or layout.sides:
             retriever = make_retriever(spec, lang, config.normaliser)
             if retriever.name in runs or retriever.name in built:
                 raise InputError(f"system name {retriever.name!r} is given twice")
             progress(f"indexing {retriever.name}")
             retriever.index(dataset.corpus.ids, dataset.corpus.texts(lang))
-            questions = {q: getattr(p, f"question_{lang}") for q, p in pairs.items()}
+            if lang not in layout.sides:
+                raise InputError(f"--lang {lang}: the dataset's questions are in {' and '.join(layout.sides)}")
+            questions = {q: p.source if lang == layout.pair.source else p.target for q, p in pairs.items()}
             progress(f"retrieving {retriever.name}")
             run = built[retriever.name] = retriever.search(questions, config.depth)
             params[retriever.name] = {**retriever.params, "depth": config.depth}
-            if config.corrected and lang == "nl":
+            if config.corrected and lang == layout.pair.target:
                 changed = {q: text for q, text in verdicts.corrected_nl.items()
                            if q in questions and text.strip() != questions[q].strip()}
                 corrected[retriever.name] = run.replace(retriever.search(changed, config.depth)) if changed else run
-                params[retriever.name]["corrected_queries_rerun"] = sorted(changed, key=int)
+                params[retriever.name]["corrected_queries_rerun"] = sorted(changed, key=id_order)
     return built, corrected, params
 
 
@@ -380,12 +396,13 @@ def _null_model(values, subsets, metrics, config):
                                        "n_removed", "draws"])
 
 
-def _fr_nl_gap(systems, full, metrics, verdicts, flags, config):
-    """Per system pair (X_fr, X_nl) and metric: mean FR - NL overall, by verdict, by flag, per question."""
+def _fr_nl_gap(systems, full, metrics, verdicts, flags, config, sides=("fr", "nl")):
+    """Per system pair (X_<source>, X_<target>: X_fr, X_nl for bBSARD) and metric: mean source - target
+    overall, by verdict, by flag, per question (the table's `fr` / `nl` columns hold source / target)."""
     rows = []
     index = {q: i for i, q in enumerate(full)}
     groups = question_groups(full, verdicts, flags)
-    for base, (fr, nl) in language_pairs(list(systems)).items():
+    for base, (fr, nl) in language_pairs(list(systems), sides).items():
         gap = systems[fr].values - systems[nl].values  # (metrics x n)
         for level, by_group in groups.items():
             for group, ids in by_group.items():

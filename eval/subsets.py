@@ -7,19 +7,19 @@ import re
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from bbsard_audit.contracts.audit import AUDIT
+from bbsard_audit.contracts.audit import Layout
 from bbsard_audit.contracts.verdicts import VERDICTS, Verdicts
 from bbsard_audit.errors import InputError
 
 __all__ = ["Verdicts", "read_flags", "build_subsets", "language_pairs", "question_groups", "DEFAULT_KEEP", "SUBSETS"]
 DEFAULT_KEEP = ("correct", "minor")
 SUBSETS = ("full", "verified", "corrected", "flagged", "unflagged")
-_LANG_SUFFIX = re.compile(r"^(?P<base>.+?)[_\-.](?P<lang>fr|nl)$", re.IGNORECASE)
+_LANG_SUFFIX = r"^(?P<base>.+?)[_\-.](?P<lang>{})$"
 
 
 def read_flags(path: str | Path) -> dict[str, bool]:
-    """Question id -> flagged, from an audit.csv read through its contract."""
-    frame = AUDIT.read(path)
+    """Question id -> flagged, from an audit.csv read through its contract (its sidecar's pair and ids)."""
+    frame = Layout.of(path).audit.read(path)
     return {str(q): bool(f) for q, f in zip(frame["id"], frame["flagged"])}
 
 
@@ -44,14 +44,16 @@ def build_subsets(full: Sequence[str], verdicts: Verdicts | None = None,
     return subsets
 
 
-def language_pairs(names: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """System base name -> (French run, Dutch run), from names ending in _fr/_nl (or -fr, .fr)."""
+def language_pairs(names: Sequence[str], sides: tuple[str, str] = ("fr", "nl")) -> dict[str, tuple[str, str]]:
+    """System base name -> (source run, target run), from names ending in the pair's codes: _fr/_nl
+    (or -fr, .fr) for bBSARD, _en/_nl for an English -> Dutch benchmark."""
+    suffix = re.compile(_LANG_SUFFIX.format("|".join(map(re.escape, sides))), re.IGNORECASE)
     found: dict[str, dict[str, str]] = {}
     for name in names:
-        match = _LANG_SUFFIX.match(name)
+        match = suffix.match(name)
         if match:
             found.setdefault(match["base"], {})[match["lang"].lower()] = name
-    return {base: (langs["fr"], langs["nl"]) for base, langs in found.items() if len(langs) == 2}
+    return {base: (langs[sides[0]], langs[sides[1]]) for base, langs in found.items() if len(langs) == 2}
 
 
 def question_groups(qids: Sequence[str], verdicts: Verdicts | None,

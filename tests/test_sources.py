@@ -137,7 +137,7 @@ def en_nl(root: Path, target_rows=None, target_qrels=None) -> Path:
     return manifest
 
 
-def test_another_pair_validates_but_the_audit_refuses_it_in_one_line(tmp_path):
+def test_another_pair_validates_and_audits_with_its_own_codes(tmp_path):
     manifest = en_nl(tmp_path)
     ds = load_dataset(str(manifest))
     assert ds.pair == LanguagePair("en", "nl") and ds.corpus is None
@@ -148,12 +148,14 @@ def test_another_pair_validates_but_the_audit_refuses_it_in_one_line(tmp_path):
     result = runner.invoke(app, ["validate", "--dataset", str(manifest)])
     assert result.exit_code == 0 and "test   en: 2 questions  nl: 2 questions  gold links: 3" in result.output
     result = runner.invoke(app, ["audit", "--dataset", str(manifest), "--out", str(tmp_path / "out")])
-    assert result.exit_code == 2 and "error: the audit runs on fr->nl only for now (this dataset is en->nl)" in result.output
-    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
-    assert not (tmp_path / "out" / "audit.csv").exists()
+    assert result.exit_code == 0, result.output
+    header = (tmp_path / "out" / "audit.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert header[3:5] == ["question_en", "question_nl"] and "qa_numbers_en" in header and "qa_numbers_fr" not in header
+    meta = json.loads((tmp_path / "out" / "audit.meta.json").read_text(encoding="utf-8"))
+    assert meta["languages"] == {"source": "en", "target": "nl"} and meta["ids"] == "integer"
     result = runner.invoke(app, ["audit", "selftest", "--dataset", str(manifest), "--split", "test",
                                  "--out", str(tmp_path / "st")])
-    assert result.exit_code == 2 and "error: the audit runs on fr->nl only for now (this dataset is en->nl)" in result.output
+    assert result.exit_code == 2 and "error: the self-test corrupts fr->nl pairs only" in result.output
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -190,8 +192,10 @@ def test_a_bad_manifest_is_one_line_exit_2_and_nothing_written(tmp_path, text, e
     (None, [(1, 101, 1), (1, 102, 1), (2, 103, 2), (2, 104, 0)],
      "nl/qrels/test.tsv, row 4, id 2: qrels differ between source (103:1,104:0) and target (103:2,104:0)"),
     (None, [(1, 101, 1), (1, 102, 1)], "en/qrels/test.tsv, row 4, id 2: query id judged on the source side but not in"),
-    ([{"_id": "1", "text": "Wat?"}, {"_id": "q2", "text": "Hoe?"}], None,
-     "nl/queries.jsonl, row 2: query id 'q2' is not an integer (ASCII digits only; string ids are not supported yet)"),
+    ([{"_id": "1", "text": "Wat?"}, {"_id": "q2", "text": "Hoe?"}], None,  # string ids: "2" is not "q2"
+     "nl/qrels/test.tsv, row 4, id 2: query id not in"),
+    ([{"_id": "1", "text": "Wat?"}, {"_id": "q 2", "text": "Hoe?"}], None,
+     "nl/queries.jsonl, row 2: query id 'q 2' is not a valid id (no white space, comma, semicolon or quote)"),
     ([{"_id": "1", "text": "Wat?"}, {"_id": "2"}], None, "nl/queries.jsonl, row 2, id 2: missing key(s) text"),
     (None, [(1, 101, "x")], "nl/qrels/test.tsv, row 2, id 1: score 'x' is not an integer"),
     (None, [(1, 101, 1), (1, 102, 1), (2, 103, 0), (2, 104, 0)], "nl/qrels/test.tsv, row 4, id 2: qrels differ"),

@@ -104,9 +104,11 @@ class JudgeSignal(Declared):
 
     @staticmethod
     def _finding(error, pair: tuple[str, str]) -> Finding:
+        """Span sides are the audit's internal ones (`fr` = source, `nl` = target); audit.csv writes the
+        pair's codes (findings.spans_json)."""
         code = pair[0] if error.side == "source" else pair[1]
         where = f" (in the {language_name(code)} source)" if error.side == "source" else ""
-        span = Span(code, error.start, error.end, error.text, error.category)
+        span = Span("fr" if error.side == "source" else "nl", error.start, error.end, error.text, error.category)
         return Finding("judge_errors", f'LLM judge: {error.severity} {error.category} "{error.text}"{where}: '
                                        f"{error.explanation}", (span,))
 

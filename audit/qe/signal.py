@@ -223,7 +223,7 @@ class CometSignal(Declared):
     def score(self, batch: Batch) -> SignalResult:
         pairs = batch.pairs
         results = self.scorer.score(pairs)
-        side = batch.pair[1]
+        side = "nl"  # the audit's internal target side; audit.csv writes the pair's code (spans_json)
         findings = [self._findings(side, mt, r["spans"] or []) for (_, mt), r in zip(pairs, results)]
         columns = pd.DataFrame({  # no span count from a model without word-level tags (spans null)
             "comet_score": np.array([r["score"] for r in results], dtype=float),

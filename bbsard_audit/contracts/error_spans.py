@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .audit import SPAN_CATEGORIES, SPAN_SIDES
+from functools import cache
+
+from .audit import BBSARD_LAYOUT, SPAN_CATEGORIES, Layout
 from .table import Column, TableSpec
 from .verdicts import canonical_name
 
@@ -11,13 +13,19 @@ def _ordered(row: dict) -> str | None:
     return None if row["start"] <= row["end"] else f"start {row['start']} is after end {row['end']}"
 
 
-ERROR_SPANS = TableSpec("error_spans.csv", (
-    Column("id", "id"),
-    Column("annotator", "text", parse=canonical_name),  # as annotations_raw.csv names them
-    Column("side", "enum", choices=SPAN_SIDES),
-    Column("start", "int", lo=0),
-    Column("end", "int", lo=0),
-    Column("text", "text"),
-    Column("category", "enum", choices=SPAN_CATEGORIES),
-    Column("note", "text"),
-), row_checks=(_ordered,))
+@cache
+def error_spans_spec(layout: Layout = BBSARD_LAYOUT) -> TableSpec:
+    """error_spans.csv for an audit's layout: `side` is one of its pair's codes."""
+    return TableSpec("error_spans.csv", (
+        Column("id", "id"),
+        Column("annotator", "text", parse=canonical_name),  # as annotations_raw.csv names them
+        Column("side", "enum", choices=layout.sides),
+        Column("start", "int", lo=0),
+        Column("end", "int", lo=0),
+        Column("text", "text"),
+        Column("category", "enum", choices=SPAN_CATEGORIES),
+        Column("note", "text"),
+    ), row_checks=(_ordered,)).with_string_ids(layout.string_ids)
+
+
+ERROR_SPANS = error_spans_spec()

@@ -26,7 +26,7 @@ import io
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -38,9 +38,12 @@ from bbsard_audit.transactions import settled
 
 TRUE, FALSE = ("true", "1"), ("false", "0")
 _ID = re.compile(r"[0-9]+")
+STRING_ID = re.compile(r"[^\s,;'\"]+")
+"""A string id (BEIR's `PLAIN-2`, `MED-10`): no white space and no list separator or quote, so it stays
+one cell of a TREC line, a qrels line and an `article_ids` list."""
 _INT = re.compile(r"-?[0-9]+")
 _COUNT = re.compile(r"-?[0-9]+(\.0*)?")  # pandas writes an integer column holding a NaN as 3.0
-KINDS = ("id", "int", "float", "bool", "text", "enum", "json", "any")
+KINDS = ("id", "sid", "int", "float", "bool", "text", "enum", "json", "any")
 FORMULA_START = frozenset("=+-@\t\r")
 _NUMBER = re.compile(r"[-+]?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?")
 SAFE_CELLS = "spreadsheet-safe"
@@ -76,18 +79,35 @@ def parse_flag(value: object) -> bool:
     raise ValueError(f"{value!r} is not true/false")
 
 
-def parse_id(value: object) -> int:
-    """A question id: plain ASCII digits (no sign, no decimals, no other script's digits)."""
+def parse_id(value: object, strings: bool = False) -> int | str:
+    """A question id: plain ASCII digits (no sign, no decimals, no other script's digits); with `strings`
+    (a benchmark with string ids, e.g. BEIR's `PLAIN-2`) the id's text, kept as it is."""
     text = str(value).strip()
+    if strings:
+        if not STRING_ID.fullmatch(text):
+            raise ValueError(f"{value!r} is not a valid id (no white space, comma, semicolon or quote)")
+        return text
     if not _ID.fullmatch(text):
         raise ValueError(f"{value!r} is not an integer")
     return int(text)
 
 
+def as_id(value: object) -> int | str:
+    """An id as the stages key it: a string id stays a str, anything else (a numpy int) an int."""
+    return value if isinstance(value, str) else int(value)
+
+
+def id_order(value: int | str) -> tuple:
+    """Sort key for ids (also ids as text, like run ids): integers by value, string ids after them by
+    text, never a TypeError."""
+    text = str(value)
+    return (0, int(text), "") if _ID.fullmatch(text) else (1, 0, text)
+
+
 @dataclass(frozen=True)
 class Column:
-    """The rule for one column. `kind`: id | int | float | bool | text | enum | json | any (only
-    required to be present: a number column when every cell is a number, else text).
+    """The rule for one column. `kind`: id | sid (a string id) | int | float | bool | text | enum | json |
+    any (only required to be present: a number column when every cell is a number, else text).
 
     `required`: the column must be present. `empty_ok`: an empty cell is allowed (NaN for numbers,
     "" for text/enum, None for json). `choices`: the enum's values. `lo`/`hi`: inclusive bounds.
@@ -115,8 +135,8 @@ class Column:
             return {"float": math.nan, "int": math.nan, "json": None, "bool": None}.get(self.kind, "")
         if self.parse is not None:
             return self.parse(text)
-        if self.kind == "id":
-            return parse_id(text)
+        if self.kind in ("id", "sid"):
+            return parse_id(text, strings=self.kind == "sid")
         if self.kind == "int":
             if not _COUNT.fullmatch(text):
                 raise ValueError(f"{text!r} is not an integer")
@@ -189,6 +209,13 @@ class TableSpec:
     @property
     def required(self) -> list[str]:
         return [c.name for c in self.columns if c.required]
+
+    def with_string_ids(self, strings: bool = True) -> "TableSpec":
+        """This spec with its `id` columns holding string ids (`sid`); itself when `strings` is false."""
+        if not strings:
+            return self
+        columns = tuple(replace(c, kind="sid") if c.kind == "id" else c for c in self.columns)
+        return replace(self, columns=columns)
 
     # ------------------------------------------------------------------ reading
 

@@ -15,15 +15,15 @@ from typing import Any
 import pandas as pd
 
 from ..contracts.agreement import Agreement
-from ..contracts.audit import AUDIT, QUEUE
+from ..contracts.audit import AUDIT, QUEUE, Layout
 from ..contracts.calibration import CALIBRATION_CSV, Calibration
-from ..contracts.error_spans import ERROR_SPANS
+from ..contracts.error_spans import ERROR_SPANS, error_spans_spec
 from ..contracts.estimate import Estimate as ErrorRate
 from ..contracts.eval_tables import FR_NL_GAP, FRAGILITY, METRICS, PAIRWISE, RANKING_SHIFT
 from ..contracts.selftest import Selftest
 from ..contracts.sidecar import read_sidecar
 from ..contracts.table import Column, TableSpec
-from ..contracts.verdicts import RAW, VERDICTS_CSV
+from ..contracts.verdicts import CORRECTED, RAW, VERDICTS_CSV, raw_spec, verdicts_spec
 from ..errors import InputError
 from ..transactions import settle
 from ..redact import redact_record
@@ -57,6 +57,8 @@ class Workdir:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     documents: dict[str, Any] = field(default_factory=dict)
     sidecars: dict[str, dict] = field(default_factory=dict)
+    layout: Layout = Layout()
+    """The audit's pair and id kind (audit.csv's sidecar): the language-coded columns are read by it."""
 
     def table(self, name: str) -> pd.DataFrame | None:
         return self.tables.get(name)
@@ -85,12 +87,12 @@ def load_workdir(root: str | Path, campaign: str | Path | None = None) -> Workdi
     review = review_folder(root, campaign)
     if review != root:
         settle(review, reading=None)
-    wd = Workdir(root=root, review=None if review == root else review)
+    wd = Workdir(root=root, review=None if review == root else review, layout=Layout.of(root / "audit.csv"))
     folder = lambda name: review if name in REVIEW_FILES else root
-    for name, spec in TABLES.items():
+    for name, spec in _tables(wd.layout).items():
         path = folder(name) / name
-        if path.exists():
-            wd.tables[name] = spec.read(path)
+        if path.exists():  # the corrected translation is `corrected_nl` in the frames, whatever the pair
+            wd.tables[name] = spec.read(path).rename(columns={wd.layout.corrected: CORRECTED})
     if (root / CORPUS_AUDIT).exists():  # `audit corpus`'s table, read by its own contract
         wd.tables[CORPUS_AUDIT] = read_corpus_audit(root / CORPUS_AUDIT)
     for name, record in RECORDS.items():
@@ -103,6 +105,12 @@ def load_workdir(root: str | Path, campaign: str | Path | None = None) -> Workdi
                 continue
             wd.sidecars[_relative(path, root)] = redact_record(read_sidecar(path))
     return wd
+
+
+def _tables(layout: Layout) -> dict[str, TableSpec]:
+    """TABLES with the audit, queue and review tables read for the audit's layout."""
+    return {**TABLES, **{spec.name: spec for spec in (layout.audit, layout.queue, verdicts_spec(layout),
+                                                      raw_spec(layout), error_spans_spec(layout))}}
 
 
 def review_folder(root: Path, campaign: str | Path | None = None) -> Path:

@@ -115,13 +115,14 @@ def audit_section(wd: Workdir) -> Section:
                      plots.risk_histogram(risk, flagged)))
 
         top = audit.assign(_risk=risk).sort_values("_risk", ascending=False, kind="stable").head(TOP_RISK)
+        layout = wd.layout  # the audit's pair: question_<source>, question_<target>
         rows = tuple((str(r["id"]), str(r.get("split", "")), num(r["_risk"]), str(r.get("severity", "") or ""),
-                      str(r["question_fr"]), str(r["question_nl"]), _text(r.get("backtranslation")),
+                      str(r[layout.question_src]), str(r[layout.question_tgt]), _text(r.get("backtranslation")),
                       "\n".join(split_list(r.get("reasons"), " | ")) or "–")
                      for _, r in top.iterrows())
         sec.sub("Top-risk pairs", key="audit-top").add(Table(
-            f"The {len(top)} highest-risk pairs, side by side", ("id", "split", "risk", "severity", "French",
-                                                                 "Dutch", "back-translation", "reasons"),
+            f"The {len(top)} highest-risk pairs, side by side", ("id", "split", "risk", "severity",
+                                                                 *layout.pair.names, "back-translation", "reasons"),
             rows, wide=True, visible=1))
 
     queue = wd.table("review_queue.csv")

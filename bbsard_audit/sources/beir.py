@@ -2,8 +2,8 @@
 join of a source side with its translation into a `Dataset` (`join`).
 
 A side's readers (a folder: `beir_folder`, an HF dataset: `hf_beir`) only fetch raw rows; every check
-is here, so both name a bad line the same way. Ids must be ASCII integers for now (the stages key on
-int ids); a string id is refused in one line naming the file and line.
+is here, so both name a bad line the same way. Query ids (and, apart, corpus ids) are integers when
+every one of them, on both sides, is plain digits, else strings (`checker.Ids`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 from ..languages import LanguagePair
-from .checker import Checker, cell
-from .model import PLAIN_INT, SPLITS, Dataset, QuestionPair
+from .checker import Checker, Ids, cell
+from .model import SPLITS, Dataset, Id, QuestionPair
 
 QUERY_KEYS = ("_id", "text")
 CORPUS_KEYS = ("_id", "text")
@@ -33,27 +33,28 @@ class Side:
     files: dict[str, str] = field(default_factory=dict)
 
 
-def _queries(checker: Checker, side: Side) -> dict[int, tuple[int, Mapping]]:
-    """id -> (line, object): ids plain integers, once each."""
-    out: dict[int, tuple[int, Mapping]] = {}
+def _queries(checker: Checker, side: Side, ids: Ids) -> dict[Id, tuple[int, Mapping]]:
+    """id -> (line, object): ids valid, once each."""
+    out: dict[Id, tuple[int, Mapping]] = {}
     for line, obj in side.queries or []:
         raw = cell(obj.get("_id")).strip()
-        if not PLAIN_INT.fullmatch(raw):
-            checker.error(f"query id {raw!r} is not an integer (ASCII digits only; string ids are not supported yet)",
-                          side.queries_label, line)
-        elif int(raw) in out:
-            checker.error("duplicate query id", side.queries_label, line, int(raw))
+        qid = ids(raw)
+        if qid is None:
+            checker.error(f"query id {raw!r} {ids.rule}", side.queries_label, line)
+        elif qid in out:
+            checker.error("duplicate query id", side.queries_label, line, qid)
         else:
-            out[int(raw)] = (line, obj)
+            out[qid] = (line, obj)
     return out
 
 
-def _split_qrels(checker: Checker, side: Side, queries: Mapping[int, tuple]) -> dict[str, tuple[str, dict, dict]]:
+def _split_qrels(checker: Checker, side: Side, queries: Mapping[Id, tuple], qids: Ids,
+                 dids: Ids) -> dict[str, tuple[str, dict, dict]]:
     """split -> (label, {qid: {docid: score}}, {qid: line}); a query judged in two splits, or unknown to
     the queries file, is an error."""
     out, seen = {}, {}
     for split, (label, rows) in side.qrels.items():
-        qrels, lines = checker.qrels(label, rows)
+        qrels, lines = checker.qrels(label, rows, qids, dids)
         for qid in list(qrels):
             if qid not in queries:
                 checker.error(f"query id not in {side.queries_label}", label, lines[qid], qid)
@@ -67,7 +68,7 @@ def _split_qrels(checker: Checker, side: Side, queries: Mapping[int, tuple]) -> 
     return out
 
 
-def _rows(queries: Mapping[int, tuple[int, Mapping]], qrels: Mapping[int, Mapping[int, int]]):
+def _rows(queries: Mapping[Id, tuple[int, Mapping]], qrels: Mapping[Id, Mapping[Id, int]]):
     """Question rows (`Checker.questions`' shape) of the judged queries, in the queries file's order; the
     gold ids are the corpus ids with a positive score, and `metadata` keys become columns."""
     for qid in sorted(qrels, key=lambda q: queries[q][0]):
@@ -78,21 +79,30 @@ def _rows(queries: Mapping[int, tuple[int, Mapping]], qrels: Mapping[int, Mappin
                      "id": qid, "question": obj.get("text"), "article_ids": gold}
 
 
-def _articles(checker: Checker, side: Side) -> dict[int, dict] | None:
+def _articles(checker: Checker, side: Side, ids: Ids) -> dict[Id, dict] | None:
     if side.corpus is None:
         return None
     rows = ((line, {"id": obj.get("_id"), "title": cell(obj.get("title")),
                     "article": " ".join(t for t in (cell(obj.get("title")).strip(), cell(obj.get("text"))) if t)})
             for line, obj in side.corpus)
-    return checker.articles(side.corpus_label, rows)
+    return checker.articles(side.corpus_label, rows, ids)
+
+
+def _id_readers(sides: tuple[Side, Side]) -> tuple[Ids, Ids]:
+    """(query ids, corpus ids) of both sides: strings when any raw id of that kind is not plain digits."""
+    qrels = [row for s in sides for _, rows in s.qrels.values() for row in rows]
+    queries = [obj.get("_id") for s in sides for _, obj in s.queries or []]
+    corpus = [obj.get("_id") for s in sides for _, obj in s.corpus or []]
+    return Ids([*queries, *(r[1] for r in qrels)]), Ids([*corpus, *(r[2] for r in qrels)])
 
 
 def join(checker: Checker, pair: LanguagePair, src: Side, tgt: Side, *, source: str, revision: str,
          files: dict[str, str], name: str | None) -> Dataset:
     """Source and target joined by query id and checked as bBSARD's French and Dutch are: ids on one
     side only, qrels that differ, a split judged on one side only: one line each."""
-    queries = {s: _queries(checker, s) for s in (src, tgt)}
-    qrels = {s: _split_qrels(checker, s, queries[s]) for s in (src, tgt)}
+    qids, dids = _id_readers((src, tgt))
+    queries = {s: _queries(checker, s, qids) for s in (src, tgt)}
+    qrels = {s: _split_qrels(checker, s, queries[s], qids, dids) for s in (src, tgt)}
     splits = [s for s in SPLITS if s in qrels[src]] + sorted(set(qrels[src]) - set(SPLITS))
     one_sided = bool(qrels[src]) and bool(qrels[tgt])  # a side with no qrels at all was reported already
     for split in sorted(set(qrels[tgt]) - set(qrels[src])) if one_sided else ():
@@ -119,7 +129,7 @@ def join(checker: Checker, pair: LanguagePair, src: Side, tgt: Side, *, source: 
             else:
                 continue
             s_qrels.pop(qid, None), t_qrels.pop(qid, None)
-        rows = {s: checker.questions(s.queries_label, _rows(queries[s], q))
+        rows = {s: checker.questions(s.queries_label, _rows(queries[s], q), qids, dids)
                 for s, q in ((src, s_qrels), (tgt, t_qrels))}
         split_labels[split] = s_label
         pairs += checker.pair(split, src.queries_label, tgt.queries_label, rows[src], rows[tgt], langs=pair)
@@ -128,7 +138,7 @@ def join(checker: Checker, pair: LanguagePair, src: Side, tgt: Side, *, source: 
     corpus = None
     if src.corpus is not None or tgt.corpus is not None:
         labels = {pair.source: src.corpus_label, pair.target: tgt.corpus_label}
-        corpus = checker.corpus(_articles(checker, src), _articles(checker, tgt), labels,
+        corpus = checker.corpus(_articles(checker, src, dids), _articles(checker, tgt, dids), labels,
                                 langs=(pair.source, pair.target))
         if corpus is not None:
             checker.gold_in_corpus(pairs, corpus, split_labels)
@@ -136,7 +146,7 @@ def join(checker: Checker, pair: LanguagePair, src: Side, tgt: Side, *, source: 
                    files=files, pair=pair, name=name)
 
 
-def _judged(qrels: Mapping[int, int]) -> str:
+def _judged(qrels: Mapping[Id, int]) -> str:
     return ",".join(f"{d}:{s}" for d, s in sorted(qrels.items()))
 
 

@@ -23,9 +23,32 @@ from typing import Iterable, Mapping, Sequence
 from ..io import file_problem
 from ..languages import BBSARD, LanguagePair
 from ..untrusted import nfc
-from .model import LANGS, META_COLUMNS, PLAIN_INT, Corpus, Issue, QuestionPair
+from .model import LANGS, META_COLUMNS, PLAIN_INT, STRING_ID, Corpus, Id, Issue, QuestionPair
 
 SCORE = re.compile(r"-?[0-9]+")
+
+
+class Ids:
+    """How one kind of id (questions, or articles) of a dataset reads: ints when every raw id is plain
+    ASCII digits (bBSARD; `007` is 7, as ever), else every id is kept as its string (BEIR's `PLAIN-2`),
+    so one dataset never mixes the two. `strings=False` (bBSARD's CSV and hub layouts): integers only."""
+
+    def __init__(self, raws: Iterable[str] = (), strings: bool = True) -> None:
+        self.strings = strings and any(not PLAIN_INT.fullmatch(cell(r).strip()) for r in raws)
+
+    def __call__(self, raw: str) -> Id | None:
+        """The id of `raw` (stripped text), or None when it is not a valid one (see `rule`)."""
+        if self.strings:
+            return raw if STRING_ID.fullmatch(raw) else None
+        return int(raw) if PLAIN_INT.fullmatch(raw) else None
+
+    @property
+    def rule(self) -> str:
+        return ("is not a valid id (no white space, comma, semicolon or quote)" if self.strings
+                else "is not an integer (ASCII digits only)")
+
+
+INT_IDS = Ids(strings=False)
 
 
 class Checker:
@@ -47,38 +70,40 @@ class Checker:
                        file=label)
         return not missing
 
-    def _new_id(self, kind: str, row: Mapping[str, object], seen: Mapping[int, object], label: str,
-                line: int) -> int | None:
-        """The row's id, or None (reported) when it is not plain ASCII digits or was `seen` already."""
+    def _new_id(self, kind: str, row: Mapping[str, object], seen: Mapping[Id, object], label: str,
+                line: int, ids: Ids = INT_IDS) -> Id | None:
+        """The row's id, or None (reported) when `ids` refuses it or it was `seen` already."""
         raw = cell(row.get("id"))
-        if not PLAIN_INT.fullmatch(raw):
-            self.error(f"{kind} id {raw!r} is not an integer (ASCII digits only)", label, line)
+        rid = ids(raw)
+        if rid is None:
+            self.error(f"{kind} id {raw!r} {ids.rule}", label, line)
             return None
-        if int(raw) in seen:
-            self.error(f"duplicate {kind} id", label, line, int(raw))
+        if rid in seen:
+            self.error(f"duplicate {kind} id", label, line, rid)
             return None
-        return int(raw)
+        return rid
 
-    def questions(self, label: str, rows: Iterable[tuple[int, Mapping[str, object]]]) -> dict[int, dict]:
+    def questions(self, label: str, rows: Iterable[tuple[int, Mapping[str, object]]], ids: Ids = INT_IDS,
+                  article_ids: Ids = INT_IDS) -> dict[Id, dict]:
         """Check one question file; return {id: row} for the rows that passed."""
-        out: dict[int, dict] = {}
+        out: dict[Id, dict] = {}
         for line, row in rows:
-            qid = self._new_id("question", row, out, label, line)
+            qid = self._new_id("question", row, out, label, line, ids)
             if qid is None:
                 continue
             question = cell(row.get("question"))
             if not question.strip():
                 self.error("empty question text", label, line, qid)
                 continue
-            ids = self.article_ids(label, line, qid, row.get("article_ids"))
-            if ids is None:
+            gold = self.article_ids(label, line, qid, row.get("article_ids"), article_ids)
+            if gold is None:
                 continue
             clean = {k: cell(v) for k, v in row.items() if k is not None}
-            clean.update(question=question.strip(), article_ids=ids, _line=line)
+            clean.update(question=question.strip(), article_ids=gold, _line=line)
             out[qid] = clean
         return out
 
-    def article_ids(self, label, line, qid, value) -> tuple[int, ...] | None:
+    def article_ids(self, label, line, qid, value, ids: Ids = INT_IDS) -> tuple[Id, ...] | None:
         if isinstance(value, (list, tuple)):
             parts = [str(v).strip() for v in value]
         else:
@@ -87,19 +112,20 @@ class Checker:
         if not parts:
             self.error("article_ids is empty", label, line, qid)
             return None
-        bad = [p for p in parts if not PLAIN_INT.fullmatch(p)]
+        bad = [p for p in parts if ids(p) is None]
         if bad:
-            self.error(f"article_ids has non-integer value(s) {', '.join(map(repr, bad))}", label, line, qid)
+            what = "invalid id" if ids.strings else "non-integer value"
+            self.error(f"article_ids has {what}(s) {', '.join(map(repr, bad))}", label, line, qid)
             return None
-        ints = [int(p) for p in parts]
+        ints = [ids(p) for p in parts]
         dupes = sorted({a for a in ints if ints.count(a) > 1})
         if dupes:
             self.warn(f"article id(s) {', '.join(map(str, dupes))} listed twice; counted once",
                       label, line, qid)
         return tuple(dict.fromkeys(ints))
 
-    def pair(self, split: str, fr_label: str, nl_label: str, fr: dict[int, dict],
-             nl: dict[int, dict], langs: LanguagePair = BBSARD) -> list[QuestionPair]:
+    def pair(self, split: str, fr_label: str, nl_label: str, fr: dict[Id, dict],
+             nl: dict[Id, dict], langs: LanguagePair = BBSARD) -> list[QuestionPair]:
         """Join source (`fr`) and target (`nl`) rows of one split; they must agree on ids and gold labels."""
         src, tgt = langs.names
         for qid in sorted(set(fr) - set(nl)):
@@ -135,10 +161,11 @@ class Checker:
                       nl_label)
         return pairs
 
-    def articles(self, label: str, rows: Iterable[tuple[int, Mapping[str, object]]]) -> dict[int, dict]:
-        out: dict[int, dict] = {}
+    def articles(self, label: str, rows: Iterable[tuple[int, Mapping[str, object]]],
+                 ids: Ids = INT_IDS) -> dict[Id, dict]:
+        out: dict[Id, dict] = {}
         for line, row in rows:
-            aid = self._new_id("article", row, out, label, line)
+            aid = self._new_id("article", row, out, label, line, ids)
             if aid is None:
                 continue
             text = cell(row.get("article"))
@@ -147,7 +174,7 @@ class Checker:
             out[aid] = {k: cell(v) for k, v in row.items() if k is not None} | {"_line": line}
         return out
 
-    def corpus(self, fr: dict[int, dict] | None, nl: dict[int, dict] | None, labels,
+    def corpus(self, fr: dict[Id, dict] | None, nl: dict[Id, dict] | None, labels,
                langs: tuple[str, str] = LANGS) -> Corpus | None:
         """Source (`fr`) and target (`nl`) articles; `labels` names their files by language code."""
         if fr is None and nl is None:
@@ -164,23 +191,24 @@ class Checker:
         texts = lambda rows: None if rows is None else tuple(rows.get(a, {}).get("article", "") for a in ids)
         return Corpus(ids=ids, text_fr=texts(fr), text_nl=texts(nl), meta=meta, langs=langs)
 
-    def qrels(self, label: str, rows: Iterable[tuple[int, str, str, str]]) -> tuple[dict[int, dict[int, int]], dict[int, int]]:
+    def qrels(self, label: str, rows: Iterable[tuple[int, str, str, str]], qids: Ids = INT_IDS,
+              dids: Ids = INT_IDS) -> tuple[dict[Id, dict[Id, int]], dict[Id, int]]:
         """{query id: {corpus id: score}} of one qrels file and the line each query first appears on. Ids
-        are plain ASCII integers (the stages' ids), scores integers as `beir` reads them; a pair listed
-        twice keeps the last score, as `beir` does, with a warning."""
-        qrels: dict[int, dict[int, int]] = {}
-        lines: dict[int, int] = {}
+        read by `qids` / `dids`, scores integers as `beir` reads them; a pair listed twice keeps the last
+        score, as `beir` does, with a warning."""
+        qrels: dict[Id, dict[Id, int]] = {}
+        lines: dict[Id, int] = {}
         for line, raw_q, raw_d, raw_score in rows:
             raw_q, raw_d, raw_score = cell(raw_q).strip(), cell(raw_d).strip(), cell(raw_score).strip()
-            bad = [(what, v) for what, v in (("query-id", raw_q), ("corpus-id", raw_d)) if not PLAIN_INT.fullmatch(v)]
+            qid, did = qids(raw_q), dids(raw_d)
+            bad = [(what, v, ids) for what, v, ids, got in (("query-id", raw_q, qids, qid), ("corpus-id", raw_d, dids, did))
+                   if got is None]
             if bad:
-                self.error(f"{bad[0][0]} {bad[0][1]!r} is not an integer (ASCII digits only; string ids are "
-                           "not supported yet)", label, line)
+                self.error(f"{bad[0][0]} {bad[0][1]!r} {bad[0][2].rule}", label, line)
                 continue
             if not SCORE.fullmatch(raw_score):
-                self.error(f"score {raw_score!r} is not an integer", label, line, int(raw_q))
+                self.error(f"score {raw_score!r} is not an integer", label, line, qid)
                 continue
-            qid, did = int(raw_q), int(raw_d)
             lines.setdefault(qid, line)
             if did in qrels.setdefault(qid, {}):
                 self.warn(f"corpus id {did} listed twice; the last score is kept", label, line, qid)

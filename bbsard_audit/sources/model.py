@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from bbsard_audit.contracts.table import STRING_ID  # noqa: F401  (the one string-id rule, re-exported)
 from ..errors import InputError
 from ..io import is_local_path
 from ..languages import BBSARD, LanguagePair
@@ -20,6 +21,9 @@ META_COLUMNS = ("category", "subcategory", "extra_description")
 SAMPLE = "sample"
 PLAIN_INT = re.compile(r"[0-9]+")
 """Ids are plain ASCII digits: not `7_75`, `+7`, ` 7` or `٣`, all of which int() would accept."""
+Id = int | str
+"""A question or article id: an int when every id of its kind in the dataset is plain digits, else a str
+(`STRING_ID`); bBSARD's CSV folder and hub copies take integer ids only."""
 
 
 @dataclass(frozen=True)
@@ -47,11 +51,11 @@ class QuestionPair:
     keep bBSARD's language-coded names (`question_fr` = the source side, `question_nl` = the target side)
     the stages and files use; `source` / `target` name the sides by role."""
 
-    id: int
+    id: Id
     split: str
     question_fr: str
     question_nl: str
-    article_ids: tuple[int, ...]
+    article_ids: tuple[Id, ...]
     category: str = ""
     subcategory: str = ""
     extra_description: str = ""
@@ -72,10 +76,10 @@ class Corpus:
     """Bilingual article corpus; a language may be missing (`None`). `text_fr` holds the source
     language's texts and `text_nl` the target's (`langs` = their codes: fr, nl for bBSARD)."""
 
-    ids: tuple[int, ...]
+    ids: tuple[Id, ...]
     text_fr: tuple[str, ...] | None
     text_nl: tuple[str, ...] | None
-    meta: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
+    meta: Mapping[Id, Mapping[str, str]] = field(default_factory=dict)
     langs: tuple[str, str] = LANGS
 
     def texts(self, lang: str) -> tuple[str, ...]:
@@ -125,8 +129,13 @@ class Dataset:
             raise InputError(f"unknown split {split!r}; use {', '.join(known)} or all")
         return [p for p in self.pairs if p.split == split]
 
-    def by_id(self) -> dict[int, QuestionPair]:
+    def by_id(self) -> dict[Id, QuestionPair]:
         return {p.id: p for p in self.pairs}
+
+    @property
+    def string_ids(self) -> bool:
+        """The question ids are strings (a BEIR benchmark whose ids are not all plain digits)."""
+        return any(isinstance(p.id, str) for p in self.pairs)
 
     def qrels(self, split: str = "all") -> dict[str, dict[str, int]]:
         """TREC-style qrels {qid: {docid: 1}}, ids as strings (the same for source and target)."""
