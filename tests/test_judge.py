@@ -501,3 +501,35 @@ def test_docs_show_the_prompt_and_the_schema_the_code_sends():
     doc = Path(__file__).parents[1].joinpath("docs", "audit.md").read_text()
     assert f'PROMPT_VERSION = "{PROMPT_VERSION}"' in doc
     assert prompt.SYSTEM in doc and prompt.INSTRUCTIONS in doc and json.dumps(SCHEMA, indent=2) in doc
+
+
+def test_an_en_nl_benchmark_is_judged_in_its_languages_and_spans_carry_its_codes(tmp_path, embedding_cache):
+    """The prompt names the pair's languages; a target-side and a source-side (omission) span reach
+    audit.csv with sides `nl` and `en`, offsets into the stored texts."""
+    from test_pair import EN_NL, beir_pair
+    from test_sources import jsonl
+
+    from bbsard_audit.contracts.audit import Layout
+
+    manifest = beir_pair(tmp_path / "data", EN_NL, "en", "nl", name="toy-en-nl")
+    bt = tmp_path / "bt.jsonl"
+    jsonl(bt, [{"id": r[0], "backtranslation": r[3]} for r in EN_NL])
+    answers = {EN_NL[1][2]: [_error("5 kinderen", "number", "critical", "3 children became 5."),
+                             _error("a tenant", "omission", "minor", "Not a real omission; a source span.", "source")]}
+    s = RecordedAnswerServer(answers)
+    try:
+        model = _model(tmp_path, s)
+        res = runner.invoke(app, ["audit", "--dataset", str(manifest), "--split", "test", "--backtranslations",
+                                  str(bt), "--cache-dir", str(embedding_cache), "--out", str(tmp_path / "out"),
+                                  "--judge", f"llm:{model}", "--judge-url", s.url, "--judge-on", "all"],
+                            env={"BBSARD_AUDIT_JUDGE_API_KEY": KEY}, catch_exceptions=False)
+        assert res.exit_code == 0, res.output
+        assert "English source" in s.requests[0]["messages"][1]["content"]
+        assert "Dutch" in s.requests[0]["messages"][1]["content"]
+    finally:
+        s.close()
+    out = tmp_path / "out"
+    frame = Layout.of(out / "audit.csv").audit.read(out / "audit.csv").set_index("id")
+    spans = {(x["side"], x["text"]) for x in frame.loc["PLAIN-2", "spans"] if x["flag"] == "judge_errors"}
+    assert spans == {("nl", "5 kinderen"), ("en", "a tenant")}
+    assert frame.loc["PLAIN-2", "judge_mqm"] == 11
