@@ -8,14 +8,14 @@ bits, computed over the whole batch in numpy. Reduce: LSH banding of the targets
 `BINS / BANDS` bins): documents sharing a band are candidates, each verified against its band's
 representative (the smallest id hash) by the share of equal bins (>= `similarity`); exact copies
 join too; connected components are the groups. In a group, the members whose source is unlike the
-others' (the sources' first SOURCE_BINS MinHash bins alike < `similarity - margin`, not in the one
-largest cluster of alike sources) raise the flag: near-identical sources translated alike are no
-artifact, and of three documents sharing a translation the one whose source differs is the odd one
-out (of two with different sources: both, unless one has a length ratio out of proportion, robust z
-> LENGTH_Z: that one, e.g. a truncated translation that became another's). Memory while reducing: 3
-x 8 (hashes) + 4 (length ratio) + 2 x BINS (target signature) + 2 x SOURCE_BINS (source) = 108
-bytes per document; the stats keep the grouped documents only. The span is the start of the shared
-translation. No language pack needed.
+others' (MinHash of the sources < `similarity - margin`, not in the one largest cluster of alike
+sources) raise the flag: near-identical sources translated alike are no artifact, and of three
+documents sharing a translation the one whose source differs is the odd one out (of two with
+different sources: both, unless one has a length ratio out of proportion, robust z > LENGTH_Z: that
+one, e.g. a truncated translation that became another's). Memory while reducing: 3 x 8 (hashes) + 4
+(length ratio) + 2 x 2 x BINS (signatures) = 156 bytes per document (fewer source bins, tried, flag
+more innocent documents); the stats keep the grouped documents only. The span is the start of the
+shared translation. No language pack needed.
 """
 
 from __future__ import annotations
@@ -29,8 +29,6 @@ import pyarrow.compute as pc
 from .base import DocCheck, Docs, Result, span_at
 
 BINS = 32
-SOURCE_BINS = 8
-"""Bins of a source's MinHash the reduce phase keeps: enough to tell alike sources (>= 0.5) from others."""
 BANDS = 8
 SHINGLE = 8
 MAX_CHARS = 1 << 16
@@ -122,7 +120,7 @@ class DuplicateAccumulator:
         ratio = mapped.column("doc_length_log_ratio").to_numpy(zero_copy_only=False)[keep].astype(np.float32)
         target, source = (np.frombuffer(b"".join(mapped.column(c).to_pylist()), dtype=np.uint16)
                           .reshape(-1, BINS)[keep] for c in ("_target_minhash", "_source_minhash"))
-        self.parts.append((*columns, ratio, target, source[:, :SOURCE_BINS].copy()))
+        self.parts.append((*columns, ratio, target, source))
 
     def finish(self) -> "DuplicateGroups":
         if not self.parts:
