@@ -6,6 +6,7 @@ weights and rules as they are defined (audit/signals.py `declare`). docs/flags.m
 from __future__ import annotations
 
 from . import backtranslation, checks, crosslingual, glossary, retrieval_consistency  # noqa: F401  (they declare)
+from .corpus import checks as corpus_checks  # noqa: F401  (the document checks declare their doc_* flags)
 from .signals import FLAG_SPECS, FlagSpec, default_rules
 
 

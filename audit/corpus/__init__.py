@@ -1,1 +1,3 @@
-"""The corpus audit: every document pair of a translated corpus, streamed (docs/scale.md)."""
+"""Corpus audit: every document pair of a translated corpus (a source document and its translation,
+joined by id) through the document checks, in three batch phases (documents.py: map, reduce, score)
+that the local and Ray engines run the same way. Interface: docs/corpus.md."""

@@ -32,7 +32,7 @@ SECTIONS: dict[str, str] = {
     "interrogatives": "words", "inversion_pronouns": "words", "numbers": "mapping", "abbreviations": "words",
     "compounds": "bool", "plural_endings": "strings", "regions": "concepts", "capitalised_only": "words",
     "institutions": "concepts", "determiners_before_commune": "words", "roles": "concepts",
-    "untranslated": "mapping", "selftest": "mapping",
+    "untranslated": "mapping", "selftest": "mapping", "meta_text": "mapping", "references": "mapping",
 }
 """Every section a pack may have, and its kind; `name` (the language's English name) is required."""
 

@@ -1,0 +1,114 @@
+"""Document checks `doc_untranslated` (the target is in the source language) and
+`doc_wrong_language` (it is in neither language of the pair).
+
+Language id on every document would cost ~70 µs each (py3langid), so the packs screen first: on
+the target's first `SAMPLE` characters, the share of the target pack's common words
+(`untranslated.common`) that no other pack has as a word (Dutch 'het', 'wordt', not 'de' or 'in') and the count of source-only cue words (the source pack's
+`untranslated.cues` that are no word of the target pack, as the question check `untranslated`).
+A text written in the target language has many common words and no cues; only the others go to
+py3langid (all its languages, so that "neither" can be said). Untranslated: P(source) >= `prob`,
+or a target identical to its source (>= `min_words` words, whitespace trimmed). Wrong language: another language with
+P >= `prob` on a text of >= `min_words` words. The spans are the source cue words (untranslated)
+or the start of the text. NaN probabilities: language id was not asked (the screen passed it).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache, lru_cache
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from bbsard_audit import languages
+from bbsard_audit.languages import fold, language_name
+
+from .base import DocCheck, Docs, Result, row_sums, spans_in, words
+
+SAMPLE = 1500
+"""Characters of the target that the screen and language id read."""
+_WORDS = re.compile(r"[^\W\d_]+")
+
+
+def _forms(words) -> frozenset[str]:
+    """Lower-cased and folded forms, so a lower-cased text word matches either way."""
+    return frozenset(x for w in words for x in (w.lower(), fold(w)))
+
+
+@cache
+def screen_words(source: str, target: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(the target's common words that no other pack has, the source's cue words that are no word of
+    the target pack)."""
+    src, tgt = languages.get(source), languages.get(target)
+    common = _forms(tgt.section("untranslated")["common"])
+    target_words = common | _forms(tgt.section("untranslated")["cues"]) | _forms(
+        w for s in ("function_words", "pronouns", "stopwords") for w in tgt.data.get(s, ()))
+    others = frozenset().union(*(_forms(w for s in ("function_words", "pronouns", "stopwords") for w in p.data.get(s, ()))
+                                 | _forms(p.data.get("untranslated", {}).get("common", ()))
+                                 for p in map(languages.get, languages.codes()) if p.code != target))
+    return common - others, _forms(src.section("untranslated")["cues"]) - target_words
+
+
+@lru_cache(maxsize=1)
+def identifier():
+    """py3langid over all its languages (loaded once per process), probabilities normalised."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+class LanguageCheck(DocCheck):
+    name = "doc_language"
+    order = 30
+    flags = {
+        "doc_untranslated": "The translation is in the source language (language id, after a screen by the "
+                            "packs' `untranslated` cue words), or identical to its source.",
+        "doc_wrong_language": "The translation is in neither language of the pair (language id).",
+    }
+    categories = {"doc_untranslated": "untranslated", "doc_wrong_language": "mistranslation"}
+    weights = {"doc_untranslated": 0.85, "doc_wrong_language": 0.85}
+    needs = ("untranslated",)
+    columns = {"doc_target_common_share": pa.float64(), "doc_source_cues": pa.float64(),
+               "doc_source_lang_prob": pa.float64(), "doc_target_lang_prob": pa.float64(),
+               "doc_other_lang_prob": pa.float64()}
+    params = {"prob": 0.9, "min_words": 5.0, "common_share": 0.05, "cue_share": 0.03}
+
+    def map(self, docs: Docs, ctx) -> Result:
+        src, tgt = docs.pair.source, docs.pair.target
+        common, cues = screen_words(src, tgt)
+        n = len(docs)
+        probs = {k: np.full(n, np.nan) for k in ("source", "target", "other")}
+        findings = [[] for _ in range(n)]
+        prob, min_words = self.param(ctx, "prob"), self.param(ctx, "min_words")
+        target = docs.arrow("target_text")
+        lists = words(target, SAMPLE)
+        flat = lists.flatten()
+        count = row_sums(lists, np.asarray(pc.greater(pc.utf8_length(flat), 0), dtype=np.int64))
+        hits = {name: row_sums(lists, np.asarray(pc.is_in(flat, value_set=pa.array(sorted(vocabulary))), dtype=np.int64))
+                for name, vocabulary in (("common", common), ("cues", cues))}
+        share = np.where(count > 0, hits["common"] / np.maximum(count, 1), np.nan)
+        identical = np.asarray(pc.equal(pc.utf8_trim_whitespace(docs.arrow("source_text")),
+                                        pc.utf8_trim_whitespace(target)).fill_null(False)) & (count >= min_words)
+        target_like = (share >= self.param(ctx, "common_share")) & (
+            hits["cues"] < np.maximum(2.0, self.param(ctx, "cue_share") * count))
+        for i in np.flatnonzero((count > 0) & (identical | ~target_like)):  # the others read as the target language
+            text = docs.target[i]
+            ranked = dict(identifier().rank(text[:SAMPLE]))
+            probs["source"][i], probs["target"][i] = ranked.get(src, 0.0), ranked.get(tgt, 0.0)
+            other, p_other = max(((k, v) for k, v in ranked.items() if k not in (src, tgt)), key=lambda kv: kv[1])
+            probs["other"][i] = p_other
+            if identical[i] or probs["source"][i] >= prob:
+                detail = "identical to its source" if identical[i] else f"language id: {language_name(src)} {probs['source'][i]:.2f}"
+                cue_spans = [m.span() for m in _WORDS.finditer(text[:SAMPLE]) if m.group().lower() in cues]
+                findings[i] = [self.finding(f"{tgt.upper()} is {language_name(src)}, not {language_name(tgt)} ({detail})",
+                                            spans_in(tgt, text, cue_spans or [(0, min(len(text), 200))], "doc_untranslated"),
+                                            "doc_untranslated")]
+            elif p_other >= prob and count[i] >= min_words:
+                findings[i] = [self.finding(f"{tgt.upper()} is in {language_name(other)} (language id {p_other:.2f}), "
+                                            f"neither {language_name(src)} nor {language_name(tgt)}",
+                                            spans_in(tgt, text, [(0, min(len(text), 200))], "doc_wrong_language"),
+                                            "doc_wrong_language")]
+        return Result({"doc_target_common_share": share, "doc_source_cues": hits["cues"].astype(float),
+                       "doc_source_lang_prob": probs["source"], "doc_target_lang_prob": probs["target"],
+                       "doc_other_lang_prob": probs["other"]}, findings)
