@@ -35,7 +35,7 @@ HERE = Path(__file__).parent
 
 # ------------------------------------------------------------------ toy phases (the interface's shape)
 
-def toy_context(source, target, embedder, load_embedder=True):
+def toy_context(source, target, embedder):
     return SimpleNamespace(pair=(source, target), embedder_id=embedder)
 
 
@@ -226,6 +226,30 @@ def slow_map(batch: pa.Table, ctx) -> pa.Table:
 
     time.sleep(0.2)  # each part takes long enough for both workers to get some
     return toy_map(batch, ctx)
+
+
+def test_the_cli_runs_the_real_checks_with_the_same_rows_on_both_engines(tmp_path, ray_session):
+    from typer.testing import CliRunner
+
+    from bbsard_audit.cli import app
+    from bbsard_audit.contracts import corpus_audit
+
+    manifest = make_corpus(tmp_path / "c", n=400)
+    outs = {}
+    for engine in ("local", "ray"):
+        outs[engine] = tmp_path / engine
+        result = CliRunner().invoke(app, ["audit", "corpus", "--dataset", str(manifest), "--out", str(outs[engine]),
+                                          "--engine", engine, "--batch-size", "64", "--review-budget", "10",
+                                          "--control", "5"])
+        assert result.exit_code == 0, result.output
+        assert "audited 400 documents" in result.output
+    frames = {e: corpus_audit.read(o / AUDIT) for e, o in outs.items()}
+    assert frames["local"].equals(frames["ray"]) and frames["local"]["flagged"].sum() > 0
+    assert "doc_empty" in ";".join(frames["local"]["flags"])
+    meta = json.loads((outs["ray"] / META).read_text())
+    assert "doc_misaligned: not run (no embedder)" in meta["checks_unavailable"]
+    queue = (outs["local"] / QUEUE).read_text()
+    assert queue == (outs["ray"] / QUEUE).read_text() and queue.count(",control,") == 5
 
 
 def test_local_engine_uses_worker_processes(tmp_path):

