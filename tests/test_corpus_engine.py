@@ -160,6 +160,14 @@ def test_bad_input_is_one_line_naming_file_line_and_id(tmp_path, case):
     assert not (tmp_path / "out").exists()  # nothing written, not even the checkpoint folder
 
 
+def test_bad_input_keeps_an_existing_empty_out_folder(tmp_path):
+    manifest = _bad(tmp_path, ['{"_id": "d1"}'])
+    (tmp_path / "out").mkdir()
+    with pytest.raises(InputError, match="missing text"):
+        run_corpus_audit(str(manifest), tmp_path / "out", phases=TOY)
+    assert (tmp_path / "out").is_dir() and not any((tmp_path / "out").iterdir())  # the user's folder stays
+
+
 def test_a_100_mb_document_is_refused_without_being_loaded(tmp_path):
     manifest = _bad(tmp_path, [])
     with open(tmp_path / "c" / "en" / "corpus.jsonl", "ab") as f:

@@ -200,7 +200,7 @@ def _key(corpus: Corpus, batch_size: int, embedder: str, max_doc_chars: int, pha
 @contextlib.contextmanager
 def _work_folder(out: Path, key: dict) -> Iterator[tuple[Path, str | None]]:
     """The checkpoint folder, locked against a concurrent run; emptied when its key differs."""
-    work = out / WORK
+    work, created = out / WORK, not out.exists()
     work.mkdir(parents=True, exist_ok=True)
     fd = os.open(work, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -230,8 +230,9 @@ def _work_folder(out: Path, key: dict) -> Iterator[tuple[Path, str | None]]:
     except InputError:
         if not any((work / "map").iterdir()):  # bad input: nothing of this run is left behind
             shutil.rmtree(work, ignore_errors=True)
-            with contextlib.suppress(OSError):
-                out.rmdir()  # only when empty: a folder this run created
+            if created:
+                with contextlib.suppress(OSError):
+                    out.rmdir()  # a folder this run created, still empty
         raise
     finally:
         os.close(fd)
