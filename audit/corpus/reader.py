@@ -42,7 +42,8 @@ MAX_DOC_CHARS = 1_000_000
 PARTITION_BYTES = 16 << 20
 MAX_PARTITIONS = 1024
 FLUSH_BYTES = 4 << 20
-_RUN_BATCH = 512
+_RUN_BATCH = 64
+"""Rows per record batch of a sorted run: the merge holds one batch of each run at a time."""
 _ID_PREFIX = re.compile(rb'"_id"\s*:\s*"?([^",}]{1,80})')
 
 Record = tuple[int, str, str, str]
@@ -357,10 +358,10 @@ def _join_partition(corpus: Corpus, scratch: Path, p: int) -> tuple[Path, tuple 
 
 
 class _Run:
-    """A cursor over one sorted run (memory-mapped): the rows whose seq is below a bound, in slices."""
+    """A cursor over one sorted run: the rows whose seq is below a bound, in slices."""
 
     def __init__(self, path: Path) -> None:
-        self.reader = pa.ipc.open_file(pa.memory_map(str(path)))
+        self.reader = pa.ipc.open_file(pa.OSFile(str(path)))  # read, not mapped: touched pages would stay in RSS
         self.index, self.batch, self.offset = 0, None, 0
 
     def below(self, end: int) -> Iterator[pa.RecordBatch]:
