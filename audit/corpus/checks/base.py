@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from bbsard_audit import languages
 from bbsard_audit.audit.findings import Finding, Span, category_of
@@ -43,12 +45,15 @@ class Docs:
 
     def __init__(self, table: pa.Table, pair: LanguagePair) -> None:
         self.table, self.pair = table, pair
+        self._arrays: dict[str, pa.Array] = {}
 
     def __len__(self) -> int:
         return self.table.num_rows
 
     def arrow(self, column: str) -> pa.Array:
-        return self.table.column(column).combine_chunks()
+        if column not in self._arrays:
+            self._arrays[column] = self.table.column(column).combine_chunks()
+        return self._arrays[column]
 
     @cached_property
     def source(self) -> list[str]:
@@ -65,16 +70,22 @@ class Docs:
         return digit_fingerprint(self.arrow("source_text")) == digit_fingerprint(self.arrow("target_text"))
 
     @cached_property
-    def source_chars(self) -> np.ndarray:
-        import pyarrow.compute as pc
+    def both_have_content(self) -> np.ndarray:
+        """Both sides hold a letter or a digit."""
+        return ~contentless(self.arrow("source_text")) & ~contentless(self.arrow("target_text"))
 
+    @cached_property
+    def source_chars(self) -> np.ndarray:
         return pc.utf8_length(self.arrow("source_text")).to_numpy(zero_copy_only=False).astype(np.int64)
 
     @cached_property
     def target_chars(self) -> np.ndarray:
-        import pyarrow.compute as pc
-
         return pc.utf8_length(self.arrow("target_text")).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def contentless(texts: pa.Array) -> np.ndarray:
+    """True where a text has no letter and no digit (RE2, vectorised)."""
+    return np.asarray(pc.invert(pc.match_substring_regex(texts, r"[\p{L}\p{N}]")).fill_null(True))
 
 
 def row_sums(lists: pa.ListArray, values: np.ndarray) -> np.ndarray:
@@ -86,15 +97,11 @@ def row_sums(lists: pa.ListArray, values: np.ndarray) -> np.ndarray:
 
 def words(texts: pa.Array, sample: int) -> pa.ListArray:
     """The lower-cased letter runs of each text's first `sample` characters (an empty string may occur)."""
-    import pyarrow.compute as pc
-
     return pc.split_pattern_regex(pc.utf8_lower(pc.utf8_slice_codeunits(texts, 0, sample)), r"[^\p{L}]+")
 
 
 def digit_fingerprint(texts: pa.Array) -> np.ndarray:
     """A 64-bit multiset hash of each text's digit runs, leading zeros dropped (vectorised)."""
-    import pyarrow.compute as pc
-
     runs = pc.split_pattern_regex(texts, r"[^0-9]+")
     flat = runs.flatten()
     present = np.asarray(pc.greater(pc.utf8_length(flat), 0))
@@ -211,6 +218,8 @@ class DocCheck(Declared):
     name: str
     order: int
     needs: tuple[str, ...] = ()
+    embeds: bool = False
+    """It needs the context's embedder: without one it does not run (the sidecar says so)."""
     columns: Mapping[str, pa.DataType] = {}
     scored: Mapping[str, pa.DataType] = {}
     params: Mapping[str, float] = {}
@@ -234,6 +243,8 @@ class DocCheck(Declared):
     def unavailable(self, pair: LanguagePair) -> str | None:
         """Why this check cannot run on `pair` ("not available for xx ..."), else None."""
         for code in (pair.source, pair.target):
+            if self.needs and code not in languages.codes():
+                return f"{self.name}: not available for {code} (no language pack)"
             for section in self.needs:
                 try:
                     languages.get(code).section(section)
@@ -253,6 +264,32 @@ class DocCheck(Declared):
 
     def score(self, mapped: pa.Table, stats: "CorpusStats", ctx: "CorpusContext") -> Result:
         return Result({}, [[] for _ in range(mapped.num_rows)])
+
+    def compare_values(self, docs: Docs, extract: Callable[[str, str], list[tuple[int, int, Any]]], what: str,
+                       column: str, skip: Callable[[Any], bool] = lambda v: False, show: Callable[[Any], str] = str,
+                       ) -> Result:
+        """On the rows whose digits differ (`Docs.digits_equal`) and whose sides both hold text: the
+        (start, end, value) mentions `extract(text, lang)` finds on each side, compared as multisets; a finding names the values one
+        side has and the other lacks (`skip`: values never compared), with their spans."""
+        src, tgt = docs.pair.source, docs.pair.target
+        n = len(docs)
+        differ = np.zeros(n)
+        findings: list[list[Finding]] = [[] for _ in range(n)]
+        for i in np.flatnonzero(~docs.digits_equal & docs.both_have_content):  # an empty side is doc_empty's
+            source, target = docs.source[i], docs.target[i]
+            a, b = extract(source, src), extract(target, tgt)
+            va, vb = Counter(v for *_, v in a), Counter(v for *_, v in b)
+            missing = Counter({v: c for v, c in (va - vb).items() if not skip(v)})
+            added = Counter({v: c for v, c in (vb - va).items() if not skip(v)})
+            if not missing and not added:
+                continue
+            differ[i] = sum(missing.values()) + sum(added.values())
+            parts = [f"{side.upper()} has {', '.join(show(v) for v in sorted(c))} not in {other.upper()}"
+                     for side, other, c in ((src, tgt, missing), (tgt, src, added)) if c]
+            spans = (spans_in(src, source, [(s, e) for s, e, v in a if v in missing], self.name)
+                     + spans_in(tgt, target, [(s, e) for s, e, v in b if v in added], self.name))
+            findings[i] = [self.finding(f"{what} differ: " + "; ".join(parts), spans)]
+        return Result({column: differ}, findings)
 
     def finding(self, reason: str, spans=(), flag: str | None = None) -> Finding:
         return Finding(flag or self.name, reason, tuple(spans))
@@ -278,3 +315,5 @@ def check_options(options: Mapping[str, object], checks: Sequence[DocCheck]) -> 
             raise InputError(f"unknown corpus-audit option {key!r}" + (f"; did you mean {near[0]!r}?" if near else ""))
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
             raise InputError(f"corpus-audit option {key!r} must be a finite number, got {value!r}")
+        if key.startswith("weights.") and not 0 <= value < 1:
+            raise InputError(f"corpus-audit option {key!r} must be a weight in [0, 1), got {value!r}")

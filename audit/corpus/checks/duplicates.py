@@ -1,19 +1,21 @@
 """Document check `doc_duplicate_translation`: the same translation for different sources, exact or
 near (MinHash), e.g. a generic or hallucinated text put out for several documents (mteb#3708).
 
-Map: each target is normalised (lower case, whitespace collapsed); its exact hash, and a
-one-permutation MinHash of its 8-byte shingles (a content-defined quarter of them) in `BINS` bins,
-16 bits per bin, computed over the whole batch in numpy; the source's exact hash. Reduce: LSH
-banding (`BANDS` bands of `BINS / BANDS` bins): documents sharing a band are candidates, each
-verified against its band's representative (the smallest id hash) by the share of equal bins
-(>= `similarity`); exact copies join too; connected components are the groups. In a group, the
-members whose source is unlike the others' (MinHash of the sources < `similarity - margin`, not the
-largest cluster of alike sources) raise the flag: two near-identical sources translated alike are
-no artifact, and of three documents sharing a translation the one whose source differs is the odd
-one out (a pair with different sources: both, unless one of them has a length ratio out of
-proportion, robust z > LENGTH_Z: that one, e.g. a truncated translation that became another's). Memory while
-reducing: 2 x 8 (exact hashes) + 8 (id hash) + 2 x BINS (signature) = 88 bytes per document; the
-stats keep the grouped documents only. No language pack needed.
+Map, for each side: its first MAX_CHARS characters, ASCII whitespace removed and ASCII letters
+lower-cased; their exact hash (with the full length) and a one-permutation MinHash of their 8-byte
+shingles (all of a short text's, a content-defined eighth of a long one's) in `BINS` bins of 16
+bits, computed over the whole batch in numpy. Reduce: LSH banding of the targets (`BANDS` bands of
+`BINS / BANDS` bins): documents sharing a band are candidates, each verified against its band's
+representative (the smallest id hash) by the share of equal bins (>= `similarity`); exact copies
+join too; connected components are the groups. In a group, the members whose source is unlike the
+others' (MinHash of the sources < `similarity - margin`, not in the one largest cluster of alike
+sources) raise the flag: near-identical sources translated alike are no artifact, and of three
+documents sharing a translation the one whose source differs is the odd one out (of two with
+different sources: both, unless one has a length ratio out of proportion, robust z > LENGTH_Z: that
+one, e.g. a truncated translation that became another's). Memory while reducing: 3 x 8 (hashes) + 4
+(length ratio) + 2 x 2 x BINS (signatures) = 156 bytes per document (fewer source bins, tried, flag
+more innocent documents); the stats keep the grouped documents only. The span is the start of the
+shared translation. No language pack needed.
 """
 
 from __future__ import annotations
@@ -24,11 +26,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .base import DocCheck, Docs, Result
+from .base import DocCheck, Docs, Result, span_at
 
 BINS = 32
 BANDS = 8
 SHINGLE = 8
+MAX_CHARS = 1 << 16
+"""Characters of a text that are hashed (with its full length): memory stays bounded for a huge text."""
+HEAD = 120
+"""Characters of the start of a translation kept as a flagged duplicate's span."""
 SHORT = 512
 """A text of fewer bytes keeps all its shingles, a longer one an eighth (chosen by their hash)."""
 EMPTY = np.uint16(0xFFFF)
@@ -47,6 +53,8 @@ def _mix(x: np.ndarray) -> np.ndarray:
 
 _SPACE = np.zeros(256, dtype=bool)
 _SPACE[[9, 10, 11, 12, 13, 32]] = True
+_LOWER = np.arange(256, dtype=np.uint8)
+_LOWER[65:91] += 32
 
 
 def _compact(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -58,19 +66,17 @@ def _compact(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[texts.offset:texts.offset + n + 1]
     data = (np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]:offsets[-1]] if data_buffer is not None
             else np.zeros(0, dtype=np.uint8))
-    keep = ~_SPACE[data]
-    kept = np.r_[0, np.cumsum(keep)]
-    data = data[keep]
-    upper = (data >= 65) & (data <= 90)
-    data = np.where(upper, data | 32, data).astype(np.uint8)
-    return data, kept[offsets - offsets[0]]
+    kept = np.flatnonzero(~_SPACE[data])
+    return _LOWER[data[kept]], np.searchsorted(kept, offsets - offsets[0])
 
 
-def exact_hashes(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """64-bit blake2b of each compacted text (the same in every process, unlike hash())."""
+def exact_hashes(data: np.ndarray, offsets: np.ndarray, chars: np.ndarray) -> np.ndarray:
+    """64-bit blake2b of each compacted text and its full length in characters (the same in every
+    process, unlike hash())."""
     raw = data.tobytes()
-    return np.array([int.from_bytes(hashlib.blake2b(raw[a:b], digest_size=8).digest(), "little", signed=True)
-                     for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())], dtype=np.int64)
+    return np.array([int.from_bytes(hashlib.blake2b(raw[a:b] + str(n).encode(), digest_size=8).digest(), "little",
+                                    signed=True)
+                     for a, b, n in zip(offsets[:-1].tolist(), offsets[1:].tolist(), chars.tolist())], dtype=np.int64)
 
 
 def id_hashes(ids: list[str]) -> np.ndarray:
@@ -87,11 +93,13 @@ def signatures(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     if count > 0:
         windows = np.ndarray((count,), dtype="<u8", buffer=np.ascontiguousarray(data).tobytes(), strides=(1,))
         lengths = np.diff(offsets)
-        doc = np.repeat(np.arange(n), lengths)[:count]
         hashes = _mix(windows.astype(np.uint64))
-        keep = (np.arange(count) + SHINGLE <= offsets[1:][doc]) & (
-            (lengths[doc] < SHORT) | ((hashes >> np.uint64(61)) == 0))  # the sample: top bits; the bin: low bits
-        doc, hashes = doc[keep], hashes[keep]
+        # the sample: a hash's top bits (its bin: the low bits); a short text's windows all count
+        short = np.repeat(lengths < SHORT, lengths)[:count]
+        start = np.flatnonzero(short | ((hashes >> np.uint64(61)) == 0))
+        doc = np.searchsorted(offsets, start, side="right") - 1
+        inside = start + SHINGLE <= offsets[doc + 1]  # a window must lie inside its own text
+        doc, hashes = doc[inside], hashes[start[inside]]
         np.minimum.at(out, (doc, (hashes % np.uint64(BINS)).astype(np.int64)), hashes // np.uint64(BINS))
     filled = out != np.iinfo(np.uint64).max
     sig = (out & np.uint64(0xFFFF)).astype(np.uint16)
@@ -108,21 +116,25 @@ class DuplicateAccumulator:
     def add(self, mapped: pa.Table) -> None:
         keep = ~mapped.column("doc_empty_target").to_numpy(zero_copy_only=False)
         columns = [mapped.column(c).to_numpy(zero_copy_only=False)[keep]
-                   for c in ("_id_hash", "_target_hash", "_source_hash", "doc_length_log_ratio")]
-        sigs = [np.frombuffer(b"".join(mapped.column(c).to_pylist()), dtype=np.uint16).reshape(-1, BINS)[keep]
-                for c in ("_target_minhash", "_source_minhash")]
-        self.parts.append((*columns, *sigs))
+                   for c in ("_id_hash", "_target_hash", "_source_hash")]
+        ratio = mapped.column("doc_length_log_ratio").to_numpy(zero_copy_only=False)[keep].astype(np.float32)
+        target, source = (np.frombuffer(b"".join(mapped.column(c).to_pylist()), dtype=np.uint16)
+                          .reshape(-1, BINS)[keep] for c in ("_target_minhash", "_source_minhash"))
+        self.parts.append((*columns, ratio, target, source))
 
     def finish(self) -> "DuplicateGroups":
         if not self.parts:
             return DuplicateGroups({})
         ids, target, source, ratio, tsig, ssig = (np.concatenate(x) for x in zip(*self.parts))
         self.parts = []
+        if not len(ids):
+            return DuplicateGroups({})
         order = np.argsort(ids, kind="stable")  # every result below is independent of the batches' order
         ids, target, source, ratio, tsig, ssig = (x[order] for x in (ids, target, source, ratio, tsig, ssig))
         finite = ratio[np.isfinite(ratio)]
         median = np.median(finite) if len(finite) else 0.0
-        length_z = np.abs(ratio - median) / max(1.4826 * (np.median(np.abs(finite - median)) if len(finite) else 0.0), 0.05)
+        mad = np.median(np.abs(finite - median)) if len(finite) else 0.0
+        length_z = np.abs(ratio - median) / max(1.4826 * mad, 0.05)
         n = len(ids)
         pairs = [_runs_to_representative(target)]
         bands = np.ascontiguousarray(tsig).view(np.uint64)
@@ -227,15 +239,19 @@ class DuplicatesCheck(DocCheck):
     categories = {"doc_duplicate_translation": "mistranslation"}
     weights = {"doc_duplicate_translation": 0.6}
     columns = {"_id_hash": pa.int64(), "_target_hash": pa.int64(), "_source_hash": pa.int64(),
-               "_target_minhash": pa.binary(), "_source_minhash": pa.binary()}
+               "_target_minhash": pa.binary(), "_source_minhash": pa.binary(), "_target_head": pa.string()}
     scored = {"doc_duplicate_group_size": pa.float64(), "doc_duplicate_group": pa.int64()}
     params = {"similarity": 0.8, "margin": 0.3}
 
     def map(self, docs: Docs, ctx) -> Result:
-        target, source = _compact(docs.arrow("target_text")), _compact(docs.arrow("source_text"))
+        target, source = (_compact(pc.utf8_slice_codeunits(docs.arrow(f"{side}_text"), 0, MAX_CHARS))
+                          for side in ("target", "source"))
         return Result({"_id_hash": id_hashes(docs.table.column("id").to_pylist()),
-                       "_target_hash": exact_hashes(*target), "_source_hash": exact_hashes(*source),
-                       "_target_minhash": _rows(signatures(*target)), "_source_minhash": _rows(signatures(*source))},
+                       "_target_hash": exact_hashes(*target, docs.target_chars),
+                       "_source_hash": exact_hashes(*source, docs.source_chars),
+                       "_target_minhash": _rows(signatures(*target)), "_source_minhash": _rows(signatures(*source)),
+                       "_target_head": pc.utf8_slice_codeunits(docs.arrow("target_text"), 0, HEAD)
+                       .to_numpy(zero_copy_only=False)},
                       [[] for _ in range(len(docs))])
 
     def accumulator(self, ctx) -> DuplicateAccumulator:
@@ -246,6 +262,7 @@ class DuplicatesCheck(DocCheck):
         n = mapped.num_rows
         size, key = np.zeros(n), np.zeros(n, dtype=np.int64)
         findings = [[] for _ in range(n)]
+        heads = None
         for i, h in enumerate(mapped.column("_id_hash").to_numpy()):
             group = groups.groups.get(int(h))
             if group is None:
@@ -253,7 +270,9 @@ class DuplicatesCheck(DocCheck):
             key[i], size[i] = group[0], group[1]
             if group[2]:
                 kind = "identical to" if group[3] else "near-identical (MinHash) to"
+                heads = heads if heads is not None else mapped.column("_target_head").to_pylist()
                 findings[i] = [self.finding(f"{ctx.pair.target.upper()} is {kind} the translation of another document "
                                             f"whose {ctx.pair.source.upper()} source is not alike (group "
-                                            f"{group[0] & 0xFFFFFFFFFFFFFFFF:016x} of {group[1]} documents)")]
+                                            f"{group[0] & 0xFFFFFFFFFFFFFFFF:016x} of {group[1]} documents)",
+                                            [span_at(ctx.pair.target, 0, heads[i], self.name)] if heads[i] else ())]
         return Result({"doc_duplicate_group_size": size, "doc_duplicate_group": key}, findings)

@@ -6,17 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from .base import DocCheck, Docs, Result, quoted, spans_in
-
-_CONTENT = r"[\p{L}\p{N}]"
-
-
-def contentless(texts: pa.Array) -> np.ndarray:
-    """True where a text has no letter and no digit (RE2, vectorised)."""
-    return np.asarray(pc.invert(pc.match_substring_regex(texts, _CONTENT)).fill_null(True))
-
+from .base import DocCheck, Docs, Result, contentless, quoted, spans_in
 
 class EmptyCheck(DocCheck):
     name = "doc_empty"

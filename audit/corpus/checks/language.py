@@ -1,15 +1,16 @@
-"""Document checks `doc_untranslated` (the target is in the source language) and
-`doc_wrong_language` (it is in neither language of the pair).
+"""Document checks `doc_untranslated` (the target is in the source language) and `doc_wrong_language`
+(it is in neither language of the pair).
 
-Language id on every document would cost ~70 µs each (py3langid), so the packs screen first: on
-the target's first `SAMPLE` characters, the share of the target pack's common words
-(`untranslated.common`) that no other pack has as a word (Dutch 'het', 'wordt', not 'de' or 'in') and the count of source-only cue words (the source pack's
-`untranslated.cues` that are no word of the target pack, as the question check `untranslated`).
-A text written in the target language has many common words and no cues; only the others go to
-py3langid (all its languages, so that "neither" can be said). Untranslated: P(source) >= `prob`,
-or a target identical to its source (>= `min_words` words, whitespace trimmed). Wrong language: another language with
-P >= `prob` on a text of >= `min_words` words. The spans are the source cue words (untranslated)
-or the start of the text. NaN probabilities: language id was not asked (the screen passed it).
+Language id on every document would cost ~70 µs each (py3langid), so the packs screen first: on the
+target's first `SAMPLE` characters, the share of the target pack's common words
+(`untranslated.common`) that no other pack has as a word (Dutch 'het', 'wordt', not 'de' or 'in')
+and the count of source-only cue words (the source pack's `untranslated.cues` that are no word of
+the target pack, as the question check `untranslated`). A text written in the target language has
+many common words and no cues; only the others go to py3langid (all its languages, so that
+"neither" can be said). Untranslated: P(source) >= `prob`, or a target identical to its source (>=
+`min_words` words, whitespace trimmed). Wrong language: another language with P >= `prob` on a text
+of >= `min_words` words. The spans are the source cue words (untranslated) or the start of the
+text. NaN probabilities: language id was not asked (the screen passed it).
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ class LanguageCheck(DocCheck):
             other, p_other = max(((k, v) for k, v in ranked.items() if k not in (src, tgt)), key=lambda kv: kv[1])
             probs["other"][i] = p_other
             if identical[i] or probs["source"][i] >= prob:
-                detail = "identical to its source" if identical[i] else f"language id: {language_name(src)} {probs['source'][i]:.2f}"
+                detail = ("identical to its source" if identical[i]
+                          else f"language id: {language_name(src)} {probs['source'][i]:.2f}")
                 cue_spans = [m.span() for m in _WORDS.finditer(text[:SAMPLE]) if m.group().lower() in cues]
                 findings[i] = [self.finding(f"{tgt.upper()} is {language_name(src)}, not {language_name(tgt)} ({detail})",
                                             spans_in(tgt, text, cue_spans or [(0, min(len(text), 200))], "doc_untranslated"),

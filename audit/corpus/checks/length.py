@@ -1,12 +1,13 @@
-"""Document check `doc_truncated`: the translation is much shorter than its source, measured
-against the corpus's own length ratio.
+"""Document check `doc_truncated`: the translation is much shorter than its source, measured against
+the corpus's own length ratio.
 
 A translation's length ratio target/source depends on the pair (Dutch runs ~5 % longer than French)
 and on the corpus, so the check learns it: the log length ratio of every pair with a source of at
-least `min_source_chars` characters, its median and MAD streamed over the corpus (reduce phase).
-A pair is truncated (in a corpus of at least `min_corpus` measured pairs) when its robust z = (log ratio - median) / (1.4826 MAD) is below -`z` AND its
-ratio is below `ratio` times the corpus's median ratio (so a tight distribution cannot flag a
-translation 10 % short). The evidence span is where the translation stops. No language pack needed.
+least `min_source_chars` characters, its median and MAD streamed over the corpus (reduce phase). A
+pair is truncated (in a corpus of at least `min_corpus` measured pairs) when its robust z = (log
+ratio - median) / (1.4826 MAD) is below -`z` AND its ratio is below `ratio` times the corpus's
+median ratio (so a tight distribution cannot flag a translation 10 % short). The evidence span is
+where the translation stops. No language pack needed.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .base import DocCheck, Docs, Result, RobustDistribution, robust_z, span_at
-from .empty import contentless
+from .base import DocCheck, Docs, Result, RobustDistribution, contentless, robust_z, span_at
 
 TAIL = 40
 """Characters of the translation's end shown as the span."""

@@ -59,7 +59,7 @@ class MetaTextCheck(DocCheck):
 
     def unavailable(self, pair) -> str | None:
         """Only the target needs phrases: meta-text is what a translator adds."""
-        if not languages.get(pair.target).has("meta_text"):
+        if pair.target not in languages.codes() or not languages.get(pair.target).has("meta_text"):
             return f"{self.name}: not available for {pair.target} (its language pack has no `meta_text`)"
         return None
 

@@ -10,16 +10,13 @@ mentions inside an article reference; the spans are the values one side has and 
 
 from __future__ import annotations
 
-from collections import Counter
-
-import numpy as np
 import pyarrow as pa
 
 from bbsard_audit import languages
 from bbsard_audit.audit.checks.numbers import number_mentions
 from bbsard_audit.audit.termmatch import tokenize
 
-from .base import DocCheck, Docs, Result, spans_in
+from .base import DocCheck, Docs, Result
 from .references import references
 
 def _fmt(value: float) -> str:
@@ -45,22 +42,6 @@ class NumbersCheck(DocCheck):
     columns = {"doc_numbers_differ": pa.float64()}
 
     def map(self, docs: Docs, ctx) -> Result:
-        src, tgt = docs.pair.source, docs.pair.target
-        n = len(docs)
-        differ = np.zeros(n)
-        findings = [[] for _ in range(n)]
-        for i in np.flatnonzero(~docs.digits_equal):  # the same digits: number words alone rarely change
-            source, target = docs.source[i], docs.target[i]
-            a, b = values_outside_references(source, src), values_outside_references(target, tgt)
-            va, vb = Counter(v for *_, v in a), Counter(v for *_, v in b)
-            missing = Counter({v: c for v, c in (va - vb).items() if v != 1})
-            added = Counter({v: c for v, c in (vb - va).items() if v != 1})
-            if not missing and not added:
-                continue
-            differ[i] = sum(missing.values()) + sum(added.values())
-            parts = [f"{side.upper()} has {', '.join(_fmt(v) for v in sorted(c))} not in {other.upper()}"
-                     for side, other, c in ((src, tgt, missing), (tgt, src, added)) if c]
-            spans = (spans_in(src, source, [(s, e) for s, e, v in a if v in missing], self.name)
-                     + spans_in(tgt, target, [(s, e) for s, e, v in b if v in added], self.name))
-            findings[i] = [self.finding("numbers differ: " + "; ".join(parts), spans)]
-        return Result({"doc_numbers_differ": differ}, findings)
+        # "un"/"een" vs "1": 1 is never compared (as in the question check)
+        return self.compare_values(docs, values_outside_references, "numbers", "doc_numbers_differ",
+                                   skip=lambda v: v == 1, show=_fmt)

@@ -15,15 +15,13 @@ not, and is missed.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from functools import cache
 
-import numpy as np
 import pyarrow as pa
 
 from bbsard_audit import languages
 
-from .base import DocCheck, Docs, Result, spans_in
+from .base import DocCheck, Docs, Result
 
 _JOINERS = r"(?:,|;|et|ou|en|of|and|or|und|oder|tot|à|to|bis zu|-)"
 
@@ -65,21 +63,4 @@ class ReferencesCheck(DocCheck):
     columns = {"doc_references_differ": pa.float64()}
 
     def map(self, docs: Docs, ctx) -> Result:
-        src, tgt = docs.pair.source, docs.pair.target
-        n = len(docs)
-        differ = np.zeros(n)
-        findings = [[] for _ in range(n)]
-        for i in np.flatnonzero(~docs.digits_equal):
-            source, target = docs.source[i], docs.target[i]
-            a, b = references(source, src), references(target, tgt)
-            va, vb = Counter(v for *_, v in a), Counter(v for *_, v in b)
-            if va == vb:
-                continue
-            missing, added = va - vb, vb - va
-            differ[i] = sum(missing.values()) + sum(added.values())
-            parts = [f"{side.upper()} has {', '.join(sorted(c))} not in {other.upper()}"
-                     for side, other, c in ((src, tgt, missing), (tgt, src, added)) if c]
-            spans = (spans_in(src, source, [(s, e) for s, e, v in a if v in missing], self.name)
-                     + spans_in(tgt, target, [(s, e) for s, e, v in b if v in added], self.name))
-            findings[i] = [self.finding("article references differ: " + "; ".join(parts), spans)]
-        return Result({"doc_references_differ": differ}, findings)
+        return self.compare_values(docs, references, "article references", "doc_references_differ")
