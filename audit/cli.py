@@ -300,9 +300,11 @@ def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
 
 
 def register(app: typer.Typer) -> None:
+    from .corpus.cli import register_corpus_cli
     from .glossary_cli import register_glossary_cli
 
     register_glossary_cli(audit_app)
+    register_corpus_cli(audit_app)
     app.add_typer(audit_app, name="audit")
 
 

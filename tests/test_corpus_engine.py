@@ -1,0 +1,345 @@
+"""The corpus audit's engine: the streaming join of a corpus and its translation (bad input in one
+line), local and Ray engines giving the same rows, resume after a kill, crash-consistent outputs,
+memory independent of the corpus size.
+
+The phase functions here (`toy_*`) are a small stand-in of audit/corpus/documents.py with its
+interface (one output row per input row, corpus statistics, scoring), so the engine is tested on its
+own; the real checks are exercised by tests/test_corpus_checks.py and the CLI test below.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from bbsard_audit.audit.corpus import reader
+from bbsard_audit.audit.corpus.run import AUDIT, META, QUEUE, WORK, Phases, run_corpus_audit
+from bbsard_audit.errors import InputError
+from bbsard_audit.transactions import FAULT_ENV, settle
+from conftest import need
+
+HERE = Path(__file__).parent
+
+
+# ------------------------------------------------------------------ toy phases (the interface's shape)
+
+def toy_context(source, target, embedder):
+    return SimpleNamespace(pair=(source, target), embedder_id=embedder)
+
+
+def toy_map(batch: pa.Table, ctx) -> pa.Table:
+    s, t = pc.utf8_length(batch["source_text"]), pc.utf8_length(batch["target_text"])
+    return pa.table({"id": batch["id"], "source_chars": pc.cast(s, pa.int64()), "target_chars": pc.cast(t, pa.int64()),
+                     "doc_empty": pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(batch["target_text"])), 0),
+                     "pid": pa.array([os.getpid()] * batch.num_rows, pa.int64())})
+
+
+def toy_reduce(mapped, ctx=None) -> dict:
+    ratios = np.concatenate([(t["target_chars"].to_numpy() + 1) / (t["source_chars"].to_numpy() + 1) for t in mapped])
+    return {"median": float(np.median(ratios)), "n": int(ratios.size)}
+
+
+def toy_score(mapped: pa.Table, stats: dict, ctx) -> pa.Table:
+    ratio = (mapped["target_chars"].to_numpy() + 1) / (mapped["source_chars"].to_numpy() + 1) / stats["median"]
+    empty = mapped["doc_empty"].to_numpy(zero_copy_only=False)
+    truncated = ratio < 0.5
+    flagged = empty | truncated
+    flags = [";".join(n for n, on in (("doc_empty", e), ("doc_truncated", tr)) if on) for e, tr in zip(empty, truncated)]
+    n = mapped.num_rows
+    return pa.table({"id": mapped["id"], "risk": np.clip(1 - ratio, 0, 1), "severity": ["high" if f else "none" for f in flagged],
+                     "flagged": flagged, "flags": flags, "reasons": flags, "spans": ["[]"] * n,
+                     "source_chars": mapped["source_chars"], "target_chars": mapped["target_chars"],
+                     "source_excerpt": [""] * n, "target_excerpt": [""] * n, "doc_ratio": ratio})
+
+
+TOY = Phases(toy_map, toy_reduce, toy_score, toy_context)
+
+
+# ------------------------------------------------------------------ real-shaped small files
+
+def beir_side(root: Path, docs: list[dict]) -> None:
+    (root / "qrels").mkdir(parents=True)
+    (root / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "?"}) + "\n")
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td0\t1\n")
+    (root / "corpus.jsonl").write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+
+
+def make_corpus(root: Path, n: int = 300, seed: int = 0, *, shuffle: bool = True) -> Path:
+    """A BEIR-style translated corpus: English source, Dutch target in another order, some damage."""
+    rng = random.Random(seed)
+    src = [{"_id": f"d{i}", "title": f"Title {i}", "text": f"Article {i}: the tenant pays {i} euros. " * rng.randint(1, 6)}
+           for i in range(n)]
+    tgt = [{"_id": d["_id"], "title": f"Titel {i}", "text": ("" if i % 37 == 5 else f"Artikel {i}: de huurder betaalt. "
+                                                             * (1 if i % 11 == 3 else len(d["text"]) // 35))}
+           for i, d in enumerate(src)]
+    if shuffle:
+        rng.shuffle(tgt)
+    beir_side(root / "en", src)
+    beir_side(root / "nl", tgt)
+    manifest = root / "corpus.yaml"
+    manifest.write_text("name: toy-corpus\nsource: {path: en, lang: en, format: beir}\n"
+                        "target: {path: nl, lang: nl, format: beir}\n")
+    return manifest
+
+
+def rows(path: Path) -> list[dict]:
+    return pq.read_table(path).drop_columns(["pid"] if "pid" in pq.read_schema(path).names else []).to_pylist()
+
+
+# ------------------------------------------------------------------ the reader
+
+
+def test_join_streams_both_sides_in_source_order_whatever_the_target_order(tmp_path, monkeypatch):
+    manifest = make_corpus(tmp_path / "c", n=500)
+    corpus = reader.open_corpus(str(manifest))
+    assert (corpus.source, str(corpus.pair)) == ("corpus.yaml", "en->nl")
+    one = reader.join_batches(corpus, tmp_path / "one", 64)
+    monkeypatch.setattr(reader, "PARTITION_BYTES", 4096)  # many partitions: the same batches
+    many = reader.join_batches(corpus, tmp_path / "many", 64)
+    assert [r for _, r in one] == [64] * 7 + [52] and [r for _, r in many] == [r for _, r in one]
+    got = pa.concat_tables(pq.read_table(p) for p, _ in many)
+    assert got.schema == reader.INPUT_SCHEMA
+    assert got.equals(pa.concat_tables(pq.read_table(p) for p, _ in one))
+    assert got["id"].to_pylist() == [f"d{i}" for i in range(500)]
+    src = {d["_id"]: d for d in map(json.loads, (tmp_path / "c" / "nl" / "corpus.jsonl").read_text().splitlines())}
+    assert all(r["target_text"] == src[r["id"]]["text"] for r in got.to_pylist())
+    assert not (tmp_path / "many" / "join").exists()  # the partitions are temporary
+
+
+def test_csv_folder_is_a_source(tmp_path):
+    from bbsard_audit.sources.sample import sample_dir
+
+    corpus = reader.open_corpus(str(sample_dir()))
+    parts = reader.join_batches(corpus, tmp_path / "in", 1000)
+    table = pq.read_table(parts[0][0])
+    assert str(corpus.pair) == "fr->nl" and table.num_rows > 0 and table["id"][0].as_py() == "1001"
+    assert table["source_text"][0].as_py().startswith("Le bien loué")
+
+
+def _bad(tmp_path: Path, src_lines: list[str], tgt_lines: list[str] | None = None) -> Path:
+    manifest = make_corpus(tmp_path / "c", n=5, shuffle=False)
+    if src_lines:
+        with open(tmp_path / "c" / "en" / "corpus.jsonl", "a") as f:
+            f.write("".join(line + "\n" for line in src_lines))
+    if tgt_lines:
+        with open(tmp_path / "c" / "nl" / "corpus.jsonl", "a") as f:
+            f.write("".join(line + "\n" for line in tgt_lines))
+    return manifest
+
+
+BAD = {
+    "not JSON": (['{"_id": "x", "text": "a"'], None, "en/corpus.jsonl, row 6: not a JSON line"),
+    "missing _id": (['{"text": "a"}'], None, "en/corpus.jsonl, row 6: missing _id"),
+    "missing text": (['{"_id": "x7", "title": "a"}'], None, "en/corpus.jsonl, row 6, id x7: missing text"),
+    "duplicate id": (['{"_id": "d2", "text": "again"}'], ['{"_id": "d2", "text": "opnieuw"}'],
+                     "en/corpus.jsonl, row 6, id d2: duplicate id (first on line 3)"),
+    "source only": (['{"_id": "d9", "text": "a"}'], None, "en/corpus.jsonl, row 6, id d9: id only on the source side"),
+    "target only": (None, ['{"_id": "d9", "text": "a"}'], "nl/corpus.jsonl, row 6, id d9: id only on the target side"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_input_is_one_line_naming_file_line_and_id(tmp_path, case):
+    src, tgt, expected = BAD[case]
+    manifest = _bad(tmp_path, src or [], tgt)
+    with pytest.raises(InputError) as err:
+        run_corpus_audit(str(manifest), tmp_path / "out", phases=TOY)
+    assert expected in err.value.one_line() and "\n" not in err.value.one_line()
+    assert not (tmp_path / "out").exists()  # nothing written, not even the checkpoint folder
+
+
+def test_bad_input_keeps_an_existing_empty_out_folder(tmp_path):
+    manifest = _bad(tmp_path, ['{"_id": "d1"}'])
+    (tmp_path / "out").mkdir()
+    with pytest.raises(InputError, match="missing text"):
+        run_corpus_audit(str(manifest), tmp_path / "out", phases=TOY)
+    assert (tmp_path / "out").is_dir() and not any((tmp_path / "out").iterdir())  # the user's folder stays
+
+
+def test_a_100_mb_document_is_refused_without_being_loaded(tmp_path):
+    manifest = _bad(tmp_path, [])
+    with open(tmp_path / "c" / "en" / "corpus.jsonl", "ab") as f:
+        f.write(b'{"_id": "huge", "text": "' + b"a" * 100_000_000 + b'"}\n')
+    tracemalloc.start()
+    with pytest.raises(InputError) as err:
+        reader.join_batches(reader.open_corpus(str(manifest)), tmp_path / "in", 10)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert "en/corpus.jsonl, row 6, id huge: document of over" in err.value.one_line()
+    assert "--max-doc-chars 1,000,000" in err.value.one_line() and peak < 30e6
+    with pytest.raises(InputError, match=r"row 1, id d0: document of [0-9]+ characters is longer than --max-doc-chars 20"):
+        reader.join_batches(reader.open_corpus(str(manifest), max_doc_chars=20), tmp_path / "in", 10)
+
+
+def test_cli_bad_input_exits_2_with_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from bbsard_audit.cli import app
+
+    manifest = _bad(tmp_path, ['{"_id": "d1", "text": "dup"}'])
+    result = CliRunner().invoke(app, ["audit", "corpus", "--dataset", str(manifest), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "row 6, id d1: duplicate id" in lines[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_unreachable_ray_address_is_one_line(tmp_path):
+    need("ray")
+    manifest = make_corpus(tmp_path / "c", n=5)
+    with pytest.raises(InputError) as err:
+        run_corpus_audit(str(manifest), tmp_path / "out", engine="ray", ray_address="127.0.0.1:9", phases=TOY)
+    assert err.value.one_line().startswith("--ray-address 127.0.0.1:9: cannot reach the Ray cluster")
+
+
+# ------------------------------------------------------------------ engines, resume, crash
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    """One local Ray (num_cpus=2) for the module: starting it takes seconds."""
+    ray = need("ray", "ray not installed (the scale extra, included in test)")
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import a test module
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    yield ray
+    ray.shutdown()
+
+
+def test_local_and_ray_engines_give_identical_rows(tmp_path, ray_session):
+    manifest = make_corpus(tmp_path / "c", n=900)
+    local = run_corpus_audit(str(manifest), tmp_path / "local", batch_size=100, phases=TOY)
+    on_ray = run_corpus_audit(str(manifest), tmp_path / "ray", engine="ray", batch_size=100, phases=TOY)
+    assert rows(tmp_path / "local" / AUDIT) == rows(tmp_path / "ray" / AUDIT)
+    assert local.n_docs == on_ray.n_docs == 900 and local.n_flagged == on_ray.n_flagged > 0
+    assert local.flag_counts == on_ray.flag_counts and set(local.flag_counts) == {"doc_empty", "doc_truncated"}
+    meta = json.loads((tmp_path / "ray" / META).read_text())
+    assert meta["engine"] == "ray" and meta["dataset"]["source"] == "corpus.yaml" and meta["n_docs"] == 900
+    assert not (tmp_path / "local" / WORK).exists() and not (tmp_path / "ray" / WORK).exists()
+
+
+def slow_map(batch: pa.Table, ctx) -> pa.Table:
+    import time
+
+    time.sleep(0.2)  # each part takes long enough for both workers to get some
+    return toy_map(batch, ctx)
+
+
+def test_the_cli_runs_the_real_checks_with_the_same_rows_on_both_engines(tmp_path, ray_session):
+    from typer.testing import CliRunner
+
+    from bbsard_audit.cli import app
+    from bbsard_audit.contracts import corpus_audit
+
+    manifest = make_corpus(tmp_path / "c", n=400)
+    outs = {}
+    for engine in ("local", "ray"):
+        outs[engine] = tmp_path / engine
+        result = CliRunner().invoke(app, ["audit", "corpus", "--dataset", str(manifest), "--out", str(outs[engine]),
+                                          "--engine", engine, "--batch-size", "64", "--review-budget", "10",
+                                          "--control", "5"])
+        assert result.exit_code == 0, result.output
+        assert "audited 400 documents" in result.output
+    frames = {e: corpus_audit.read(o / AUDIT) for e, o in outs.items()}
+    assert frames["local"].equals(frames["ray"]) and frames["local"]["flagged"].sum() > 0
+    assert "doc_empty" in ";".join(frames["local"]["flags"])
+    meta = json.loads((outs["ray"] / META).read_text())
+    assert "doc_misaligned: not run (no embedder)" in meta["checks_unavailable"]
+    queue = (outs["local"] / QUEUE).read_text()
+    assert queue == (outs["ray"] / QUEUE).read_text() and queue.count(",control,") == 5
+
+
+def test_local_engine_uses_worker_processes(tmp_path):
+    manifest = make_corpus(tmp_path / "c", n=400)
+    seen = []
+    run_corpus_audit(str(manifest), tmp_path / "out", batch_size=50, workers=2,
+                     phases=Phases(slow_map, lambda m, ctx=None: seen.append(pa.concat_tables(list(m))) or toy_reduce([seen[-1]]),
+                                   toy_score, toy_context))
+    pids = set(seen[0]["pid"].to_pylist())
+    assert len(pids) == 2 and os.getpid() not in pids
+
+
+def _run_script(manifest: Path, out: Path, fault: str | None, **kw) -> subprocess.CompletedProcess:
+    code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); from test_corpus_engine import TOY; "
+            "from bbsard_audit.audit.corpus.run import run_corpus_audit; "
+            f"r = run_corpus_audit({str(manifest)!r}, __import__('pathlib').Path({str(out)!r}), phases=TOY, "
+            f"say=print, **{kw!r}); print('resumed', r.resumed)")
+    env = {**os.environ, **({FAULT_ENV: fault} if fault else {})}
+    env.pop(FAULT_ENV, None) if not fault else None
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_a_killed_run_resumes_from_its_finished_batches(tmp_path):
+    manifest = make_corpus(tmp_path / "c", n=600)
+    whole = run_corpus_audit(str(manifest), tmp_path / "whole", batch_size=50, workers=1, phases=TOY)
+    killed = _run_script(manifest, tmp_path / "out", "kill:5", batch_size=50, workers=1)
+    assert killed.returncode == -9, killed.stderr
+    assert len(list((tmp_path / "out" / WORK / "map").glob("*.arrow"))) == 4 and not (tmp_path / "out" / AUDIT).exists()
+    again = _run_script(manifest, tmp_path / "out", None, batch_size=50, workers=1)
+    assert again.returncode == 0, again.stderr
+    assert "resuming: 4 of 12 batches already mapped" in again.stdout and "resumed 4" in again.stdout
+    assert rows(tmp_path / "out" / AUDIT) == rows(tmp_path / "whole" / AUDIT) and whole.resumed == 0
+    assert not (tmp_path / "out" / WORK).exists()
+
+
+def test_other_arguments_start_fresh_and_say_so(tmp_path):
+    manifest = make_corpus(tmp_path / "c", n=200)
+    assert _run_script(manifest, tmp_path / "out", "kill:2", batch_size=50, workers=1).returncode == -9
+    said = []
+    result = run_corpus_audit(str(manifest), tmp_path / "out", batch_size=40, workers=1, phases=TOY, say=said.append)
+    assert result.resumed == 0 and said == ["starting fresh: batch_size changed since the interrupted run; "
+                                            "its finished batches are discarded"]
+
+
+def test_a_crash_while_writing_leaves_the_previous_or_the_new_outputs(tmp_path):
+    from bbsard_audit.io import digest_of
+
+    manifest = make_corpus(tmp_path / "c", n=120)
+    out = tmp_path / "out"
+    run_corpus_audit(str(manifest), out, batch_size=60, workers=1, phases=TOY)
+    before = {p.name: p.read_bytes() for p in (out / AUDIT, out / META)}
+    nl = tmp_path / "c" / "nl" / "corpus.jsonl"
+    nl.write_text(nl.read_text().replace("huurder", "verhuurder"))  # another input: other outputs
+    run_corpus_audit(str(manifest), tmp_path / "new", batch_size=60, workers=1, phases=TOY)
+    new = (tmp_path / "new" / AUDIT).read_bytes()
+    outcomes = []
+    for n in range(3, 60, 3):  # past the 2 map parts: the fault lands in the output transaction
+        killed = _run_script(manifest, out, f"kill:{n}", batch_size=60, workers=1)
+        assert killed.returncode in (0, -9), killed.stderr
+        settle(out)
+        now = {p.name: p.read_bytes() for p in (out / AUDIT, out / META)}
+        described = json.loads(now[META])["files"][AUDIT]["sha256"]
+        assert described == digest_of(out / AUDIT), f"kill:{n}: the sidecar describes another parquet"
+        if now == before:
+            outcomes.append("previous")
+        else:
+            assert now[AUDIT] == new, f"kill:{n} left a mix"
+            outcomes.append("new")
+            if killed.returncode == 0:
+                break
+    assert outcomes[0] == "previous" and outcomes[-1] == "new" and len(outcomes) > 2, outcomes
+
+
+def test_peak_memory_does_not_grow_with_the_corpus(tmp_path, monkeypatch):
+    """The join's Python memory at 10x the documents stays within 1.5x (partitions stay ~64 KiB)."""
+    monkeypatch.setattr(reader, "PARTITION_BYTES", 64 << 10)
+    monkeypatch.setattr(reader, "FLUSH_BYTES", 64 << 10)
+    peaks = []
+    for n in (2_000, 20_000):
+        corpus = reader.open_corpus(str(make_corpus(tmp_path / f"c{n}", n=n)))
+        tracemalloc.start()
+        reader.join_batches(corpus, tmp_path / f"in{n}", 256)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    assert peaks[1] < 1.5 * peaks[0], peaks
