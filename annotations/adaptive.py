@@ -24,12 +24,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from bbsard_audit.contracts.audit import BBSARD_LAYOUT, Layout
-from bbsard_audit.contracts.campaign_design import check_record
-from bbsard_audit.contracts.jsonfile import read_json
-from bbsard_audit.contracts.verdicts import read_raw, read_verdicts
-from bbsard_audit.errors import InputError
-from bbsard_audit.io import digest_of, write_json, write_sidecar
+from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT, Layout
+from bbsard_audit.base.contracts.campaign_design import check_record
+from bbsard_audit.base.contracts.jsonfile import read_json
+from bbsard_audit.base.contracts.verdicts import read_raw, read_verdicts
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.io import digest_of, write_json, write_sidecar
 
 from .estimate import CENSUS, Design, queue_design
 from .pull import RAW_FILE

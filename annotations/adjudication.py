@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.config import check_against, read_toml
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.config import check_against, read_toml
+from bbsard_audit.base.errors import InputError
 
-from bbsard_audit.contracts.verdicts import SEVERITY, VERDICTS_CSV, check_known
+from bbsard_audit.base.contracts.verdicts import SEVERITY, VERDICTS_CSV, check_known
 
 GOLD_STRICTNESS = {"yes": 0, "": 0, "unsure": 1, "no": 2}
 RULES = ("stricter", "lenient", "none")

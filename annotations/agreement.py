@@ -14,8 +14,8 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.contracts.agreement import Agreement, Score
-from bbsard_audit.contracts.verdicts import VERDICTS, check_known
+from bbsard_audit.base.contracts.agreement import Agreement, Score
+from bbsard_audit.base.contracts.verdicts import VERDICTS, check_known
 
 
 @dataclass

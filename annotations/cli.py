@@ -9,17 +9,17 @@ import pandas as pd
 import typer
 from rich.progress import Progress
 
-from bbsard_audit.cli_options import guard_out
-from bbsard_audit.contracts.sidecar import read_sidecar
-from bbsard_audit.contracts.verdicts import Verdicts, read_raw
-from bbsard_audit.errors import InputError
-from bbsard_audit.io import file_problem, sidecar_path, write_csv, write_json, write_sidecar
+from bbsard_audit.base.cli_options import guard_out
+from bbsard_audit.base.contracts.sidecar import read_sidecar
+from bbsard_audit.base.contracts.verdicts import Verdicts, read_raw
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.io import file_problem, sidecar_path, write_csv, write_json, write_sidecar
 
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
 from .pull import RAW_FILE, choice_conflicts, pull as pull_verdicts, raw_from_export, read_export_file
 from .spans import SPANS_FILE
-from bbsard_audit.contracts.audit import Layout
+from bbsard_audit.base.contracts.audit import Layout
 
 from .tasks import AUDIT_COLUMNS, QUEUE_COLUMNS, audit_version, build_tasks, label_config, read_audit
 
@@ -62,9 +62,9 @@ def _open_project(conn, title: str, **options):
 
 def _dataset(source: Optional[str], audit: Path):
     """The dataset whose gold articles the tasks show: `--dataset`, else the one audit.meta.json names
-    (`bbsard_audit.dataset.recorded_source`). One that cannot be found or loaded is said in one line and
+    (`bbsard_audit.base.dataset.recorded_source`). One that cannot be found or loaded is said in one line and
     the tasks go without gold articles: the review itself does not need them."""
-    from bbsard_audit.dataset import load_dataset, recorded_source, same_data
+    from bbsard_audit.base.dataset import load_dataset, recorded_source, same_data
 
     def skip(why: str) -> None:
         typer.echo(f"gold articles not shown: {why}; give --dataset SRC", err=True)

@@ -29,9 +29,9 @@ from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
 from label_studio_sdk.core.parse_error import ParsingError
 
-from bbsard_audit.config import check_against, read_toml
-from bbsard_audit.errors import InputError
-from bbsard_audit.redact import redact
+from bbsard_audit.base.config import check_against, read_toml
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.redact import redact
 
 DEFAULT_CONFIG = Path("~/.config/bbsard-audit/config.toml")
 TRANSIENT_STATUS = {408, 429, 500, 502, 503, 504}

@@ -41,11 +41,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.contracts.table import as_id
-from bbsard_audit.contracts.estimate import Estimate, Missed, Stratum, Target
-from bbsard_audit.contracts.verdicts import check_known
-from bbsard_audit.errors import InputError
-from bbsard_audit.stats import wilson
+from bbsard_audit.base.contracts.table import as_id
+from bbsard_audit.base.contracts.estimate import Estimate, Missed, Stratum, Target
+from bbsard_audit.base.contracts.verdicts import check_known
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.stats import wilson
 
 CENSUS = "risk_queue"
 

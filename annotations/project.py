@@ -16,11 +16,11 @@ from xml.etree import ElementTree
 
 from label_studio_sdk import LabelStudio
 
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.errors import InputError
 
 from .connection import Connection, LabelStudioError
-from bbsard_audit.contracts.audit import BBSARD_LAYOUT, Layout
-from bbsard_audit.contracts.table import id_order
+from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT, Layout
+from bbsard_audit.base.contracts.table import id_order
 
 from .tasks import EXTERNAL_ID, IDS_FIELD, label_config
 

@@ -16,7 +16,7 @@ Pull never loses an annotation: the new export is merged with the previous annot
 honoured, a naive time is UTC); a missing time never beats a present one, and a tie keeps this
 pull. Times are written normalised (UTC, microseconds, `Z`) so their text order is their time
 order. The files are written only after the whole export was read, and as one set (one
-transaction, bbsard_audit.transactions): a pull killed at any instant leaves the previous files or
+transaction, bbsard_audit.base.transactions): a pull killed at any instant leaves the previous files or
 the new ones, never a raw file ahead of its verdicts. A previous annotations_raw.csv or error_spans.csv
 edited since pull wrote it is merged like any other (its sidecar then no longer describes it),
 and the CLI keeps the edited version under a name of its own before replacing it.
@@ -24,7 +24,7 @@ and the CLI keeps the edited version under a name of its own before replacing it
 An annotation with two or more choices in a single-choice control (verdict, gold_labels_apply) is
 a conflict, never read as its first choice: it gives no raw row, `choice_conflicts` lists it, and
 its question is unresolved in verdicts.csv (empty verdict) until the annotator fixes it. Texts
-(corrections, names) are stored in NFC (bbsard_audit.untrusted).
+(corrections, names) are stored in NFC (bbsard_audit.base.untrusted).
 """
 
 from __future__ import annotations
@@ -35,14 +35,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from bbsard_audit.contracts.audit import Layout
-from bbsard_audit.contracts.error_spans import error_spans_spec
-from bbsard_audit.contracts.table import parse_id
-from bbsard_audit.contracts.verdicts import (CORRECTED, GOLD_LABELS_APPLY, RAW_COLUMNS, VERDICTS, canonical_name,
+from bbsard_audit.base.contracts.audit import Layout
+from bbsard_audit.base.contracts.error_spans import error_spans_spec
+from bbsard_audit.base.contracts.table import parse_id
+from bbsard_audit.base.contracts.verdicts import (CORRECTED, GOLD_LABELS_APPLY, RAW_COLUMNS, VERDICTS, canonical_name,
                                              raw_spec, read_raw, utc_time, verdicts_spec)
-from bbsard_audit.errors import InputError
-from bbsard_audit.untrusted import nfc
-from bbsard_audit.io import changed_since_written, write_sidecar
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.untrusted import nfc
+from bbsard_audit.base.io import changed_since_written, write_sidecar
 
 from .adjudication import AdjudicationRule, adjudicate
 from .spans import SPANS_FILE, merge_spans, spans_from_export
@@ -197,7 +197,7 @@ def read_export_file(path: str | Path) -> list[dict]:
     return tasks
 
 
-# ---------------------------------------------------------------- files (bbsard_audit.contracts.verdicts)
+# ---------------------------------------------------------------- files (bbsard_audit.base.contracts.verdicts)
 
 def read_previous(path: Path, spans: bool = False, layout: Layout = Layout()) -> pd.DataFrame | None:
     """The previous annotations_raw.csv (or error_spans.csv, `spans`) through its contract; none on a

@@ -9,7 +9,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
-from bbsard_audit.contracts.audit import BBSARD_LAYOUT, Layout
+from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT, Layout
 
 from .project import ReviewProject
 from .spans import prediction_result

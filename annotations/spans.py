@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from bbsard_audit.contracts.audit import BBSARD_LAYOUT, SPAN_CATEGORIES as CATEGORIES, Layout
-from bbsard_audit.contracts.error_spans import ERROR_SPANS, error_spans_spec
-from bbsard_audit.errors import InputError
-from bbsard_audit.untrusted import nfc
+from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT, SPAN_CATEGORIES as CATEGORIES, Layout
+from bbsard_audit.base.contracts.error_spans import ERROR_SPANS, error_spans_spec
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.untrusted import nfc
 
 
 

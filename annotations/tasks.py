@@ -14,11 +14,11 @@ import re
 
 import pandas as pd
 
-from bbsard_audit.contracts.audit import BBSARD_LAYOUT, Layout
-from bbsard_audit.contracts.sidecar import read_sidecar
-from bbsard_audit.dataset import Dataset
-from bbsard_audit.io import sidecar_path
-from bbsard_audit.languages import LanguagePair, language_name
+from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT, Layout
+from bbsard_audit.base.contracts.sidecar import read_sidecar
+from bbsard_audit.base.dataset import Dataset
+from bbsard_audit.base.io import sidecar_path
+from bbsard_audit.base.languages import LanguagePair, language_name
 
 from .spans import prediction_result
 
@@ -36,7 +36,7 @@ _CODED = re.compile(r"\b(question|corrected)_(fr|nl)\b|\b(fr|nl)_(spans|note)\b|
 
 def read_audit(path: str | Path, columns: list[str] = AUDIT_COLUMNS) -> pd.DataFrame:
     """audit.csv, or review_queue.csv when `columns` holds `queue`, through its contract for the pair
-    and id kind its sidecar records (bbsard_audit.contracts.audit: ids unique, risk in [0, 1], flagged
+    and id kind its sidecar records (bbsard_audit.base.contracts.audit: ids unique, risk in [0, 1], flagged
     boolean, spans whose text is the question's at their offsets, ...); without a `spans` column every
     pair has none."""
     layout = Layout.of(path)

@@ -20,12 +20,12 @@ import numpy as np
 import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF, TER
 
-from bbsard_audit.contracts.table import STRING_ID
-from bbsard_audit.errors import InputError
-from bbsard_audit.languages import BBSARD, LanguagePair
-from bbsard_audit.untrusted import nfc
+from bbsard_audit.base.contracts.table import STRING_ID
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import BBSARD, LanguagePair
+from bbsard_audit.base.untrusted import nfc
 
-from bbsard_audit.embeddings import Embedder
+from bbsard_audit.base.embeddings import Embedder
 from .findings import Finding
 from .signal_cache import fingerprint
 from .signals import Batch, Rule, ScorerSignal, SignalResult

@@ -14,11 +14,11 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from bbsard_audit.contracts.audit import Layout
-from bbsard_audit.contracts.calibration import CALIBRATION_CSV, Calibration, Combined, SignalRow
-from bbsard_audit.contracts.verdicts import Verdicts
-from bbsard_audit.errors import InputError
-from bbsard_audit.io import file_label, finite, write_sidecar
+from bbsard_audit.base.contracts.audit import Layout
+from bbsard_audit.base.contracts.calibration import CALIBRATION_CSV, Calibration, Combined, SignalRow
+from bbsard_audit.base.contracts.verdicts import Verdicts
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.io import file_label, finite, write_sidecar
 
 POSITIVES = {"legal": {"legal"}, "minor+legal": {"minor", "legal"}}
 # Which way is "worse" for the continuous signals (anything else numeric is oriented by its name).

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bbsard_audit.cli_options import DatasetOption, guard_out
+from bbsard_audit.base.cli_options import DatasetOption, guard_out
 
 console = Console(stderr=True)
 
@@ -116,8 +116,8 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     """Audit a dataset (see the group help)."""
     if ctx.invoked_subcommand is not None:
         return
-    from bbsard_audit.dataset import remember_source
-    from bbsard_audit.errors import InputError
+    from bbsard_audit.base.dataset import remember_source
+    from bbsard_audit.base.errors import InputError
 
     from .gold_documents import find as find_corpus_audit, said as corpus_said
     from .pipeline import run_audit, write_audit
@@ -136,7 +136,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
         raise InputError("give at most one learned_ranking.json", file=str(rankings[1]))
     model = None
     if rankings:
-        from bbsard_audit.contracts.learned import RankingModel
+        from bbsard_audit.base.contracts.learned import RankingModel
 
         model = RankingModel.read(rankings[0])
     if learned:
@@ -165,7 +165,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
         if report(judge_signal, typer.echo):
             return  # a dry run writes nothing
     if model is not None:
-        from bbsard_audit.io import digest_of
+        from bbsard_audit.base.io import digest_of
 
         from .ranking import apply
 
@@ -191,7 +191,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
 def queue_summary(path: Path, n_flagged: int, budget: int | None = None) -> str:
     """What the review queue written at `path` holds, e.g. `queue: 28 flagged (budget 60: all flagged pairs)
     + 40 control`: a budget larger than the flagged pairs is said, never left for the reader to guess."""
-    from bbsard_audit.contracts.audit import Layout
+    from bbsard_audit.base.contracts.audit import Layout
 
     queued = Layout.of(path).queue.read(path)["queue"].value_counts()  # the queue actually written
     risk, control = int(queued.get("risk", 0)), int(queued.get("control", 0))

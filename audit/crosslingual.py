@@ -16,7 +16,7 @@ from typing import Literal, Sequence
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.embeddings import Embedder
+from bbsard_audit.base.embeddings import Embedder
 from .findings import Finding
 from .signals import Batch, Rule, ScorerSignal, SignalResult
 

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Iterable, Literal, Mapping, Sequence
 
-from bbsard_audit.contracts.audit import SPAN_CATEGORIES as CATEGORIES  # the MQM-style span vocabulary
+from bbsard_audit.base.contracts.audit import SPAN_CATEGORIES as CATEGORIES  # the MQM-style span vocabulary
 
 FLAG_CATEGORIES: dict[str, str] = {}
 """Each declared flag's category, filled as signal classes declare themselves (audit/signals.py

@@ -44,7 +44,7 @@ def render(config: RiskConfig | None = None) -> str:
 
 
 if __name__ == "__main__":
-    from bbsard_audit.io import write_text
+    from bbsard_audit.base.io import write_text
 
     write_text(DOC, render())
     print(f"wrote {DOC}")

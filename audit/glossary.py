@@ -22,10 +22,10 @@ from typing import Literal, Mapping, Sequence, Union
 import numpy as np
 import pandas as pd
 
-from bbsard_audit import languages
-from bbsard_audit.errors import InputError
-from bbsard_audit.languages.pair import check_code
-from bbsard_audit.untrusted import load_yaml, nfc_data
+from bbsard_audit.base import languages
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages.pair import check_code
+from bbsard_audit.base.untrusted import load_yaml, nfc_data
 
 from . import termmatch
 from .findings import Finding, Span, spans_at

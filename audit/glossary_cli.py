@@ -11,8 +11,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from bbsard_audit.errors import InputError
-from bbsard_audit.io import write_csv, write_sidecar
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.io import write_csv, write_sidecar
 
 from . import glossary as glossary_module
 from . import checks
@@ -73,8 +73,8 @@ def register_glossary_cli(audit_app: typer.Typer) -> None:
         """
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        from bbsard_audit.cli_options import guard_out
-        from bbsard_audit.dataset import load_dataset
+        from bbsard_audit.base.cli_options import guard_out
+        from bbsard_audit.base.dataset import load_dataset
 
         from .glossary_mining import mine as mine_corpus
 

@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from bbsard_audit import languages
-from bbsard_audit.dataset import Corpus
-from bbsard_audit.errors import InputError
+from bbsard_audit.base import languages
+from bbsard_audit.base.dataset import Corpus
+from bbsard_audit.base.errors import InputError
 
 from .glossary import Glossary
 from .termmatch import LEMMAS, fold, tokenize

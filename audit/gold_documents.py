@@ -2,7 +2,7 @@
 damaged documents (an untranslated, truncated or misaligned article cannot be found, or found for the
 right reason, in the target language), which no check of the question's own text can see.
 
-`link` reads a corpus_audit.parquet (bbsard_audit.contracts.corpus_audit) against the dataset's
+`link` reads a corpus_audit.parquet (bbsard_audit.base.contracts.corpus_audit) against the dataset's
 corpus; `GoldDocumentSignal` turns it into the question audit's flags, reasons and `gold_*` columns.
 The file is `--corpus-audit FILE`, or the corpus_audit.parquet already in the audit's --out folder
 when its sidecar names the same dataset (`find`); the audit's sidecar says which (`Linked.record`).
@@ -17,12 +17,12 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.contracts.corpus_audit import NAME as CORPUS_AUDIT, read as read_corpus_audit
-from bbsard_audit.contracts.sidecar import read_sidecar
-from bbsard_audit.dataset import Dataset, same_data
-from bbsard_audit.errors import InputError
-from bbsard_audit.io import file_ref, sidecar_path
-from bbsard_audit.sources.checker import revision_of
+from bbsard_audit.base.contracts.corpus_audit import NAME as CORPUS_AUDIT, read as read_corpus_audit
+from bbsard_audit.base.contracts.sidecar import read_sidecar
+from bbsard_audit.base.dataset import Dataset, same_data
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.io import file_ref, sidecar_path
+from bbsard_audit.base.sources.checker import revision_of
 
 from .findings import Finding
 from .signals import Batch, ScorerSignal, SignalResult

@@ -32,15 +32,15 @@ from typing import Iterable, Mapping, Sequence
 import pandas as pd
 import yaml
 
-from bbsard_audit.contracts.audit import BBSARD_LAYOUT, Layout
-from bbsard_audit.contracts.error_spans import error_spans_spec
-from bbsard_audit.contracts.learned import LEARNED_CONFIRMING, LEARNED_CONFLICTS, RankingModel
-from bbsard_audit.contracts.verdicts import Verdicts
-from bbsard_audit.errors import InputError
-from bbsard_audit import languages
-from bbsard_audit.contracts.table import FileRecord
-from bbsard_audit.io import digest_of, write_sidecar, write_text
-from bbsard_audit.untrusted import load_yaml
+from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT, Layout
+from bbsard_audit.base.contracts.error_spans import error_spans_spec
+from bbsard_audit.base.contracts.learned import LEARNED_CONFIRMING, LEARNED_CONFLICTS, RankingModel
+from bbsard_audit.base.contracts.verdicts import Verdicts
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base import languages
+from bbsard_audit.base.contracts.table import FileRecord
+from bbsard_audit.base.io import digest_of, write_sidecar, write_text
+from bbsard_audit.base.untrusted import load_yaml
 
 from . import ranking as review_ranking
 from .calibration import calibrate, write_calibration

@@ -16,13 +16,13 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.dataset import Dataset, QuestionPair, load_dataset, sample_dir
-from bbsard_audit.languages import BBSARD, LanguagePair
-from bbsard_audit.errors import InputError
-from bbsard_audit.contracts.audit import Layout
-from bbsard_audit.io import write_sidecar
+from bbsard_audit.base.dataset import Dataset, QuestionPair, load_dataset, sample_dir
+from bbsard_audit.base.languages import BBSARD, LanguagePair
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.contracts.audit import Layout
+from bbsard_audit.base.io import write_sidecar
 
-from bbsard_audit.embeddings import Embedder, default_cache_dir, get_embedder
+from bbsard_audit.base.embeddings import Embedder, default_cache_dir, get_embedder
 
 from . import gold_documents
 from .backtranslation import (BackTranslationCosineSignal, BackTranslationScorer, BackTranslationSurfaceSignal,

@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.contracts.learned import RankingModel
+from bbsard_audit.base.contracts.learned import RankingModel
 
 from .flagdoc import all_flags
 

@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.contracts.runs import Run
+from bbsard_audit.base.contracts.runs import Run
 
 from .findings import Finding
 from .signals import Batch, ScorerSignal, SignalResult

@@ -20,8 +20,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.config import check_against, read_toml
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.config import check_against, read_toml
+from bbsard_audit.base.errors import InputError
 
 from .findings import Finding
 from .registry import default_signal_rules, default_weights, flag_specs

@@ -20,17 +20,17 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from bbsard_audit import languages
-from bbsard_audit.dataset import load_dataset
-from bbsard_audit.languages import BBSARD
-from bbsard_audit.errors import InputError
-from bbsard_audit.contracts.selftest import Selftest
-from bbsard_audit.io import finite, write_csv, write_sidecar
+from bbsard_audit.base import languages
+from bbsard_audit.base.dataset import load_dataset
+from bbsard_audit.base.languages import BBSARD
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.contracts.selftest import Selftest
+from bbsard_audit.base.io import finite, write_csv, write_sidecar
 
 from .checks import institutions, regions, roles
 from .backtranslation import FileTranslator, get_translator
 from .calibration import roc_auc
-from bbsard_audit.embeddings import default_cache_dir, get_embedder
+from bbsard_audit.base.embeddings import default_cache_dir, get_embedder
 from .glossary import Glossary, glossary_sources
 from .pipeline import AuditEngine, default_backtranslations
 from .risk import RiskConfig

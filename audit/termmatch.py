@@ -31,11 +31,11 @@ from typing import Hashable, Iterable, Literal, Sequence
 
 import simplemma
 
-from bbsard_audit import languages
-from bbsard_audit.io import write_json
-from bbsard_audit.languages import fold
+from bbsard_audit.base import languages
+from bbsard_audit.base.io import write_json
+from bbsard_audit.base.languages import fold
 
-from bbsard_audit.embeddings import default_cache_dir
+from bbsard_audit.base.embeddings import default_cache_dir
 
 Compound = Literal["exact", "head", "part"]
 

@@ -29,8 +29,8 @@ from bbsard_audit.annotations.project import ReviewProject  # noqa: E402
 from bbsard_audit.annotations.pull import pull  # noqa: E402
 from bbsard_audit.annotations.server import LabelStudioServer, ensure_template, ensure_venv, version_root  # noqa: E402
 from bbsard_audit.annotations.tasks import AUDIT_COLUMNS, build_tasks, read_audit  # noqa: E402
-from bbsard_audit.dataset import load_dataset  # noqa: E402
-from bbsard_audit.io import write_json  # noqa: E402
+from bbsard_audit.base.dataset import load_dataset  # noqa: E402
+from bbsard_audit.base.io import write_json  # noqa: E402
 from conftest import write_review_files  # noqa: E402
 
 

@@ -50,7 +50,7 @@ def timed_cli(args: list[str], env: dict) -> dict:
     """Run `bbsard-audit ARGS` in a child process: wall seconds, CPU seconds (workers included), peak RSS."""
     load_before = os.getloadavg()[0]
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", "from bbsard_audit.cli import main; main()", *args], env=env,
+    proc = subprocess.Popen([sys.executable, "-c", "from bbsard_audit.app.cli import main; main()", *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak_tree = [0.0]
 

@@ -5,7 +5,7 @@
 2. all 1,108 pairs, budget 300, batch 20, control 40: the whole warm simulation; target < 2 min.
    Learning and the static baseline are both run, so the figures also show what learning finds.
 
-The oracle is built by `bbsard_audit.simulation.clustered_oracle` (self-test corruptions + clusters of
+The oracle is built by `bbsard_audit.app.simulation.clustered_oracle` (self-test corruptions + clusters of
 one wrong rendering of a shipped glossary term): no question is curated by hand. Each simulation
 runs twice in this process; the second (warm: embeddings, signal cache and lemmas on disk) is timed.
 
@@ -20,8 +20,8 @@ import os
 import time
 from pathlib import Path
 
-from bbsard_audit.simulation import clustered_oracle, simulate
-from bbsard_audit.dataset import load_dataset
+from bbsard_audit.app.simulation import clustered_oracle, simulate
+from bbsard_audit.base.dataset import load_dataset
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -35,10 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bbsard_audit import languages
+from bbsard_audit.base import languages
 from bbsard_audit.audit.glossary import Glossary
 from bbsard_audit.audit.termmatch import TermMatcher, longest_first, tokenize
-from bbsard_audit.dataset import load_dataset
+from bbsard_audit.base.dataset import load_dataset
 
 REPO = Path(__file__).resolve().parents[1]
 DIRECTIONS = (("fr", "nl"), ("nl", "fr"))

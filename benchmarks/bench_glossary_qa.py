@@ -21,7 +21,7 @@ CHILD = r"""
 import json, sys, time, resource
 from collections import Counter
 start = time.perf_counter()
-from bbsard_audit.dataset import load_dataset
+from bbsard_audit.base.dataset import load_dataset
 from bbsard_audit.audit.glossary import Glossary
 from bbsard_audit.audit import checks
 ds = load_dataset(sys.argv[1], with_corpus=False)

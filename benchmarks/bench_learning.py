@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bbsard_audit.simulation import clustered_oracle, simulate
-from bbsard_audit.dataset import load_dataset
+from bbsard_audit.app.simulation import clustered_oracle, simulate
+from bbsard_audit.base.dataset import load_dataset
 
 REPO = Path(__file__).resolve().parents[1]
 BUDGETS = (100, 200, 300)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from bbsard_audit.audit.qe import env
 from bbsard_audit.audit.qe.signal import WORKER
-from bbsard_audit.dataset import load_dataset
+from bbsard_audit.base.dataset import load_dataset
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -21,8 +21,8 @@ from bbsard_audit.audit.glossary import SHIPPED
 from bbsard_audit.audit.pipeline import AuditEngine
 from bbsard_audit.audit.risk import RiskConfig
 from bbsard_audit.audit.signal_cache import SignalCache
-from bbsard_audit.dataset import load_dataset
-from bbsard_audit.embeddings import get_embedder
+from bbsard_audit.base.dataset import load_dataset
+from bbsard_audit.base.embeddings import get_embedder
 
 LEARNED = """\
 version: "bench"

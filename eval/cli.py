@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.errors import InputError
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .metrics import DEFAULT_METRICS
@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
         """
         from rich.console import Console
 
-        from bbsard_audit.cli_options import guard_out
+        from bbsard_audit.base.cli_options import guard_out
 
         from .pipeline import OUTPUTS, EvalConfig, evaluate, write_outputs
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bbsard_audit.contracts.estimate import Estimate, Stratum
+from bbsard_audit.base.contracts.estimate import Estimate, Stratum
 
 TOLERANCE = 1e-12
 """Per-query metric values are floats: a remaining sum within TOLERANCE * n of 0 counts as a tie."""

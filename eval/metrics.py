@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.errors import InputError
 
 from .runs import Qrels, Run
 

@@ -14,12 +14,12 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.errors import InputError
-from bbsard_audit.contracts.estimate import Estimate
-from bbsard_audit.contracts.eval_tables import FR_NL_GAP, FRAGILITY, METRICS, PAIRWISE, RANKING_SHIFT
-from bbsard_audit.contracts.audit import Layout
-from bbsard_audit.contracts.table import FileRecord, id_order
-from bbsard_audit.io import file_ref, write_csv, write_sidecar
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.contracts.estimate import Estimate
+from bbsard_audit.base.contracts.eval_tables import FR_NL_GAP, FRAGILITY, METRICS, PAIRWISE, RANKING_SHIFT
+from bbsard_audit.base.contracts.audit import Layout
+from bbsard_audit.base.contracts.table import FileRecord, id_order
+from bbsard_audit.base.io import file_ref, write_csv, write_sidecar
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap, holm, paired_randomisation
 from .fragility import expected_unverified_errors, removal_fragility
@@ -94,7 +94,7 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
     progress("loading qrels and runs")
     dataset = None
     if config.dataset is not None and (config.qrels is None or config.retrievers):
-        from bbsard_audit.dataset import load_dataset
+        from bbsard_audit.base.dataset import load_dataset
 
         dataset = load_dataset(config.dataset, with_corpus=bool(config.retrievers))
     if config.qrels is not None:

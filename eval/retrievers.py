@@ -21,7 +21,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.errors import InputError
 
 from .runs import Run
 
@@ -245,7 +245,7 @@ class DenseRetriever(_Base):
         label = re.sub(r"[^A-Za-z0-9]+", "-", embedder_spec).strip("-")
         super().__init__(lang, f"dense-{label}_{lang}")
         if embedder is None:
-            from bbsard_audit.embeddings import get_embedder
+            from bbsard_audit.base.embeddings import get_embedder
 
             embedder = get_embedder(embedder_spec)
         self.embedder, self.window = embedder, window

@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from bbsard_audit.contracts.audit import Layout
-from bbsard_audit.contracts.verdicts import VERDICTS, Verdicts
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.contracts.audit import Layout
+from bbsard_audit.base.contracts.verdicts import VERDICTS, Verdicts
+from bbsard_audit.base.errors import InputError
 
 __all__ = ["Verdicts", "read_flags", "build_subsets", "language_pairs", "question_groups", "DEFAULT_KEEP", "SUBSETS"]
 DEFAULT_KEEP = ("correct", "minor")

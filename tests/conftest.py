@@ -154,7 +154,7 @@ def write_review_files(folder: Path, pairs, backtranslations: dict | None = None
 @pytest.fixture
 def toy_pairs():
     """30 made-up FR/NL question pairs (no data files needed)."""
-    from bbsard_audit.dataset import QuestionPair
+    from bbsard_audit.base.dataset import QuestionPair
     return [QuestionPair(id=100 + i, split="test", question_fr=f"Question juridique numéro {i} ?",
                          question_nl=f"Juridische vraag nummer {i}?", article_ids=(i, i + 1))
             for i in range(30)]
@@ -177,7 +177,7 @@ def local_path_leaks(out: Path, *paths: Path) -> list[str]:
 
 
 def audit_frame(ids, flagged):
-    """A minimal audit.csv frame that meets its contract (bbsard_audit.contracts.audit)."""
+    """A minimal audit.csv frame that meets its contract (bbsard_audit.base.contracts.audit)."""
     import pandas as pd
 
     flagged = [bool(f) for f in flagged]

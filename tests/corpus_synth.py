@@ -1,5 +1,5 @@
 """Synthetic parallel corpora for the document checks' tests: the embedded sample's French/Dutch
-articles (bbsard_audit/sample, written for this project) and hand-written English/Dutch sentences,
+articles (base/sample, written for this project) and hand-written English/Dutch sentences,
 joined into documents, with artifacts injected by type. `labels[i]` is the artifact injected into
 document i ("" = clean; "duplicate_partner": the document whose translation a `duplicate` copied)."""
 

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from bbsard_audit.annotations import simulate
 from bbsard_audit.annotations.connection import Connection
 from bbsard_audit.annotations.project import ReviewProject
-from bbsard_audit.cli import app
-from bbsard_audit.dataset import load_dataset
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.dataset import load_dataset
 from conftest import write_review_files
 
 pytestmark = [pytest.mark.shared, pytest.mark.label_studio, pytest.mark.timeout(1800)]

@@ -16,7 +16,7 @@ from bbsard_audit.annotations.connection import Connection
 from bbsard_audit.annotations.project import ReviewProject
 from bbsard_audit.annotations.server import LabelStudioServer
 from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, build_tasks, read_audit
-from bbsard_audit.cli import app
+from bbsard_audit.app.cli import app
 from conftest import write_review_files
 
 # The first test of a session may build the private venv + template (minutes on a fresh machine).

@@ -27,9 +27,9 @@ from bbsard_audit.annotations.estimate import estimate
 from bbsard_audit.annotations.project import ReviewProject, config_controls
 from bbsard_audit.annotations.spans import CATEGORIES, prediction_result, spans_from_result
 from bbsard_audit.annotations.tasks import LABEL_CONFIG, QUEUE_COLUMNS, build_tasks, read_audit
-from bbsard_audit.cli import app
-from bbsard_audit.dataset import QuestionPair
-from bbsard_audit.errors import InputError
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.dataset import QuestionPair
+from bbsard_audit.base.errors import InputError
 from conftest import write_review_files
 
 runner = CliRunner()

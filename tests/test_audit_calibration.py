@@ -7,9 +7,9 @@ import pytest
 from conftest import audit_frame
 
 from bbsard_audit.audit.calibration import best_f1_threshold, calibrate, roc_auc
-from bbsard_audit.contracts.verdicts import read_verdicts
+from bbsard_audit.base.contracts.verdicts import read_verdicts
 from bbsard_audit.audit.retrieval_consistency import RetrievalConsistency, gold_rank, load_run
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.errors import InputError
 
 
 def test_roc_auc_counts_ties_half_and_matches_pairs():

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from bbsard_audit.cli import app
-from bbsard_audit.dataset import sample_dir
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.dataset import sample_dir
 
 runner = CliRunner()
 

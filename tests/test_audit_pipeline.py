@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bbsard_audit.embeddings import get_embedder
+from bbsard_audit.base.embeddings import get_embedder
 from bbsard_audit.audit.pipeline import AuditEngine, run_audit
 from bbsard_audit.audit.risk import RiskConfig
-from bbsard_audit.dataset import load_dataset
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.dataset import load_dataset
+from bbsard_audit.base.errors import InputError
 
 CRAFTED = [
     # (French, Dutch, back-translation, must be flagged?, expected flag)

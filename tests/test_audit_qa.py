@@ -240,7 +240,7 @@ EXPECTED_FLAGS = {  # sample flaws.csv error_type -> flags that should catch it
 def test_sample_flaws_are_caught_and_clean_pairs_are_not_flagged():
     """The embedded sample's deliberately flawed translations, by the flag their error type needs."""
     from bbsard_audit.audit.glossary import Glossary
-    from bbsard_audit.dataset import load_dataset, sample_dir
+    from bbsard_audit.base.dataset import load_dataset, sample_dir
 
     ds = load_dataset("sample")
     flaws = pd.read_csv(sample_dir() / "flaws.csv").set_index("id")["error_type"].to_dict()

@@ -8,7 +8,7 @@ import pytest
 
 from bbsard_audit.audit.findings import Finding
 from bbsard_audit.audit.risk import RiskConfig, combine
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.errors import InputError
 
 
 def _cfg(tmp_path, text, suffix=".toml"):

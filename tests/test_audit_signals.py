@@ -17,8 +17,8 @@ from bbsard_audit.audit.pipeline import AuditEngine
 from bbsard_audit.audit.risk import RiskConfig
 from bbsard_audit.audit.signal_cache import SignalCache
 from bbsard_audit.audit.signals import Batch, Signal, SignalResult
-from bbsard_audit.embeddings import get_embedder
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.embeddings import get_embedder
+from bbsard_audit.base.errors import InputError
 
 AUDIT = Path(__file__).resolve().parents[1] / "audit"
 
@@ -279,7 +279,7 @@ def test_editing_a_language_pack_section_changes_only_the_checks_that_read_it(tm
                                                                              new, changed):
     import shutil
 
-    from bbsard_audit import languages
+    from bbsard_audit.base import languages
 
     before = {c.name: c.signature() for c in checks.all_checks()}
     packs = tmp_path / "languages"

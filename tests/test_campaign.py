@@ -10,9 +10,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from bbsard_audit.simulation import CURVE_COLUMNS, ORACLE_COLUMNS, Oracle, clustered_oracle, simulate
-from bbsard_audit.cli import app
-from bbsard_audit.dataset import load_dataset
+from bbsard_audit.app.simulation import CURVE_COLUMNS, ORACLE_COLUMNS, Oracle, clustered_oracle, simulate
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.dataset import load_dataset
 
 runner = CliRunner()
 SETTINGS = dict(split="all", batch=2, budget=14, control=2, seed=0)
@@ -123,11 +123,11 @@ def test_oracle_spans_out_of_bounds(tmp_path):
 
 
 def test_report_campaign_section_shows_both_runs_and_the_rules(runs, tmp_path):
-    from bbsard_audit.simulation import write_simulation
-    from bbsard_audit.report.simulation_section import simulation_section
-    from bbsard_audit.report.document import Plot, Report, Table
-    from bbsard_audit.report.html import render_html
-    from bbsard_audit.report.markdown import render_markdown
+    from bbsard_audit.app.simulation import write_simulation
+    from bbsard_audit.app.report.simulation_section import simulation_section
+    from bbsard_audit.app.report.document import Plot, Report, Table
+    from bbsard_audit.app.report.html import render_html
+    from bbsard_audit.app.report.markdown import render_markdown
 
     assert simulation_section(tmp_path) is None
     write_simulation(runs[True], tmp_path / "campaign" / "learning")
@@ -144,7 +144,7 @@ def test_report_campaign_section_shows_both_runs_and_the_rules(runs, tmp_path):
     report = Report("t", "s", [section])
     assert "Rules learned (learning)" in render_markdown(report) and "<img" in render_html(report)
 
-    from bbsard_audit.report import build_report
+    from bbsard_audit.app.report import build_report
 
     files = build_report(tmp_path)  # the `report` command shows it for a folder holding only campaigns
     assert section.title in files.sections and "Rules learned (learning)" in files.markdown.read_text()
@@ -167,9 +167,9 @@ def test_the_simulator_sidecar_never_replaces_an_adaptive_campaigns(runs, tmp_pa
     """One folder may hold an adaptive review (campaign.json + campaign.meta.json) and a simulation:
     the simulator's sidecar follows campaign_curve.csv, and the report reads that one."""
     from bbsard_audit.annotations.adaptive import CAMPAIGN_FILE
-    from bbsard_audit.simulation import write_simulation
-    from bbsard_audit.io import sidecar_path, write_json, write_sidecar
-    from bbsard_audit.report.simulation_section import load_simulations
+    from bbsard_audit.app.simulation import write_simulation
+    from bbsard_audit.base.io import sidecar_path, write_json, write_sidecar
+    from bbsard_audit.app.report.simulation_section import load_simulations
 
     write_json(tmp_path / CAMPAIGN_FILE, {"format": 1})
     adaptive = write_sidecar(tmp_path / CAMPAIGN_FILE, project=7)
@@ -231,9 +231,9 @@ def test_duplicate_oracle_ids_are_one_line(tmp_path):
 
 
 def test_several_seeds_give_a_mean_and_a_spread(synthetic, tmp_path, embedding_cache):
-    from bbsard_audit.simulation import write_simulation
-    from bbsard_audit.contracts.simulation import CAMPAIGN_SEEDS
-    from bbsard_audit.report.simulation_section import simulation_section, load_simulations
+    from bbsard_audit.app.simulation import write_simulation
+    from bbsard_audit.base.contracts.simulation import CAMPAIGN_SEEDS
+    from bbsard_audit.app.report.simulation_section import simulation_section, load_simulations
 
     settings = {**SETTINGS, "control": 4}
     runs = {learning: simulate(synthetic.dataset, oracle=synthetic.make_oracle(), glossary=synthetic.glossary,
@@ -263,8 +263,8 @@ def test_the_plot_keeps_two_coinciding_curves_visible(runs, tmp_path):
     import matplotlib.image as mpimg
     import numpy as np
 
-    from bbsard_audit.report.simulation_section import SimulationRun, found_curve
-    from bbsard_audit.report.plots import OKABE_ITO
+    from bbsard_audit.app.report.simulation_section import SimulationRun, found_curve
+    from bbsard_audit.app.report.plots import OKABE_ITO
     from matplotlib.colors import to_rgb
 
     curve = runs[False].curve

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bbsard_audit.cli import app
-from bbsard_audit.errors import InputError
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.errors import InputError
 
 runner = CliRunner()
 

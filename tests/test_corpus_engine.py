@@ -26,8 +26,8 @@ import pytest
 
 from bbsard_audit.audit.corpus import reader
 from bbsard_audit.audit.corpus.run import AUDIT, META, QUEUE, WORK, Phases, run_corpus_audit
-from bbsard_audit.errors import InputError
-from bbsard_audit.transactions import FAULT_ENV, settle
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.transactions import FAULT_ENV, settle
 from conftest import need
 
 HERE = Path(__file__).parent
@@ -119,7 +119,7 @@ def test_join_streams_both_sides_in_source_order_whatever_the_target_order(tmp_p
 
 
 def test_csv_folder_is_a_source(tmp_path):
-    from bbsard_audit.sources.sample import sample_dir
+    from bbsard_audit.base.sources.sample import sample_dir
 
     corpus = reader.open_corpus(str(sample_dir()))
     parts = reader.join_batches(corpus, tmp_path / "in", 1000)
@@ -186,7 +186,7 @@ def test_a_100_mb_document_is_refused_without_being_loaded(tmp_path):
 def test_cli_bad_input_exits_2_with_one_line(tmp_path):
     from typer.testing import CliRunner
 
-    from bbsard_audit.cli import app
+    from bbsard_audit.app.cli import app
 
     manifest = _bad(tmp_path, ['{"_id": "d1", "text": "dup"}'])
     result = CliRunner().invoke(app, ["audit", "corpus", "--dataset", str(manifest), "--out", str(tmp_path / "out")])
@@ -239,8 +239,8 @@ def slow_map(batch: pa.Table, ctx) -> pa.Table:
 def test_the_cli_runs_the_real_checks_with_the_same_rows_on_both_engines(tmp_path, ray_session):
     from typer.testing import CliRunner
 
-    from bbsard_audit.cli import app
-    from bbsard_audit.contracts import corpus_audit
+    from bbsard_audit.app.cli import app
+    from bbsard_audit.base.contracts import corpus_audit
 
     manifest = make_corpus(tmp_path / "c", n=400)
     outs = {}
@@ -303,7 +303,7 @@ def test_other_arguments_start_fresh_and_say_so(tmp_path):
 
 
 def test_a_crash_while_writing_leaves_the_previous_or_the_new_outputs(tmp_path):
-    from bbsard_audit.io import digest_of
+    from bbsard_audit.base.io import digest_of
 
     manifest = make_corpus(tmp_path / "c", n=120)
     out = tmp_path / "out"

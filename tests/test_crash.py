@@ -1,7 +1,7 @@
 """Crash consistency, concurrency and full disks, with the real CLI in real processes.
 
 Each multi-file command (eval, release, pull) is killed with SIGKILL before each of its file
-operations in turn (`BBSARD_AUDIT_FAULT=kill:N`, counted in bbsard_audit.transactions), over a folder holding
+operations in turn (`BBSARD_AUDIT_FAULT=kill:N`, counted in bbsard_audit.base.transactions), over a folder holding
 the previous run's outputs. After every kill the folder must hold the complete previous set or the
 complete new set (sha256 against clean runs), once the next reader (`report`) has settled it; a
 rerun must complete and give the new set. The same loop with `enospc:N` must give one line, exit 2
@@ -27,13 +27,13 @@ from report_fixtures import write_workdir
 from test_release import make_dataset, write_review
 from typer.testing import CliRunner
 
-from bbsard_audit import transactions
+from bbsard_audit.base import transactions
 from bbsard_audit.annotations.simulate import annotation_result
-from bbsard_audit.cli import app
-from bbsard_audit.dataset import load_dataset
-from bbsard_audit.io import digest_of, guard_outputs, write_text
-from bbsard_audit.report.loaders import load_workdir
-from bbsard_audit.transactions import FAULT_ENV, MANIFEST, TXN_PREFIX
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.dataset import load_dataset
+from bbsard_audit.base.io import digest_of, guard_outputs, write_text
+from bbsard_audit.app.report.loaders import load_workdir
+from bbsard_audit.base.transactions import FAULT_ENV, MANIFEST, TXN_PREFIX
 
 EVAL_TABLES = ("metrics", "ranking_shift", "pairwise", "fragility", "fr_nl_gap", "null_model", "per_query")
 

@@ -12,9 +12,9 @@ import pytest
 from conftest import need
 from typer.testing import CliRunner
 
-from bbsard_audit.cli import app
-from bbsard_audit.dataset import QUESTION_COLUMNS, load_dataset
-from bbsard_audit.errors import InputError
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.dataset import QUESTION_COLUMNS, load_dataset
+from bbsard_audit.base.errors import InputError
 
 runner = CliRunner()
 

@@ -12,9 +12,9 @@ import pytest
 from conftest import local_path_leaks
 from typer.testing import CliRunner
 
-from bbsard_audit import demo
-from bbsard_audit.cli import app
-from bbsard_audit.dataset import load_dataset, sample_dir
+from bbsard_audit.app import demo
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.dataset import load_dataset, sample_dir
 
 EXPECTED = {  # step -> files it must leave in the demo folder
     "validate": ["dataset.json"],
@@ -109,7 +109,7 @@ def test_a_broken_stage_fails_the_demo_loudly(monkeypatch, tmp_path, breakage):
 def test_a_stage_that_fails_to_import_fails_the_demo(tmp_path):
     """No ImportError is swallowed anywhere on the way to the demo: the command itself fails."""
     code = ("import sys; sys.modules['bbsard_audit.eval.pipeline'] = None\n"
-            "from bbsard_audit.cli import app\n"
+            "from bbsard_audit.app.cli import app\n"
             f"app(['demo', '--out', {str(tmp_path / 'out')!r}])")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0

@@ -11,15 +11,15 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from bbsard_audit import estimator_study
+from bbsard_audit.app import estimator_study
 from bbsard_audit.annotations.adaptive import Campaign
 from bbsard_audit.annotations.estimate import Design, estimate, queue_design
 from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, read_audit
 from bbsard_audit.audit.pipeline import review_queue
-from bbsard_audit.cli import app
-from bbsard_audit.contracts.audit import AUDIT, QUEUE
-from bbsard_audit.errors import InputError
-from bbsard_audit.stats import wilson
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.contracts.audit import AUDIT, QUEUE
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.stats import wilson
 from conftest import audit_frame
 
 runner = CliRunner()

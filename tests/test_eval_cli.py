@@ -30,7 +30,7 @@ def test_cli_on_shared_runs(shared_runs, tmp_path, fmt):
     audit_frame(qids, [int(q) % 3 == 0 for q in qids]).to_csv(tmp_path / "audit.csv", index=False)
     runs = [arg for s in SYSTEMS for arg in ("--run", f"{s}={shared_runs / f'{s}.{fmt}'}")]
     out = tmp_path / "out"
-    res = subprocess.run([sys.executable, "-c", "from bbsard_audit.cli import main; main()", "eval", *runs,
+    res = subprocess.run([sys.executable, "-c", "from bbsard_audit.app.cli import main; main()", "eval", *runs,
                           "--qrels", str(shared_runs / "qrels_test203.trec"), "--verdicts", "verdicts.csv",
                           "--audit", "audit.csv", "--resamples", "2000", "--null-draws", "500", "--out", str(out)],
                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bbsard_audit.dataset import load_dataset, sample_dir
+from bbsard_audit.base.dataset import load_dataset, sample_dir
 from bbsard_audit.eval.pipeline import EvalConfig, evaluate, write_outputs
 from bbsard_audit.eval.retrievers import (Analyzer, BM25Retriever, DenseRetriever, TfidfRetriever, max_by_owner,
                              split_windows, top_k)
@@ -65,7 +65,7 @@ def test_lexical_retrievers_on_sample_with_corrected_reruns(tmp_path, spec):
 
 
 def test_dense_retriever_windows_and_disk_cache(tmp_path):
-    from bbsard_audit.embeddings import get_embedder
+    from bbsard_audit.base.embeddings import get_embedder
 
     filler = " ".join(["Le présent chapitre règle la procédure administrative générale."] * 40)
     ids = [3, 1, 2]

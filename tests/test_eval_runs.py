@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.errors import InputError
 from bbsard_audit.eval.cli import parse_run_specs
 from bbsard_audit.eval.runs import Qrels, Run
 
@@ -88,7 +88,7 @@ def test_run_specs():
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-c", "from bbsard_audit.cli import main; main()", *args],
+    return subprocess.run([sys.executable, "-c", "from bbsard_audit.app.cli import main; main()", *args],
                           cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bbsard_audit.contracts.estimate import Estimate, Stratum
+from bbsard_audit.base.contracts.estimate import Estimate, Stratum
 from conftest import audit_frame
 
 from bbsard_audit.eval.fragility import TOLERANCE, expected_unverified_errors, removal_fragility
@@ -178,7 +178,7 @@ def test_cli_audit_without_verdicts_and_explicit_estimate(tmp_path):
 
     root, qids = _bench(tmp_path)
     (root / "estimate.json").rename(root / "est.json")
-    res = subprocess.run([sys.executable, "-c", "from bbsard_audit.cli import main; main()", "eval", "--run", "good=good.json",
+    res = subprocess.run([sys.executable, "-c", "from bbsard_audit.app.cli import main; main()", "eval", "--run", "good=good.json",
                           "--run", "bad=bad.json", "--qrels", "qrels.trec", "--audit", "audit.csv",
                           "--estimate", "est.json", "--k", "mrr@10", "--resamples", "1000", "--null-draws", "20",
                           "--out", "out"], cwd=root, capture_output=True, text=True, timeout=120,
@@ -192,7 +192,7 @@ def test_cli_audit_without_verdicts_and_explicit_estimate(tmp_path):
 
 
 def test_a_bad_estimate_is_one_clear_error(tmp_path):
-    from bbsard_audit.errors import InputError
+    from bbsard_audit.base.errors import InputError
 
     root, _ = _bench(tmp_path)
     config = dict(runs={"good": root / "good.json"}, qrels=root / "qrels.trec", metrics=("mrr@10",),

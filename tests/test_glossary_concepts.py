@@ -10,7 +10,7 @@ import pytest
 
 from bbsard_audit.audit.glossary import Glossary, GlossarySignal
 from bbsard_audit.audit.signals import Batch
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.errors import InputError
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +101,7 @@ def test_the_engine_records_a_glossary_without_target_terms(tmp_path):
     """A fr/de-only glossary on bBSARD's fr -> nl pair: the audit sidecar's list says so."""
     from bbsard_audit.audit.pipeline import AuditEngine
     from bbsard_audit.audit.risk import RiskConfig
-    from bbsard_audit.embeddings import get_embedder
+    from bbsard_audit.base.embeddings import get_embedder
 
     path = tmp_path / "fr_de.yaml"
     path.write_text(CONCEPT.replace("nl: [vrederechter]", "de: [Friedensrichter]") % ("", "{}", "{fr: a, de: b}"),
@@ -170,7 +170,7 @@ def test_a_concept_file_reads_its_concept_id_and_per_language_sources(tmp_path):
 def test_glossary_check_and_show_name_the_languages(glossary):
     from typer.testing import CliRunner
 
-    from bbsard_audit.cli import app
+    from bbsard_audit.app.cli import app
 
     coverage = ", ".join(f"{lang} {n}" for lang, n in glossary.coverage().items())
     assert set(glossary.coverage()) == {"fr", "nl", "en", "de"}

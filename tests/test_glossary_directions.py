@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from bbsard_audit.audit.glossary import Glossary
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.errors import InputError
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 from bbsard_audit.audit.gold_documents import ALL, SOME, CorpusAuditInput, find, link
 from bbsard_audit.audit.pipeline import run_audit
 from bbsard_audit.audit.registry import flag_specs
-from bbsard_audit.cli import app
-from bbsard_audit.errors import InputError
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.errors import InputError
 from conftest import local_path_leaks
-from bbsard_audit.dataset import load_dataset
+from bbsard_audit.base.dataset import load_dataset
 from corpus_fixtures import SAMPLE_CORPUS, audit_sample, corpus_frame, real_corpus_frame, write_corpus_audit
 
 runner = CliRunner()

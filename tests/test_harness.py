@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 
 from bbsard_audit.audit.pipeline import run_audit
-from bbsard_audit.embeddings import default_cache_dir
+from bbsard_audit.base.embeddings import default_cache_dir
 
 
 def test_audit_with_the_default_cache():

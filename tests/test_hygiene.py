@@ -17,12 +17,12 @@ from typer.testing import CliRunner
 
 from bbsard_audit.annotations.pull import RAW_FILE
 from bbsard_audit.annotations.simulate import annotation_result
-from bbsard_audit.cli import app
-from bbsard_audit.contracts.changelog import CHANGELOG
-from bbsard_audit.contracts.table import FORMULA_START, shield, unshield
-from bbsard_audit.contracts.verdicts import RAW, VERDICTS_CSV, canonical_name, read_raw, read_verdicts
-from bbsard_audit.dataset import sample_dir
-from bbsard_audit.io import sidecar_path
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.contracts.changelog import CHANGELOG
+from bbsard_audit.base.contracts.table import FORMULA_START, shield, unshield
+from bbsard_audit.base.contracts.verdicts import RAW, VERDICTS_CSV, canonical_name, read_raw, read_verdicts
+from bbsard_audit.base.dataset import sample_dir
+from bbsard_audit.base.io import sidecar_path
 
 runner = CliRunner()
 
@@ -179,8 +179,8 @@ def test_a_billion_laughs_yaml_is_one_line_at_once(tmp_path, option, name, body)
 
 
 def test_a_deep_or_huge_yaml_is_one_line(tmp_path):
-    from bbsard_audit.errors import InputError
-    from bbsard_audit.untrusted import MAX_YAML_BYTES, MAX_YAML_DEPTH, load_yaml
+    from bbsard_audit.base.errors import InputError
+    from bbsard_audit.base.untrusted import MAX_YAML_BYTES, MAX_YAML_DEPTH, load_yaml
 
     deep = tmp_path / "deep.yaml"
     deep.write_text("".join("  " * i + f"k{i}:\n" for i in range(MAX_YAML_DEPTH + 5)) + "  " * (MAX_YAML_DEPTH + 5) + "x\n")
@@ -264,7 +264,7 @@ def test_hostile_run_and_annotator_names_are_shown_not_rendered(tmp_path):
 
     from markdown_it import MarkdownIt
 
-    from bbsard_audit.report import build_report
+    from bbsard_audit.app.report import build_report
     from report_fixtures import write_workdir
 
     work = write_workdir(tmp_path / "work")
@@ -313,8 +313,8 @@ def test_an_earlier_pull_with_mixed_case_names_merges_with_this_one(tmp_path):
     """annotations_raw.csv and error_spans.csv as an older version left them ("Alice@X.org"): this
     pull's "alice@x.org" is the same annotator, her re-annotation replaces her row and her spans."""
     from bbsard_audit.annotations.spans import SPANS_FILE
-    from bbsard_audit.contracts.error_spans import ERROR_SPANS
-    from bbsard_audit.io import guard_outputs, write_text
+    from bbsard_audit.base.contracts.error_spans import ERROR_SPANS
+    from bbsard_audit.base.io import guard_outputs, write_text
 
     with guard_outputs(tmp_path, command="annotate pull"):
         write_text(tmp_path / RAW_FILE, "id,task_id,annotation_id,annotator,verdict,corrected_nl,gold_labels_apply,"

@@ -8,10 +8,10 @@ import stat
 
 import pytest
 
-from bbsard_audit import transactions
-from bbsard_audit.errors import InputError
-from bbsard_audit.io import atomic_path, guard_outputs, sidecar_path, write_json, write_text
-from bbsard_audit.transactions import MANIFEST, TXN_PREFIX, settle
+from bbsard_audit.base import transactions
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.io import atomic_path, guard_outputs, sidecar_path, write_json, write_text
+from bbsard_audit.base.transactions import MANIFEST, TXN_PREFIX, settle
 
 
 def test_failed_write_leaves_no_file_and_keeps_the_old_one(tmp_path):
@@ -112,7 +112,7 @@ def test_an_unrecorded_output_is_replaced_only_when_its_sidecar_vouches_for_it(t
     """A folder an older version wrote (no manifest): a file whose sidecar records its sha256 is
     bbsard-audit's own unchanged output and may be replaced; one that no longer matches, or a sidecar
     of such a file, is not."""
-    from bbsard_audit.io import digest_of
+    from bbsard_audit.base.io import digest_of
 
     def legacy(name: str, text: str, sha: str | None = None) -> None:
         path = tmp_path / name

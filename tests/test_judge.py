@@ -32,8 +32,8 @@ from bbsard_audit.audit.judge.parse import parse_answer
 from bbsard_audit.audit.judge import prompt
 from bbsard_audit.audit.judge.prompt import PROMPT_VERSION, SCHEMA
 from bbsard_audit.audit.signals import FLAG_SPECS
-from bbsard_audit.cli import app
-from bbsard_audit.dataset import load_dataset, sample_dir
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.dataset import load_dataset, sample_dir
 
 KEY = "sk-judge-test-4f1c9a7e2b"  # a key no output may ever contain
 PAIR = ("fr", "nl")
@@ -43,7 +43,7 @@ def _error(span, category, severity, explanation, side="target"):
     return {"span": span, "side": side, "category": category, "severity": severity, "explanation": explanation}
 
 
-# Answers recorded for the sample's deliberately flawed translations (bbsard_audit/sample/flaws.csv),
+# Answers recorded for the sample's deliberately flawed translations (base/sample/flaws.csv),
 # keyed by pair id.
 RECORDED = {
     3: [_error("in Wallonië", "entity", "critical", "The source says Flanders; Wallonia is another region's law.")],
@@ -509,7 +509,7 @@ def test_an_en_nl_benchmark_is_judged_in_its_languages_and_spans_carry_its_codes
     from test_pair import EN_NL, beir_pair
     from test_sources import jsonl
 
-    from bbsard_audit.contracts.audit import Layout
+    from bbsard_audit.base.contracts.audit import Layout
 
     manifest = beir_pair(tmp_path / "data", EN_NL, "en", "nl", name="toy-en-nl")
     bt = tmp_path / "bt.jsonl"

@@ -1,4 +1,4 @@
-"""Language packs (bbsard_audit/languages, docs/languages.md): each pack's negation, numbers, regions,
+"""Language packs (base/languages, docs/languages.md): each pack's negation, numbers, regions,
 questions, lemmas and compounds with positive and negative cases; the QA checks on English -> Dutch
 and French -> German pairs; a pack without a section makes a check "not available", never a pass."""
 
@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from bbsard_audit import languages
+from bbsard_audit.base import languages
 from bbsard_audit.audit import checks
 from bbsard_audit.audit.checks.negation import count_negations
 from bbsard_audit.audit.checks.numbers import number_values
@@ -20,8 +20,8 @@ from bbsard_audit.audit.pipeline import AuditEngine
 from bbsard_audit.audit.risk import RiskConfig
 from bbsard_audit.audit.signals import Batch
 from bbsard_audit.audit.termmatch import TermMatcher, tokenize
-from bbsard_audit.embeddings import get_embedder
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.embeddings import get_embedder
+from bbsard_audit.base.errors import InputError
 
 PACKS = ("fr", "nl", "en", "de")
 

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -15,15 +16,20 @@ from conftest import need
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = ("audit", "eval", "annotations")
+PACKAGES = ("app", "base", *STAGES)
+"""The folders under the repository root that are subpackages of `bbsard_audit`."""
+
+LINT = ("from importlinter.cli import lint_imports; "
+        "raise SystemExit(lint_imports(config_filename={config!r}, no_cache=True))")
 
 
 def _installed_tree(target: Path) -> Path:
-    """The package as installed (stage folders under bbsard_audit/, as package-dir maps them), since
-    import-linter walks folders and cannot follow setuptools' package-dir mapping."""
+    """A copy of the package as a user's tree would hold it, for tests that drop a module into it."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(ROOT / "bbsard_audit", target / "bbsard_audit", ignore=ignore)
-    for stage in STAGES:
-        shutil.copytree(ROOT / stage, target / "bbsard_audit" / stage, ignore=ignore)
+    (target / "bbsard_audit").mkdir(parents=True)
+    shutil.copy(ROOT / "__init__.py", target / "bbsard_audit" / "__init__.py")
+    for folder in PACKAGES:
+        shutil.copytree(ROOT / folder, target / "bbsard_audit" / folder, ignore=ignore)
     return target
 
 
@@ -35,31 +41,62 @@ def _run(code: str, cwd: Path, pythonpath: Path | None = None) -> subprocess.Com
                           timeout=300)
 
 
-def test_import_linter_layers_contract_holds(tmp_path):
+def test_import_linter_layers_contract_holds_on_the_installed_package(tmp_path):
+    """import-linter finds `bbsard_audit` as installed (the root folder, by its one package-dir entry)
+    and lints it in place: nothing is copied."""
     need("importlinter", "import-linter is in the test extra")
-    tree = _installed_tree(tmp_path / "tree")
-    code = ("from importlinter.cli import lint_imports; "
-            f"raise SystemExit(lint_imports(config_filename={str(ROOT / 'pyproject.toml')!r}, no_cache=True))")
-    res = _run(code, tmp_path, pythonpath=tree)
+    res = _run(LINT.format(config=str(ROOT / "pyproject.toml")), tmp_path)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
     assert "1 kept, 0 broken" in res.stdout
 
 
-def test_import_linter_catches_a_stage_importing_another(tmp_path):
-    """The contract is not vacuous: an audit module importing eval breaks it."""
+def test_import_linter_sees_the_real_imports(tmp_path):
+    """The contract is not vacuous: the same lint with the base put above the stages breaks on the
+    stages' real imports of the base."""
     need("importlinter", "import-linter is in the test extra")
-    tree = _installed_tree(tmp_path / "tree")
-    with (tree / "bbsard_audit" / "audit" / "calibration.py").open("a") as f:
-        f.write("\nfrom bbsard_audit.eval import subsets  # noqa\n")
-    code = ("from importlinter.cli import lint_imports; "
-            f"raise SystemExit(lint_imports(config_filename={str(ROOT / 'pyproject.toml')!r}, no_cache=True))")
-    res = _run(code, tmp_path, pythonpath=tree)
-    assert res.returncode == 1 and "bbsard_audit.audit.calibration -> bbsard_audit.eval.subsets" in res.stdout
+    config = tmp_path / "inverted.toml"
+    config.write_text('[tool.importlinter]\nroot_package = "bbsard_audit"\n\n[[tool.importlinter.contracts]]\n'
+                      'name = "inverted"\ntype = "layers"\nlayers = ["bbsard_audit.base", "bbsard_audit.audit"]\n')
+    res = _run(LINT.format(config=str(config)), tmp_path)
+    assert res.returncode == 1 and "0 kept, 1 broken" in res.stdout
+    assert "bbsard_audit.audit.pipeline -> bbsard_audit.base." in res.stdout
+
+
+def test_every_code_folder_is_one_package_at_its_path():
+    """Folder path = import path: each module's file is where its dotted name says, under the root."""
+    import importlib
+    import pkgutil
+
+    import bbsard_audit
+
+    assert Path(bbsard_audit.__file__).resolve() == ROOT / "__init__.py"
+    seen = 0
+    for info in pkgutil.walk_packages(bbsard_audit.__path__, "bbsard_audit."):
+        if ".__" in info.name or info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        assert module.__file__, info.name
+        rel = Path(module.__file__).resolve().relative_to(ROOT)
+        parts = rel.with_suffix("").parts
+        assert ".".join(["bbsard_audit", *(parts[:-1] if parts[-1] == "__init__" else parts)]) == info.name
+        seen += 1
+    assert seen > 100
+
+
+def test_pyproject_declares_every_folder_that_holds_code_or_data():
+    """A new folder under app/, base/ or a stage is installed only once [tool.setuptools] packages names
+    it: this fails until it does (an editable install would hide the omission)."""
+    declared = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    folders = {"bbsard_audit"} | {
+        "bbsard_audit." + ".".join(d.relative_to(ROOT).parts)
+        for top in PACKAGES for d in [ROOT / top, *(ROOT / top).rglob("*")]
+        if d.is_dir() and d.name != "__pycache__" and any(f.is_file() for f in d.iterdir())}
+    assert declared == folders
 
 
 @pytest.mark.parametrize("module", ["bbsard_audit.audit.cli", "bbsard_audit.eval.cli", "bbsard_audit.annotations.cli",
-                                    "bbsard_audit.audit.calibration", "bbsard_audit.contracts.runs",
-                                    "bbsard_audit.report", "bbsard_audit.release", "bbsard_audit.cli"])
+                                    "bbsard_audit.audit.calibration", "bbsard_audit.base.contracts.runs",
+                                    "bbsard_audit.app.report", "bbsard_audit.app.release", "bbsard_audit.app.cli"])
 def test_each_entry_point_imports_alone_in_a_fresh_process(tmp_path, module):
     res = _run(f"import {module}", tmp_path)
     assert res.returncode == 0, res.stderr[-2000:]
@@ -73,7 +110,7 @@ def test_a_foreign_top_level_stage_package_neither_shadows_nor_removes_a_command
         (foreign / stage / "cli.py").write_text("raise ImportError('foreign cli')\n")
     code = ("import bbsard_audit.audit.calibration as c, bbsard_audit.eval.runs as r; "
             "print(c.__file__); print(r.__file__); "
-            "from bbsard_audit.cli import app; import typer.main; "
+            "from bbsard_audit.app.cli import app; import typer.main; "
             "print(sorted(typer.main.get_command(app).commands))")
     res = _run(code, tmp_path, pythonpath=foreign)
     assert res.returncode == 0, res.stderr[-2000:]

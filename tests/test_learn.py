@@ -16,9 +16,9 @@ from bbsard_audit.audit import learn as L
 from bbsard_audit.audit.glossary import Glossary
 from bbsard_audit.audit.risk import RiskConfig
 from bbsard_audit.audit.termmatch import tokenize
-from bbsard_audit.cli import app
-from bbsard_audit.dataset import sample_dir
-from bbsard_audit.io import MANIFEST
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.dataset import sample_dir
+from bbsard_audit.base.io import MANIFEST
 
 runner = CliRunner()
 VERDICTS = sample_dir() / "verdicts.csv"
@@ -240,7 +240,7 @@ def test_the_refitted_ranking_orders_the_next_batch(audit_csv, tmp_path, embeddi
     `risk` the refitted review priority (flags unchanged), which is what `push --next` queues by."""
     from bbsard_audit.annotations.adaptive import Campaign
     from bbsard_audit.audit import ranking
-    from bbsard_audit.contracts.learned import RankingModel
+    from bbsard_audit.base.contracts.learned import RankingModel
     from bbsard_audit.audit.pipeline import review_queue
 
     audit = pd.read_csv(audit_csv)

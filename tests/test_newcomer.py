@@ -16,10 +16,10 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from bbsard_audit.cli import app
-from bbsard_audit.dataset import load_dataset, sample_dir
-from bbsard_audit.errors import InputError
-from bbsard_audit.stats import wilson
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.dataset import load_dataset, sample_dir
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.stats import wilson
 from report_fixtures import write_workdir
 
 runner = CliRunner()
@@ -74,7 +74,7 @@ def test_wilson_bounds_are_exact_at_the_edges():
 
 def test_severity_counts_add_up_to_their_pairs(tmp_path):
     """The demo printed high 5, medium 3, low 1 next to 8 flagged: low lies below the flag threshold."""
-    from bbsard_audit.report import build_report
+    from bbsard_audit.app.report import build_report
 
     work = write_workdir(tmp_path, review=False, evaluation=False)
     audit = pd.read_csv(work / "audit.csv")
@@ -211,7 +211,7 @@ def _campaign_workdir(root: Path) -> Path:
 
 
 def test_report_reads_the_review_from_the_campaign_folder(tmp_path):
-    from bbsard_audit.report import build_report
+    from bbsard_audit.app.report import build_report
 
     flat = build_report(write_workdir(tmp_path / "flat"))
     work = _campaign_workdir(tmp_path / "camp")
@@ -225,7 +225,7 @@ def test_report_reads_the_review_from_the_campaign_folder(tmp_path):
 
 
 def test_a_campaign_not_pulled_yet_leaves_the_work_folders_review(tmp_path):
-    from bbsard_audit.report.loaders import load_workdir
+    from bbsard_audit.app.report.loaders import load_workdir
 
     work = write_workdir(tmp_path)
     (work / "review").mkdir()
@@ -262,7 +262,7 @@ def test_an_unreachable_hub_fails_at_once(monkeypatch):
     # a copy in the Hugging Face cache is left to `datasets`, which falls back to it (as before the probe)
     from huggingface_hub import constants
 
-    from bbsard_audit.dataset import _check_hub_reachable
+    from bbsard_audit.base.dataset import _check_hub_reachable
 
     cached = Path(constants.HF_HUB_CACHE) / "datasets--newcomer-test--Cached"
     cached.mkdir(parents=True)
@@ -275,7 +275,7 @@ def test_an_unreachable_hub_fails_at_once(monkeypatch):
 
 
 def test_a_local_hf_copy_needs_no_hub(tmp_path, monkeypatch):
-    from bbsard_audit import release
+    from bbsard_audit.app import release
 
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # unreachable: a local copy never asks
     ds = load_dataset("sample")

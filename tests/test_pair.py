@@ -13,10 +13,10 @@ from conftest import need
 from test_sources import jsonl, qrels
 from typer.testing import CliRunner
 
-from bbsard_audit.cli import app
-from bbsard_audit.contracts.audit import Layout
-from bbsard_audit.dataset import load_dataset
-from bbsard_audit.languages import LanguagePair
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.contracts.audit import Layout
+from bbsard_audit.base.dataset import load_dataset
+from bbsard_audit.base.languages import LanguagePair
 
 runner = CliRunner()
 

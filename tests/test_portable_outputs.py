@@ -10,9 +10,9 @@ import pytest
 from conftest import local_path_leaks
 from typer.testing import CliRunner
 
-from bbsard_audit.cli import app
-from bbsard_audit.dataset import sample_dir
-from bbsard_audit.io import digest_of, portable, write_sidecar
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.dataset import sample_dir
+from bbsard_audit.base.io import digest_of, portable, write_sidecar
 
 
 def _run(*args):

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from bbsard_audit.annotations.adjudication import AdjudicationRule
 from bbsard_audit.annotations.pull import RAW_FILE, pull, read_raw, utc_time
 from bbsard_audit.annotations.simulate import annotation_result
-from bbsard_audit.cli import app
-from bbsard_audit.io import guard_outputs, write_text
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.io import guard_outputs, write_text
 
 runner = CliRunner()
 RULE = AdjudicationRule()

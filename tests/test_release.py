@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from conftest import audit_frame, need
 
-from bbsard_audit.contracts.agreement import Agreement, Score
-from bbsard_audit.contracts.estimate import Estimate
-from bbsard_audit.dataset import QUESTION_COLUMNS, load_dataset
-from bbsard_audit.errors import InputError
-from bbsard_audit.release import ReleasePolicy, build_release
+from bbsard_audit.base.contracts.agreement import Agreement, Score
+from bbsard_audit.base.contracts.estimate import Estimate
+from bbsard_audit.base.dataset import QUESTION_COLUMNS, load_dataset
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.app.release import ReleasePolicy, build_release
 
 FR = {1: "Quel est le préavis du locataire ?", 2: "Comment divorcer ?", 3: "Qui paie le précompte immobilier ?",
       4: "Puis-je refuser une saisie ?", 5: "Quand expire un bail de courte durée ?", 6: "Qui hérite sans testament ?",
@@ -181,7 +181,7 @@ def test_bad_verdicts_are_one_line_and_write_nothing(tmp_path, edit, message):
 def test_cli(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from bbsard_audit.cli import app
+    from bbsard_audit.app.cli import app
 
     src = make_dataset(tmp_path / "src")
     verdicts = write_review(tmp_path / "work")

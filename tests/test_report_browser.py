@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bbsard_audit.report import build_report
+from bbsard_audit.app.report import build_report
 from chromium import external, require_chromium, visit
 from corpus_fixtures import documents, write_corpus_audit
 from report_fixtures import write_workdir

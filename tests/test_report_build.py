@@ -8,8 +8,8 @@ import re
 import pandas as pd
 import pytest
 
-from bbsard_audit.errors import InputError
-from bbsard_audit.report import build_report, load_workdir
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.app.report import build_report, load_workdir
 from report_fixtures import write_workdir
 
 
@@ -105,7 +105,7 @@ def test_non_integer_id_names_file_and_row(tmp_path):
 def test_cli_report_and_bad_workdir(tmp_path):
     from typer.testing import CliRunner
 
-    from bbsard_audit.cli import app
+    from bbsard_audit.app.cli import app
 
     wd = write_workdir(tmp_path / "w", evaluation=False)
     runner = CliRunner()

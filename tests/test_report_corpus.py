@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from bbsard_audit.audit.pipeline import write_audit
-from bbsard_audit.report import build_report
-from bbsard_audit.report.corpus_section import marks
+from bbsard_audit.app.report import build_report
+from bbsard_audit.app.report.corpus_section import marks
 from conftest import local_path_leaks
 from corpus_fixtures import audit_sample, corpus_frame, documents, real_corpus_frame, write_corpus_audit
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bbsard_audit.report.plots import LABEL_GAP, slope_chart, slope_figure, spread
+from bbsard_audit.app.report.plots import LABEL_GAP, slope_chart, slope_figure, spread
 
 
 def test_spread_keeps_order_and_gap_and_leaves_free_labels_alone():

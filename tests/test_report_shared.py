@@ -14,10 +14,10 @@ from bbsard_audit.annotations.agreement import agreement
 from bbsard_audit.annotations.estimate import estimate
 from bbsard_audit.audit.calibration import calibrate, write_calibration
 from bbsard_audit.audit.pipeline import run_audit, write_audit
-from bbsard_audit.dataset import load_dataset
+from bbsard_audit.base.dataset import load_dataset
 from bbsard_audit.eval.pipeline import EvalConfig, evaluate, write_outputs
-from bbsard_audit.release import ReleasePolicy, build_release
-from bbsard_audit.report import build_report
+from bbsard_audit.app.release import ReleasePolicy, build_release
+from bbsard_audit.app.report import build_report
 from chromium import external, require_chromium, visit
 
 pytestmark = pytest.mark.shared

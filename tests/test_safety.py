@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from bbsard_audit.cli import app
-from bbsard_audit.dataset import load_dataset
-from bbsard_audit.errors import InputError
-from bbsard_audit.redact import redact, redact_record
-from bbsard_audit.release import ReleasePolicy, build_release
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.dataset import load_dataset
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.redact import redact, redact_record
+from bbsard_audit.app.release import ReleasePolicy, build_release
 from report_fixtures import write_workdir
 from test_release import make_dataset, write_review
 
@@ -76,7 +76,7 @@ def test_push_to_hub_uploads_only_the_release_files(tmp_path, monkeypatch):
     import huggingface_hub
     from huggingface_hub.utils import filter_repo_objects
 
-    from bbsard_audit.release import push_to_hub
+    from bbsard_audit.app.release import push_to_hub
 
     ds = load_dataset(str(make_dataset(tmp_path / "src")))
     out = tmp_path / "rel"
@@ -211,7 +211,7 @@ def test_demo_refuses_a_folder_holding_a_campaigns_files(tmp_path):
 
 
 def test_the_demo_may_replace_a_report_rendered_from_its_folder(tmp_path):
-    from bbsard_audit.io import guard_outputs, write_text
+    from bbsard_audit.base.io import guard_outputs, write_text
 
     with guard_outputs(tmp_path, command="demo"):
         write_text(tmp_path / "audit.csv", "id\n1\n")
@@ -228,7 +228,7 @@ def test_the_demo_may_replace_a_report_rendered_from_its_folder(tmp_path):
 
 
 def test_a_command_replaces_its_own_outputs_but_not_a_foreign_or_edited_file(tmp_path):
-    from bbsard_audit.io import MANIFEST
+    from bbsard_audit.base.io import MANIFEST
 
     work = write_workdir(tmp_path / "w")
     out = tmp_path / "agree"
@@ -250,7 +250,7 @@ def test_a_command_replaces_its_own_outputs_but_not_a_foreign_or_edited_file(tmp
 
 
 def test_a_file_written_by_another_command_is_not_replaced(tmp_path):
-    from bbsard_audit.io import guard_outputs, write_text
+    from bbsard_audit.base.io import guard_outputs, write_text
 
     with guard_outputs(tmp_path, command="annotate pull"):
         write_text(tmp_path / "verdicts.csv", "id,verdict\n1,legal\n")
@@ -296,7 +296,7 @@ def test_redact_masks_values_not_only_key_names():
 
 
 def test_report_provenance_redacts_credential_values_and_markdown_escapes_html(tmp_path):
-    from bbsard_audit.report import build_report
+    from bbsard_audit.app.report import build_report
 
     work = write_workdir(tmp_path / "w")
     meta = json.loads((work / "verdicts.meta.json").read_text())

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from bbsard_audit.dataset import load_dataset, sample_dir
+from bbsard_audit.base.dataset import load_dataset, sample_dir
 
 ERROR_TYPES = {"legal_term", "netherlands_term", "party_role", "negation", "number",
                "region_institution", "omission", "untranslated"}

@@ -12,11 +12,11 @@ from conftest import need
 from test_dataset import ARTICLES, FR, NL
 from typer.testing import CliRunner
 
-from bbsard_audit.cli import app
-from bbsard_audit.dataset import Dataset, load_dataset, sample_dir
-from bbsard_audit.errors import InputError
-from bbsard_audit.languages import BBSARD, LanguagePair
-from bbsard_audit.sources import SIDES, SOURCES, registry
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.dataset import Dataset, load_dataset, sample_dir
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import BBSARD, LanguagePair
+from bbsard_audit.base.sources import SIDES, SOURCES, registry
 
 runner = CliRunner()
 SAMPLE_BT = sample_dir() / "backtranslations_nl_fr.jsonl"

@@ -111,7 +111,7 @@ def pull(url: str, out, *extra: str, limit: float = 60):
     env = {**os.environ, "LABEL_STUDIO_API_KEY": "stand-in-token", "BBSARD_AUDIT_CONFIG": str(out.parent / "config.toml")}
     env.pop("LABEL_STUDIO_URL", None)
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", "from bbsard_audit.cli import main; main()", "annotate", "pull", "--project", TITLE,
+    done = subprocess.run([sys.executable, "-c", "from bbsard_audit.app.cli import main; main()", "annotate", "pull", "--project", TITLE,
                            "--url", url, "--out", str(out / "verdicts.csv"), *extra],
                           capture_output=True, text=True, timeout=limit, env=env)
     return done.returncode, done.stdout + done.stderr, time.monotonic() - started

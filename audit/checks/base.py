@@ -1,7 +1,7 @@
 """What every QA check shares: the signal base class, its data files, its language packs and
 concept matching.
 
-Everything language-specific comes from the language packs of the pair (bbsard_audit/languages,
+Everything language-specific comes from the language packs of the pair (base/languages,
 docs/languages.md); `audit/data/<check>.yaml` holds what is not: the pack sections the check
 `needs` (a pack without one makes the check "not available" for that language, recorded in the
 sidecar) and language-independent data (role counterparts, the self-test's swaps). Each file is
@@ -20,10 +20,10 @@ from typing import Callable, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from bbsard_audit import languages
-from bbsard_audit.errors import InputError
-from bbsard_audit.languages import Pack, Unavailable, word_list
-from bbsard_audit.untrusted import load_yaml, nfc_data
+from bbsard_audit.base import languages
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import Pack, Unavailable, word_list
+from bbsard_audit.base.untrusted import load_yaml, nfc_data
 
 from .. import termmatch
 from ..findings import Finding, spans_at

@@ -8,7 +8,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from bbsard_audit import languages
+from bbsard_audit.base import languages
 
 from ..findings import Finding
 from ..termmatch import Match, Tokens

@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from bbsard_audit import languages
+from bbsard_audit.base import languages
 
 from ..findings import Finding
 from ..signals import Rule

@@ -3,7 +3,7 @@
 'ne … que' (= only) is no negation, lexicalised 'sans-abri' / 'classé sans suite' neither; a lexical
 negation ('non officiel', 'niet-begeleid') only counts to tell whether both sides negate something.
 The evidence spans are the negators of the side with more negations. The cues and their grammar
-are in each language pack (bbsard_audit/languages: `negation` + the pack's `negations` hook).
+are in each language pack (base/languages: `negation` + the pack's `negations` hook).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from bbsard_audit import languages
-from bbsard_audit.languages import Negations
+from bbsard_audit.base import languages
+from bbsard_audit.base.languages import Negations
 
 from ..findings import Finding, spans_at
 from ..termmatch import Tokens, tokenize

@@ -9,7 +9,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from bbsard_audit import languages
+from bbsard_audit.base import languages
 
 from ..findings import Finding
 from ..termmatch import Tokens, tokenize

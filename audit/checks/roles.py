@@ -9,8 +9,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from bbsard_audit import languages
-from bbsard_audit.errors import InputError
+from bbsard_audit.base import languages
+from bbsard_audit.base.errors import InputError
 
 from ..findings import Finding
 from ..termmatch import tokenize

@@ -15,7 +15,7 @@ from typing import NamedTuple, Sequence
 
 import pandas as pd
 
-from bbsard_audit import languages
+from bbsard_audit.base import languages
 
 from ..findings import Finding, spans_at
 from ..termmatch import Tokens, fold, tokenize

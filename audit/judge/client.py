@@ -18,7 +18,7 @@ from typing import Callable
 
 import httpx
 
-from bbsard_audit.redact import redact
+from bbsard_audit.base.redact import redact
 
 
 class JudgeUnavailable(Exception):

@@ -11,7 +11,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from bbsard_audit.contracts.audit import SPAN_CATEGORIES
+from bbsard_audit.base.contracts.audit import SPAN_CATEGORIES
 
 from .client import Malformed
 from .prompt import SEVERITIES, SIDES

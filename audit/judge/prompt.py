@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from bbsard_audit.contracts.audit import SPAN_CATEGORIES
-from bbsard_audit.languages.pair import language_name
+from bbsard_audit.base.contracts.audit import SPAN_CATEGORIES
+from bbsard_audit.base.languages.pair import language_name
 
 PROMPT_VERSION = "gemba-mqm-legal-1"
 SEVERITIES = ("minor", "major", "critical")

@@ -20,9 +20,9 @@ import pandas as pd
 
 from bbsard_audit.audit.findings import Finding, Span
 from bbsard_audit.audit.signals import Batch, Declared, Rule, SignalResult
-from bbsard_audit.embeddings import default_cache_dir
-from bbsard_audit.errors import InputError
-from bbsard_audit.languages.pair import language_name
+from bbsard_audit.base.embeddings import default_cache_dir
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages.pair import language_name
 
 from . import prompt
 from .cache import JudgeCache

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.errors import InputError
 
 COMET_VERSION = "2.2.7"
 REQUIREMENTS = (f"unbabel-comet=={COMET_VERSION}",

@@ -27,7 +27,7 @@ import pandas as pd
 
 from bbsard_audit.audit.findings import Finding, Span, category_of
 from bbsard_audit.audit.signals import Batch, Declared, Rule, SignalResult
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.errors import InputError
 
 from .env import COMET_VERSION, venv_dir, venv_python
 

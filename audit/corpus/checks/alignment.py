@@ -22,7 +22,7 @@ from functools import cache
 import numpy as np
 import pyarrow as pa
 
-from bbsard_audit import languages
+from bbsard_audit.base import languages
 
 from .base import DocCheck, Docs, Result, RobustDistribution, decode_findings, robust_z
 

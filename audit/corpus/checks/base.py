@@ -27,11 +27,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bbsard_audit import languages
+from bbsard_audit.base import languages
 from bbsard_audit.audit.findings import Finding, Span, category_of
 from bbsard_audit.audit.signals import DECLARED, Declared
-from bbsard_audit.errors import InputError
-from bbsard_audit.languages import LanguagePair, Unavailable
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import LanguagePair, Unavailable
 
 if TYPE_CHECKING:
     from ..documents import CorpusContext, CorpusStats

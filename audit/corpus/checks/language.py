@@ -22,8 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bbsard_audit import languages
-from bbsard_audit.languages import fold, language_name
+from bbsard_audit.base import languages
+from bbsard_audit.base.languages import fold, language_name
 
 from .base import DocCheck, Docs, Result, row_sums, spans_in, words
 

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bbsard_audit import languages
+from bbsard_audit.base import languages
 
 from .base import DocCheck, Docs, Result, quoted, spans_in
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from bbsard_audit import languages
+from bbsard_audit.base import languages
 from bbsard_audit.audit.checks.numbers import number_mentions
 from bbsard_audit.audit.termmatch import tokenize
 

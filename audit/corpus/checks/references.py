@@ -19,7 +19,7 @@ from functools import cache
 
 import pyarrow as pa
 
-from bbsard_audit import languages
+from bbsard_audit.base import languages
 
 from .base import DocCheck, Docs, Result
 

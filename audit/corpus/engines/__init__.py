@@ -16,7 +16,7 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bbsard_audit.transactions import fault_point
+from bbsard_audit.base.transactions import fault_point
 
 ENGINES = ("local", "ray")
 

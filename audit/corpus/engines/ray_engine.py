@@ -20,7 +20,7 @@ from typing import Callable
 
 import pyarrow as pa
 
-from bbsard_audit.errors import InputError
+from bbsard_audit.base.errors import InputError
 
 from . import MapJob, Part, commit_part, map_part
 

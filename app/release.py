@@ -1,0 +1,404 @@
+"""`bbsard-audit release`: a cleaned bBSARD built from expert verdicts, in the loader's own layouts.
+
+Outputs (built in the command's scratch folder inside the release folder, then each renamed into
+place as one transaction, see `bbsard_audit.base.transactions`; only this command's own earlier files
+there are replaced or removed, anything else in the folder is left alone):
+the CSV layout `load_dataset` reads, with a `verification` column; `CHANGELOG.csv`; a dataset card
+`README.md` (its YAML `configs` make the folder loadable by `datasets` and pushable to the hub);
+and `hf/<config>/` (`DatasetDict.save_to_disk`, configs corpus/train/test, splits fr/nl).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import shutil
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from bbsard_audit.base.dataset import QUESTION_COLUMNS, SPLITS, Dataset, QuestionPair, sample_dir
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.contracts.agreement import Agreement
+from bbsard_audit.base.contracts.audit import Layout
+from bbsard_audit.base.contracts.changelog import COLUMNS as CHANGELOG_COLUMNS, changelog_spec
+from bbsard_audit.base.contracts.estimate import Estimate
+from bbsard_audit.base.contracts.sidecar import read_sidecar
+from bbsard_audit.base.contracts.verdicts import Verdict, Verdicts, read_raw
+from bbsard_audit.base.io import OutputGuard, guard_outputs, sidecar_path, write_csv, write_sidecar, write_text
+
+POLICIES = ("exclude", "keep-marked")
+STATUSES = ("verified", "corrected", "unverified", "flagged-unverified", "excluded")
+STATUS_MEANING = {
+    "verified": "reviewed by experts and judged correct (or a minor issue, with --keep-minor)",
+    "corrected": "the Dutch question was replaced by the experts' correction",
+    "unverified": "not reviewed, and not flagged by the audit",
+    "flagged-unverified": "not reviewed, but flagged as suspect by the audit",
+    "excluded": "judged legally inaccurate and not corrected: to be left out of evaluation "
+                "(present only with --policy keep-marked; with --policy exclude the pair is removed)",
+}
+
+
+@dataclass(frozen=True)
+class ReleasePolicy:
+    """What to do with pairs the experts found wrong but did not correct."""
+
+    legal: str = "exclude"
+    """`exclude` drops legally inaccurate, uncorrected pairs; `keep-marked` keeps them marked `excluded`."""
+    keep_minor: bool = True
+    """Uncorrected minor-issue pairs count as verified; without it they are treated like legal ones."""
+
+    def __post_init__(self):
+        if self.legal not in POLICIES:
+            raise InputError(f"unknown policy {self.legal!r}; use {' or '.join(POLICIES)}")
+
+
+@dataclass(frozen=True)
+class Decision:
+    pair: QuestionPair
+    status: str
+    question_nl: str
+    verdict: Verdict | None
+    date: str = ""
+    """When the verdict was given (its latest annotation, else the verdicts' sidecar, else today)."""
+
+    @property
+    def kept(self) -> bool:
+        return self.status != "excluded" or self._marked
+
+    _marked: bool = False
+
+
+@dataclass
+class ReleaseSummary:
+    out: Path
+    policy: ReleasePolicy
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    """split -> verification status -> pairs (removed pairs counted as `excluded`)."""
+    changes: int = 0
+    removed: int = 0
+
+
+def dated_verdicts(path: str | Path, dataset: Dataset, annotations: str | Path | None = None
+                   ) -> tuple[Verdicts, dict[int, str]]:
+    """Final expert verdicts (an unresolved disagreement is no verdict yet, so its pair stays
+    unverified), every id a question of `dataset`, and the date of each."""
+    path = Path(path)
+    layout = Layout(dataset.pair, dataset.string_ids)
+    verdicts = Verdicts.read(path, dataset.by_id(), where=f"the dataset ({dataset.source})", layout=layout)
+    dates = _annotation_dates(Path(annotations) if annotations else path.with_name("annotations_raw.csv"), layout)
+    fallback = _sidecar_date(path)
+    return verdicts, {qid: dates.get(qid, fallback) for qid in verdicts.by_id}
+
+
+def _annotation_dates(path: Path, layout: Layout) -> dict[int | str, str]:
+    """Latest annotation time per question, when the raw annotations sit next to the verdicts."""
+    if not path.is_file():
+        return {}
+    raw = read_raw(path, layout=layout)
+    stamps = pd.to_datetime(raw["updated_at"].where(raw["updated_at"] != "", raw["created_at"]),
+                            errors="coerce", utc=True, format="ISO8601")
+    latest = stamps.groupby(raw["id"]).max().dropna()
+    return {i if layout.string_ids else int(i): ts.date().isoformat() for i, ts in latest.items()}
+
+
+def _sidecar_date(path: Path) -> str:
+    meta = sidecar_path(path)
+    if meta.is_file():
+        created = str(read_sidecar(meta)["created"])
+        if created:
+            return created[:10]
+    return _dt.date.today().isoformat()
+
+
+def read_flagged(audit: str | Path | None) -> set[int | str]:
+    if audit is None:
+        return set()
+    frame = Layout.of(audit).audit.read(audit)
+    return set(frame.loc[frame["flagged"], "id"])
+
+
+def decide(pair: QuestionPair, verdict: Verdict | None, flagged: bool, policy: ReleasePolicy,
+           date: str = "") -> Decision:
+    """The verification status of one pair and the Dutch question the release ships."""
+    if verdict is None:
+        return Decision(pair, "flagged-unverified" if flagged else "unverified", pair.question_nl, None)
+    if verdict.corrected_nl and verdict.corrected_nl != pair.question_nl:
+        return Decision(pair, "corrected", verdict.corrected_nl, verdict, date)
+    if verdict.verdict == "correct" or (verdict.verdict == "minor" and policy.keep_minor):
+        return Decision(pair, "verified", pair.question_nl, verdict, date)
+    return Decision(pair, "excluded", pair.question_nl, verdict, date, _marked=policy.legal == "keep-marked")
+
+
+def build_release(dataset: Dataset, verdicts: str | Path, out: str | Path, policy: ReleasePolicy = ReleasePolicy(),
+                  *, audit: str | Path | None = None, annotations: str | Path | None = None,
+                  agreement: str | Path | None = None, estimate: str | Path | None = None) -> ReleaseSummary:
+    """Write the cleaned release of `dataset` to `out`, replacing only an earlier release's own files there."""
+    out = Path(out)
+    src = _source_dir(dataset)
+    inputs = [verdicts, audit, annotations, agreement, estimate, *((src / n for n in dataset.files) if src else ())]
+    with guard_outputs(out, command="release", inputs=inputs,
+                       names=["CHANGELOG.csv", "CHANGELOG.meta.json", "README.md", "hf"]) as guard:
+        return _build_release(dataset, verdicts, out, policy, guard, audit=audit, annotations=annotations,
+                              agreement=agreement, estimate=estimate)
+
+
+def _build_release(dataset, verdicts, out: Path, policy: ReleasePolicy, guard, *, audit, annotations, agreement,
+                   estimate) -> ReleaseSummary:
+    judged, dates = dated_verdicts(verdicts, dataset, annotations)
+    flagged = read_flagged(audit)
+    decisions = [decide(p, judged.by_id.get(p.id), p.id in flagged, policy, dates.get(p.id, ""))
+                 for p in dataset.pairs]
+    side = Path(verdicts).parent
+    agreement = Path(agreement) if agreement else side / "agreement.json"
+    estimate = Path(estimate) if estimate else side / "estimate.json"
+    docs = {name: kind.read(p) for name, kind, p in (("agreement", Agreement, agreement), ("estimate", Estimate, estimate))
+            if p.is_file()}
+
+    summary = ReleaseSummary(out=out, policy=policy)
+    for d in decisions:
+        summary.counts.setdefault(d.pair.split, Counter())[d.status] += 1
+    summary.counts = {s: dict(c) for s, c in summary.counts.items()}
+    summary.removed = sum(not d.kept for d in decisions)
+
+    tmp = guard.scratch()  # inside the release folder, part of the command's transaction
+    _write_questions(tmp, decisions, _langs(dataset))
+    _write_corpus(tmp, dataset)
+    changes = _changelog(decisions)
+    summary.changes = len(changes)
+    tgt = dataset.pair.target
+    changelog = changelog_spec(Layout(dataset.pair, dataset.string_ids)).write_file(
+        tmp / "CHANGELOG.csv", changes.rename(columns={"old_nl": f"old_{tgt}", "new_nl": f"new_{tgt}"}))
+    _write_hf(tmp / "hf", tmp, dataset)
+    write_text(tmp / "README.md", dataset_card(dataset, summary, docs, [s for s in SPLITS if s in summary.counts]))
+    write_sidecar(tmp / "CHANGELOG.csv", files=[changelog], dataset=dataset.provenance(),
+                  inputs={"verdicts": str(verdicts), "audit": str(audit) if audit else None,
+                          **{k: str(v) for k, v in (("agreement", agreement), ("estimate", estimate)) if v.is_file()}},
+                  policy={"legal_uncorrected": policy.legal, "keep_minor": policy.keep_minor},
+                  counts=summary.counts)
+    _move_into_place(tmp, out, guard)
+    return summary
+
+
+def _move_into_place(tmp: Path, out: Path, guard) -> None:
+    """Every name checked first, then this command's stale earlier files removed, then each renamed in."""
+    names = sorted(p.name for p in tmp.iterdir())
+    for name in names:
+        guard.check(out / name)
+    for stale in set(guard.previous()) - set(names):  # e.g. the train files of an earlier, bigger release
+        guard.remove(stale)
+    for name in names:
+        guard.move_into(tmp / name, name)
+
+
+def _langs(dataset: Dataset) -> tuple[str, str]:
+    """The release's file language codes: questions_<code>_<split>.csv, articles_<code>.csv."""
+    return dataset.pair.source, dataset.pair.target
+
+
+def _question_rows(decisions: list[Decision], split: str, lang: str, source: str = "fr") -> pd.DataFrame:
+    rows = []
+    extra: list[str] = []
+    for d in decisions:
+        if d.pair.split != split or not d.kept:
+            continue
+        p = d.pair
+        if lang == source:
+            row = {"id": p.id, "category": p.category, "subcategory": p.subcategory, "question": p.question_fr,
+                   "extra_description": p.extra_description}
+        else:  # the target file's own metadata, kept as found (still French in the published bBSARD)
+            row = {"id": p.id, **{c: v for c, v in p.meta_nl.items() if c != "verification"}, "question": d.question_nl}
+            extra += [c for c in p.meta_nl if c not in QUESTION_COLUMNS and c != "verification" and c not in extra]
+        row["article_ids"] = ",".join(map(str, p.article_ids))
+        row["verification"] = d.status
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*QUESTION_COLUMNS, *extra, "verification"])
+
+
+def _write_questions(root: Path, decisions: list[Decision], langs: tuple[str, str]) -> None:
+    for split in SPLITS:
+        if any(d.pair.split == split for d in decisions):
+            for lang in langs:
+                write_csv(root / f"questions_{lang}_{split}.csv", _question_rows(decisions, split, lang, langs[0]))
+
+
+def _source_dir(dataset: Dataset) -> Path | None:
+    if dataset.source == "sample":
+        return sample_dir()
+    path = Path(dataset.source)
+    return path if path.is_dir() else None
+
+
+def _write_corpus(root: Path, dataset: Dataset) -> None:
+    """Articles unchanged: copied byte for byte from a CSV source, else written from the loaded corpus."""
+    if dataset.corpus is None:
+        return
+    src = _source_dir(dataset)
+    langs = _langs(dataset)
+    for lang in langs:
+        target = root / f"articles_{lang}.csv"
+        if src is not None and (src / target.name).is_file():
+            shutil.copyfile(src / target.name, target)
+        elif (dataset.corpus.text_fr if lang == langs[0] else dataset.corpus.text_nl) is not None:
+            meta = pd.DataFrame([dataset.corpus.meta.get(a, {}) for a in dataset.corpus.ids])
+            frame = pd.DataFrame({"id": dataset.corpus.ids, "article": dataset.corpus.texts(lang)})
+            write_csv(target, pd.concat([frame, meta.drop(columns=["id", "article"], errors="ignore")], axis=1))
+
+
+def _changelog(decisions: list[Decision]) -> pd.DataFrame:
+    """One row per pair whose Dutch text or standing changed: corrected or excluded (kept or removed)."""
+    rows = [{"id": d.pair.id, "split": d.pair.split, "old_nl": d.pair.question_nl,
+             "new_nl": d.question_nl if d.kept else "", "verdict": d.verdict.verdict,
+             "annotators": d.verdict.annotators, "date": d.date,
+             "verification": d.status if d.kept else "removed", "gold_labels_apply": d.verdict.gold_labels_apply}
+            for d in decisions if d.status in ("corrected", "excluded")]
+    return pd.DataFrame(rows, columns=list(CHANGELOG_COLUMNS))
+
+
+def _write_hf(target: Path, root: Path, dataset: Dataset) -> None:
+    """`save_to_disk` per config (corpus/train/test), splits fr/nl, from the CSVs just written."""
+    import datasets
+
+    configs: dict[str, dict[str, Path]] = {}
+    for split in SPLITS:
+        if (root / f"questions_{dataset.pair.source}_{split}.csv").exists():
+            configs[split] = {lang: root / f"questions_{lang}_{split}.csv" for lang in _langs(dataset)}
+    if all((root / f"articles_{lang}.csv").exists() for lang in _langs(dataset)):
+        configs["corpus"] = {lang: root / f"articles_{lang}.csv" for lang in _langs(dataset)}
+    bars = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()  # our own progress display is the CLI's
+    try:
+        for config, files in configs.items():
+            dd = datasets.DatasetDict({lang: datasets.Dataset.from_pandas(_typed_ids(path), preserve_index=False)
+                                       for lang, path in files.items()})
+            dd.save_to_disk(str(target / config))
+    finally:
+        if bars:
+            datasets.enable_progress_bars()
+
+
+def _typed_ids(path: Path) -> pd.DataFrame:
+    """A written CSV with its ids as integers, or as strings when they are string ids (BEIR's `MED-10`)."""
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    return frame.astype({"id": "int64"}) if frame["id"].str.fullmatch("[0-9]+").all() else frame
+
+
+# ---------------------------------------------------------------- dataset card
+
+CITATION = """```bibtex
+@inproceedings{lotfi-etal-2025-bilingual,
+  title     = {Bilingual {BSARD}: Extending Statutory Article Retrieval to {D}utch},
+  author    = {Lotfi, Ehsan and Banar, Nikolay and Yuzbashyan, Nerses and Daelemans, Walter},
+  booktitle = {Proceedings of the 1st Regulatory NLP Workshop (RegNLP 2025), co-located with COLING 2025},
+  year      = {2025},
+  address   = {Abu Dhabi, UAE}
+}
+
+@inproceedings{louis-spanakis-2022-statutory,
+  title     = {A Statutory Article Retrieval Dataset in {F}rench},
+  author    = {Louis, Antoine and Spanakis, Gerasimos},
+  booktitle = {Proceedings of the 60th Annual Meeting of the Association for Computational Linguistics (ACL 2022)},
+  year      = {2022},
+  pages     = {6789--6803},
+  doi       = {10.18653/v1/2022.acl-long.468}
+}
+```"""
+
+
+def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: list[str]) -> str:
+    langs = _langs(dataset)
+    configs = [(s, {lang: f"questions_{lang}_{s}.csv" for lang in langs}) for s in splits]
+    if dataset.corpus is not None:
+        configs.insert(0, ("corpus", {lang: f"articles_{lang}.csv" for lang in langs}))
+    yaml = "\n".join(f"- config_name: {c}\n  data_files:\n" + "".join(
+        f"  - split: {lang}\n    path: {path}\n" for lang, path in files.items()) for c, files in configs)
+    header = (f"---\nlicense: cc-by-nc-sa-4.0\nlanguage:\n- {langs[0]}\n- {langs[1]}\ntask_categories:\n- text-retrieval\n"
+              f"pretty_name: bBSARD (expert-verified Dutch)\nconfigs:\n{yaml}---\n")
+    policy = summary.policy
+    count_rows = "\n".join(f"| {s} | " + " | ".join(str(summary.counts.get(s, {}).get(st, 0)) for st in STATUSES)
+                           + f" | {sum(summary.counts.get(s, {}).values())} |" for s in splits)
+    statuses = "\n".join(f"- `{s}`: {m}" for s, m in STATUS_MEANING.items())
+    removed = ("Legally inaccurate translations without a correction are **removed** from the question files "
+               f"({summary.removed} pair(s)); they are listed in `CHANGELOG.csv`." if policy.legal == "exclude" else
+               "Legally inaccurate translations without a correction are **kept and marked** "
+               "`verification = excluded`; filter them out for evaluation.")
+    minor = ("Uncorrected pairs with only a minor issue count as `verified`." if policy.keep_minor else
+             "Uncorrected pairs with a minor issue are treated like legally inaccurate ones.")
+    stats = []
+    for name, title in (("agreement", "Inter-annotator agreement"), ("estimate", "Estimated error rate")):
+        found = docs[name].named_values() if name in docs else []
+        if found:
+            stats.append(f"**{title}** (`{name}.json`):\n\n| measure | value | 95% CI |\n|---|---|---|\n" + "\n".join(
+                f"| {e.name} | {e.value:.3g} | " + (f"[{e.ci_low:.3g}, {e.ci_high:.3g}]" if e.ci_low is not None else "–")
+                + " |" for e in found[:20]))
+        else:
+            stats.append(f"**{title}**: not available (no `{name}.json` next to the verdicts).")
+    stats_text = "\n\n".join(stats)
+    return f"""{header}
+# bBSARD with expert-verified Dutch questions
+
+A cleaned release of bBSARD (bilingual Belgian Statutory Article Retrieval Dataset): the French
+questions of BSARD with their Dutch machine translations, reviewed by legal experts. Dutch questions
+inherit the French relevance labels, so a mistranslated legal term silently corrupts the Dutch
+benchmark; this release replaces Dutch questions by the experts' corrections where given and marks
+every pair with a `verification` status.
+
+Made by `bbsard-audit release` from `{dataset.source_id}` (revision `{dataset.revision}`).
+
+## Verification status
+
+| split | {' | '.join(STATUSES)} | total |
+|---|{'---|' * len(STATUSES)}---|
+{count_rows}
+
+{statuses}
+
+## Policy
+
+{removed} {minor} `CHANGELOG.csv` lists every changed pair (id, split, old and new Dutch, verdict,
+annotators, date). The Dutch files' metadata columns (category, subcategory, extra_description) are
+kept as found in the source.
+
+## Review quality
+
+{stats_text}
+
+## Layout
+
+- `questions_{{fr,nl}}_{{train,test}}.csv` (`id, category, subcategory, question, extra_description,
+  article_ids, verification`), `articles_{{fr,nl}}.csv` (`id, article, ...`) when the corpus was loaded;
+- `hf/<config>/` — the same data saved with `datasets` (`load_from_disk`), configs `corpus`, `train`,
+  `test`, splits `fr` and `nl`, as on `clips/bBSARD`;
+- read back with `bbsard-audit validate --dataset <this folder>` or `--dataset hf:<this folder>/hf`.
+
+## Licence
+
+CC BY-NC-SA 4.0, as bBSARD and BSARD.
+
+## Citation
+
+{CITATION}
+"""
+
+
+def push_to_hub(release: Path, repo: str) -> str:
+    """Upload the release's own files (CSV layout + card; the card's YAML configs define the splits),
+    never anything else the folder holds (the verdicts, notes, the ownership manifest)."""
+    token = os.environ.get("HF_TOKEN")
+    if not token:
+        raise InputError("--push-to-hub needs a Hugging Face token in the HF_TOKEN environment variable")
+    files = [name for name in OutputGuard(Path(release), "release").previous() if name != "hf"]
+    if not files:
+        raise InputError("no release written by `bbsard-audit release` here", file=str(release))
+    from huggingface_hub import HfApi
+
+    api = HfApi(token=token)
+    try:
+        api.create_repo(repo, repo_type="dataset", exist_ok=True, private=True)
+        info = api.upload_folder(folder_path=str(release), repo_id=repo, repo_type="dataset",
+                                 allow_patterns=files, commit_message="bbsard-audit release")
+    except Exception as exc:  # network, auth, permissions: one line, never the token
+        raise InputError(f"push to {repo} failed: {type(exc).__name__}") from None
+    return str(getattr(info, "oid", "") or repo)

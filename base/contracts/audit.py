@@ -1,0 +1,187 @@
+"""audit.csv / audit.parquet and review_queue.csv (docs/formats.md): the audit's outputs as read by
+the annotations and eval stages, calibration and the report.
+
+An audit is written for one language pair, and its ids are integers or strings: its `Layout`, recorded
+in audit.meta.json and read back by every later stage (`Layout.of`). Files keep language-coded names
+(`question_<source>`, `question_<target>`, span `side` = a language code), so a bBSARD (fr -> nl)
+folder, whose sidecar predates pairs, reads exactly as ever.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache, partial
+from pathlib import Path
+from typing import Mapping
+
+from bbsard_audit.base.io import sidecar_path
+from bbsard_audit.base.languages import BBSARD, LanguagePair, language_name
+
+from .table import Column, TableSpec
+
+SEVERITIES = ("high", "medium", "low", "none")
+QUEUES = ("risk", "control")
+SPAN_SIDES = ("fr", "nl")
+SPAN_CATEGORIES = ("terminology", "mistranslation", "omission", "addition", "untranslated", "number",
+                   "negation", "entity", "role", "other")
+SPAN_KEYS = {"side": str, "start": int, "end": int, "text": str, "category": str, "flag": str}
+
+
+def parse_spans(text: str, sides: tuple[str, str] = SPAN_SIDES) -> list[dict]:
+    """The `spans` cell: a JSON array of {side, start, end, text, category, flag} objects."""
+    try:
+        spans = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(f"{c} is not JSON")))
+    except ValueError as exc:
+        raise ValueError(f"is not a JSON array ({exc})") from None
+    if not isinstance(spans, list):
+        raise ValueError("is not a JSON array")
+    for i, span in enumerate(spans):
+        if not isinstance(span, dict) or set(span) != set(SPAN_KEYS):
+            raise ValueError(f"element {i} must have exactly the keys {', '.join(SPAN_KEYS)}")
+        for key, kind in SPAN_KEYS.items():
+            if not isinstance(span[key], kind) or isinstance(span[key], bool):
+                raise ValueError(f"element {i}: {key} is not {kind.__name__}")
+        if span["side"] not in sides:
+            raise ValueError(f"element {i}: side {span['side']!r} is not {' or '.join(sides)}")
+        if span["category"] not in SPAN_CATEGORIES:
+            raise ValueError(f"element {i}: category {span['category']!r} is not one of {', '.join(SPAN_CATEGORIES)}")
+        if not 0 <= span["start"] <= span["end"]:
+            raise ValueError(f"element {i}: start {span['start']} / end {span['end']} are not 0 <= start <= end")
+    return spans
+
+
+def _spans_match_text(row: dict) -> str | None:
+    """Each span's `text` is exactly question_<side>[start:end]."""
+    for i, span in enumerate(row.get("spans") or []):
+        question = row.get(f"question_{span['side']}")
+        if isinstance(question, str) and question[span["start"]:span["end"]] != span["text"]:
+            return (f"spans[{i}] text {span['text']!r} is not question_{span['side']}"
+                    f"[{span['start']}:{span['end']}] ({question[span['start']:span['end']]!r})")
+    return None
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What an audit's files are written for: the language pair (`question_<source>`,
+    `question_<target>`, `corrected_<target>`, span sides) and whether ids are strings. In the audit
+    sidecar as `languages` and `ids`; absent = fr -> nl with integer ids (folders from before pairs)."""
+
+    pair: LanguagePair = BBSARD
+    string_ids: bool = False
+
+    @property
+    def sides(self) -> tuple[str, str]:
+        return self.pair.source, self.pair.target
+
+    @property
+    def question_src(self) -> str:
+        return f"question_{self.pair.source}"
+
+    @property
+    def question_tgt(self) -> str:
+        return f"question_{self.pair.target}"
+
+    @property
+    def corrected(self) -> str:
+        """The verdicts' corrected translation column: `corrected_<target>`."""
+        return f"corrected_{self.pair.target}"
+
+    def meta(self) -> dict:
+        """The sidecar fields that record this layout."""
+        return {"languages": {"source": self.pair.source, "target": self.pair.target},
+                "ids": "string" if self.string_ids else "integer"}
+
+    @classmethod
+    def from_meta(cls, meta: Mapping) -> "Layout":
+        """The layout a sidecar records (its own `languages`/`ids`, or its `dataset` record's languages)."""
+        dataset = meta.get("dataset")
+        langs = meta.get("languages") or (dataset.get("languages") if isinstance(dataset, dict) else None)
+        pair = LanguagePair(langs.get("source"), langs.get("target")) if isinstance(langs, dict) else BBSARD
+        return cls(pair, meta.get("ids") == "string")
+
+    @classmethod
+    def of(cls, path: str | Path) -> "Layout":
+        """The layout of a written audit file (audit.csv/.parquet, review_queue.csv, or a folder holding
+        audit.csv), from its sidecar; fr -> nl with integer ids when there is none."""
+        path = Path(path)
+        path = path / "audit.csv" if path.is_dir() else path
+        meta = sidecar_path(path)
+        if not meta.is_file() and path.suffix == ".parquet":
+            meta = sidecar_path(path.with_suffix(".csv"))
+        if not meta.is_file():
+            return cls()
+        from .sidecar import read_sidecar
+
+        return cls.from_meta(read_sidecar(meta))
+
+    def column(self, name: str) -> str:
+        """A signal column's name in this pair's files: the audit computes bBSARD's names (`qa_numbers_fr`,
+        `qa_nl_french_prob`), and a column that names a side is renamed with the pair's code (its
+        language's name where the column spells one): `qa_numbers_en`, `qa_nl_english_prob`."""
+        if self.pair == BBSARD:
+            return name
+        src, tgt = self.pair.source, self.pair.target
+        name = re.sub(r"_fr$", f"_{src}", re.sub(r"_nl$", f"_{tgt}", name))
+        name = re.sub(r"^qa_nl_", f"qa_{tgt}_", name)
+        return name.replace("french", language_name(src).lower())
+
+    def canonical(self, columns) -> dict[str, str]:
+        """{file column: bBSARD name} for the signal columns of `columns` that `column` renamed."""
+        return {self.column(c): c for c in CODED_COLUMNS if self.column(c) != c and self.column(c) in columns}
+
+    @property
+    def audit(self) -> TableSpec:
+        return _audit_spec(self)
+
+    @property
+    def queue(self) -> TableSpec:
+        return _queue_spec(self)
+
+
+CODED_COLUMNS = ("qa_sentences_fr", "qa_sentences_nl", "qa_neg_fr", "qa_neg_nl", "qa_numbers_fr", "qa_numbers_nl",
+                 "qa_nl_french_prob", "qa_french_words", "rc_rank_fr", "rc_rank_nl")
+"""The signal columns whose names carry a side (renamed for another pair by `Layout.column`)."""
+
+
+def _audit_columns(layout: Layout) -> tuple[Column, ...]:
+    return (
+        Column("id", "id"),
+        Column("split", "text"),
+        Column(layout.question_src, "text"),
+        Column(layout.question_tgt, "text"),
+        Column("backtranslation", "text"),
+        Column("risk", "float", lo=0.0, hi=1.0),
+        Column("severity", "enum", choices=SEVERITIES),
+        Column("flagged", "bool"),
+        Column("flags", "text"),
+        Column("reasons", "text"),
+        Column("spans", "json", required=False, parse=partial(parse_spans, sides=layout.sides)),
+    )
+
+
+@cache
+def _audit_spec(layout: Layout) -> TableSpec:
+    return TableSpec("audit.csv", _audit_columns(layout), key=("id",),
+                     row_checks=(_spans_match_text,)).with_string_ids(layout.string_ids)
+
+
+@cache
+def _queue_spec(layout: Layout) -> TableSpec:
+    return TableSpec("review_queue.csv", _audit_columns(layout) + (
+        Column("queue", "enum", choices=QUEUES),
+        Column("stratum", "text"),
+        Column("stratum_size", "int", required=False, empty_ok=True, lo=0),
+        Column("stratum_sampled", "int", required=False, empty_ok=True, lo=0),
+        Column("sample_weight", "float", required=False, empty_ok=True, lo=0.0),
+        Column("inclusion_prob", "float", required=False, empty_ok=True, lo=0.0, hi=1.0),
+        Column("stratum_risk_min", "float", required=False, empty_ok=True, lo=0.0, hi=1.0),
+        Column("stratum_risk_max", "float", required=False, empty_ok=True, lo=0.0, hi=1.0),
+    ), key=("id",), row_checks=(_spans_match_text,)).with_string_ids(layout.string_ids)
+
+
+BBSARD_LAYOUT = Layout()
+AUDIT_COLUMNS = _audit_columns(BBSARD_LAYOUT)
+AUDIT = BBSARD_LAYOUT.audit
+QUEUE = BBSARD_LAYOUT.queue

@@ -1,0 +1,252 @@
+"""Typed relevance judgements (base layer: read by the evaluation and by the audit's retrieval signal) (`Qrels`) and ranked lists (`Run`), read from TREC or JSON files.
+
+Ids are strings everywhere (question 775 and article 775 are different things, and "0775" is not
+"775"). A `Run` is stored already ordered by the tie-break rule of docs/metrics.md (score desc,
+then rank asc, then docid asc) and deduplicated (a document keeps its best position), so every
+metric downstream just reads positions.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.io import write_json, write_text
+
+from .jsonfile import read_json
+from .table import read_text
+
+
+@dataclass(frozen=True)
+class Qrels:
+    """Binary judgements {qid: frozenset(relevant docids)}; a grade > 0 counts as relevant."""
+
+    relevant: Mapping[str, frozenset[str]]
+    source: str = "<memory>"
+    warnings: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, judgements: Mapping[object, Mapping[object, int] | Iterable[object]],
+                  source: str = "<memory>") -> "Qrels":
+        """{qid: {docid: grade}} (like `Dataset.qrels`) or {qid: [docid, ...]}; duplicates count once."""
+        relevant = {}
+        for qid, docs in judgements.items():
+            if isinstance(docs, Mapping):
+                rel = frozenset(str(d) for d, g in docs.items() if g > 0)
+            else:
+                rel = frozenset(str(d) for d in docs)
+            relevant[str(qid)] = rel
+        return cls._checked(relevant, source, [])
+
+    @classmethod
+    def read(cls, path: str | Path) -> "Qrels":
+        """TREC qrels: `qid iteration docid grade` per line (whitespace-separated)."""
+        path = Path(path)
+        lines = _read_lines(path)
+        relevant: dict[str, set[str]] = {}
+        duplicates = 0
+        for line_no, line in lines:
+            cols = line.split()
+            if len(cols) != 4:
+                raise InputError(f"expected 4 columns (qid iter docid grade), found {len(cols)}",
+                                 file=str(path), row=line_no)
+            qid, _, doc, grade = cols
+            try:
+                value = int(grade)
+            except ValueError:
+                raise InputError(f"relevance grade {grade!r} is not an integer", file=str(path),
+                                 row=line_no, id=qid) from None
+            docs = relevant.setdefault(qid, set())
+            if value > 0:
+                duplicates += doc in docs
+                docs.add(doc)
+        warnings = [f"{path}: {duplicates} duplicated relevant (qid, docid) line(s) counted once"] if duplicates else []
+        return cls._checked({q: frozenset(d) for q, d in relevant.items()}, str(path), warnings)
+
+    @classmethod
+    def _checked(cls, relevant: dict[str, frozenset[str]], source: str, warnings: list[str]) -> "Qrels":
+        empty = sorted((q for q, d in relevant.items() if not d), key=_natural)
+        if empty:
+            warnings.append(f"{source}: {len(empty)} query(ies) without any relevant document are not "
+                            f"evaluated (e.g. {', '.join(empty[:5])})")
+        kept = {q: d for q, d in relevant.items() if d}
+        if not kept:
+            raise InputError("no query has a relevant document", file=source)
+        return cls(kept, source, tuple(warnings))
+
+    @cached_property
+    def qids(self) -> tuple[str, ...]:
+        return tuple(sorted(self.relevant, key=_natural))
+
+    def __len__(self) -> int:
+        return len(self.relevant)
+
+    def restrict(self, qids: Iterable[str]) -> "Qrels":
+        keep = set(qids)
+        return Qrels({q: d for q, d in self.relevant.items() if q in keep}, self.source, self.warnings)
+
+
+@dataclass(frozen=True)
+class RunIndex:
+    """The run as integer arrays, built once when the run is loaded: the per-document Python work
+    happens here, so scoring is pure numpy (a query's docs are codes[start:start+length])."""
+
+    vocab: Mapping[str, int]
+    spans: Mapping[str, tuple[int, int]]
+    codes: np.ndarray
+
+    @classmethod
+    def build(cls, ranking: Mapping[str, Sequence[str]]) -> "RunIndex":
+        vocab: dict[str, int] = {}
+        code = vocab.setdefault
+        spans, start = {}, 0
+        for qid, docs in ranking.items():
+            spans[qid] = (start, len(docs))
+            start += len(docs)
+        codes = np.fromiter((code(d, len(vocab)) for docs in ranking.values() for d in docs),
+                            dtype=np.int64, count=start)
+        return cls(vocab, spans, codes)
+
+
+@dataclass(frozen=True)
+class Run:
+    """A system's ranked lists {qid: (docid, ...)}, best first, each docid once.
+
+    `scores` (same shape) is kept when the input had scores, so a written run can be re-read
+    with the same order.
+    """
+
+    name: str
+    ranking: Mapping[str, tuple[str, ...]]
+    scores: Mapping[str, tuple[float, ...]] | None = None
+    source: str = "<memory>"
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+    index: "RunIndex" = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", RunIndex.build(self.ranking))
+
+    @classmethod
+    def from_lists(cls, name: str, lists: Mapping[object, Sequence[object]], source: str = "<memory>") -> "Run":
+        """Ranked lists as given (position = rank); later duplicates of a docid are dropped."""
+        ranking, dropped = {}, 0
+        for qid, docs in lists.items():
+            unique = tuple(dict.fromkeys(str(d) for d in docs))
+            dropped += len(docs) - len(unique)
+            ranking[str(qid)] = unique
+        return cls._checked(name, ranking, None, source, dropped)
+
+    @classmethod
+    def from_scored(cls, name: str, rows: Mapping[str, Sequence[tuple[str, float, int]]],
+                    source: str = "<memory>") -> "Run":
+        """{qid: [(docid, score, rank), ...]} ordered by score desc, rank asc, docid asc."""
+        ranking, scores, dropped = {}, {}, 0
+        for qid, entries in rows.items():
+            ordered = sorted(entries, key=lambda e: (-e[1], e[2], e[0]))
+            seen: dict[str, float] = {}
+            for doc, score, _ in ordered:
+                if doc in seen:
+                    dropped += 1
+                else:
+                    seen[doc] = score
+            ranking[qid] = tuple(seen)
+            scores[qid] = tuple(seen.values())
+        return cls._checked(name, ranking, scores, source, dropped)
+
+    @classmethod
+    def _checked(cls, name, ranking, scores, source, dropped) -> "Run":
+        if not any(ranking.values()):
+            raise InputError(f"run {name!r} is empty (no ranked document)", file=source)
+        warnings = (f"run {name}: {dropped} duplicated document(s) kept at their best rank",) if dropped else ()
+        return cls(name, ranking, scores, source, warnings)
+
+    @classmethod
+    def read(cls, path: str | Path, name: str | None = None) -> "Run":
+        """A TREC run (`qid Q0 docid rank score tag`) or a JSON {qid: [docid, ...]} file."""
+        path = Path(path)
+        name = name or path.stem
+        if path.suffix.lower() == ".json":
+            return cls._read_json(path, name)
+        rows: dict[str, list[tuple[str, float, int]]] = {}
+        for line_no, line in _read_lines(path):
+            cols = line.split()
+            if len(cols) != 6:
+                raise InputError(f"expected 6 columns (qid Q0 docid rank score tag), found {len(cols)}",
+                                 file=str(path), row=line_no)
+            qid, _, doc, rank, score, _ = cols
+            try:
+                rank_value = int(rank)
+            except ValueError:
+                raise InputError(f"rank {rank!r} is not an integer", file=str(path), row=line_no, id=qid) from None
+            try:
+                score_value = float(score)
+            except ValueError:
+                raise InputError(f"score {score!r} is not a number", file=str(path), row=line_no, id=qid) from None
+            if not math.isfinite(score_value):
+                raise InputError(f"score {score!r} is not finite", file=str(path), row=line_no, id=qid)
+            rows.setdefault(qid, []).append((doc, score_value, rank_value))
+        return cls.from_scored(name, rows, source=str(path))
+
+    @classmethod
+    def _read_json(cls, path: Path, name: str) -> "Run":
+        data = read_json(path)
+        if not isinstance(data, dict):
+            raise InputError("a JSON run must be an object {qid: [docid, ...]}", file=str(path))
+        for qid, docs in data.items():
+            if not isinstance(docs, list) or not all(isinstance(d, (str, int)) and not isinstance(d, bool)
+                                                      for d in docs):
+                raise InputError("value must be a list of docids (strings or integers)", file=str(path), id=qid)
+        return cls.from_lists(name, data, source=str(path))
+
+    @property
+    def qids(self) -> tuple[str, ...]:
+        return tuple(sorted(self.ranking, key=_natural))
+
+    def depth(self) -> int:
+        return max((len(d) for d in self.ranking.values()), default=0)
+
+    def replace(self, other: "Run", name: str | None = None) -> "Run":
+        """This run with the queries of `other` swapped in (re-retrieved corrected questions)."""
+        ranking = {**self.ranking, **other.ranking}
+        scores = None
+        if self.scores is not None and other.scores is not None:
+            scores = {**self.scores, **other.scores}
+        return Run(name or self.name, ranking, scores, f"{self.source} + {other.source}",
+                   self.warnings + other.warnings)
+
+    def to_trec(self, tag: str | None = None) -> str:
+        """TREC 6-column text; without scores, score = depth - position (order-preserving)."""
+        tag = tag or self.name
+        out = []
+        for qid in self.qids:
+            docs = self.ranking[qid]
+            scores = self.scores[qid] if self.scores is not None else [len(docs) - i for i in range(len(docs))]
+            out += [f"{qid} Q0 {d} {i + 1} {s:.6f} {tag}" for i, (d, s) in enumerate(zip(docs, scores))]
+        return "\n".join(out) + "\n"
+
+    def write_trec(self, path: str | Path) -> Path:
+        return write_text(path, self.to_trec())
+
+    def write_json(self, path: str | Path) -> Path:
+        """The JSON ranked-list form {qid: [docid, ...]} (scores are dropped)."""
+        return write_json(path, {q: list(self.ranking[q]) for q in self.qids})
+
+
+def _read_lines(path: Path) -> list[tuple[int, str]]:
+    """Non-blank lines with their 1-based numbers; a missing, binary or non-regular file is an InputError."""
+    text = read_text(path)
+    lines = [(i, line) for i, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if not lines:
+        raise InputError("file is empty", file=str(path))
+    return lines
+
+
+def _natural(qid: str) -> tuple[int, int | str]:
+    """Numeric ids in numeric order, then the others alphabetically (stable output order)."""
+    return (0, int(qid)) if qid.isdigit() else (1, qid)

@@ -1,0 +1,82 @@
+"""The registry of sources: each module of `bbsard_audit.base.sources` declares what it reads.
+
+A `Source` recognises a `--dataset` string and loads it into a `Dataset`; a `SideReader` reads one
+language side of a manifest (`format` + a folder or an HF id). Adding a source is adding one module
+that calls `source(...)` or `side(...)`; the package imports every module, so no list names them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..errors import InputError
+from .model import SAMPLE, Dataset
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    doc: str
+    matches: Callable[[str], bool]
+    load: Callable[[str, bool], Dataset]
+    order: int
+
+
+@dataclass(frozen=True)
+class SideReader:
+    format: str
+    name: str
+    doc: str
+    matches: Callable[[str], bool]
+    read: Callable
+    """read(path, with_corpus, checker, prefix, revision=, qrels=) -> beir.Side; `prefix` (source or
+    target) names the side's files in provenance."""
+    order: int
+
+
+SOURCES: list[Source] = []
+SIDES: list[SideReader] = []
+
+
+def source(name: str, doc: str, *, matches: Callable[[str], bool], order: int = 50):
+    """Declare a `--dataset` source: the decorated `load(src, with_corpus)` reads what `matches` accepts.
+    Lower `order` is asked first (a catch-all such as a CSV folder comes last)."""
+    def declare(load):
+        SOURCES.append(Source(name, doc, matches, load, order))
+        SOURCES.sort(key=lambda s: s.order)
+        return load
+    return declare
+
+
+def side(format: str, name: str, doc: str, *, matches: Callable[[str], bool], order: int = 50):
+    """Declare a reader of one manifest side of `format` at a path `matches` accepts."""
+    def declare(read):
+        SIDES.append(SideReader(format, name, doc, matches, read, order))
+        SIDES.sort(key=lambda s: s.order)
+        return read
+    return declare
+
+
+def load_dataset(src: str = SAMPLE, *, strict: bool = True, with_corpus: bool = True) -> Dataset:
+    """Load any registered source (`sample`, a CSV folder, `hf:NAME[@REV]`, a manifest).
+
+    With `strict`, the first error raises `InputError`; otherwise all issues are returned on the
+    Dataset (what `validate` prints).
+    """
+    found = next(s for s in SOURCES if s.matches(src))  # the CSV folder source takes anything left
+    ds = found.load(src, with_corpus)
+    if strict and ds.errors:
+        first = ds.errors[0]
+        more = len(ds.errors) - 1
+        raise InputError(first.message + (f" (and {more} more error(s); run `bbsard-audit validate`)"
+                                          if more else ""), file=first.file, row=first.row, id=first.id)
+    return ds
+
+
+def side_reader(format: str, path: str) -> SideReader | None:
+    return next((r for r in SIDES if r.format == format and r.matches(path)), None)
+
+
+def formats() -> list[str]:
+    return sorted({r.format for r in SIDES})
