@@ -58,7 +58,7 @@ print(json.dumps({"cpu_s": cpu, "n_docs": r.n_docs, "n_flagged": r.n_flagged, "f
 
 def make_corpus(root: Path, n: int, seed: int = 0) -> Path:
     """A BEIR-style fr -> nl corpus of `n` documents from the sample's article pairs (see the docstring)."""
-    sample = REPO / "bbsard_audit" / "sample"
+    sample = REPO / "base" / "sample"
     arts = {lang: {r["id"]: r["article"] for r in csv.DictReader(open(sample / f"articles_{lang}.csv", encoding="utf-8"))}
             for lang in ("fr", "nl")}
     pairs = [(arts["fr"][k], arts["nl"][k]) for k in arts["fr"] if k in arts["nl"]]

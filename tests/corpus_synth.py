@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-SAMPLE = Path(__file__).resolve().parents[1] / "bbsard_audit" / "sample"
+SAMPLE = Path(__file__).resolve().parents[1] / "base" / "sample"
 
 EN_NL = [
     ("The tenant must pay the rent on the first day of each month.", "De huurder moet de huur betalen op de eerste dag van elke maand."),
