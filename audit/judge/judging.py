@@ -36,10 +36,11 @@ class Outcome:
 class Judge:
     """Asks `client` about (source, target) pairs of one language pair, through `cache`."""
 
-    def __init__(self, client: ChatClient, cache: JudgeCache, concurrency: int = 4) -> None:
+    def __init__(self, client: ChatClient, cache: JudgeCache, concurrency: int = 4,
+                 domain: prompt.Domain = prompt.Domain()) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
-        self.client, self.cache, self.concurrency = client, cache, concurrency
+        self.client, self.cache, self.concurrency, self.domain = client, cache, concurrency, domain
         self.form = prompt.FORMATS[0]
         """How the schema is sent (prompt.FORMATS); the next one once the server refuses it."""
         self._lock = threading.Lock()
@@ -55,10 +56,10 @@ class Judge:
         return self.client.model
 
     def key(self, source: str, target: str, pair: tuple[str, str]) -> str:
-        return cache_key(self.model, prompt.PROMPT_VERSION, pair, source, target)
+        return cache_key(self.model, self.domain.version(), pair, source, target)
 
     def request(self, source: str, target: str, pair: tuple[str, str]) -> dict:
-        return prompt.body(self.model, source, target, pair, form=self.form)
+        return prompt.body(self.model, source, target, pair, form=self.form, domain=self.domain)
 
     def cached(self, source: str, target: str, pair: tuple[str, str]) -> Outcome | None:
         answer = self.cache.get(self.key(source, target, pair))
@@ -95,7 +96,7 @@ class Judge:
             if self._unavailable:
                 return Outcome("failed", notes=notes, reason=self._unavailable)
             form, answer = self.form, None
-            request = prompt.body(self.model, source, target, pair, form=form)
+            request = prompt.body(self.model, source, target, pair, form=form, domain=self.domain)
             try:
                 answer = self.client.complete(prompt.repair(request, *bad) if bad else request)
                 errors, dropped = parse_answer(answer, source, target)

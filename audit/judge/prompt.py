@@ -47,15 +47,27 @@ class Domain:
     field: str = "Belgian statutory law (federal and regional codes and statutes)"
     jurisdiction: str = "Belgium"
     texts: str = "a question a citizen asked about their legal situation"
+    use: str = "Jurists will use the {tgt} translation to\nretrieve the statutory articles that answer it"
+    noun: str = "question"
+    name: str = ""
+    """Appended to PROMPT_VERSION in the cache key (empty for the questions' domain, whose keys predate it)."""
+
+    def version(self) -> str:
+        return f"{PROMPT_VERSION}+{self.name}" if self.name else PROMPT_VERSION
+
+
+ARTICLES = Domain(texts="a statutory article (its text) of the legislation",
+                  use="Retrieval systems and jurists will use the {tgt} translation as the article itself",
+                  noun="article", name="article")
+"""The corpus audit's domain: the documents are statutory articles."""
 
 
 SYSTEM = ("You are an expert legal translator and translation-quality annotator. You annotate errors "
           "with the MQM framework and answer with JSON only.")
 
 INSTRUCTIONS = """\
-The {src} source is {texts}, in the domain of {field}. Jurists will use the {tgt} translation to
-retrieve the statutory articles that answer it, so what matters is that the translation keeps the
-question's legal meaning under the law of {jurisdiction}: the legal terms must be the ones the
+The {src} source is {texts}, in the domain of {field}. {use}, so what matters is that the translation keeps the
+{noun}'s legal meaning under the law of {jurisdiction}: the legal terms must be the ones the
 legislation of {jurisdiction} uses in {tgt} (not another country's), and the facts (who, what,
 amounts, dates, deadlines, negations, named bodies) must be the same.
 
@@ -70,7 +82,7 @@ translation and classify them. Categories: terminology (a legal term that is not
 untranslated (left in {src}), number (amount, date, duration or article number changed), negation
 (polarity flipped), entity (person, body, place or law renamed), role (who does what to whom
 changed), other. Severity: critical = the legal meaning changes (a jurist would retrieve or apply
-other law); major = the meaning is distorted but the question is still recognisable; minor = an
+other law); major = the meaning is distorted but the {noun} is still recognisable; minor = an
 imperfection that does not change the meaning.
 For each error give `span`: an exact, verbatim substring of the translation, or for an omission of
 the source with `side` "source" (otherwise `side` "target"), a `category`, a `severity` and a short
@@ -86,7 +98,8 @@ def messages(source: str, target: str, pair: tuple[str, str], *, schema_in_promp
     `response_format`."""
     src, tgt = (language_name(code) for code in pair)
     user = INSTRUCTIONS.format(src=src, tgt=tgt, source=source, target=target, texts=domain.texts,
-                               field=domain.field, jurisdiction=domain.jurisdiction)
+                               field=domain.field, jurisdiction=domain.jurisdiction, noun=domain.noun,
+                               use=domain.use.format(tgt=tgt))
     if schema_in_prompt:
         user += SCHEMA_IN_PROMPT.format(schema=json.dumps(SCHEMA, separators=(",", ":")))
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
@@ -99,10 +112,11 @@ Ollama, llama.cpp's llama-server, OpenAI); llama-cpp-python's `{"type": "json_ob
 schema in the prompt only."""
 
 
-def body(model: str, source: str, target: str, pair: tuple[str, str], *, form: str = "json_schema") -> dict:
+def body(model: str, source: str, target: str, pair: tuple[str, str], *, form: str = "json_schema",
+         domain: Domain = Domain()) -> dict:
     """One chat-completions request with deterministic decoding, the schema sent the `form` way."""
     out = {"model": model, "temperature": 0, "max_tokens": MAX_TOKENS,
-           "messages": messages(source, target, pair, schema_in_prompt=form != "json_schema")}
+           "messages": messages(source, target, pair, schema_in_prompt=form != "json_schema", domain=domain)}
     if form == "json_schema":
         out["response_format"] = {"type": "json_schema",
                                   "json_schema": {"name": "mqm_errors", "strict": True, "schema": SCHEMA}}

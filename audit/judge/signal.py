@@ -142,8 +142,15 @@ class JudgeSignal(Declared):
 
 def judge_signal(spec: str, url: str | None, *, on: str = "flagged", concurrency: int = 4, dry_run: bool = False,
                  cache_dir: Path | None = None, advance: Callable[[int, int], None] | None = None) -> JudgeSignal:
-    """The signal for `--judge llm:MODEL --judge-url URL ...`; the key from BBSARD_AUDIT_JUDGE_API_KEY,
-    else OPENAI_API_KEY (none: no Authorization header, as local servers expect)."""
+    """The signal for `--judge llm:MODEL --judge-url URL ...`."""
+    return JudgeSignal(make_judge(spec, url, on=on, concurrency=concurrency, cache_dir=cache_dir), url, on, dry_run,
+                       advance)
+
+
+def make_judge(spec: str, url: str | None, *, on: str = "flagged", concurrency: int = 4,
+               cache_dir: Path | None = None, domain: prompt.Domain = prompt.Domain()) -> Judge:
+    """The options checked and the Judge built; the key from BBSARD_AUDIT_JUDGE_API_KEY, else
+    OPENAI_API_KEY (none: no Authorization header, as local servers expect)."""
     model = spec[4:] if spec.startswith("llm:") else ""
     if not model:
         raise InputError(f"--judge takes llm:MODEL (e.g. llm:qwen2.5:7b-instruct), not {spec!r}")
@@ -165,7 +172,7 @@ def judge_signal(spec: str, url: str | None, *, on: str = "flagged", concurrency
         raise InputError(f"{variable} holds characters an HTTP header cannot carry (spaces, control or non-ASCII)")
     client = ChatClient(url, model, key, concurrency=concurrency)
     cache = JudgeCache(Path(cache_dir or default_cache_dir()) / "judge.sqlite")
-    return JudgeSignal(Judge(client, cache, concurrency), url, on, dry_run, advance)
+    return Judge(client, cache, concurrency, domain)
 
 
 def dry_run_lines(signal: JudgeSignal) -> list[str]:

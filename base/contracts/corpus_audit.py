@@ -2,7 +2,8 @@
 the corpus engines from `audit/corpus/documents.py` OUTPUT_SCHEMA, read back here strictly.
 
 The reader checks the file before trusting a cell: the leading columns in order with their Arrow
-types, every further column a `doc_*` signal of type float64, int64 or bool, ids non-empty and
+types, every further column a `doc_*` signal of type float64, int64 or bool (or the LLM judge's
+optional `judge_mqm` float64 and `judge_status` string, "" | judged | failed), ids non-empty and
 unique, risk in [0, 1], a known severity, non-negative character counts, excerpts of at most 300
 characters, and each `spans` cell a JSON array of {side, start, end, text, category, flag} with a
 language-code side and a known category. A violation is one InputError naming file, row and id.
@@ -27,6 +28,9 @@ LEADING = (("id", pa.string()), ("risk", pa.float64()), ("severity", pa.string()
            ("flags", pa.string()), ("reasons", pa.string()), ("spans", pa.string()), ("source_chars", pa.int64()),
            ("target_chars", pa.int64()), ("source_excerpt", pa.string()), ("target_excerpt", pa.string()))
 SIGNAL_TYPES = (pa.float64(), pa.int64(), pa.bool_())
+JUDGE_COLUMNS = {"judge_mqm": pa.float64(), "judge_status": pa.string()}
+"""Added by `audit corpus --judge` (audit/corpus/judge.py)."""
+JUDGE_STATUSES = ("", "judged", "failed")
 EXCERPT = 300
 
 
@@ -61,7 +65,10 @@ def check_schema(schema: pa.Schema, label: str) -> None:
         if schema.field(k).type != kind:
             raise InputError(f"column {name!r} must be {kind}, found {schema.field(k).type}", file=label)
     for f in list(schema)[len(LEADING):]:
-        if not f.name.startswith("doc_") or f.type not in SIGNAL_TYPES:
+        if f.name in JUDGE_COLUMNS:
+            if f.type != JUDGE_COLUMNS[f.name]:
+                raise InputError(f"column {f.name!r} must be {JUDGE_COLUMNS[f.name]}, found {f.type}", file=label)
+        elif not f.name.startswith("doc_") or f.type not in SIGNAL_TYPES:
             raise InputError(f"column {f.name!r} must be a doc_* signal of type float64, int64 or bool, "
                              f"found {f.type}", file=label)
     if len(set(names)) != len(names):
@@ -72,6 +79,7 @@ def validate(table: pa.Table, label: str) -> None:
     """Every rule of the module docstring; the first violation as one InputError."""
     check_schema(table.schema, label)
     columns = {name: table.column(name).to_pylist() for name, _ in LEADING}
+    status = table.column("judge_status").to_pylist() if "judge_status" in table.column_names else None
     seen: set[str] = set()
     for row, doc in enumerate(columns["id"]):
         def bad(message: str):
@@ -95,6 +103,8 @@ def validate(table: pa.Table, label: str) -> None:
         for name in ("source_excerpt", "target_excerpt"):
             if len(columns[name][row]) > EXCERPT:
                 raise bad(f"{name} is longer than {EXCERPT} characters")
+        if status is not None and status[row] not in JUDGE_STATUSES:
+            raise bad(f"judge_status {status[row]!r} is not one of {', '.join(map(repr, JUDGE_STATUSES))}")
         problem = check_spans(columns["spans"][row])
         if problem:
             raise bad(problem)

@@ -1,0 +1,53 @@
+"""The LLM judge in the corpus audit, against the RecordedAnswerServer stand-in (tests/test_judge.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+
+from bbsard_audit.audit.corpus.judge import CorpusJudge
+from bbsard_audit.audit.corpus.run import AUDIT, run_corpus_audit
+from bbsard_audit.audit.judge import prompt
+from bbsard_audit.audit.judge.cache import JudgeCache
+from bbsard_audit.audit.judge.client import ChatClient
+from bbsard_audit.audit.judge.judging import Judge
+from corpus_synth import build
+from test_corpus_engine import beir_side
+from test_judge import KEY, RecordedAnswerServer, _error
+
+
+def _dataset(tmp_path, corpus):
+    t = corpus.table.to_pylist()
+    beir_side(tmp_path / "fr", [{"_id": r["id"], "title": "", "text": r["source_text"]} for r in t])
+    beir_side(tmp_path / "nl", [{"_id": r["id"], "title": "", "text": r["target_text"]} for r in t])
+    m = tmp_path / "c.yaml"
+    m.write_text("name: c\nsource: {path: fr, lang: fr, format: beir}\ntarget: {path: nl, lang: nl, format: beir}\n")
+    return m
+
+
+def test_spans_land_at_their_offsets_and_a_rerun_sends_nothing(tmp_path):
+    corpus = build("fr", 30, seed=1, artifacts=())
+    doc = corpus.table.to_pylist()[3]
+    word = doc["target_text"].split()[2]
+    server = RecordedAnswerServer({doc["target_text"]: [_error(word, "terminology", "major", "wrong term")]})
+    try:
+        manifest = _dataset(tmp_path, corpus)
+        for run in range(2):
+            judge = CorpusJudge(Judge(ChatClient(server.url, "recorded", KEY), JudgeCache(tmp_path / "j.sqlite"), 2,
+                                      prompt.ARTICLES), server.url, "all")
+            said = []
+            run_corpus_audit(str(manifest), tmp_path / f"out{run}", judge=judge, say=said.append)
+            assert KEY not in " ".join(said)
+            if run == 0:
+                assert len(server.requests) == 30
+        assert len(server.requests) == 30  # the rerun came from the cache
+        rows = {r["id"]: r for r in pq.read_table(tmp_path / "out1" / AUDIT).to_pylist()}
+        row = rows[doc["id"]]
+        [span] = [s for s in json.loads(row["spans"]) if s["flag"] == "doc_judge_errors"]
+        assert span["side"] == "nl" and doc["target_text"][span["start"]:span["end"]] == word
+        assert row["judge_mqm"] == 5 and "wrong term" in row["reasons"] and row["judge_status"] == "judged"
+        meta = (tmp_path / "out1" / "corpus_audit.meta.json").read_text()
+        assert KEY not in meta and '"cached": 30' in meta.replace(" ", "").replace('"cached":30', '"cached": 30')
+    finally:
+        server.close()
