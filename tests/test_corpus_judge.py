@@ -51,3 +51,38 @@ def test_spans_land_at_their_offsets_and_a_rerun_sends_nothing(tmp_path):
         assert KEY not in meta and '"cached": 30' in meta.replace(" ", "").replace('"cached":30', '"cached": 30')
     finally:
         server.close()
+
+
+def test_cli_judge_on_flagged_dry_run_and_an_unreachable_server(tmp_path):
+    """Through `audit corpus`: the dry run prints requests and writes no audit; --judge-on flagged asks
+    about the flagged documents only; an unreachable judge is one line, exit 2, no corpus audit."""
+    from typer.testing import CliRunner
+
+    from bbsard_audit.app.cli import app
+
+    corpus = build("fr", 40, seed=2)
+    manifest = _dataset(tmp_path, corpus)
+    server = RecordedAnswerServer()
+    runner = CliRunner()
+    env = {"BBSARD_AUDIT_JUDGE_API_KEY": KEY}
+    base = ["audit", "corpus", "--dataset", str(manifest), "--cache-dir", str(tmp_path / "cache"),
+            "--judge", "llm:recorded", "--judge-url"]
+    try:
+        dry = runner.invoke(app, [*base, server.url, "--judge-on", "all", "--judge-dry-run",
+                                  "--out", str(tmp_path / "dry")], env=env)
+        assert dry.exit_code == 0, dry.output
+        assert not server.requests and not (tmp_path / "dry" / AUDIT).exists()
+        assert '"messages"' in dry.output and KEY not in dry.output
+        real = runner.invoke(app, [*base, server.url, "--judge-on", "flagged", "--out", str(tmp_path / "out")],
+                             env=env)
+        assert real.exit_code == 0, real.output
+        rows = pq.read_table(tmp_path / "out" / AUDIT).to_pylist()
+        judged = {r["id"] for r in rows if r["judge_status"] == "judged"}
+        assert judged and len(server.requests) == len(judged) < len(rows)
+    finally:
+        server.close()
+    fresh = [a if a != str(tmp_path / "cache") else str(tmp_path / "cache2") for a in base]  # nothing cached
+    down = runner.invoke(app, [*fresh, "http://127.0.0.1:9/v1", "--judge-on", "all", "--out", str(tmp_path / "down")],
+                         env=env)
+    assert down.exit_code == 2 and "Traceback" not in down.output and KEY not in down.output
+    assert not (tmp_path / "down" / AUDIT).exists()
