@@ -40,7 +40,7 @@ def corpus(dataset: DatasetOption = "sample",
            judge: Annotated[Optional[str], typer.Option(
                "--judge", metavar="llm:MODEL",
                help="Also ask an LLM judge (GEMBA-MQM error spans) about the selected documents at --judge-url; "
-                    "its key from BBSARD_AUDIT_JUDGE_API_KEY, else OPENAI_API_KEY (docs/audit.md).")] = None,
+                    "its API key from the environment, as for `audit --judge` (docs/audit.md).")] = None,
            judge_url: Annotated[Optional[str], typer.Option(
                "--judge-url", metavar="URL", help="OpenAI-compatible base URL (vLLM, Ollama, llama.cpp, an API).")]
            = None,
