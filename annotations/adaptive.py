@@ -176,7 +176,7 @@ class Campaign:
         ids: set[int | str] = set()
         for name, read in ((VERDICTS_FILE, read_verdicts), (RAW_FILE, read_raw)):
             if (self.folder / name).exists():
-                ids |= set(read(self.folder / name)["id"])
+                ids |= set(read(self.folder / name, layout=self.layout)["id"])
         return ids
 
     def add_batch(self, audit: pd.DataFrame, audit_path: Path, n: int, exclude: set[int | str]) -> pd.DataFrame:
