@@ -27,6 +27,7 @@ import pandas as pd
 from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT, Layout
 from bbsard_audit.base.contracts.campaign_design import check_record
 from bbsard_audit.base.contracts.jsonfile import read_json
+from bbsard_audit.base.contracts.table import as_id, id_order
 from bbsard_audit.base.contracts.verdicts import read_raw, read_verdicts
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import digest_of, write_json, write_sidecar
@@ -41,7 +42,12 @@ VERDICTS_FILE = "verdicts.csv"
 STRATA = ("split", "category")  # the audit stage's control strata (review_queue.csv.meta.json `strata`)
 
 
-def _control_strata(audit: pd.DataFrame, queue: pd.DataFrame, unflagged: pd.Series) -> tuple[dict[str, list[int]], str]:
+def _ids(values) -> list:
+    """Ids as campaign.json lists them: integers or string ids (as_id), in id order."""
+    return sorted((as_id(i) for i in values), key=id_order)
+
+
+def _control_strata(audit: pd.DataFrame, queue: pd.DataFrame, unflagged: pd.Series) -> tuple[dict[str, list], str]:
     """Start-unflagged pair ids of each control stratum, and how they were found.
 
     By the audit's own strata columns when their sizes match the queue's `stratum_size`; else,
@@ -54,13 +60,18 @@ def _control_strata(audit: pd.DataFrame, queue: pd.DataFrame, unflagged: pd.Seri
     pool = audit[unflagged.to_numpy()]
     if all(c in audit.columns for c in STRATA):
         label = pool[list(STRATA)].astype(str).agg("/".join, axis=1)
-        members = {h: sorted(int(i) for i in pool.loc[label == h, "id"]) for h in sizes.index}
+        members = {h: _ids(pool.loc[label == h, "id"]) for h in sizes.index}
         if len(sizes) and all(len(members[h]) == sizes[h] for h in sizes.index):
             return members, "strata"
-    ids = sorted(int(i) for i in pool["id"])
+    ids = _ids(pool["id"])
     if len(sizes) == 1 and sizes.iloc[0] == len(ids):
         return {str(sizes.index[0]): ids}, "single"
     return {"unflagged": ids}, "pooled"
+
+
+def _id_kind(queue_path: Path) -> dict:
+    """campaign.json's `ids` key: written for string ids only (an integer campaign stays byte-identical)."""
+    return {"ids": "string"} if Layout.of(queue_path).string_ids else {}
 
 
 @dataclass
@@ -80,12 +91,12 @@ class Campaign:
         folder = Path(folder)
         path = folder / CAMPAIGN_FILE
         record = read_json(path)  # strict: a NaN, a key twice or a truncated file is one line
-        check_record(record, str(path))  # every key and type; a pair in two strata
+        layout = Layout.of(folder / QUEUE_FILE)
+        check_record(record, str(path), layout.string_ids)  # every key and type, ids of the audit's kind
         queue = read_audit(folder / QUEUE_FILE, QUEUE_COLUMNS + ["batch"])
         if "batch" not in queue.columns:
             raise InputError("missing column 'batch'", file=str(folder / QUEUE_FILE))
-        return cls(folder, record, queue.assign(batch=pd.to_numeric(queue["batch"]).astype(int)),
-                   Layout.of(folder / QUEUE_FILE))
+        return cls(folder, record, queue.assign(batch=pd.to_numeric(queue["batch"]).astype(int)), layout)
 
     @classmethod
     def start(cls, folder: str | Path, *, project: str, audit: pd.DataFrame, audit_path: Path,
@@ -106,14 +117,14 @@ class Campaign:
         queue = pd.concat([queue[queue["queue"] == "risk"], control], ignore_index=True).assign(batch=0)
         audit_sha = digest_of(Path(audit_path))
         record = {
-            "format": 1, "project": project,
+            "format": 1, **_id_kind(queue_path), "project": project,
             "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "design": {"audit_sha256": audit_sha, "queue_sha256": digest_of(Path(queue_path)),
-                       "flagged": sorted(int(i) for i in audit.loc[audit["flagged"] | audit["id"].isin(risk), "id"]),
+                       "flagged": _ids(audit.loc[audit["flagged"] | audit["id"].isin(risk), "id"]),
                        "unflagged_strata": members, "strata_from": how},
             "batches": [{"batch": 0, "kind": "start", "audit_sha256": audit_sha,
                          "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                         "risk": sorted(int(i) for i in risk), "control": sorted(int(i) for i in control["id"])}],
+                         "risk": _ids(risk), "control": _ids(control["id"])}],
         }
         return cls(Path(folder), record, queue, Layout.of(queue_path))
 
@@ -121,12 +132,12 @@ class Campaign:
     def _start_sampled(cls, folder, project, audit, audit_path, queue, queue_path) -> "Campaign":
         """Format 2: the queue's strata over every pair of the start audit, recorded as id lists."""
         design = queue_design(audit, queue, str(queue_path))
-        strata = {str(h): sorted(int(i) for i in ids) for h, ids in design.stratum.groupby(design.stratum).groups.items()}
+        strata = {str(h): _ids(ids) for h, ids in design.stratum.groupby(design.stratum).groups.items()}
         now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-        control = sorted(design.control)
+        control = _ids(design.control)
         audit_sha = digest_of(Path(audit_path))
         record = {
-            "format": 2, "project": project, "started": now,
+            "format": 2, **_id_kind(queue_path), "project": project, "started": now,
             "design": {"audit_sha256": audit_sha, "queue_sha256": digest_of(Path(queue_path)),
                        "strata": strata, "census": [CENSUS] if CENSUS in strata else [], "control": control},
             "batches": [{"batch": 0, "kind": "start", "audit_sha256": audit_sha, "created": now,
@@ -140,7 +151,7 @@ class Campaign:
         return self.record["format"] == 2
 
     @property
-    def population(self) -> set[int]:
+    def population(self) -> set[int | str]:
         design = self.record["design"]
         if self.sampled:
             return {i for ids in design["strata"].values() for i in ids}
@@ -160,15 +171,15 @@ class Campaign:
                              "--next N (no --queue), or start a new campaign in another folder",
                              file=str(queue_path))
 
-    def reviewed(self) -> set[int]:
+    def reviewed(self) -> set[int | str]:
         """Question ids with a verdict or an annotation in the campaign folder."""
-        ids: set[int] = set()
+        ids: set[int | str] = set()
         for name, read in ((VERDICTS_FILE, read_verdicts), (RAW_FILE, read_raw)):
             if (self.folder / name).exists():
-                ids |= set(read(self.folder / name)["id"])
+                ids |= set(read(self.folder / name, layout=self.layout)["id"])
         return ids
 
-    def add_batch(self, audit: pd.DataFrame, audit_path: Path, n: int, exclude: set[int]) -> pd.DataFrame:
+    def add_batch(self, audit: pd.DataFrame, audit_path: Path, n: int, exclude: set[int | str]) -> pd.DataFrame:
         """Queue the `n` riskiest pairs of `audit` never queued, reviewed or in `exclude` (on the server)."""
         if n < 1:
             raise InputError("--next must be >= 1")
@@ -183,7 +194,7 @@ class Campaign:
         self.record["batches"].append({
             "batch": k, "kind": "next", "audit_sha256": digest_of(Path(audit_path)),
             "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "risk": sorted(int(i) for i in rows["id"]), "control": []})
+            "risk": _ids(rows["id"]), "control": []})
         self.queue = pd.concat([self.queue, rows], ignore_index=True)
         return rows
 

@@ -2,15 +2,21 @@
 
 Format 1 (before inclusion probabilities) is still read; format 2 fixes the strata over the whole
 population at the start (every id in exactly one stratum) with the control sample drawn in them.
+Ids are integers, or string ids (BEIR's `PLAIN-2`) when the record says `"ids": "string"` (absent =
+integer, so every campaign.json from before string ids reads as it did); they must match the audit's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from bbsard_audit.base.errors import InputError
 
 from .jsonfile import from_dict
+from .table import STRING_ID
+
+Id = Any  # an int or a string id, one kind per file as the audit's: checked by `_check_ids`
 
 
 @dataclass
@@ -19,16 +25,16 @@ class Batch:
     kind: str
     audit_sha256: str
     created: str
-    risk: list[int]
-    control: list[int]
+    risk: list[Id]
+    control: list[Id]
 
 
 @dataclass
 class DesignV1:
     audit_sha256: str
     queue_sha256: str
-    flagged: list[int]
-    unflagged_strata: dict[str, list[int]]
+    flagged: list[Id]
+    unflagged_strata: dict[str, list[Id]]
     strata_from: str
 
 
@@ -36,9 +42,9 @@ class DesignV1:
 class DesignV2:
     audit_sha256: str
     queue_sha256: str
-    strata: dict[str, list[int]]  # every pair of the population, in exactly one stratum
+    strata: dict[str, list[Id]]  # every pair of the population, in exactly one stratum
     census: list[str]             # strata reviewed in full (the start risk queue)
-    control: list[int]            # the probability sample (simple random within its stratum)
+    control: list[Id]            # the probability sample (simple random within its stratum)
 
 
 @dataclass
@@ -48,6 +54,7 @@ class RecordV1:
     started: str
     design: DesignV1
     batches: list[Batch]
+    ids: str = "integer"
 
 
 @dataclass
@@ -57,18 +64,51 @@ class RecordV2:
     started: str
     design: DesignV2
     batches: list[Batch]
+    ids: str = "integer"
 
 
-def check_record(data: object, source: str) -> None:
-    """campaign.json's keys, types and design rules, or one line naming the file and the key / id."""
+def _id_lists(record: RecordV1 | RecordV2):
+    """(key, ids) of every id list the record holds."""
+    design = record.design
+    if isinstance(design, DesignV2):
+        lists = [*((f"design.strata.{h}", ids) for h, ids in design.strata.items()), ("design.control", design.control)]
+    else:
+        lists = [("design.flagged", design.flagged),
+                 *((f"design.unflagged_strata.{h}", ids) for h, ids in design.unflagged_strata.items())]
+    return lists + [(f"batches[{b.batch}].{k}", ids) for b in record.batches for k, ids in
+                    (("risk", b.risk), ("control", b.control))]
+
+
+def _check_ids(record: RecordV1 | RecordV2, source: str, string_ids: bool | None) -> None:
+    """Every id of the kind the audit has (`string_ids`; None: the kind the record's `ids` says)."""
+    if record.ids not in ("integer", "string"):
+        raise InputError(f"key 'ids' is {record.ids!r}, not 'integer' or 'string'", file=source)
+    strings = record.ids == "string" if string_ids is None else string_ids
+    kind = "string" if strings else "integer"
+    for key, ids in _id_lists(record):
+        for j, i in enumerate(ids):
+            if strings and not (isinstance(i, str) and STRING_ID.fullmatch(i)):
+                raise InputError(f"{key}[{j}] = {i!r} is not a string id (the campaign's audit has string ids)",
+                                 file=source, id=i)
+            if not strings and (not isinstance(i, int) or isinstance(i, bool)):
+                raise InputError(f"{key}[{j}] = {i!r} is not int" + (
+                    " (the campaign's audit has integer ids)" if isinstance(i, str) else ""), file=source, id=i)
+    if record.ids != kind:
+        raise InputError(f"key 'ids' says {record.ids}, the campaign's audit has {kind} ids", file=source)
+
+
+def check_record(data: object, source: str, string_ids: bool | None = None) -> None:
+    """campaign.json's keys, types and design rules, or one line naming the file and the key / id.
+    `string_ids`: whether the campaign's audit (its review_queue.csv's layout) has string ids."""
     version = data.get("format") if isinstance(data, dict) else None
     if version not in (1, 2):
         raise InputError("not a campaign file (format 1 or 2): key 'format'", file=source)
     record = from_dict(RecordV1 if version == 1 else RecordV2, data, source)
+    _check_ids(record, source, string_ids)
     if not record.batches or record.batches[0].kind != "start":
         raise InputError("batches[0] must be the start batch (kind 'start')", file=source)
     if version == 2:
-        seen: dict[int, str] = {}
+        seen: dict[Id, str] = {}
         for name, ids in record.design.strata.items():
             for i in ids:
                 if i in seen:
