@@ -137,6 +137,24 @@ def test_truncated_and_duplicated_translations_against_the_corpus():
     assert ["doc_duplicate_translation" in f for f in got[3:6]] == [False, False, True]
 
 
+def test_duplicate_groups_do_not_depend_on_how_many_candidates_are_verified_at_once(monkeypatch):
+    """The reduce verifies LSH candidates a slice at a time (bounded memory): any slice size gives the
+    same groups, flags and exact-copy marks."""
+    from bbsard_audit.audit.corpus.checks import duplicates
+
+    rows = build("fr", 200, seed=5, artifacts=()).table.to_pylist()
+    for k in range(0, 60, 6):  # ten groups: two, three or four documents sharing a translation
+        for j in range(1, 2 + k % 3):
+            rows[k + j]["target_text"] = rows[k]["target_text"] + ("" if j % 2 else " Zie hierboven.")
+    ctx = d.CorpusContext(FR_NL)
+    mapped = d.map_batch(table([(r["source_text"], r["target_text"]) for r in rows]), ctx)
+    whole = d.reduce_stats([mapped], ctx).checks["doc_duplicate_translation"].groups
+    monkeypatch.setattr(duplicates, "VERIFY", 3)
+    sliced = d.reduce_stats([mapped], ctx).checks["doc_duplicate_translation"].groups
+    assert sliced == whole and len({g[0] for g in whole.values()}) >= 10
+    assert any(g[3] for g in whole.values()) and not all(g[3] for g in whole.values())
+
+
 def same(a: pa.Table, b: pa.Table) -> bool:
     """Equal column by column, NaN equal to NaN (Arrow's `equals` holds NaN != NaN)."""
     return a.schema == b.schema and a.to_pandas().equals(b.to_pandas())

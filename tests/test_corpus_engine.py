@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from bbsard_audit.audit.corpus import reader
+from bbsard_audit.audit.corpus import run as run_module
 from bbsard_audit.audit.corpus.run import AUDIT, META, QUEUE, WORK, Phases, run_corpus_audit
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.transactions import FAULT_ENV, settle
@@ -196,12 +197,15 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_unreachable_ray_address_is_one_line(tmp_path):
+def test_unreachable_ray_address_is_one_line_before_the_corpus_is_read(tmp_path, monkeypatch):
     need("ray")
     manifest = make_corpus(tmp_path / "c", n=5)
+    joined = []
+    monkeypatch.setattr(run_module, "join_batches", lambda *a, **k: joined.append(a) or [])
     with pytest.raises(InputError) as err:
         run_corpus_audit(str(manifest), tmp_path / "out", engine="ray", ray_address="127.0.0.1:9", phases=TOY)
     assert err.value.one_line().startswith("--ray-address 127.0.0.1:9: cannot reach the Ray cluster")
+    assert joined == [] and not (tmp_path / "out").exists()
 
 
 # ------------------------------------------------------------------ engines, resume, crash
@@ -343,3 +347,22 @@ def test_peak_memory_does_not_grow_with_the_corpus(tmp_path, monkeypatch):
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
     assert peaks[1] < 1.5 * peaks[0], peaks
+
+
+def test_progress_shows_documents_per_second_on_a_terminal_and_nothing_in_a_log(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from bbsard_audit.audit.corpus.run import RunProgress
+
+    manifest = make_corpus(tmp_path / "c", n=300)
+    shown = {}
+    for terminal in (True, False):
+        sink = io.StringIO()
+        console = Console(file=sink, force_terminal=terminal, width=120)
+        run_corpus_audit(str(manifest), tmp_path / f"out{terminal}", batch_size=50, workers=1, phases=TOY,
+                         progress=RunProgress(console))
+        shown[terminal] = sink.getvalue()
+    assert "docs/s" in shown[True] and "map" in shown[True] and "300/300" in shown[True]
+    assert shown[False] == ""

@@ -33,7 +33,7 @@ from bbsard_audit import __version__
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import atomic_path, guard_outputs, is_local_path, write_sidecar
 
-from .engines import ENGINES, MapJob, read_input, read_part, run_map
+from .engines import ENGINES, MapJob, read_input, read_part, started
 from .reader import MAX_DOC_CHARS, Corpus, join_batches, open_corpus
 
 WORK = ".bbsard-audit-corpus-work"
@@ -149,10 +149,10 @@ def run_corpus_audit(dataset: str, out: Path, *, engine: str = "local", ray_addr
     progress = progress or RunProgress(None)
     out = Path(out)
     names = [AUDIT, META] + ([QUEUE] if review_budget is not None else [])
-    started = time.monotonic()
+    started_at = time.monotonic()
     try:
         return _run(dataset, out, engine, ray_address, embedder, batch_size, max_doc_chars, review_budget, control,
-                    seed, workers, phases, progress, say, judge, names, started)
+                    seed, workers, phases, progress, say, judge, names, started_at)
     except DryRun:  # the checkpoints stay: the real run maps nothing again
         return RunResult(0, 0, {}, 0, 0, [], judge=judge.meta())
     finally:
@@ -162,27 +162,28 @@ def run_corpus_audit(dataset: str, out: Path, *, engine: str = "local", ray_addr
 
 
 def _run(dataset, out, engine, ray_address, embedder, batch_size, max_doc_chars, review_budget, control, seed,
-         workers, phases, progress, say, judge, names, started) -> RunResult:
+         workers, phases, progress, say, judge, names, started_at) -> RunResult:
     timings: dict[str, float] = {}
     with guard_outputs(out, command=COMMAND, inputs=[dataset] if is_local_path(dataset) else [], names=names):
         corpus = open_corpus(dataset, max_doc_chars)
         key = _key(corpus, batch_size, embedder, max_doc_chars, phases)
-        with _work_folder(out, key) as (work, fresh_reason):
+        job = MapJob(phases.map_batch, functools.partial(phases.context, corpus.pair.source, corpus.pair.target,
+                                                         embedder))
+        with _work_folder(out, key) as (work, fresh_reason), \
+                started(engine, job, workers=workers, ray_address=ray_address) as map_parts:
             if fresh_reason:
                 say(f"starting fresh: {fresh_reason}")
             inputs = _inputs(corpus, work, batch_size, progress)
-            timings["read_join"] = time.monotonic() - started
+            timings["read_join"] = time.monotonic() - started_at
             maps = [work / "map" / p.with_suffix(".arrow").name for p, _ in inputs]
             pending = [(src, dst, rows) for (src, rows), dst in zip(inputs, maps) if not dst.exists()]
             resumed = len(inputs) - len(pending)
             if resumed:
                 say(f"resuming: {resumed} of {len(inputs)} batches already mapped")
-            job = MapJob(phases.map_batch, functools.partial(phases.context, corpus.pair.source, corpus.pair.target,
-                                                             embedder))
             n_docs = sum(rows for _, rows in inputs)
             t0 = time.monotonic()
             with progress.task("map", n_docs, done=n_docs - sum(r for *_, r in pending)) as advance:
-                run_map(engine, job, pending, advance, workers=workers, ray_address=ray_address)
+                map_parts(pending, advance)
             timings["map"] = time.monotonic() - t0
             t0 = time.monotonic()
             ctx = job.make_context()
@@ -201,7 +202,7 @@ def _run(dataset, out, engine, ray_address, embedder, batch_size, max_doc_chars,
                 path, queue_info = _write_queue(out, review_budget, control, seed)
                 written.append(path)
             timings["score_write"] = time.monotonic() - t0
-            timings["total"] = time.monotonic() - started
+            timings["total"] = time.monotonic() - started_at
             meta = {"pair": str(corpus.pair), "dataset": {"source": corpus.source, "revision": corpus.revision},
                     "engine": engine, "batch_size": batch_size, "max_doc_chars": max_doc_chars,
                     "embedder": embedder, "n_docs": n_docs, "n_flagged": n_flagged, "flag_counts": counts,
@@ -337,7 +338,7 @@ class RunProgress:
 
     @contextlib.contextmanager
     def task(self, name: str, total: int | None, done: int = 0) -> Iterator[Callable[[int], None]]:
-        if self.console is None:
+        if self.console is None or not self.console.is_terminal:  # a log file would get blank lines only
             yield lambda n: None
             return
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,

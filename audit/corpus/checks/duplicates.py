@@ -37,6 +37,8 @@ HEAD = 120
 """Characters of the start of a translation kept as a flagged duplicate's span."""
 SHORT = 512
 """A text of fewer bytes keeps all its shingles, a longer one an eighth (chosen by their hash)."""
+VERIFY = 1 << 15
+"""Candidate pairs compared at once while reducing."""
 EMPTY = np.uint16(0xFFFF)
 """A bin no shingle fell into (a short text)."""
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
@@ -113,6 +115,34 @@ class DuplicateAccumulator:
         self.similarity, self.margin = similarity, margin
         self.parts: list[tuple[np.ndarray, ...]] = []
 
+    def _columns(self) -> list[np.ndarray]:
+        """The accumulated columns, concatenated and sorted by id hash one at a time (the peak is one
+        column above the rows' own 156 bytes): every result is independent of the batches' order."""
+        parts = [list(part) for part in self.parts]
+        self.parts = []
+        columns, order = [], None
+        for k in range(len(parts[0])):
+            column = np.concatenate([part[k] for part in parts])
+            for part in parts:
+                part[k] = None
+            order = np.argsort(column, kind="stable") if order is None else order  # column 0: the id hashes
+            columns.append(column[order])
+            del column
+        return columns
+
+    def _verified(self, candidates, target: np.ndarray, tsig: np.ndarray):
+        """The candidate (member, representative) pairs whose translations are alike, with whether they
+        are exact copies; compared VERIFY pairs at a time, so a corpus full of shared passages (every
+        band a candidate) costs a few MB, not 2 x 64 bytes per candidate pair at once."""
+        kept = [(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, bool))]
+        for members, reps in candidates:
+            for s in range(0, len(members), VERIFY):
+                a, b = members[s:s + VERIFY], reps[s:s + VERIFY]
+                same = target[a] == target[b]
+                ok = np.where(same, 1.0, _similarity(tsig[a], tsig[b])) >= self.similarity
+                kept.append((a[ok], b[ok], same[ok]))
+        return (np.concatenate([k[i] for k in kept]) for i in range(3))
+
     def add(self, mapped: pa.Table) -> None:
         keep = ~mapped.column("doc_empty_target").to_numpy(zero_copy_only=False)
         columns = [mapped.column(c).to_numpy(zero_copy_only=False)[keep]
@@ -125,31 +155,22 @@ class DuplicateAccumulator:
     def finish(self) -> "DuplicateGroups":
         if not self.parts:
             return DuplicateGroups({})
-        ids, target, source, ratio, tsig, ssig = (np.concatenate(x) for x in zip(*self.parts))
-        self.parts = []
+        ids, target, source, ratio, tsig, ssig = self._columns()
         if not len(ids):
             return DuplicateGroups({})
-        order = np.argsort(ids, kind="stable")  # every result below is independent of the batches' order
-        ids, target, source, ratio, tsig, ssig = (x[order] for x in (ids, target, source, ratio, tsig, ssig))
         finite = ratio[np.isfinite(ratio)]
         median = np.median(finite) if len(finite) else 0.0
         mad = np.median(np.abs(finite - median)) if len(finite) else 0.0
         length_z = np.abs(ratio - median) / max(1.4826 * mad, 0.05)
         n = len(ids)
-        pairs = [_runs_to_representative(target)]
+        candidates = [_runs_to_representative(target)]
         bands = np.ascontiguousarray(tsig).view(np.uint64)
         width = BINS // BANDS
         unique = (np.iinfo(np.uint64).max - np.arange(n, dtype=np.uint64))  # a band of empty bins matches nothing
         for b in range(BANDS):
             full = ~(tsig[:, b * width:(b + 1) * width] == EMPTY).all(axis=1)
-            a, rep = _runs_to_representative(np.where(full, bands[:, b], unique))
-            pairs.append((a, rep))
-        a = np.concatenate([p[0] for p in pairs])
-        b = np.concatenate([p[1] for p in pairs])
-        same_target = target[a] == target[b]
-        t_sim = np.where(same_target, 1.0, _similarity(tsig[a], tsig[b]))
-        verified = t_sim >= self.similarity
-        a, b, same_target = a[verified], b[verified], same_target[verified]
+            candidates.append(_runs_to_representative(np.where(full, bands[:, b], unique)))
+        a, b, same_target = self._verified(candidates, target, tsig)
         from scipy.sparse import coo_matrix
         from scipy.sparse.csgraph import connected_components
 

@@ -8,10 +8,12 @@ A worker maps an input part to a temporary file beside its output; the driver re
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -70,13 +72,18 @@ def commit_part(tmp: Path, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def run_map(engine: str, job: MapJob, parts: list[Part], progress: Callable[[int], None], *,
-            workers: int | None = None, ray_address: str | None = None) -> None:
-    """Map every pending part with `engine`; `progress(rows)` after each finished part."""
+@contextlib.contextmanager
+def started(engine: str, job: MapJob, *, workers: int | None = None,
+            ray_address: str | None = None) -> Iterator[Callable[[list[Part], Callable[[int], None]], None]]:
+    """The engine, ready to map: `map_parts(parts, progress)` maps every pending part, calling
+    `progress(rows)` after each. Entered before the corpus is joined: Ray connects at once (a bad
+    --ray-address fails before any reading) and warms up while the driver joins."""
     if engine == "ray":
-        from .ray_engine import run_map as ray_map
+        from . import ray_engine
 
-        return ray_map(job, parts, progress, workers=workers, address=ray_address)
-    from .local import run_map as local_map
+        with ray_engine.started(job, workers=workers, address=ray_address) as map_parts:
+            yield map_parts
+        return
+    from . import local
 
-    return local_map(job, parts, progress, workers=workers)
+    yield functools.partial(local.run_map, job, workers=workers)

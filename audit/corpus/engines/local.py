@@ -37,6 +37,7 @@ def _map_part(src: Path, dst: Path) -> Path:
 
 
 def run_map(job: MapJob, parts: list[Part], progress: Callable[[int], None], *, workers: int | None = None) -> None:
+    """Spawned here, not earlier: a worker process starts in half a second."""
     if not parts:
         return
     workers = max(1, min(workers or os.cpu_count() or 1, len(parts)))

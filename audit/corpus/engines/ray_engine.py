@@ -14,9 +14,11 @@ started with `ray start --head` (docs/scale.md). Ray is imported here only (the 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import pyarrow as pa
 
@@ -72,19 +74,66 @@ def connect(address: str | None, workers: int | None) -> None:
         raise InputError(f"cannot reach the Ray cluster: {first}", file=f"--ray-address {address}") from None
 
 
-def run_map(job: MapJob, parts: list[Part], progress: Callable[[int], None], *, workers: int | None = None,
-            address: str | None = None) -> None:
-    if not parts:
-        return
+@contextlib.contextmanager
+def _quiet_ray_data() -> Iterator[None]:
+    """Ray Data's INFO and WARNING lines (execution plans, timings, 'progress bars disabled') would
+    bury the command's own output; its errors still show. The logger's level is restored after."""
+    import logging
+
+    logger = logging.getLogger("ray.data")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+class _Warm:
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        return batch
+
+
+def _warm_up() -> None:
+    """A one-row job through an actor pool: Ray Data's planner, its per-cluster helper actors (stats,
+    autoscaling coordinator, actor locations: ~1.5 s of start-up on a fresh Ray) are ready when the
+    map begins. A failure here is left to the real map, which reports it."""
+    import ray
+
+    with contextlib.suppress(Exception):
+        ray.data.from_items([{"warm": 0}]).map_batches(_Warm, batch_format="pyarrow", num_cpus=1,
+                                                        compute=ray.data.ActorPoolStrategy(size=1)).materialize()
+
+
+@contextlib.contextmanager
+def started(job: MapJob, *, workers: int | None = None,
+            address: str | None = None) -> Iterator[Callable[[list[Part], Callable[[int], None]], None]]:
+    """Connect now (in this thread: a local Ray's processes live as long as the thread that started
+    them), warm up in the background while the caller joins the corpus, then map."""
     import ray
 
     connect(address, workers)
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    pool = max(1, min(workers or int(ray.cluster_resources().get("CPU", 1)), len(parts)))
-    ds = ray.data.from_items([{"src": str(src), "dst": str(dst), "rows": rows} for src, dst, rows in parts],
-                             override_num_blocks=len(parts))
-    ds = ds.map_batches(_Mapper, fn_constructor_args=(job,), batch_format="pyarrow", batch_size=1,
-                        concurrency=pool, num_cpus=1)
-    for done in ds.iter_rows():
-        commit_part(Path(done["tmp"]), Path(done["dst"]))
-        progress(done["rows"])
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = context.print_on_execution_start = False  # ours shows docs/s and ETA
+    quiet = _quiet_ray_data()
+    warming = threading.Thread(target=_warm_up, name="ray-warm-up", daemon=True)
+    warming.start()
+
+    def map_parts(parts: list[Part], progress: Callable[[int], None]) -> None:
+        warming.join()
+        if not parts:
+            return
+        pool = max(1, min(workers or int(ray.cluster_resources().get("CPU", 1)), len(parts)))
+        ds = ray.data.from_items([{"src": str(src), "dst": str(dst), "rows": rows} for src, dst, rows in parts],
+                                 override_num_blocks=len(parts))
+        ds = ds.map_batches(_Mapper, fn_constructor_args=(job,), batch_format="pyarrow", batch_size=1,
+                            compute=ray.data.ActorPoolStrategy(size=pool), num_cpus=1)
+        for done in ds.iter_rows():
+            commit_part(Path(done["tmp"]), Path(done["dst"]))
+            progress(done["rows"])
+
+    try:
+        with quiet:
+            yield map_parts
+    finally:
+        warming.join()
