@@ -152,7 +152,7 @@ def link(source: CorpusAuditInput | None, ds: Dataset) -> Linked:
     if ds.corpus is None:
         raise InputError(f"dataset {ds.source_id} has no corpus to check the corpus audit's ids against",
                          file=str(path))
-    frame = read_corpus_audit(path)
+    frame = read_corpus_audit(path, columns=("id", "risk", "flagged", "flags"))  # not its texts
     ids = frame["id"].astype(str)
     outside = ~ids.isin(pd.Index([str(i) for i in ds.corpus.ids]))
     if outside.any():

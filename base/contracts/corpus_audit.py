@@ -75,13 +75,16 @@ def check_schema(schema: pa.Schema, label: str) -> None:
         raise InputError("a column name appears twice", file=label)
 
 
-def validate(table: pa.Table, label: str) -> None:
-    """Every rule of the module docstring; the first violation as one InputError."""
-    check_schema(table.schema, label)
-    columns = {name: table.column(name).to_pylist() for name, _ in LEADING}
-    status = table.column("judge_status").to_pylist() if "judge_status" in table.column_names else None
+def validate(table: pa.Table, label: str, schema: pa.Schema | None = None) -> None:
+    """Every rule of the module docstring; the first violation as one InputError. `schema`: the whole
+    file's, when `table` holds some of its columns only (their rules are checked, the others' not)."""
+    check_schema(schema or table.schema, label)
+    present = set(table.column_names)
+    columns = {name: table.column(name).to_pylist() for name, _ in LEADING if name in present}
+    status = table.column("judge_status").to_pylist() if "judge_status" in present else None
+    ids = columns["id"]
     seen: set[str] = set()
-    for row, doc in enumerate(columns["id"]):
+    for row, doc in enumerate(ids):
         def bad(message: str):
             return InputError(message, file=label, row=row + 1, id=doc)
         if not doc:
@@ -89,36 +92,43 @@ def validate(table: pa.Table, label: str) -> None:
         if doc in seen:
             raise bad("duplicate id")
         seen.add(doc)
-        risk, severity = columns["risk"][row], columns["severity"][row]
-        if risk is None or not 0.0 <= risk <= 1.0:
-            raise bad(f"risk {risk!r} is not in [0, 1]")
-        if severity not in SEVERITIES:
-            raise bad(f"severity {severity!r} is not one of {', '.join(SEVERITIES)}")
+        if "risk" in columns and (columns["risk"][row] is None or not 0.0 <= columns["risk"][row] <= 1.0):
+            raise bad(f"risk {columns['risk'][row]!r} is not in [0, 1]")
+        if "severity" in columns and columns["severity"][row] not in SEVERITIES:
+            raise bad(f"severity {columns['severity'][row]!r} is not one of {', '.join(SEVERITIES)}")
         for name in ("flagged", "flags", "reasons", "spans", "source_excerpt", "target_excerpt"):
-            if columns[name][row] is None:
+            if name in columns and columns[name][row] is None:
                 raise bad(f"{name} is empty")
         for name in ("source_chars", "target_chars"):
-            if columns[name][row] is None or columns[name][row] < 0:
+            if name in columns and (columns[name][row] is None or columns[name][row] < 0):
                 raise bad(f"{name} {columns[name][row]!r} is not a count")
         for name in ("source_excerpt", "target_excerpt"):
-            if len(columns[name][row]) > EXCERPT:
+            if name in columns and len(columns[name][row]) > EXCERPT:
                 raise bad(f"{name} is longer than {EXCERPT} characters")
         if status is not None and status[row] not in JUDGE_STATUSES:
             raise bad(f"judge_status {status[row]!r} is not one of {', '.join(map(repr, JUDGE_STATUSES))}")
-        problem = check_spans(columns["spans"][row])
+        problem = check_spans(columns["spans"][row]) if "spans" in columns else None
         if problem:
             raise bad(problem)
 
 
-def read(path: str | Path) -> pd.DataFrame:
-    """The validated table as a DataFrame (one InputError line on any violation)."""
+def read(path: str | Path, columns: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """The validated table as a DataFrame (one InputError line on any violation). `columns` (id
+    first): read and check only these, the schema whole; a corpus of millions of documents is read
+    without its excerpts, reasons and spans."""
     path = Path(path)
     label = path.name
+    if columns is not None and (not columns or columns[0] != "id"):
+        raise ValueError("columns must start with 'id'")
     try:
-        table = pq.read_table(path)
+        schema = pq.read_schema(path)
+        table = pq.read_table(path, columns=list(columns) if columns is not None else None)
     except (OSError, pa.ArrowException) as exc:
         raise InputError(f"not a readable Parquet file ({str(exc).splitlines()[0][:120]})", file=label) from None
-    validate(table, label)
+    except KeyError as exc:  # a column asked for that the file lacks: check_schema names it
+        check_schema(schema, label)
+        raise InputError(f"no column {exc}", file=label) from None
+    validate(table, label, schema)
     return table.to_pandas()
 
 
