@@ -132,3 +132,29 @@ def test_the_document_checks_own_output_gets_every_example_highlighted(tmp_path)
             if line.startswith("| doc_")]
     assert len(rows) == 5 and all("<mark>" in row for row in rows), rows
     assert "<mark>Hier is de vertaling" in md
+
+
+def test_the_report_holds_the_texts_of_flagged_documents_only_and_still_checks_them(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from bbsard_audit.app.report.loaders import load_workdir
+    from bbsard_audit.base.errors import InputError
+
+    path = write_corpus_audit(tmp_path / "w")
+    table = load_workdir(tmp_path / "w").tables["corpus_audit.parquet"]
+    flagged = table["flagged"].astype(bool)
+    assert len(table) == 215 and flagged.sum() == 5
+    assert table.loc[flagged, "source_excerpt"].map(lambda v: isinstance(v, str) and v != "").all()
+    assert table.loc[~flagged, ["reasons", "spans", "source_excerpt", "target_excerpt"]].isna().all().all()
+    broken = pq.read_table(path).to_pandas()
+    first = int(broken.index[broken["flagged"]][0])
+    unflagged = int(broken.index[~broken["flagged"]][0])
+    broken.loc[unflagged, "spans"] = "not json"  # not read: no text of an unflagged document is shown
+    pq.write_table(pa.Table.from_pandas(broken, schema=pq.read_schema(path), preserve_index=False), path)
+    assert len(load_workdir(tmp_path / "w").tables["corpus_audit.parquet"]) == 215
+    broken.loc[first, "spans"] = "not json"
+    pq.write_table(pa.Table.from_pandas(broken, schema=pq.read_schema(path), preserve_index=False), path)
+    with pytest.raises(InputError) as err:
+        load_workdir(tmp_path / "w")
+    assert err.value.one_line() == f"corpus_audit.parquet, id {broken.loc[first, 'id']}: spans is not JSON"

@@ -30,6 +30,19 @@ from bbsard_audit.base.redact import redact_record
 from bbsard_audit.base.contracts.corpus_audit import NAME as CORPUS_AUDIT, read as read_corpus_audit
 
 
+CORPUS_LIGHT = ("id", "risk", "severity", "flagged", "flags")
+CORPUS_SHOWN = ("reasons", "spans", "source_excerpt", "target_excerpt")
+
+
+def _corpus_audit(path: Path) -> pd.DataFrame:
+    """What the Corpus section shows: every document's id, risk, severity and flags; the excerpts,
+    spans and reasons of the flagged ones only (NaN for the others): a report of millions of
+    documents does not hold their texts."""
+    light = read_corpus_audit(path, columns=CORPUS_LIGHT)
+    heavy = read_corpus_audit(path, columns=("id", *CORPUS_SHOWN), flagged_only=True)
+    return light.merge(heavy, on="id", how="left", validate="one_to_one")
+
+
 def _loose(name: str, *required: str) -> TableSpec:
     return TableSpec(name, tuple(Column(c, "any") for c in required))
 
@@ -94,7 +107,7 @@ def load_workdir(root: str | Path, campaign: str | Path | None = None) -> Workdi
         if path.exists():  # the corrected translation is `corrected_nl` in the frames, whatever the pair
             wd.tables[name] = spec.read(path).rename(columns={wd.layout.corrected: CORRECTED})
     if (root / CORPUS_AUDIT).exists():  # `audit corpus`'s table, read by its own contract
-        wd.tables[CORPUS_AUDIT] = read_corpus_audit(root / CORPUS_AUDIT)
+        wd.tables[CORPUS_AUDIT] = _corpus_audit(root / CORPUS_AUDIT)
     for name, record in RECORDS.items():
         path = folder(name) / name
         if path.exists():

@@ -75,9 +75,10 @@ def check_schema(schema: pa.Schema, label: str) -> None:
         raise InputError("a column name appears twice", file=label)
 
 
-def validate(table: pa.Table, label: str, schema: pa.Schema | None = None) -> None:
+def validate(table: pa.Table, label: str, schema: pa.Schema | None = None, numbered: bool = True) -> None:
     """Every rule of the module docstring; the first violation as one InputError. `schema`: the whole
-    file's, when `table` holds some of its columns only (their rules are checked, the others' not)."""
+    file's, when `table` holds some of its columns only (their rules are checked, the others' not);
+    `numbered` False: `table` is a selection of rows, a violation names its id but no row."""
     check_schema(schema or table.schema, label)
     present = set(table.column_names)
     columns = {name: table.column(name).to_pylist() for name, _ in LEADING if name in present}
@@ -86,7 +87,7 @@ def validate(table: pa.Table, label: str, schema: pa.Schema | None = None) -> No
     seen: set[str] = set()
     for row, doc in enumerate(ids):
         def bad(message: str):
-            return InputError(message, file=label, row=row + 1, id=doc)
+            return InputError(message, file=label, row=row + 1 if numbered else None, id=doc)
         if not doc:
             raise bad("id is empty")
         if doc in seen:
@@ -112,23 +113,25 @@ def validate(table: pa.Table, label: str, schema: pa.Schema | None = None) -> No
             raise bad(problem)
 
 
-def read(path: str | Path, columns: tuple[str, ...] | None = None) -> pd.DataFrame:
+def read(path: str | Path, columns: tuple[str, ...] | None = None, flagged_only: bool = False) -> pd.DataFrame:
     """The validated table as a DataFrame (one InputError line on any violation). `columns` (id
-    first): read and check only these, the schema whole; a corpus of millions of documents is read
-    without its excerpts, reasons and spans."""
+    first): read and check only these, the schema whole; `flagged_only`: the flagged rows only (a
+    violation then names the id, not a row). A corpus of millions of documents is read without the
+    excerpts, reasons and spans of its unflagged documents."""
     path = Path(path)
     label = path.name
     if columns is not None and (not columns or columns[0] != "id"):
         raise ValueError("columns must start with 'id'")
     try:
         schema = pq.read_schema(path)
-        table = pq.read_table(path, columns=list(columns) if columns is not None else None)
+        table = pq.read_table(path, columns=list(columns) if columns is not None else None,
+                              filters=[("flagged", "==", True)] if flagged_only else None)
     except (OSError, pa.ArrowException) as exc:
         raise InputError(f"not a readable Parquet file ({str(exc).splitlines()[0][:120]})", file=label) from None
     except KeyError as exc:  # a column asked for that the file lacks: check_schema names it
         check_schema(schema, label)
         raise InputError(f"no column {exc}", file=label) from None
-    validate(table, label, schema)
+    validate(table, label, schema, numbered=not flagged_only)
     return table.to_pandas()
 
 
