@@ -75,17 +75,20 @@ def check_schema(schema: pa.Schema, label: str) -> None:
         raise InputError("a column name appears twice", file=label)
 
 
-def validate(table: pa.Table, label: str, schema: pa.Schema | None = None, numbered: bool = True) -> None:
-    """Every rule of the module docstring; the first violation as one InputError. `schema`: the whole
-    file's, when `table` holds some of its columns only (their rules are checked, the others' not);
+def validate(table: pa.Table, label: str) -> None:
+    """Every rule of the module docstring; the first violation as one InputError."""
+    check_schema(table.schema, label)
+    check_rows(table, label)
+
+
+def check_rows(table: pa.Table, label: str, numbered: bool = True) -> None:
+    """The row rules of the columns `table` holds (a reader may read some of a file's columns only);
     `numbered` False: `table` is a selection of rows, a violation names its id but no row."""
-    check_schema(schema or table.schema, label)
     present = set(table.column_names)
     columns = {name: table.column(name).to_pylist() for name, _ in LEADING if name in present}
     status = table.column("judge_status").to_pylist() if "judge_status" in present else None
-    ids = columns["id"]
     seen: set[str] = set()
-    for row, doc in enumerate(ids):
+    for row, doc in enumerate(columns["id"]):
         def bad(message: str):
             return InputError(message, file=label, row=row + 1 if numbered else None, id=doc)
         if not doc:
@@ -124,14 +127,15 @@ def read(path: str | Path, columns: tuple[str, ...] | None = None, flagged_only:
         raise ValueError("columns must start with 'id'")
     try:
         schema = pq.read_schema(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(f"not a readable Parquet file ({str(exc).splitlines()[0][:120]})", file=label) from None
+    check_schema(schema, label)  # before reading: every leading column is there, with its type
+    try:
         table = pq.read_table(path, columns=list(columns) if columns is not None else None,
                               filters=[("flagged", "==", True)] if flagged_only else None)
     except (OSError, pa.ArrowException) as exc:
         raise InputError(f"not a readable Parquet file ({str(exc).splitlines()[0][:120]})", file=label) from None
-    except KeyError as exc:  # a column asked for that the file lacks: check_schema names it
-        check_schema(schema, label)
-        raise InputError(f"no column {exc}", file=label) from None
-    validate(table, label, schema, numbered=not flagged_only)
+    check_rows(table, label, numbered=not flagged_only)
     return table.to_pandas()
 
 
