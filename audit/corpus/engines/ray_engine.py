@@ -115,9 +115,7 @@ def started(job: MapJob, *, workers: int | None = None,
     connect(address, workers)
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = context.print_on_execution_start = False  # ours shows docs/s and ETA
-    quiet = _quiet_ray_data()
     warming = threading.Thread(target=_warm_up, name="ray-warm-up", daemon=True)
-    warming.start()
 
     def map_parts(parts: list[Part], progress: Callable[[int], None]) -> None:
         warming.join()
@@ -132,8 +130,9 @@ def started(job: MapJob, *, workers: int | None = None,
             commit_part(Path(done["tmp"]), Path(done["dst"]))
             progress(done["rows"])
 
-    try:
-        with quiet:
+    with _quiet_ray_data():  # before the warm-up logs anything
+        warming.start()
+        try:
             yield map_parts
-    finally:
-        warming.join()
+        finally:
+            warming.join()
