@@ -55,7 +55,11 @@ def descendants(pid):
 workers = {}
 def watch():  # the workers' peaks (a high-water mark: a slow sampling loses little), while they live
     while True:
-        for pid in descendants(os.getpid()):
+        try:
+            pids = descendants(os.getpid())
+        except OSError:  # a process ended while its children were listed: the next round sees the rest
+            pids = []
+        for pid in pids:
             try:
                 workers[pid] = max(workers.get(pid, 0), hwm(pid))
             except (OSError, StopIteration):
