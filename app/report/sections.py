@@ -317,19 +317,25 @@ def evaluation_section(wd: Workdir) -> Section:
                          ("subsets", ", ".join(subsets)),
                          *((f"queries ({s})", _queries(metrics, s)) for s in subsets))))
         rows = []
+        shallow = _beyond_depth(wd)
         for system in sorted(set(metrics["system"].astype(str))):
             for name in names:
                 part = metrics[(metrics["system"].astype(str) == system) & (metrics["metric"].astype(str) == name)]
                 cells = []
+                mark = DEPTH_MARK if name in shallow.get(system, ((), 0))[0] else ""
                 for subset in subsets:
                     hit = part[part["subset"].astype(str) == subset]
                     cells.append("–" if hit.empty else with_ci(hit["value"].iloc[0], hit.get("ci_low", pd.Series([None])).iloc[0],
-                                                                  hit.get("ci_high", pd.Series([None])).iloc[0]))
+                                                                  hit.get("ci_high", pd.Series([None])).iloc[0]) + mark)
                 rows.append((system, name, *cells))
         sub = sec.sub("Metrics, full vs verified")
         headline = next((m for m in HEADLINE_METRICS if m in names), names[0])
         rows.sort(key=lambda r: r[1] != headline)  # the headline metric open, the rest folded
-        sub.add(Table(f"Value [bootstrap 95% CI] per system, metric and subset ({headline} first)",
+        depth_note = "; ".join(f"{system} ranks at most {depth} per query ({', '.join(cut)})"
+                               for system, (cut, depth) in sorted(shallow.items()))
+        sub.add(Table(f"Value [bootstrap 95% CI] per system, metric and subset ({headline} first)"
+                      + (f". {DEPTH_MARK.strip()} a cut-off deeper than the system's run, whose value is the metric at "
+                         f"the run's depth (documents ranked): {depth_note}" if shallow else ""),
                       ("system", "metric", *subsets), tuple(rows),
                       visible=sum(r[1] == headline for r in rows)))
         ordered = metrics.assign(_k=metrics["metric"].map(metric_sort_key)).sort_values("_k", kind="stable")
@@ -406,6 +412,17 @@ def evaluation_section(wd: Workdir) -> Section:
 
 
 SUBSET_ORDER = ("full", "verified", "corrected", "flagged", "unflagged")
+
+
+DEPTH_MARK = " †"
+"""Marks a metric cell whose cut-off is deeper than the system's run (eval.meta.json `run_depth`)."""
+
+
+def _beyond_depth(wd: Workdir) -> dict[str, tuple[tuple[str, ...], int]]:
+    """System -> (metrics cut deeper than its run, the run's depth), from the eval's sidecar."""
+    meta = wd.sidecars.get("metrics.meta.json") or wd.sidecars.get("eval.meta.json") or {}
+    return {str(s): (tuple(d["beyond_depth"]), int(d["depth"])) for s, d in (meta.get("run_depth") or {}).items()
+            if d.get("beyond_depth")}
 
 
 def _fragility_subsection(sub: Section, frag: pd.DataFrame) -> None:
