@@ -404,7 +404,7 @@ def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: 
     for name, heading in (("agreement", "Inter-annotator agreement"), ("estimate", "Estimated error rate")):
         found = docs[name].named_values() if name in docs else []
         if found:
-            scope = "" if name == "agreement" or rate is None else f", {rate.scope}; per stratum: over its reviewed pairs"
+            scope = "" if name == "agreement" or rate is None else f", {rate.named}; per stratum: over its reviewed pairs"
             stats.append(f"**{heading}** (`{name}.json`{scope}):\n\n| measure | value | 95% CI |\n|---|---|---|\n" + "\n".join(
                 f"| {e.name} | {e.value:.3g} | " + (f"[{e.ci_low:.3g}, {e.ci_high:.3g}]" if e.ci_low is not None else "–")
                 + " |" for e in found[:20]))

@@ -33,16 +33,29 @@ class Figure:
     """One reported number: `value` (with its interval when it has one) and the pairs it is about."""
 
     value: float
+    label: str
+    """What it is (`legal-error rate`)."""
     scope: str
-    """Which pairs (and split) the figure is computed over, in words, said next to the number."""
+    """Which pairs (and split) it is computed over (`estimated over all 222 test pairs`), said next to it."""
     low: float | None = None
     high: float | None = None
+    level: float = 0.95
 
-    def percent(self, digits: int = 1) -> str:
-        text = f"{100 * self.value:.{digits}f}%"
-        if self.low is not None and self.high is not None:
-            text += f" (95% CI {100 * self.low:.{digits}f}%–{100 * self.high:.{digits}f}%)"
-        return text
+    @property
+    def named(self) -> str:
+        """`legal-error rate, estimated over all 222 test pairs`."""
+        return f"{self.label}, {self.scope}"
+
+    @property
+    def interval(self) -> str:
+        """`95% CI 8.1%–26.6%` (empty without an interval)."""
+        if self.low is None or self.high is None:
+            return ""
+        return f"{100 * self.level:g}% CI {100 * self.low:.1f}%–{100 * self.high:.1f}%"
+
+    def percent(self) -> str:
+        """`14.6% (95% CI 8.1%–26.6%)`."""
+        return f"{100 * self.value:.1f}%" + (f" ({self.interval})" if self.interval else "")
 
 
 def final_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
@@ -51,17 +64,29 @@ def final_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
 
 
 def population_label(population: int, split: str | None) -> str:
-    """`all 222 test pairs`, `all 40 pairs (train and test)`, or `all 40 pairs of the audit` (split unknown)."""
+    """`all 222 test pairs`, `all 40 pairs of every split`, or `all 40 pairs of the audit` (split unknown)."""
     if split in ("train", "test"):
         return f"all {population:,} {split} pairs"
-    return f"all {population:,} pairs (every split)" if split == "all" else f"all {population:,} pairs of the audit"
+    return f"all {population:,} pairs of every split" if split == "all" else f"all {population:,} pairs of the audit"
+
+
+def estimated_split(estimate_meta: dict | None, audit_meta: dict | None = None, population: int | None = None
+                    ) -> str | None:
+    """The split an estimate.json covers: its sidecar's `--split` when train or test; else (`all`, or not
+    recorded) the audit's split when the estimate covers all its pairs; else what the sidecar says (None: unknown)."""
+    split = (estimate_meta or {}).get("split")
+    if split in ("train", "test"):
+        return str(split)
+    audit = audit_meta or {}
+    if audit.get("split") and population is not None and audit.get("n_pairs") == population:
+        return str(audit["split"])
+    return str(split) if split else None
 
 
 def recorded_split(estimate: Path | None) -> str | None:
-    """The split an estimate.json was computed on, from its sidecar (`annotate estimate --split`); None: unknown."""
+    """`estimated_split` from an estimate.json's own sidecar (the release reads no audit)."""
     meta = sidecar_path(estimate) if estimate is not None else None
-    split = read_sidecar(meta).get("split") if meta is not None and meta.is_file() else None
-    return str(split) if split else None
+    return estimated_split(read_sidecar(meta)) if meta is not None and meta.is_file() else None
 
 
 @dataclass(frozen=True)
@@ -94,16 +119,16 @@ class ReviewFigures:
             legal = int((final["verdict"].astype(str) == "legal").sum())
             if reviewed:
                 low, high = wilson(legal, reviewed)
-                share = Figure(legal / reviewed, f"share of the {reviewed:,} reviewed pairs judged legally inaccurate "
-                                                 "(the review queue over-samples suspect pairs: not the split's rate)",
-                               low, high)
+                share = Figure(legal / reviewed, "share judged legally inaccurate",
+                               f"over the {reviewed:,} reviewed pairs only (the review queue over-samples suspect "
+                               "pairs, so this is not the split's rate)", low, high)
             if queue is not None:
                 done = int(queue["id"].isin(final["id"]).sum())
         rate = None
         if estimate is not None:
-            rate = Figure(float(estimate.share_legal), "legal-error rate, estimated over "
-                          + population_label(int(estimate.population), split),
-                          float(estimate.ci_low), float(estimate.ci_high))
+            rate = Figure(float(estimate.share_legal), "legal-error rate",
+                          "estimated over " + population_label(int(estimate.population), split),
+                          float(estimate.ci_low), float(estimate.ci_high), float(getattr(estimate, "level", 0.95)))
         return cls(reviewed=reviewed, unresolved=unresolved or 0, reviewed_legal=legal or 0,
                    queued=None if queue is None else len(queue), queued_reviewed=done,
                    annotations=None if raw is None else len(raw), legal_rate=rate, reviewed_legal_share=share,
