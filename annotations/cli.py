@@ -254,8 +254,9 @@ def status(project: Project,
     done = int((per_task >= overlap).sum())
     waiting = int(per_task.size - done)
     more = "awaiting a second annotator" if overlap == 2 else f"awaiting more annotators (of {overlap})"
-    typer.echo(f"project {project!r} (id {proj.id}): {len(tasks)} task(s): {done} done ({overlap} annotation(s)), "
-               f"{waiting} {more}, {len(tasks) - per_task.size} never annotated")
+    typer.echo(f"project {project!r} (id {proj.id}): {done} of {len(tasks)} task(s) done ({overlap} annotation(s) "
+               f"required per task), {waiting} {more}, {len(tasks) - per_task.size} never annotated; "
+               f"{len(raw)} annotation(s) in all")
     for name, n in raw.groupby("annotator").size().sort_values(ascending=False).items():
         typer.echo(f"  {name}: {n}")
     if audit is not None:
@@ -273,9 +274,12 @@ def agreement(raw: Annotated[Path, typer.Option(help=f"{RAW_FILE} written by pul
 
     Example: `bbsard-audit annotate agreement --raw out/annotations_raw.csv --out out`
     """
+    table = read_raw(raw, layout=Layout.of(raw))  # pull records the pair and id kind in its sidecar
+    if table.empty:  # refused before anything is written: "0 disagreement(s)" would read as full agreement
+        raise InputError("no annotation in this file: there is no agreement to measure (pull some first)",
+                         file=str(raw))
     guard_out(out, command="annotate agreement", inputs=[raw, adjudication],
               names=["agreement.json", "agreement.meta.json", "disagreements.csv", "disagreements.meta.json"])
-    table = read_raw(raw, layout=Layout.of(raw))  # pull records the pair and id kind in its sidecar
     report = compute_agreement(table, n_boot=n_boot, seed=seed)
     rule = AdjudicationRule.load(adjudication)
     wide = disagreements(table, rule)

@@ -159,8 +159,8 @@ def _release(ctx: dict) -> tuple[str, list[Path]]:
     for counts in summary.counts.values():
         for k, v in counts.items():
             totals[k] = totals.get(k, 0) + v
-    return (", ".join(f"{k} {v}" for k, v in sorted(totals.items())) + f"; {summary.changes} change(s), "
-            f"{summary.removed} removed"), [summary.out]
+    return (", ".join(f"{k} {v}" for k, v in sorted(totals.items())) + f"; {summary.reviewed} of {summary.total} "
+            f"pairs reviewed; {summary.changes} change(s), {summary.removed} removed"), [summary.out]
 
 
 def _relative(path: Path, out: Path) -> str:

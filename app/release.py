@@ -27,10 +27,14 @@ from bbsard_audit.base.contracts.changelog import COLUMNS as CHANGELOG_COLUMNS, 
 from bbsard_audit.base.contracts.estimate import Estimate
 from bbsard_audit.base.contracts.sidecar import read_sidecar
 from bbsard_audit.base.contracts.verdicts import Verdict, Verdicts, read_raw
+from bbsard_audit.app.review_figures import Figure, ReviewFigures, recorded_split
+from bbsard_audit.annotations.adaptive import CAMPAIGN_FILE as CAMPAIGN_MARK
 from bbsard_audit.base.io import OutputGuard, guard_outputs, sidecar_path, write_csv, write_sidecar, write_text
 
 POLICIES = ("exclude", "keep-marked")
 STATUSES = ("verified", "corrected", "unverified", "flagged-unverified", "excluded")
+REVIEWED_STATUSES = ("verified", "corrected", "excluded")
+"""The standings of a pair with a final expert verdict (removed pairs are counted as `excluded`)."""
 STATUS_MEANING = {
     "verified": "reviewed by experts and judged correct (or a minor issue, with --keep-minor)",
     "corrected": "the Dutch question was replaced by the experts' correction",
@@ -79,6 +83,17 @@ class ReleaseSummary:
     """split -> verification status -> pairs (removed pairs counted as `excluded`)."""
     changes: int = 0
     removed: int = 0
+    warnings: list[str] = field(default_factory=list)
+    """What the terminal must say besides the counts (no pair reviewed, a review file not found)."""
+
+    @property
+    def total(self) -> int:
+        return sum(sum(c.values()) for c in self.counts.values())
+
+    @property
+    def reviewed(self) -> int:
+        """Pairs with a final expert verdict (review_figures.REVIEWED), removed ones included."""
+        return sum(c.get(s, 0) for c in self.counts.values() for s in REVIEWED_STATUSES)
 
 
 def dated_verdicts(path: str | Path, dataset: Dataset, annotations: str | Path | None = None
@@ -151,17 +166,23 @@ def _build_release(dataset, verdicts, out: Path, policy: ReleasePolicy, guard, *
     flagged = read_flagged(audit)
     decisions = [decide(p, judged.by_id.get(p.id), p.id in flagged, policy, dates.get(p.id, ""))
                  for p in dataset.pairs]
-    side = Path(verdicts).parent
-    agreement = Path(agreement) if agreement else side / "agreement.json"
-    estimate = Path(estimate) if estimate else side / "estimate.json"
-    docs = {name: kind.read(p) for name, kind, p in (("agreement", Agreement, agreement), ("estimate", Estimate, estimate))
-            if p.is_file()}
-
     summary = ReleaseSummary(out=out, policy=policy)
     for d in decisions:
         summary.counts.setdefault(d.pair.split, Counter())[d.status] += 1
     summary.counts = {s: dict(c) for s, c in summary.counts.items()}
     summary.removed = sum(not d.kept for d in decisions)
+    if not summary.reviewed:
+        summary.warnings.append(f"no pair has an expert verdict in {Path(verdicts).name}: the release marks every "
+                                "pair unverified and its card says no pair is expert-verified")
+    found = {name: review_file(name, verdicts, given) for name, given in
+             (("agreement.json", agreement), ("estimate.json", estimate))}
+    agreement, estimate = found["agreement.json"].path, found["estimate.json"].path
+    docs = {name.removesuffix(".json"): kind.read(f.path) for (name, f), kind in zip(found.items(), (Agreement, Estimate))
+            if f.path is not None}
+    summary.warnings += [f"{name} not found ({f.looked_local}): the card says it is not available"
+                         for name, f in found.items() if f.path is None]
+    looked = {name.removesuffix(".json"): f.looked for name, f in found.items()}
+    rate = ReviewFigures.of(estimate=docs.get("estimate"), split=recorded_split(estimate)).legal_rate
 
     tmp = guard.scratch()  # inside the release folder, part of the command's transaction
     _write_questions(tmp, decisions, _langs(dataset))
@@ -172,14 +193,45 @@ def _build_release(dataset, verdicts, out: Path, policy: ReleasePolicy, guard, *
     changelog = changelog_spec(Layout(dataset.pair, dataset.string_ids)).write_file(
         tmp / "CHANGELOG.csv", changes.rename(columns={"old_nl": f"old_{tgt}", "new_nl": f"new_{tgt}"}))
     _write_hf(tmp / "hf", tmp, dataset)
-    write_text(tmp / "README.md", dataset_card(dataset, summary, docs, [s for s in SPLITS if s in summary.counts]))
+    write_text(tmp / "README.md", dataset_card(dataset, summary, docs, [s for s in SPLITS if s in summary.counts],
+                                               looked, rate))
     write_sidecar(tmp / "CHANGELOG.csv", files=[changelog], dataset=dataset.provenance(),
                   inputs={"verdicts": str(verdicts), "audit": str(audit) if audit else None,
-                          **{k: str(v) for k, v in (("agreement", agreement), ("estimate", estimate)) if v.is_file()}},
+                          **{k: str(v) for k, v in (("agreement", agreement), ("estimate", estimate)) if v is not None}},
                   policy={"legal_uncorrected": policy.legal, "keep_minor": policy.keep_minor},
                   counts=summary.counts)
     _move_into_place(tmp, out, guard)
     return summary
+
+
+@dataclass(frozen=True)
+class ReviewFile:
+    """Where a campaign file (agreement.json, estimate.json) was found, and where it was looked for."""
+    path: Path | None
+    looked: str
+    """Shareable: folders named relative to the verdicts' folder (the card)."""
+    looked_local: str
+    """The same with local paths (the terminal)."""
+
+
+def review_file(name: str, verdicts: str | Path, given: str | Path | None = None) -> ReviewFile:
+    """`given`, else `name` next to the verdicts, else in the campaign folder: the one subfolder of the
+    verdicts' folder holding campaign.json (as `report` finds it; `annotate agreement --out DIR`
+    may put it there while the verdicts were copied next to the work folder)."""
+    if given is not None:
+        if not Path(given).is_file():
+            raise InputError(f"{name} not found", file=str(given))
+        return ReviewFile(Path(given), "given", str(given))
+    side = Path(verdicts).parent
+    campaigns = sorted(p for p in side.iterdir() if p.is_dir() and (p / CAMPAIGN_MARK).is_file()) if side.is_dir() else []
+    places = [side, *campaigns] if len(campaigns) == 1 else [side]
+    hit = next((p / name for p in places if (p / name).is_file()), None)
+    where = "next to the verdicts" + (f" nor in the campaign folder `{campaigns[0].name}/`" if len(campaigns) == 1 else
+                                      f" (several campaign folders: {', '.join(p.name for p in campaigns)}; "
+                                      "give --" + name.removesuffix(".json") + " FILE)" if campaigns else
+                                      " nor in a campaign folder (no subfolder there holds campaign.json)")
+    local = " nor ".join(str(p / name) for p in places)
+    return ReviewFile(hit, where, f"looked for {local}")
 
 
 def _move_into_place(tmp: Path, out: Path, guard) -> None:
@@ -307,15 +359,37 @@ CITATION = """```bibtex
 ```"""
 
 
-def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: list[str]) -> str:
+def _verification_claim(summary: ReleaseSummary) -> tuple[str, str, str]:
+    """(pretty name, title, sentence): what the card may claim, from how many pairs were reviewed."""
+    n, total = summary.reviewed, summary.total
+    if n == 0:
+        return ("bBSARD (Dutch not expert-verified)", "bBSARD: no Dutch question expert-verified yet",
+                f"**No pair has an expert verdict**: all {total:,} pairs are `unverified` or `flagged-unverified`, "
+                "so this release is the source data with a `verification` column, not an expert-verified dataset.")
+    share = f"{n:,} of {total:,} pairs ({100 * n / max(total, 1):.1f}%)"
+    sentence = (f"{share} were reviewed (a final expert verdict); the other {total - n:,} are not reviewed and "
+                "are marked `unverified` or `flagged-unverified`." if n < total else
+                f"Every pair ({total:,}) was reviewed (a final expert verdict).")
+    if n < total:
+        return (f"bBSARD (Dutch partly expert-verified, {n:,} of {total:,} pairs)",
+                f"bBSARD with Dutch questions partly expert-verified ({n:,} of {total:,} pairs)", sentence)
+    return "bBSARD (expert-verified Dutch)", "bBSARD with expert-verified Dutch questions", sentence
+
+
+def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: list[str],
+                 looked: dict[str, str] | None = None, rate: Figure | None = None) -> str:
+    """The card; every statement of verification follows `summary` (how many pairs were reviewed), and a
+    review file not found says where it was looked for (`looked`, shareable wording); `rate`: the
+    estimate's legal-error rate with its scope (review_figures)."""
     langs = _langs(dataset)
+    pretty, title, claim = _verification_claim(summary)
     configs = [(s, {lang: f"questions_{lang}_{s}.csv" for lang in langs}) for s in splits]
     if dataset.corpus is not None:
         configs.insert(0, ("corpus", {lang: f"articles_{lang}.csv" for lang in langs}))
     yaml = "\n".join(f"- config_name: {c}\n  data_files:\n" + "".join(
         f"  - split: {lang}\n    path: {path}\n" for lang, path in files.items()) for c, files in configs)
     header = (f"---\nlicense: cc-by-nc-sa-4.0\nlanguage:\n- {langs[0]}\n- {langs[1]}\ntask_categories:\n- text-retrieval\n"
-              f"pretty_name: bBSARD (expert-verified Dutch)\nconfigs:\n{yaml}---\n")
+              f"pretty_name: {pretty}\nconfigs:\n{yaml}---\n")
     policy = summary.policy
     count_rows = "\n".join(f"| {s} | " + " | ".join(str(summary.counts.get(s, {}).get(st, 0)) for st in STATUSES)
                            + f" | {sum(summary.counts.get(s, {}).values())} |" for s in splits)
@@ -327,23 +401,27 @@ def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: 
     minor = ("Uncorrected pairs with only a minor issue count as `verified`." if policy.keep_minor else
              "Uncorrected pairs with a minor issue are treated like legally inaccurate ones.")
     stats = []
-    for name, title in (("agreement", "Inter-annotator agreement"), ("estimate", "Estimated error rate")):
+    for name, heading in (("agreement", "Inter-annotator agreement"), ("estimate", "Estimated error rate")):
         found = docs[name].named_values() if name in docs else []
         if found:
-            stats.append(f"**{title}** (`{name}.json`):\n\n| measure | value | 95% CI |\n|---|---|---|\n" + "\n".join(
+            scope = "" if name == "agreement" or rate is None else f", {rate.named}; per stratum: over its reviewed pairs"
+            stats.append(f"**{heading}** (`{name}.json`{scope}):\n\n| measure | value | 95% CI |\n|---|---|---|\n" + "\n".join(
                 f"| {e.name} | {e.value:.3g} | " + (f"[{e.ci_low:.3g}, {e.ci_high:.3g}]" if e.ci_low is not None else "–")
                 + " |" for e in found[:20]))
         else:
-            stats.append(f"**{title}**: not available (no `{name}.json` next to the verdicts).")
+            where = (looked or {}).get(name, "next to the verdicts")
+            stats.append(f"**{heading}**: not available (no `{name}.json` {where}).")
     stats_text = "\n\n".join(stats)
     return f"""{header}
-# bBSARD with expert-verified Dutch questions
+# {title}
 
 A cleaned release of bBSARD (bilingual Belgian Statutory Article Retrieval Dataset): the French
-questions of BSARD with their Dutch machine translations, reviewed by legal experts. Dutch questions
+questions of BSARD with their Dutch machine translations, for review by legal experts. Dutch questions
 inherit the French relevance labels, so a mistranslated legal term silently corrupts the Dutch
 benchmark; this release replaces Dutch questions by the experts' corrections where given and marks
 every pair with a `verification` status.
+
+{claim}
 
 Made by `bbsard-audit release` from `{dataset.source_id}` (revision `{dataset.revision}`).
 

@@ -70,6 +70,9 @@ def calibrate(audit_csv: str | Path, verdicts: str | Path, positive: str = "lega
     audit = layout.audit.read(audit_path).drop(columns=["spans"], errors="ignore")
     audit = audit.rename(columns=layout.canonical(audit.columns))
     judged = Verdicts.read(verdicts, layout=layout).frame()[["id", "verdict"]]
+    if judged.empty:  # not "no id matches": there is no verdict to match (an unresolved disagreement is none)
+        raise InputError("the verdicts file holds no verdict (no row with a final expert verdict): nothing to "
+                         "calibrate against", file=str(verdicts))
     merged = audit.merge(judged, on="id", how="inner")
     if merged.empty:
         raise InputError("no verdict id matches an audited pair", file=str(verdicts))

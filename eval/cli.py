@@ -83,7 +83,7 @@ def register(app: typer.Typer) -> None:
             result = evaluate(config, progress=lambda step: status.update(f"eval: {step}"))
             written = write_outputs(result, out)
         for warning in result.warnings:
-            console.print(f"warning: {warning}", markup=False, highlight=False)
+            console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)  # one line each
         table = result.tables["metrics"]
         full = table[table.subset == "full"].pivot(index="system", columns="metric", values="value")
         typer.echo(full[[m for m in table.metric.unique()]].round(4).to_string())

@@ -134,6 +134,11 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
         if unknown:
             warnings.append(f"{label}: {len(unknown)} question id(s) not in the evaluated set ignored")
 
+    run_depth = _run_depth(runs, metrics, len(dataset.corpus.ids) if dataset is not None and dataset.corpus else None)
+    warnings += [f"run {name}: ranks at most {d['depth']} document(s) per query, so {', '.join(d['beyond_depth'])} "
+                 f"cut deeper than the run and equal the metric at depth {d['depth']} (run_depth in eval.meta.json)"
+                 for name, d in run_depth.items() if d["beyond_depth"]]
+
     progress("scoring")
     depth = max(m.k for m in metrics)
     systems = {n: _score(r, qrels, full, metrics, depth) for n, r in runs.items()}
@@ -170,6 +175,7 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
         "subsets": {n: len(ids) for n, ids in subsets.items()},
         "fragility": exposure,
         "retrievers": retriever_params,
+        "run_depth": run_depth,
         "warnings": warnings,
         "seconds": round(time.perf_counter() - started, 3),
     }
@@ -247,6 +253,17 @@ def _builtin_runs(config, dataset, qrels, verdicts, runs, progress, layout):
                 corrected[retriever.name] = run.replace(retriever.search(changed, config.depth)) if changed else run
                 params[retriever.name]["corrected_queries_rerun"] = sorted(changed, key=id_order)
     return built, corrected, params
+
+
+def _run_depth(runs: Mapping[str, Run], metrics, corpus_size: int | None) -> dict[str, dict]:
+    """Per run: its depth (most documents ranked for a query) and the metrics cut deeper than it. A run
+    that ranks the whole corpus (`corpus_size`, when known) is complete at any cut-off."""
+    out = {}
+    for name, run in runs.items():
+        depth = run.depth()
+        complete = corpus_size is not None and depth >= corpus_size
+        out[name] = {"depth": depth, "beyond_depth": [] if complete else [m.name for m in metrics if m.k > depth]}
+    return out
 
 
 def _score(run: Run, qrels: Qrels, qids, metrics, depth) -> _System:

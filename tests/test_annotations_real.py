@@ -134,8 +134,8 @@ def test_real_campaign_estimates_at_once_and_a_queued_batch_changes_nothing(shar
         == len(start) - 10
     res = invoke(app, ["annotate", "status", "--project", name])
     assert res.exit_code == 0, res.output
-    assert f"{len(start)} task(s): {len(start) - 10} done (2 annotation(s)), 10 awaiting a second annotator, " \
-           "0 never annotated" in res.output
+    assert f"{len(start) - 10} of {len(start)} task(s) done (2 annotation(s) required per task), 10 awaiting a " \
+           f"second annotator, 0 never annotated; {2 * len(start) - 10} annotation(s) in all" in res.output
     assert invoke(app, ["annotate", "pull", "--project", name, "--out", str(camp / "verdicts.csv")]).exit_code == 0
 
     def estimate(tag):
@@ -155,8 +155,8 @@ def test_real_campaign_estimates_at_once_and_a_queued_batch_changes_nothing(shar
     assert res.exit_code == 0, res.output
     assert "batch 1 queues 20 pair(s)" in res.output and "20 task(s) imported" in res.output
     res = invoke(app, ["annotate", "status", "--project", name])
-    assert f"{len(start) + 20} task(s): {len(start) - 10} done (2 annotation(s)), 10 awaiting a second " \
-           "annotator, 20 never annotated" in res.output
+    assert f"{len(start) - 10} of {len(start) + 20} task(s) done (2 annotation(s) required per task), 10 awaiting " \
+           "a second annotator, 20 never annotated" in res.output
     queued, _ = estimate("queued")
     keys = ("share_legal", "ci_low", "ci_high")
     assert [queued[k] for k in keys] == [first[k] for k in keys]

@@ -144,19 +144,22 @@ def test_findings_first_in_sentences_with_numbers_linking_to_their_sections(tmp_
     assert lines[0] == ("- 6 of 30 translations (20.0%) are flagged as suspect; the most frequent flags are "
                         "`legal_term` (2 pairs), `negation` (1 pair), `number` (1 pair); 7 flags raised on flagged "
                         "pairs in all. ([Flagged pairs by type](#audit-flags))")
-    assert lines[1].startswith("- An estimated 8.3% (95% CI 3.1%–17.2%) of the split's 30 translations are legally "
-                               "inaccurate (about 2 pairs), from 12 expert-reviewed pairs of which 2 were judged")
+    assert lines[1].startswith("- An estimated 8.3% (95% CI 3.1%–17.2%) of the translations are legally inaccurate, "
+                               "about 2 pairs (legal-error rate, estimated over all 30 pairs of the audit); 2 of the "
+                               "12 reviewed pairs (a final expert verdict) were judged legally inaccurate: 16.7%, "
+                               "Wilson 95% CI 4.7%–44.8%, over the 12 reviewed pairs only")
     assert lines[1].endswith("(#review-estimate))")
     shift = [line for line in lines if line.startswith("- ndcg@10:") or line.startswith("- map@100:")]
     assert len(shift) == 2 and all("(#evaluation-shift)" in line for line in shift)
     assert shift[0].startswith("- ndcg@10: Kendall τ between the system orders on the full set and after "
-                               "verification (190 verified questions) is 0.33; 1 system pair(s) swap places, 0 significantly")
+                               "verification (190 verified questions: evaluated, reviewed and judged correct or minor) is "
+                               "0.33; 1 system pair(s) swap places, 0 significantly")
     recall = next(line for line in lines if "recall@100" in line and "Kendall" in line) if any(
         line.startswith("- recall@100") for line in lines) else None
     assert recall is None  # only the headline metrics present (ndcg@10, map@100) get a sentence
     assert lines[-1] == ("- 1 of 3 pairwise conclusions (system a beats b on a metric) are fragile: removing no more "
-                         "questions than the legally inaccurate ones expected among the 13 unverified judged "
-                         "questions (expected 1.2, upper bound 4.5) could undo them; the most fragile, recall@100 "
+                         "questions than the legally inaccurate ones expected among the 13 judged questions not "
+                         "reviewed (expected 1.2, upper bound 4.5) could undo them; the most fragile, recall@100 "
                          "bm25_fr &gt; e5_fr (Δ 0.008, p = 0.41), is undone by removing 2 of 203 questions. "
                          "([Fragile conclusions](#evaluation-fragility))")
     for anchor in ("audit-flags", "review-estimate", "evaluation-shift", "evaluation-fragility"):
@@ -193,7 +196,8 @@ def test_too_few_verified_questions_to_tell(tmp_path):
         (wd / name).unlink(missing_ok=True)
     findings = build_report(wd).markdown.read_text().split("## Findings", 1)[1].split("\n## ", 1)[0]
     [line] = [line for line in findings.splitlines() if "Kendall τ" in line]
-    assert "after verification (10 verified questions) is 1.00 on ndcg@10" in line
+    assert "after verification (10 verified questions: evaluated, reviewed and judged correct or minor) is 1.00 " \
+           "on ndcg@10" in line
     assert "anywhere in [0.07, 1.00] on ndcg@10" in line and "too few verified questions (10) to tell whether" in line
     assert "to tell whether verification changes the system order" in line and "survives" not in line
 
@@ -252,7 +256,8 @@ def test_one_sentence_when_every_headline_metric_keeps_its_order(tmp_path):
     taus = [line for line in findings.splitlines() if "Kendall τ" in line]
     assert len(taus) == 1, taus
     assert taus[0].startswith("- The system order survives verification on every headline metric: Kendall τ between "
-                              "the orders on the full set and after verification (190 verified questions) is 1.00 on ndcg@10 and 1.00 on "
+                              "the orders on the full set and after verification (190 verified questions: evaluated, reviewed "
+                              "and judged correct or minor) is 1.00 on ndcg@10 and 1.00 on "
                               "map@100")
     assert taus[0].endswith("no system pair swaps places. ([Ranking shift: Kendall tau and the random-removal null]"
                             "(#evaluation-shift))")

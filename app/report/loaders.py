@@ -9,11 +9,13 @@ read by the same strict CSV reader, with the columns a section needs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from bbsard_audit.app.review_figures import ReviewFigures, estimated_split
 from bbsard_audit.base.contracts.agreement import Agreement
 from bbsard_audit.base.contracts.audit import AUDIT, QUEUE, Layout
 from bbsard_audit.base.contracts.calibration import CALIBRATION_CSV, Calibration
@@ -75,6 +77,16 @@ class Workdir:
 
     def table(self, name: str) -> pd.DataFrame | None:
         return self.tables.get(name)
+
+    @cached_property
+    def figures(self) -> ReviewFigures:
+        """The review's figures (reviewed, queued, rates), each with its one definition and scope: every
+        section and the Findings read them here (app/review_figures.py)."""
+        estimate = self.document("estimate.json")
+        split = estimated_split(self.sidecars.get(self.named("estimate.json").removesuffix(".json") + ".meta.json"),
+                                self.sidecars.get("audit.meta.json"), estimate.population if estimate else None)
+        return ReviewFigures.of(self.table("verdicts.csv"), self.table("review_queue.csv"),
+                                self.table("annotations_raw.csv"), estimate, split=split)
 
     def document(self, name: str) -> Any:
         return self.documents.get(name)

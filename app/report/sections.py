@@ -20,6 +20,7 @@ from bbsard_audit.base.contracts.estimate import Estimate as ErrorRate
 from bbsard_audit.base.contracts.selftest import Selftest
 from bbsard_audit.eval.metrics import metric_sort_key  # report order = the metric registry's order
 from bbsard_audit.base.stats import wilson
+from bbsard_audit.app.review_figures import REVIEWED, final_verdicts
 from .loaders import Workdir, fragility
 
 TOP_RISK = 10
@@ -177,17 +178,18 @@ def review_section(wd: Workdir) -> Section:
     sec = Section("review", "Review campaign")
     verdicts, raw, queue = wd.table("verdicts.csv"), wd.table("annotations_raw.csv"), wd.table("review_queue.csv")
     if verdicts is not None:
-        verdict = verdicts["verdict"].astype(str).str.strip().str.lower()
-        items = [("pairs reviewed", f"{len(verdicts):,}")]
-        if queue is not None:
-            done = int(queue["id"].isin(verdicts["id"]).sum())
-            items.append(("review progress", f"{done:,} of {len(queue):,} queued ({100 * done / max(len(queue), 1):.0f}%)"))
+        figures = wd.figures  # one definition of reviewed (REVIEWED) for every section and the Findings
+        verdict = final_verdicts(verdicts)["verdict"].astype(str).str.strip().str.lower()
+        items = [("pairs reviewed", figures.reviewed_text)]
+        if figures.progress_text is not None:
+            items.append(("queued pairs reviewed", figures.progress_text))
         for v in ("correct", "minor", "legal"):
-            items.append((f"verdict {v}", pct(int((verdict == v).sum()), len(verdicts))))
+            items.append((f"verdict {v} (share of reviewed)", pct(int((verdict == v).sum()), len(verdict))))
         if "corrected_nl" in verdicts.columns:
             items.append(("with a corrected Dutch text",
                           f"{int(verdicts['corrected_nl'].fillna('').astype(str).str.strip().ne('').sum()):,}"))
         sec.add(Figures(tuple(items)))
+        sec.add(Text(f"Reviewed means {REVIEWED}; every count of reviewed pairs in this report means that."))
         breakdown = [c for c in ("gold_labels_apply", "agreement_status") if c in verdicts.columns]
         for column in breakdown:
             counts = verdicts[column].fillna("–").astype(str).value_counts()
@@ -213,7 +215,7 @@ def review_section(wd: Workdir) -> Section:
     estimate = wd.document("estimate.json")
     if estimate is not None:
         sub = sec.sub("Estimated error rate of the whole split", key="review-estimate")
-        for block in _estimate_blocks(estimate):
+        for block in _estimate_blocks(estimate, wd):
             sub.add(block)
 
     calibration, calibration_csv = wd.document("calibration.json"), wd.table("calibration.csv")
@@ -260,9 +262,10 @@ def _interval(low, high) -> str:
     return "–" if low is None or high is None else f"[{num(low)}, {num(high)}]"
 
 
-def _estimate_blocks(doc: ErrorRate) -> list:
+def _estimate_blocks(doc: ErrorRate, wd: Workdir) -> list:
     """The split's estimated share of legally inaccurate pairs, by stratum (estimate.json)."""
     items = [("estimated share legally inaccurate", with_ci(doc.share_legal, doc.ci_low, doc.ci_high)),
+             ("scope", wd.figures.legal_rate.named),
              ("confidence level", f"{100 * doc.level:g}%"),
              ("expected inaccurate pairs", f"{num(doc.expected_legal_pairs, 1)} of {num(doc.population)}")]
     blocks: list = [Figures(tuple(items))]
@@ -317,19 +320,25 @@ def evaluation_section(wd: Workdir) -> Section:
                          ("subsets", ", ".join(subsets)),
                          *((f"queries ({s})", _queries(metrics, s)) for s in subsets))))
         rows = []
+        shallow = _beyond_depth(wd)
         for system in sorted(set(metrics["system"].astype(str))):
             for name in names:
                 part = metrics[(metrics["system"].astype(str) == system) & (metrics["metric"].astype(str) == name)]
                 cells = []
+                mark = DEPTH_MARK if name in shallow.get(system, ((), 0))[0] else ""
                 for subset in subsets:
                     hit = part[part["subset"].astype(str) == subset]
                     cells.append("–" if hit.empty else with_ci(hit["value"].iloc[0], hit.get("ci_low", pd.Series([None])).iloc[0],
-                                                                  hit.get("ci_high", pd.Series([None])).iloc[0]))
+                                                                  hit.get("ci_high", pd.Series([None])).iloc[0]) + mark)
                 rows.append((system, name, *cells))
         sub = sec.sub("Metrics, full vs verified")
         headline = next((m for m in HEADLINE_METRICS if m in names), names[0])
         rows.sort(key=lambda r: r[1] != headline)  # the headline metric open, the rest folded
-        sub.add(Table(f"Value [bootstrap 95% CI] per system, metric and subset ({headline} first)",
+        depth_note = "; ".join(f"{system} ranks at most {depth} per query ({', '.join(cut)})"
+                               for system, (cut, depth) in sorted(shallow.items()))
+        sub.add(Table(f"Value [bootstrap 95% CI] per system, metric and subset ({headline} first)"
+                      + (f". {DEPTH_MARK.strip()} a cut-off deeper than the system's run, whose value is the metric at "
+                         f"the run's depth (documents ranked): {depth_note}" if shallow else ""),
                       ("system", "metric", *subsets), tuple(rows),
                       visible=sum(r[1] == headline for r in rows)))
         ordered = metrics.assign(_k=metrics["metric"].map(metric_sort_key)).sort_values("_k", kind="stable")
@@ -408,13 +417,24 @@ def evaluation_section(wd: Workdir) -> Section:
 SUBSET_ORDER = ("full", "verified", "corrected", "flagged", "unflagged")
 
 
+DEPTH_MARK = " †"
+"""Marks a metric cell whose cut-off is deeper than the system's run (eval.meta.json `run_depth`)."""
+
+
+def _beyond_depth(wd: Workdir) -> dict[str, tuple[tuple[str, ...], int]]:
+    """System -> (metrics cut deeper than its run, the run's depth), from the eval's sidecar."""
+    meta = wd.sidecars.get("metrics.meta.json") or wd.sidecars.get("eval.meta.json") or {}
+    return {str(s): (tuple(d["beyond_depth"]), int(d["depth"])) for s, d in (meta.get("run_depth") or {}).items()
+            if d.get("beyond_depth")}
+
+
 def _fragility_subsection(sub: Section, frag: pd.DataFrame) -> None:
     """Every pairwise conclusion, the ones removing the fewest questions could undo first."""
     has_bound = "robust" in frag.columns and frag["robust"].notna().any()
     sub.add(Text("A conclusion \"a beats b\" on the full set is fragile when removing a few judged questions "
                  "undoes it: `removal fragility` is the fewest questions whose removal leaves a no longer ahead "
                  "(docs/metrics.md)." + (" It is robust when that number exceeds the upper bound on legally "
-                                         "inaccurate questions expected among the unverified judged questions "
+                                         "inaccurate questions expected among the judged questions not reviewed "
                                          "(from estimate.json)." if has_bound else "")))
     order = frag.assign(is_robust=frag["robust"].fillna(False).astype(bool)) if has_bound else frag.assign(is_robust=False)
     order = order.sort_values(["is_robust", "removal_fragility"], kind="stable")
@@ -612,20 +632,19 @@ def findings_section(wd: Workdir, sections: list[Section]) -> Section:
 
 
 def _estimate_finding(wd: Workdir) -> str:
-    doc, verdicts = wd.document("estimate.json"), wd.table("verdicts.csv")
+    """The legal-error rate over its population (estimate.json), and the share of the reviewed pairs
+    judged legal over those pairs only: two figures, each named with its scope (wd.figures)."""
+    doc, figures = wd.document("estimate.json"), wd.figures
+    share = figures.reviewed_legal_share
+    among = (f"{figures.reviewed_legal:,} of the {figures.reviewed:,} reviewed pairs (a final expert verdict) were "
+             f"judged legally inaccurate: {100 * share.value:.1f}%, Wilson {share.interval}, {share.scope}"
+             if share is not None else "")
     if isinstance(doc, ErrorRate):
-        reviewed, legal = sum(x.reviewed for x in doc.strata), sum(x.legal for x in doc.strata)
-        return (f"An estimated {100 * doc.share_legal:.1f}% ({100 * doc.level:g}% CI "
-                f"{100 * doc.ci_low:.1f}%–{100 * doc.ci_high:.1f}%) of the split's "
-                f"{num(doc.population)} translations are legally inaccurate "
-                f"(about {doc.expected_legal_pairs:.0f} pairs), from {reviewed:,} expert-reviewed "
-                f"pairs of which {legal:,} were judged legally inaccurate.")
-    if verdicts is not None and len(verdicts):
-        n_legal = int((verdicts["verdict"].astype(str) == "legal").sum())
-        low, high = wilson(n_legal, len(verdicts))
-        return (f"{n_legal:,} of {len(verdicts):,} reviewed translations were judged legally "
-                f"inaccurate ({100 * n_legal / len(verdicts):.1f}% [{100 * low:.1f}%, {100 * high:.1f}%], Wilson 95% CI); "
-                "the review queue over-samples suspect pairs, so this is not the split's rate (run `annotate estimate`).")
+        rate = figures.legal_rate
+        return (f"An estimated {rate.percent()} of the translations are legally inaccurate, about "
+                f"{doc.expected_legal_pairs:.0f} pairs ({rate.named})" + (f"; {among}." if among else "."))
+    if among:
+        return f"{among[0].upper()}{among[1:]}; `annotate estimate` gives the split's rate."
     return ""
 
 
@@ -662,7 +681,7 @@ def _shift_findings(wd: Workdir) -> list[str]:
     shifts = [_metric_shift(rows, null, target, m) for m in [m for m in HEADLINE_METRICS if m in present] or present[:1]]
     kept = next((s.n_kept for s in shifts if s.n_kept is not None), None)
     if target == "verified" and kept is not None:
-        verb_n = f"verification ({num(kept)} verified question{'s' if kept != 1 else ''})"
+        verb_n = f"verification ({num(kept)} verified question{'s' if kept != 1 else ''}: {_verified_scope(wd, kept)})"
     else:
         verb_n = verb
     if any(s.uninformative for s in shifts):
@@ -690,6 +709,16 @@ def _shift_findings(wd: Workdir) -> list[str]:
         text += f"; {s.flips} system pair(s) swap places, {s.significant} significantly"
         out.append(text + (f": the order survives {verb}." if s.survives else f": the order does not survive {verb}."))
     return out
+
+
+def _verified_scope(wd: Workdir, kept: int) -> str:
+    """What a verified question is (eval's `keep`), beside the count of reviewed pairs it is drawn from
+    (when the report's verdicts.csv can be the eval's: no more verified than reviewed)."""
+    keep = (wd.sidecars.get("ranking_shift.meta.json") or wd.sidecars.get("eval.meta.json") or {}).get("keep")
+    judged = " or ".join(keep) if keep else "correct or minor"
+    reviewed = wd.figures.reviewed
+    return f"evaluated, reviewed and judged {judged}" + (f", of the {reviewed:,} reviewed pairs"
+                                                          if reviewed and kept <= reviewed else "")
 
 
 def _metric_shift(rows: pd.DataFrame, null: pd.DataFrame | None, target: str, metric: str) -> _Shift:
@@ -722,8 +751,8 @@ def _fragility_finding(frag: pd.DataFrame | None, exposure: dict) -> str:
         fragile = int((~frag["robust"].fillna(True).astype(bool)).sum())
         bound = float(frag["expected_errors_unverified_high"].dropna().iloc[0])
         expected = float(frag["expected_errors_unverified"].dropna().iloc[0])
-        among = (f"the {exposure['unverified_judged_queries']:,} unverified judged questions"
-                 if "unverified_judged_queries" in exposure else "the unverified judged questions")
+        among = (f"the {exposure['unverified_judged_queries']:,} judged questions not reviewed"
+                 if "unverified_judged_queries" in exposure else "the judged questions not reviewed")
         return (f"{fragile:,} of {total:,} pairwise conclusions (system a beats b on a metric) are fragile: removing "
                 f"no more questions than the legally inaccurate ones expected among {among} (expected "
                 f"{expected:.1f}, upper bound {bound:.1f}) could undo them; {worst}.")

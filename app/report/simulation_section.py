@@ -22,6 +22,7 @@ from bbsard_audit.base.io import sidecar_path
 from .document import Plot, Section, Table, Text
 from .plots import MARKERS, OKABE_ITO, STYLE, _png, plt
 from .sections import frame_table, num
+from bbsard_audit.app.review_figures import population_label
 
 RULES_SHOWN = ["fr", "rejected", "accepted", "source", "round", "n_other_flagged"]
 RULE_HEADERS = {"fr": "French term", "rejected": "translation's rendering (rejected)",
@@ -133,8 +134,9 @@ def simulation_section(root: str | Path) -> Section | None:
                   str(int(r.curve["found_minor"].iloc[-1])) if "found_minor" in r.curve else "–",
                   _estimate(r.curve.iloc[-1]), str(r.meta.get("batch", "–")), _seeds(r))
                  for r in runs)
-    section.add(Table("Where each campaign ended", ("run", "reviewed", "rounds", "legal found", "minor found",
-                                                    "estimated share legal [95% CI]", "batch", "seed"), rows))
+    section.add(Table("Where each campaign ended. " + _estimate_scope(runs), (
+        "run", "reviewed", "rounds", "legal found", "minor found", "simulated legal-error rate [95% CI]", "batch",
+        "seed"), rows))
     for run in runs:
         if run.rules is None:
             continue
@@ -147,6 +149,20 @@ def simulation_section(root: str | Path) -> Section | None:
         sub.add(frame_table(shown, "Each rule with the review it was learned from and how many other pairs "
                                    "it flags at the end of the campaign"))
     return section
+
+
+def _estimate_scope(runs: list[SimulationRun]) -> str:
+    """What the simulated rate is over, so it is never read as estimate.json's (the real review's)."""
+    over = "; ".join(dict.fromkeys(
+        population_label(int(r.meta["n_pairs"]), r.meta.get("split")) if "n_pairs" in r.meta else "the simulated split"
+        for r in runs))
+    oracle = "; ".join(dict.fromkeys(
+        f"{c['oracle_rows']:,} oracle verdicts" + (f", {c['unknown']:,} asked pair(s) without one left out"
+                                                   if c.get("unknown") else "")
+        for r in runs if isinstance(c := r.meta.get("oracle_coverage"), dict)))
+    return (f"The simulated legal-error rate is each simulated campaign's own estimate over {over}, from the "
+            f"`reviewed` pairs it reviewed with the oracle's verdicts{f' ({oracle})' if oracle else ''}: a replay, "
+            "not the review's estimate (estimate.json).")
 
 
 def _seeds(run: SimulationRun) -> str:
