@@ -29,10 +29,10 @@ READY = ".bbsard-ready"
 
 
 def cache_dir() -> Path:
-    """Where Label Studio's venv lives too: $BBSARD_AUDIT_LS_CACHE, else $BBSARD_AUDIT_CACHE, else
-    ~/.cache/bbsard-audit."""
-    return Path(os.environ.get("BBSARD_AUDIT_LS_CACHE") or os.environ.get("BBSARD_AUDIT_CACHE")
-                or "~/.cache/bbsard-audit").expanduser()
+    """$BBSARD_AUDIT_COMET_CACHE, else where Label Studio's venv lives ($BBSARD_AUDIT_LS_CACHE, else
+    $BBSARD_AUDIT_CACHE, else ~/.cache/bbsard-audit): a user picks where 1.4 GB go."""
+    return Path(os.environ.get("BBSARD_AUDIT_COMET_CACHE") or os.environ.get("BBSARD_AUDIT_LS_CACHE")
+                or os.environ.get("BBSARD_AUDIT_CACHE") or "~/.cache/bbsard-audit").expanduser()
 
 
 def venv_dir() -> Path:
