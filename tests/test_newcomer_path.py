@@ -172,3 +172,29 @@ def test_validate_on_a_manifest_warns_once_per_file_naming_the_splits_and_only_t
     csv = runner.invoke(app, ["validate", "--dataset", "sample"])
     assert "are still in French in all 12 rows (split test)" in csv.output
     assert len([line for line in csv.output.splitlines() if line.startswith("warning:")]) == 2
+
+
+def test_a_long_step_says_when_it_starts_while_it_runs_and_when_it_is_done():
+    import time
+
+    from bbsard_audit.base.steps import step
+
+    said = []
+    with step(said.append, "installing x", every=0.05):
+        time.sleep(0.3)
+    assert said[0] == "installing x ..." and re.fullmatch(r"installing x: done in \d+ s", said[-1])
+    assert any(re.fullmatch(r"  \.\.\. installing x: \d+ s so far", line) for line in said[1:-1]), said
+    failed = []
+    with pytest.raises(RuntimeError), step(failed.append, "migrating", every=10):
+        raise RuntimeError("boom")
+    assert failed == ["migrating ..."]  # no "done" for a step that failed
+
+
+def test_ensure_template_prints_its_paths_on_stdout_and_its_progress_on_stderr(ls_template):
+    from bbsard_audit.annotations.server import version_root
+
+    done = subprocess.run([sys.executable, "-m", "bbsard_audit.annotations.server", "--ensure-template"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [str(version_root() / "venv" / "bin" / "label-studio"), str(ls_template)]
+    assert re.search(r"Label Studio [\d.]+: venv and template ready in .* \(\d+ s\)", done.stderr), done.stderr
