@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ from bbsard_audit.base.dataset import load_dataset, sample_dir
 
 from conftest import REPO, need
 from test_pull import ann, pull_file, task
+from test_readme import _readme_commands
 from test_sources import as_beir
 
 runner = CliRunner()
@@ -31,20 +31,8 @@ RAY_LOG_ERROR = re.compile(r"^\[[0-9-]+ [0-9:,]+ [EF] \d+ \d+\]|\bERROR\b", re.M
 def _section_commands() -> list[list[str]]:
     """The `bbsard-audit` lines of the README's BEIR and corpus sections, variables expanded in order."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    variables: dict[str, str] = {}
-    commands = []
-    for heading in SECTIONS:
-        start = text.index(heading)
-        section = text[start:text.index("\n### ", start + 1)]
-        for block in re.findall(r"```bash\n(.*?)```", section, re.S):
-            for line in block.replace("\\\n", " ").splitlines():
-                words = shlex.split(re.sub(r"\$\{?(\w+)\}?", lambda m: variables.get(m[1], m[0]), line), comments=True)
-                if len(words) == 1 and re.fullmatch(r"[A-Z]+=.*", words[0]):
-                    name, _, value = words[0].partition("=")
-                    variables[name] = value
-                elif words and words[0] == "bbsard-audit":
-                    commands.append(words[1:])
-    return commands
+    sections = [text[text.index(h):text.index("\n### ", text.index(h) + 1)] for h in SECTIONS]
+    return [argv for _, argv in _readme_commands("\n".join(sections))]
 
 
 def test_the_readme_beir_walk_through_runs_as_pasted(tmp_path, monkeypatch):
