@@ -154,6 +154,7 @@ class LabelStudioServer:
             "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
             "LATEST_VERSION_CHECK": "false",
             "COLLECT_ANALYTICS": "false",
+            "XDG_CONFIG_HOME": str(self.data_dir / ".config"),  # its user_id file too: nothing in ~/.config
         })
 
     @property

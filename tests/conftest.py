@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -40,7 +41,8 @@ TEMP_CACHES = {"BBSARD_AUDIT_CACHE": "bbsard-audit", "XDG_CACHE_HOME": "xdg", "H
                "HF_HUB_CACHE": "huggingface/hub", "HF_DATASETS_CACHE": "huggingface/datasets",
                "HF_XET_CACHE": "huggingface/xet", "HF_ASSETS_CACHE": "huggingface/assets",
                "SENTENCE_TRANSFORMERS_HOME": "sentence-transformers", "TORCH_HOME": "torch",
-               "MPLCONFIGDIR": "matplotlib", "PIP_CACHE_DIR": "pip", "SE_CACHE_PATH": "selenium"}
+               "MPLCONFIGDIR": "matplotlib", "PIP_CACHE_DIR": "pip", "SE_CACHE_PATH": "selenium",
+               "IR_DATASETS_HOME": "ir_datasets"}  # ir_measures (a peer check) makes ~/.ir_datasets on import
 # Older names that would override the ones above if the user had them set: never passed on.
 UNSET_CACHES = ("TRANSFORMERS_CACHE", "HUGGINGFACE_HUB_CACHE", "PYTORCH_TRANSFORMERS_CACHE",
                 "PYTORCH_PRETRAINED_BERT_CACHE")
@@ -48,6 +50,9 @@ os.environ.update(SHARED_ENVS)
 os.environ.update({name: str(TEST_CACHE / sub) for name, sub in TEMP_CACHES.items()})
 for _name in UNSET_CACHES:
     os.environ.pop(_name, None)
+if not any(USER_ENV.get(n) for n in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_MODE")):
+    # a local Ray otherwise writes its new token to ~/.ray/auth_token: the session's own, in memory only
+    os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
 
 
 def pytest_unconfigure(config):

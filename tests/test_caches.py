@@ -113,3 +113,16 @@ def test_the_comet_worker_writes_nothing_under_home_for_a_hub_id(tmp_path):
     assert done.returncode == 2 and "HF_HUB_OFFLINE is set" in done.stderr, done.stderr[-2000:]
     written = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
     assert not any("torch" in p for p in written), written
+
+
+def test_a_local_ray_gets_the_sessions_token_not_one_written_to_the_home():
+    """Ray writes a new local cluster's token to ~/.ray/auth_token unless one is in the environment."""
+    if any(USER_ENV.get(n) for n in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_MODE")):
+        pytest.skip("the user chose Ray's authentication: theirs is kept")
+    assert re.fullmatch(r"[0-9a-f]{64}", os.environ["RAY_AUTH_TOKEN"])
+
+
+@pytest.mark.label_studio
+def test_label_studio_keeps_its_config_in_its_data_dir(ls_server):
+    """Label Studio writes a user_id under $XDG_CONFIG_HOME/label-studio: the server's own data dir."""
+    assert (ls_server.data_dir / ".config" / "label-studio").is_dir()
