@@ -9,7 +9,7 @@ import pandas as pd
 import typer
 from rich.progress import Progress
 
-from bbsard_audit.base.cli_options import guard_out
+from bbsard_audit.base.cli_options import dataset_option, guard_out
 from bbsard_audit.base.contracts.sidecar import read_sidecar
 from bbsard_audit.base.contracts.verdicts import Verdicts, read_raw
 from bbsard_audit.base.errors import InputError
@@ -107,9 +107,9 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
          next_n: Annotated[Optional[int], typer.Option("--next", metavar="N",
                                                        help="Add a batch: the N riskiest pairs of --audit never "
                                                             "queued or reviewed (needs --campaign).")] = None,
-         dataset: Annotated[Optional[str], typer.Option(help="Dataset source, to show gold article ids "
-                                                             "(and titles when a corpus is loaded); default: "
-                                                             "the one audit.meta.json names.")] = None,
+         dataset: Annotated[Optional[str], dataset_option("Dataset, to show gold article ids (and titles when a "
+                                                               "corpus is loaded); default: the one audit.meta.json names.",
+                                                               short=False)] = None,
          overlap: Annotated[int, typer.Option(help="Annotations wanted per task.")] = 2,
          batch_size: Annotated[int, typer.Option(help="Tasks per import request.")] = 250,
          update_config: Annotated[bool, typer.Option(help="Add the span labels to a project created with an older "
@@ -176,8 +176,8 @@ def _campaign(folder: Path, audit: Path, queue: Optional[Path], project: str, ne
 def export_tasks(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage.")],
                  out: Annotated[Path, typer.Option(help="Label Studio import JSON to write.")],
                  queue: Annotated[Optional[Path], typer.Option(help="review_queue.csv.")] = None,
-                 dataset: Annotated[Optional[str], typer.Option(help="Dataset source (gold article ids); default: "
-                                                                     "the one audit.meta.json names.")] = None) -> None:
+                 dataset: Annotated[Optional[str], dataset_option("Dataset (gold article ids); default: the one "
+                                                                       "audit.meta.json names.", short=False)] = None) -> None:
     """Write the Label Studio import JSON (tasks + predictions) for an air-gapped server.
 
     Example: `bbsard-audit annotate export-tasks --audit out/audit.csv --queue out/review_queue.csv --out out/tasks.json`
@@ -216,8 +216,10 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
         source = {"label_studio_url": proj.conn.shown_url, "project": project, "project_id": proj.id}
         origin = f"Label Studio project {project!r}"
     raw, verdicts = pull_verdicts(tasks, out, users=users, rule=rule, source=source, origin=origin)
-    counts = verdicts["agreement_status"].value_counts().to_dict()
-    typer.echo(f"{len(raw)} annotation(s), {len(verdicts)} question(s) -> {out} {counts}")
+    counts = verdicts["agreement_status"].value_counts()
+    said = ", ".join(f"{n} {status}" + (" (no verdict until adjudicated)" if status == "unresolved" else "")
+                     for status, n in counts.items()) or "no question annotated yet"
+    typer.echo(f"{len(raw)} annotation(s) on {len(verdicts)} question(s) -> {out}: {said}")
     conflicts = choice_conflicts(tasks)
     if len(conflicts):
         typer.echo(f"warning: {len(conflicts)} annotation(s) give several choices to a single-choice control "

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from bbsard_audit.base.steps import Say, step, to_stderr
+
 LS_VERSION = "1.23.2"
 CREDENTIALS_FILE = "bbsard-credentials.json"
 # Variables Label Studio (or Django under it) reads from the environment: a parent's HOST, PORT,
@@ -65,8 +67,9 @@ def version_root(version: str = LS_VERSION) -> Path:
     return cache_dir() / f"label-studio-{version}"
 
 
-def ensure_venv(version: str = LS_VERSION, *, quiet: bool = True) -> Path:
-    """Return the `label-studio` executable of a private venv, creating the venv on first use."""
+def ensure_venv(version: str = LS_VERSION, *, quiet: bool = True, say: Say | None = None) -> Path:
+    """Return the `label-studio` executable of a private venv, creating the venv on first use (`say`:
+    where progress lines go)."""
     root = version_root(version)
     venv = root / "venv"
     exe = venv / "bin" / "label-studio"
@@ -80,7 +83,8 @@ def ensure_venv(version: str = LS_VERSION, *, quiet: bool = True) -> Path:
             shutil.rmtree(venv)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         cmd = [str(venv / "bin" / "python"), "-m", "pip", "install", f"label-studio=={version}"]
-        result = subprocess.run(cmd + (["-q"] if quiet else []), capture_output=quiet, text=True)
+        with step(say, f"installing label-studio=={version} into {venv} (pip, a few minutes the first time)"):
+            result = subprocess.run(cmd + (["-q"] if quiet else []), capture_output=quiet, text=True)
         if result.returncode != 0:
             tail = (result.stderr or "").strip().splitlines()[-3:] if quiet else []
             raise ServerError(f"pip install label-studio=={version} failed: {' '.join(tail)}")
@@ -150,6 +154,7 @@ class LabelStudioServer:
             "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
             "LATEST_VERSION_CHECK": "false",
             "COLLECT_ANALYTICS": "false",
+            "XDG_CONFIG_HOME": str(self.data_dir / ".config"),  # its user_id file too: nothing in ~/.config
         })
 
     @property
@@ -255,7 +260,7 @@ class LabelStudioServer:
         self.stop()
 
 
-def ensure_template(version: str = LS_VERSION) -> Path:
+def ensure_template(version: str = LS_VERSION, say: Say | None = None) -> Path:
     """An initialised, stopped data dir in the cache, copied by tests for fast (re)starts."""
     root = version_root(version)
     template = root / "template"
@@ -266,8 +271,9 @@ def ensure_template(version: str = LS_VERSION) -> Path:
             return template
         building = root / "template.building"
         shutil.rmtree(building, ignore_errors=True)
-        with LabelStudioServer(building, version=version):
-            pass  # one full start runs every migration and creates the admin user
+        with step(say, f"initialising the template in {template} (database migrations, a start, a stop)"):
+            with LabelStudioServer(building, version=version):
+                pass  # one full start runs every migration and creates the admin user
         (building / "server.log").unlink(missing_ok=True)
         building.rename(template)
     return template
@@ -292,10 +298,13 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no credentials in {args.data_dir}: start the server once with --data-dir {args.data_dir}")
         print(LabelStudioServer(args.data_dir).token)
         return 0
-    if args.ensure_venv or args.ensure_template:
-        print(ensure_venv())
+    if args.ensure_venv or args.ensure_template:  # paths on stdout, progress on stderr
+        started = time.monotonic()
+        print(ensure_venv(say=to_stderr), flush=True)
         if args.ensure_template:
-            print(ensure_template())
+            print(ensure_template(say=to_stderr), flush=True)
+        to_stderr(f"Label Studio {LS_VERSION}: venv{' and template' if args.ensure_template else ''} ready in "
+                  f"{version_root()} ({time.monotonic() - started:.0f} s)")
         return 0
     if not args.data_dir:
         parser.error("give --ensure-venv, --ensure-template or --data-dir")

@@ -18,7 +18,8 @@ from bbsard_audit.base.dataset import load_dataset
 from bbsard_audit.base.cli_options import DatasetOption, OneLineErrors
 
 STAGE_MODULES = ("bbsard_audit.audit.cli", "bbsard_audit.annotations.cli", "bbsard_audit.eval.cli",
-                 "bbsard_audit.app.report_cli", "bbsard_audit.app.release_cli", "bbsard_audit.app.simulate_cli")
+                 "bbsard_audit.app.report_cli", "bbsard_audit.app.release_cli", "bbsard_audit.app.simulate_cli",
+                 "bbsard_audit.app.example")
 
 app = typer.Typer(
     cls=OneLineErrors, no_args_is_help=True, add_completion=False, rich_markup_mode="markdown",

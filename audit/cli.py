@@ -189,15 +189,12 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
 
 
 def queue_summary(path: Path, n_flagged: int, budget: int | None = None) -> str:
-    """What the review queue written at `path` holds, e.g. `queue: 28 flagged (budget 60: all flagged pairs)
-    + 40 control`: a budget larger than the flagged pairs is said, never left for the reader to guess."""
+    """What the review queue written at `path` holds (`pipeline.queue_said`)."""
+    from bbsard_audit.audit.pipeline import queue_said
     from bbsard_audit.base.contracts.audit import Layout
 
     queued = Layout.of(path).queue.read(path)["queue"].value_counts()  # the queue actually written
-    risk, control = int(queued.get("risk", 0)), int(queued.get("control", 0))
-    coverage = "all flagged pairs" if risk == n_flagged else f"the {risk} riskiest of {n_flagged} flagged"
-    return (f"review queue: {risk} flagged ({'' if budget is None else f'budget {budget}: '}{coverage}) "
-            f"+ {control} control")
+    return queue_said(int(queued.get("risk", 0)), int(queued.get("control", 0)), n_flagged, budget)
 
 
 @audit_app.command()

@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from bbsard_audit.base.cli_options import dataset_option
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import write_csv, write_sidecar
 
@@ -60,8 +61,7 @@ def register_glossary_cli(audit_app: typer.Typer) -> None:
 
     @app.command()
     def mine(
-        dataset: Annotated[str, typer.Option("--dataset", "-d", metavar="SRC",
-                                             help="A dataset with an aligned FR/NL article corpus.")] = "sample",
+        dataset: Annotated[str, dataset_option("A dataset with an aligned FR/NL article corpus.")] = "sample",
         out: Annotated[Path, typer.Option("--out", "-o", metavar="FILE.csv", help="Where to write the proposals.")] = Path("glossary_proposals.csv"),
         top: Annotated[int, typer.Option(min=1, help="Keep the N best proposals.")] = 200,
         min_count: Annotated[int, typer.Option(min=1, help="Minimum articles a term (and a pair) occurs in.")] = 3,

@@ -334,6 +334,14 @@ def _allocate(sizes: np.ndarray, weights: np.ndarray, n: int, least: int = 2) ->
     return alloc
 
 
+def queue_said(risk: int, control: int, n_flagged: int, budget: int | None, items: str = "pairs") -> str:
+    """What a written review queue holds, e.g. `review queue: 28 flagged (budget 60: all flagged pairs)
+    + 40 control`: a budget larger than the flagged items is said, never left for the reader to guess."""
+    coverage = f"all flagged {items}" if risk == n_flagged else f"the {risk} riskiest of {n_flagged} flagged"
+    return (f"review queue: {risk} flagged ({'' if budget is None else f'budget {budget}: '}{coverage}) "
+            f"+ {control} control")
+
+
 def review_queue(frame: pd.DataFrame, budget: int, control: int, seed: int = 0,
                  strata: Sequence[str] = ("split",)) -> tuple[pd.DataFrame, dict]:
     """The `budget` riskiest flagged pairs + a seeded control sample of `control` other pairs.

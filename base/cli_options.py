@@ -15,15 +15,44 @@ from .io import OutputGuard, guard_outputs
 from .transactions import disk_problem
 from .redact import redact
 
-DatasetOption = Annotated[str, typer.Option(
-    "--dataset", "-d", metavar="SRC",
-    help="`sample` (embedded), a CSV folder (its layout: `bbsard-audit validate --help`), "
-         "`hf:clips/bBSARD[@REV]` (REV: a hub commit or tag) or a manifest `FILE.yaml` joining two BEIR "
-         "sides (docs/formats.md, \"Dataset sources\").")]
+DATASET_SOURCES = ("SRC: `sample` (embedded), a CSV folder (its layout: `bbsard-audit validate --help`), "
+                   "`hf:clips/bBSARD[@REV]` (REV: a hub commit or tag) or a manifest `FILE.yaml` joining two BEIR "
+                   "sides (docs/formats.md, \"Dataset sources\").")
+
+
+def dataset_option(purpose: str = "", short: bool = True) -> typer.models.OptionInfo:
+    """`--dataset SRC`: what this command reads it for, then the sources, worded the same in every command
+    (`short`: also `-d`, which a command that never had it keeps out of its narrow help layout)."""
+    return typer.Option("--dataset", *(["-d"] if short else []), metavar="SRC",
+                        help=f"{purpose} {DATASET_SOURCES}".strip())
+
+
+DatasetOption = Annotated[str, dataset_option()]
+
+
+def _valueless(param):
+    if param is not None and getattr(param, "is_flag", False) and param.metavar is None:
+        param.metavar = ""  # typer shows a flag's type (`<bool>`) in --help as if it took a value
+    return param
+
+
+def _valueless_flags(command) -> None:
+    """Every flag of the command tree, --help (made afresh per call) included, shows no value in --help."""
+    for param in command.params:
+        _valueless(param)
+    make_help = command.get_help_option
+    command.get_help_option = lambda ctx: _valueless(make_help(ctx))
+    for sub in getattr(command, "commands", {}).values():
+        _valueless_flags(sub)
 
 
 class OneLineErrors(TyperGroup):
     """Bad input becomes one line on stderr and exit code 2, never a traceback (nor a credential)."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        if parent is None:  # the root, before any --help of the tree is rendered
+            _valueless_flags(self)
+        return super().make_context(info_name, args, parent=parent, **extra)
 
     def invoke(self, ctx):
         try:

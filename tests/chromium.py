@@ -13,7 +13,8 @@ CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-br
                              shutil.which("google-chrome")) if p), None)
 CHROMEDRIVER = shutil.which("chromedriver")
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--window-size=1280,2000")
+         "--disable-component-update", "--disable-sync", "--window-size=1280,2000",
+         "--disable-crash-reporter", "--disable-breakpad")  # else crashpad writes ~/.config/chromium/Crash Reports
 
 
 @dataclass

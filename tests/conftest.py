@@ -1,10 +1,11 @@
 """Shared fixtures. Tests that need the real bBSARD files in ../shared skip cleanly without them.
 
 Two session-wide rules live here, before any test module imports the stages:
-- caches: the tool's cache (embeddings, lemmas, signals) and the HF / torch / XDG caches point at a
-  temporary folder, so a test run never writes to the user's ~/.cache; only Label Studio's private
-  venv + template (built by the README's `--ensure-template` step, only read by the tests) keep
-  their real place (BBSARD_AUDIT_LS_CACHE).
+- caches: the tool's cache (embeddings, lemmas, signals) and the pip / HF / torch / XDG caches point at a
+  temporary folder, so a test run never writes to the user's ~/.cache; only the private environments
+  keep their real place: Label Studio's venv + template (built by the README's `--ensure-template`
+  step, only read by the tests; BBSARD_AUDIT_LS_CACHE) and COMET's venv (built once, by the README's
+  step or by the first test that needs it; BBSARD_AUDIT_COMET_CACHE).
 - `need(module)`: an optional test dependency (peer libraries, selenium) skips the test when absent,
   but with CI=true a missing one fails it, so CI cannot go green by skipping.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -27,12 +29,30 @@ CI = os.environ.get("CI", "").strip().lower() == "true"
 
 USER_ENV = dict(os.environ)  # as the user started pytest (for tests that re-run pytest as a user would)
 TEST_CACHE = Path(tempfile.mkdtemp(prefix="bbsard-test-cache-"))
-os.environ["BBSARD_AUDIT_LS_CACHE"] = str(Path(
-    USER_ENV.get("BBSARD_AUDIT_LS_CACHE") or USER_ENV.get("BBSARD_AUDIT_CACHE") or "~/.cache/bbsard-audit").expanduser())
-for _name, _sub in (("BBSARD_AUDIT_CACHE", "bbsard-audit"), ("XDG_CACHE_HOME", "xdg"), ("HF_HOME", "huggingface"),
-                    ("HF_DATASETS_CACHE", "huggingface/datasets"), ("TORCH_HOME", "torch"),
-                    ("MPLCONFIGDIR", "matplotlib")):
-    os.environ[_name] = str(TEST_CACHE / _sub)
+# The private environments the tests only read or build once (README, "Install the test dependencies"):
+# Label Studio's venv + template and COMET's venv, where the user keeps them (default ~/.cache/bbsard-audit).
+SHARED_ENVS = {"BBSARD_AUDIT_LS_CACHE": str(Path(
+    USER_ENV.get("BBSARD_AUDIT_LS_CACHE") or USER_ENV.get("BBSARD_AUDIT_CACHE") or "~/.cache/bbsard-audit").expanduser())}
+SHARED_ENVS["BBSARD_AUDIT_COMET_CACHE"] = str(Path(
+    USER_ENV.get("BBSARD_AUDIT_COMET_CACHE") or SHARED_ENVS["BBSARD_AUDIT_LS_CACHE"]).expanduser())
+# Every cache the code or its libraries write (the tool's, pip's when building a venv, Hugging Face's,
+# torch's, matplotlib's, selenium's): a folder of the session's temporary one.
+TEMP_CACHES = {"BBSARD_AUDIT_CACHE": "bbsard-audit", "XDG_CACHE_HOME": "xdg", "HF_HOME": "huggingface",
+               "HF_HUB_CACHE": "huggingface/hub", "HF_DATASETS_CACHE": "huggingface/datasets",
+               "HF_XET_CACHE": "huggingface/xet", "HF_ASSETS_CACHE": "huggingface/assets",
+               "SENTENCE_TRANSFORMERS_HOME": "sentence-transformers", "TORCH_HOME": "torch",
+               "MPLCONFIGDIR": "matplotlib", "PIP_CACHE_DIR": "pip", "SE_CACHE_PATH": "selenium",
+               "IR_DATASETS_HOME": "ir_datasets"}  # ir_measures (a peer check) makes ~/.ir_datasets on import
+# Older names that would override the ones above if the user had them set: never passed on.
+UNSET_CACHES = ("TRANSFORMERS_CACHE", "HUGGINGFACE_HUB_CACHE", "PYTORCH_TRANSFORMERS_CACHE",
+                "PYTORCH_PRETRAINED_BERT_CACHE")
+os.environ.update(SHARED_ENVS)
+os.environ.update({name: str(TEST_CACHE / sub) for name, sub in TEMP_CACHES.items()})
+for _name in UNSET_CACHES:
+    os.environ.pop(_name, None)
+if not any(USER_ENV.get(n) for n in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_MODE")):
+    # a local Ray otherwise writes its new token to ~/.ray/auth_token: the session's own, in memory only
+    os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
 
 
 def pytest_unconfigure(config):

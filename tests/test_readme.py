@@ -33,13 +33,13 @@ def test_cli_help_lists_stages_and_every_command_has_an_example():
     walk(typer.main.get_command(app), [])
 
 
-def _readme_commands() -> list[tuple[str, list[str]]]:
-    """Every `bbsard-audit ...` line of the README's bash blocks, shell variables expanded in order
-    (continuations joined, comments dropped), as (line, argv)."""
+def _readme_commands(text: str | None = None) -> list[tuple[str, list[str]]]:
+    """Every `bbsard-audit ...` line of the README's bash blocks (or of `text`, part of it), shell
+    variables expanded in order (continuations joined, comments dropped), as (line, argv)."""
     import re
     import shlex
 
-    text = (REPO / "README.md").read_text()
+    text = (REPO / "README.md").read_text() if text is None else text
     variables: dict[str, str] = {}
     commands = []
     for block in re.findall(r"```bash\n(.*?)```", text, re.S):

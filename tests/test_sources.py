@@ -80,7 +80,10 @@ def test_manifest_of_two_beir_folders_loads_the_same_dataset_as_the_csv_folder(t
     ds = load_dataset(str(as_beir(csv_ds, tmp_path)))
     assert pair_fields(ds) == pair_fields(csv_ds) and ds.pair == BBSARD
     assert ds.corpus.ids == csv_ds.corpus.ids and ds.corpus.texts("nl") == csv_ds.corpus.texts("nl")
-    assert [w.message for w in ds.warnings] == [w.message for w in csv_ds.warnings]
+    meta = "Dutch metadata {} (category, subcategory, extra_description) are still in French in all {} rows ({})"
+    assert [w.message for w in csv_ds.warnings] == [meta.format("columns", 28, "split train"),
+                                                    meta.format("columns", 12, "split test")]
+    assert [w.message for w in ds.warnings] == [meta.format("fields", 40, "train 28, test 12")]  # one queries.jsonl
     prov = ds.provenance()
     assert prov["source"] == "bbsard-beir" and prov["n_pairs"] == csv_ds.provenance()["n_pairs"]
     assert set(prov["files_sha256"]) >= {"bbsard-beir.yaml", "source/queries.jsonl", "target/qrels/test.tsv"}

@@ -772,15 +772,27 @@ def build(wd: Workdir, extra: Sequence[Section] = ()) -> Report:
     findings = findings_section(wd, sections)
     if not findings.empty:
         sections.insert(0, findings)
-    source = _dataset_source(wd)
-    return Report(title="bBSARD translation audit report",
-                  subtitle=f"Dataset: {source}" if source else "bBSARD (French/Dutch statutory article retrieval)",
+    dataset = _dataset(wd)
+    source = f"{dataset['source']} (revision {dataset.get('revision', 'unknown')})" if dataset else None
+    return Report(title=_title(dataset),
+                  subtitle=f"Dataset: {source}" if source else "Dataset: not named by any sidecar",
                   sections=sections)
 
 
-def _dataset_source(wd: Workdir) -> str | None:
+def _dataset(wd: Workdir) -> dict | None:
     for doc in wd.sidecars.values():
         ds = doc.get("dataset")
         if isinstance(ds, dict) and ds.get("source"):
-            return f"{ds['source']} (revision {ds.get('revision', 'unknown')})"
+            return ds
     return None
+
+
+def _title(dataset: dict | None) -> str:
+    """bBSARD's own layouts (sample, CSV folder, hf:, all fr -> nl) keep its name; a manifest's benchmark
+    (another pair, or any BEIR pair) is titled by the manifest's name."""
+    if dataset is None:
+        return "Translation audit report"
+    manifest = any(str(name).endswith((".yaml", ".yml")) for name in dataset.get("files_sha256") or {})
+    if manifest or "languages" in dataset:
+        return f"{dataset['source']} translation audit report"
+    return "bBSARD translation audit report"

@@ -11,7 +11,7 @@ from bbsard_audit.base.cli_options import DatasetOption
 
 from .judge import MAX_JUDGE_CHARS
 from .reader import MAX_DOC_CHARS
-from .run import DEFAULT_BATCH
+from .run import DEFAULT_BATCH, QUEUE
 
 
 def corpus(dataset: DatasetOption = "sample",
@@ -103,8 +103,20 @@ def corpus(dataset: DatasetOption = "sample",
     listed = ", ".join(f"{k} {v}" for k, v in result.flag_counts.items())
     console.print(f"audited {result.n_docs} documents ({engine}, map {rate:,.0f} docs/s): {result.n_flagged} "
                   f"flagged" + (f"; {listed}" if listed else ""))
+    if review_budget is not None:
+        console.print(_queued(out / QUEUE, result.n_flagged, review_budget), markup=False, highlight=False)
     for path in result.written:
         console.print(f"  wrote {path}")
+
+
+def _queued(path: Path, n_flagged: int, budget: int) -> str:
+    """What corpus_review_queue.csv holds, worded as the question audit says it."""
+    import pandas as pd
+
+    from bbsard_audit.audit.pipeline import queue_said
+
+    queued = pd.read_csv(path, usecols=["queue"])["queue"].value_counts()  # the queue actually written
+    return queue_said(int(queued.get("risk", 0)), int(queued.get("control", 0)), n_flagged, budget, "documents")
 
 
 def _report_judge(corpus_judge, m: dict, console) -> None:

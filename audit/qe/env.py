@@ -5,7 +5,7 @@ environment cannot hold, so (like Label Studio, annotations/server.py) it never 
 `ensure_venv()` builds `<cache>/comet-<version>/venv` once, under a file lock so concurrent
 sessions don't race, and audit/qe/worker.py runs under its interpreter.
 
-    python -m bbsard_audit.audit.qe.env      # build it (or print where it is) and exit
+    python -m bbsard_audit.audit.qe.env      # build it (or print where it is) and exit; progress on stderr
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.steps import Say, step, to_stderr
 
 COMET_VERSION = "2.2.7"
 REQUIREMENTS = (f"unbabel-comet=={COMET_VERSION}",
@@ -29,10 +30,10 @@ READY = ".bbsard-ready"
 
 
 def cache_dir() -> Path:
-    """Where Label Studio's venv lives too: $BBSARD_AUDIT_LS_CACHE, else $BBSARD_AUDIT_CACHE, else
-    ~/.cache/bbsard-audit."""
-    return Path(os.environ.get("BBSARD_AUDIT_LS_CACHE") or os.environ.get("BBSARD_AUDIT_CACHE")
-                or "~/.cache/bbsard-audit").expanduser()
+    """$BBSARD_AUDIT_COMET_CACHE, else where Label Studio's venv lives ($BBSARD_AUDIT_LS_CACHE, else
+    $BBSARD_AUDIT_CACHE, else ~/.cache/bbsard-audit): a user picks where 1.4 GB go."""
+    return Path(os.environ.get("BBSARD_AUDIT_COMET_CACHE") or os.environ.get("BBSARD_AUDIT_LS_CACHE")
+                or os.environ.get("BBSARD_AUDIT_CACHE") or "~/.cache/bbsard-audit").expanduser()
 
 
 def venv_dir() -> Path:
@@ -47,9 +48,10 @@ def venv_python() -> Path | None:
     return venv_dir() / "bin" / "python" if built == [" ".join(REQUIREMENTS)] else None
 
 
-def ensure_venv(*, quiet: bool = True) -> Path:
+def ensure_venv(*, quiet: bool = True, say: Say | None = None) -> Path:
     """The interpreter of the COMET venv, built on first use and checked by importing comet before
-    it is marked ready (the marker keeps the build's seconds); InputError when the build fails."""
+    it is marked ready (the marker keeps the build's seconds); InputError when the build fails.
+    `say`: where its progress lines go."""
     venv = venv_dir()
     if venv_python():
         return venv / "bin" / "python"
@@ -64,11 +66,13 @@ def ensure_venv(*, quiet: bool = True) -> Path:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         python = str(venv / "bin" / "python")
         install = [python, "-m", "pip", "install", "--disable-pip-version-check", *REQUIREMENTS]
-        for step in (install + (["-q"] if quiet else []), [python, "-c", "import comet"]):
-            result = subprocess.run(step, capture_output=quiet or step[1] == "-c", text=True)
+        for command, what in ((install + (["-q"] if quiet else []), f"installing unbabel-comet=={COMET_VERSION} "
+                               f"and torch into {venv} (pip, 1.4 GB)"), ([python, "-c", "import comet"], "checking it")):
+            with step(say, what):
+                result = subprocess.run(command, capture_output=quiet or command[1] == "-c", text=True)
             if result.returncode != 0:
                 tail = " ".join((result.stderr or "").strip().splitlines()[-2:])
-                raise InputError(f"building the COMET venv failed at `{' '.join(step[1:4])}`: {tail}",
+                raise InputError(f"building the COMET venv failed at `{' '.join(command[1:4])}`: {tail}",
                                  file=str(venv))
         (venv / READY).write_text(f"{' '.join(REQUIREMENTS)}\nbuild_seconds={time.monotonic() - started:.0f}\n")
     return venv / "bin" / "python"
@@ -76,7 +80,9 @@ def ensure_venv(*, quiet: bool = True) -> Path:
 
 def main() -> int:
     try:
-        print(ensure_venv(quiet=False))
+        started = time.monotonic()
+        print(ensure_venv(quiet=False, say=to_stderr), flush=True)
+        to_stderr(f"COMET {COMET_VERSION}: venv ready in {venv_dir()} ({time.monotonic() - started:.0f} s)")
     except InputError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return 2

@@ -45,10 +45,11 @@ def checkpoint_of(model: str) -> Path:
     if model.count("/") != 1 or model.startswith((".", "/", "~")):  # a hub id is OWNER/NAME
         raise WorkerError(f"{model}: no such checkpoint file or folder")
     from comet import download_model
+    from huggingface_hub import constants
 
     offline = _offline()
-    try:
-        return Path(download_model(model, local_files_only=offline))
+    try:  # the hub cache named: without it, comet's legacy fallback writes ~/.cache/torch/unbabel_comet
+        return Path(download_model(model, saving_directory=constants.HF_HUB_CACHE, local_files_only=offline))
     except Exception:  # comet turns every hub failure into "not supported by COMET"
         why = ("HF_HUB_OFFLINE is set and it is not in the Hugging Face cache" if offline else
                "unknown, unreachable or gated (accept its licence on the hub and `huggingface-cli login`)")

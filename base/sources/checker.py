@@ -56,6 +56,7 @@ class Checker:
 
     def __init__(self) -> None:
         self.issues: list[Issue] = []
+        self._meta: dict[str, dict] = {}  # target file -> its metadata comparison so far
 
     def error(self, message: str, file=None, row=None, id=None) -> None:
         self.issues.append(Issue("error", message, file, row, id))
@@ -134,7 +135,7 @@ class Checker:
         for qid in sorted(set(nl) - set(fr)):
             self.error(f"question id present in {tgt} but missing from {fr_label}", nl_label,
                        nl[qid]["_line"], qid)
-        pairs, same_meta, n_meta = [], 0, 0
+        pairs, same_meta, n_meta, compared = [], 0, 0, set()
         for qid in sorted(set(fr) & set(nl), key=lambda q: fr[q]["_line"]):
             f, n = fr[qid], nl[qid]
             if f["article_ids"] != n["article_ids"]:
@@ -148,18 +149,40 @@ class Checker:
             if shared:
                 n_meta += 1
                 same_meta += all(meta_nl[c] == f[c] for c in shared)
+                compared.update(shared)
             pairs.append(QuestionPair(
                 id=qid, split=split, question_fr=f["question"], question_nl=n["question"],
                 article_ids=f["article_ids"], category=f.get("category", ""),
                 subcategory=f.get("subcategory", ""), extra_description=f.get("extra_description", ""),
                 meta_nl=meta_nl))
-        if n_meta and same_meta == n_meta:
-            self.warn(f"{tgt} metadata columns ({', '.join(META_COLUMNS)}) are still in {src} "
-                      f"in all {n_meta} rows", nl_label)
-        elif same_meta:
-            self.warn(f"{tgt} metadata columns identical to {src} in {same_meta} of {n_meta} rows",
-                      nl_label)
+        if n_meta:
+            self._untranslated_meta(nl_label, split, same_meta, n_meta, compared, langs)
         return pairs
+
+    def _untranslated_meta(self, label: str, split: str, same: int, n: int, compared: set[str],
+                           langs: LanguagePair) -> None:
+        """One warning per target file, naming the columns compared and each split: a BEIR queries.jsonl
+        serves every split, so its later splits update the warning of the first."""
+        seen = self._meta.setdefault(label, {"splits": {}, "columns": set(), "issue": None})
+        seen["splits"][split] = (same, n)
+        seen["columns"] |= compared
+        same, n = (sum(v[i] for v in seen["splits"].values()) for i in (0, 1))
+        src, tgt = langs.names
+        kind = "fields" if label.endswith(".jsonl") else "columns"
+        names = ", ".join(c for c in META_COLUMNS if c in seen["columns"])
+        splits = seen["splits"]
+        if len(splits) == 1:
+            per = f"split {split}"
+        else:
+            per = ", ".join(f"{s} {k}" if same == n else f"{s} {d} of {k}" for s, (d, k) in splits.items())
+        what = f"are still in {src} in all {n} rows" if same == n else f"identical to {src} in {same} of {n} rows"
+        message = f"{tgt} metadata {kind} ({names}) {what} ({per})"
+        if seen["issue"] is not None:
+            self.issues.remove(seen["issue"])
+            seen["issue"] = None
+        if same:
+            self.warn(message, label)
+            seen["issue"] = self.issues[-1]
 
     def articles(self, label: str, rows: Iterable[tuple[int, Mapping[str, object]]],
                  ids: Ids = INT_IDS) -> dict[Id, dict]:

@@ -64,14 +64,44 @@ def connect(address: str | None, workers: int | None) -> None:
     if address and address != "auto":
         _probe(address)
     try:
-        if address:
-            ray.init(address=address, log_to_driver=False, logging_level="ERROR")
-        else:
-            ray.init(num_cpus=workers or os.cpu_count(), log_to_driver=False, logging_level="ERROR",
-                     include_dashboard=False)
+        with _core_log_fatal_only():
+            if address:
+                ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+            else:
+                ray.init(num_cpus=workers or os.cpu_count(), log_to_driver=False, logging_level="ERROR",
+                         include_dashboard=False)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot reach the Ray cluster: {first}", file=f"--ray-address {address}") from None
+
+
+@contextlib.contextmanager
+def _core_log_fatal_only() -> Iterator[None]:
+    """Every Ray Data actor pool makes Ray's C++ core print an ERROR line on a healthy run ("has
+    constructor arguments in the object store", ray-project/ray#57733), so the driver's core log keeps
+    FATAL only (failures still raise in Python); a user's own RAY_BACKEND_LOG_LEVEL wins. Ray announces
+    the level on stderr as it starts: that one line is dropped, anything else ray.init prints is kept."""
+    import sys
+    import tempfile
+
+    if "RAY_BACKEND_LOG_LEVEL" in os.environ:
+        yield
+        return
+    os.environ["RAY_BACKEND_LOG_LEVEL"] = "fatal"
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            kept = [line for line in held.read().splitlines(keepends=True)
+                    if b"Set ray log level from environment variable" not in line]
+            os.write(2, b"".join(kept))
 
 
 @contextlib.contextmanager

@@ -1,0 +1,93 @@
+"""`bbsard-audit example beir DIR`: the embedded sample as a translated benchmark in BEIR layout.
+
+The README's manifest walk-through needs a translated BEIR benchmark on disk; a newcomer has none, so
+this writes one from the sample (40 French questions and their Dutch translations, 215 articles in
+both languages): two BEIR folders (`fr/` the source, `nl/` the translation: queries.jsonl,
+corpus.jsonl, qrels/<split>.tsv), the manifest joining them, the sample's Dutch -> French
+back-translations, and one BM25 run per language over the test questions (built-in bm25s retriever, top 100) to
+evaluate.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bbsard_audit.base.cli_options import guard_out
+from bbsard_audit.base.dataset import Dataset, load_dataset, sample_dir
+from bbsard_audit.base.io import write_sidecar, write_text
+
+NAME = "sample-beir"
+LANGS = ("fr", "nl")
+DEPTH = 100
+SPLITS = ("train", "test")
+FILES = (f"{NAME}.yaml", f"{NAME}.meta.json", "backtranslations_nl_fr.jsonl",
+         *(f"runs/bm25_{lang}.trec" for lang in LANGS),
+         *(f"{lang}/{f}" for lang in LANGS for f in ("queries.jsonl", "corpus.jsonl", *(f"qrels/{s}.tsv" for s in SPLITS))))
+
+
+def _jsonl(rows) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def _side(ds: Dataset, lang: str, folder: Path) -> None:
+    source = lang == ds.pair.source
+    write_text(folder / "queries.jsonl", _jsonl(
+        {"_id": str(p.id), "text": p.question_fr if source else p.question_nl} for p in ds.pairs))
+    write_text(folder / "corpus.jsonl", _jsonl(
+        {"_id": str(a), "title": "", "text": t}
+        for a, t in zip(ds.corpus.ids, ds.corpus.texts(lang))))
+    for split in SPLITS:
+        write_text(folder / "qrels" / f"{split}.tsv", "query-id\tcorpus-id\tscore\n" + "".join(
+            f"{p.id}\t{a}\t1\n" for p in ds.select(split) for a in dict.fromkeys(p.article_ids)))
+
+
+def _run(ds: Dataset, lang: str, path: Path) -> dict:
+    from bbsard_audit.eval.retrievers import BM25Retriever
+
+    retriever = BM25Retriever(lang).index(ds.corpus.ids, ds.corpus.texts(lang))
+    source = lang == ds.pair.source
+    queries = {str(p.id): p.question_fr if source else p.question_nl for p in ds.select("test")}
+    write_text(path, retriever.search(queries, DEPTH).to_trec())
+    return retriever.params
+
+
+def write_beir_example(out: Path) -> Path:
+    """Write the example into `out`; returns the manifest's path."""
+    ds = load_dataset("sample")
+    for lang in LANGS:
+        _side(ds, lang, out / lang)
+    manifest = write_text(out / f"{NAME}.yaml", (
+        f"# the embedded sample as a translated BEIR benchmark (bbsard-audit example beir)\nname: {NAME}\n"
+        f"source: {{path: {LANGS[0]}, lang: {LANGS[0]}, format: beir}}\n"
+        f"target: {{path: {LANGS[1]}, lang: {LANGS[1]}, format: beir}}\n"))
+    bt = (sample_dir() / "backtranslations_nl_fr.jsonl").read_text(encoding="utf-8")
+    write_text(out / "backtranslations_nl_fr.jsonl", bt)
+    runs = {f"bm25_{lang}": _run(ds, lang, out / "runs" / f"bm25_{lang}.trec") for lang in LANGS}
+    write_sidecar(manifest, dataset=ds.provenance(), runs=runs, depth=DEPTH)
+    return manifest
+
+
+def register(app: typer.Typer) -> None:
+    example = typer.Typer(no_args_is_help=True, rich_markup_mode="markdown",
+                          help="Write a small example to try the tool on.\n\n"
+                               "Example: `bbsard-audit example beir reports/beir-example`")
+    app.add_typer(example, name="example")
+
+    @example.command("beir")
+    def beir(out: Annotated[Path, typer.Argument(metavar="DIR", help="Folder to write the example into.")]) -> None:
+        """The embedded sample as a translated benchmark in BEIR layout: `fr/` (source) and `nl/`
+        (translation), each with queries.jsonl, corpus.jsonl and qrels/{train,test}.tsv; the manifest
+        `sample-beir.yaml` joining them; `backtranslations_nl_fr.jsonl`; and `runs/bm25_{fr,nl}.trec`
+        (BM25 over the test questions, top 100) to evaluate.
+
+        Example: `bbsard-audit example beir reports/beir-example`, then
+        `bbsard-audit validate --dataset reports/beir-example/sample-beir.yaml`
+        """
+        guard_out(out, command="example beir", names=FILES)
+        manifest = write_beir_example(out)
+        typer.echo(f"wrote {manifest} (source {out / LANGS[0]}, target {out / LANGS[1]}, "
+                   f"{out / 'backtranslations_nl_fr.jsonl'}, runs in {out / 'runs'})")
