@@ -6,7 +6,8 @@ exactly like the composed one; offsets always index the stored NFC text.
 
 `load_yaml`: config, glossary, learned-rule and word-list files are data, never programs: a file
 over `MAX_YAML_BYTES`, nested deeper than `MAX_YAML_DEPTH`, or holding an alias (`*name`, the
-"billion laughs" expansion) is refused as one line before anything is built from it.
+"billion laughs" expansion) is refused as one line before anything is built from it; so is a key
+written twice in one mapping (YAML libraries keep the last value without a word).
 """
 
 from __future__ import annotations
@@ -62,19 +63,26 @@ def load_yaml(path: str | Path, what: str = "YAML file", *, data: bytes | None =
         raise InputError(f"{unreadable} ({exc})", file=label) from None
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        depth = 0
+        open_nodes: list[dict | None] = []  # per open collection: a mapping's {key: line} and whether a key is next
         for event in yaml.parse(text, Loader=loader):  # the C parser: fast, builds nothing
+            line = event.start_mark.line + 1 if event.start_mark else None
             if isinstance(event, yaml.AliasEvent):
-                line = event.start_mark.line + 1 if event.start_mark else None
                 raise InputError(f"{what} uses a YAML alias (*{event.anchor}); aliases are not allowed in "
                                  "bbsard-audit files: write the value out", file=label, row=line)
+            if isinstance(event, yaml.NodeEvent) and open_nodes and open_nodes[-1] is not None:
+                parent = open_nodes[-1]  # a child of a mapping: keys and values alternate
+                if parent["key_next"] and isinstance(event, yaml.ScalarEvent):
+                    if event.value in parent["keys"]:  # PyYAML would keep the last value, silently
+                        raise InputError(f"{what}: key {event.value!r} appears twice (first on line "
+                                         f"{parent['keys'][event.value]}); write it once", file=label, row=line)
+                    parent["keys"][event.value] = line
+                parent["key_next"] = not parent["key_next"]
             if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-                depth += 1
-                if depth > MAX_YAML_DEPTH:
-                    line = event.start_mark.line + 1 if event.start_mark else None
+                open_nodes.append({"keys": {}, "key_next": True} if isinstance(event, yaml.MappingStartEvent) else None)
+                if len(open_nodes) > MAX_YAML_DEPTH:
                     raise InputError(f"{what} nests deeper than {MAX_YAML_DEPTH} levels", file=label, row=line)
             elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-                depth -= 1
+                open_nodes.pop()
         return yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         raise InputError(f"{unreadable} ({str(exc).splitlines()[0]})", file=label) from None

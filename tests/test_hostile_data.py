@@ -71,3 +71,60 @@ def test_zero_padded_ids_stay_strings_and_a_perfect_run_scores_one(tmp_path):
     released = pd.read_csv(tmp_path / "rel" / "questions_nl_test.csv", dtype=str)
     assert released["id"].tolist() == ["001", "002"] and released["article_ids"].tolist() == ["010", "020"]
     assert (tmp_path / "rel" / "CHANGELOG.csv").read_text(encoding="utf-8").splitlines()[1].startswith("002,")
+
+
+# ------------------------------------------------------------------ c, d. manifest paths and keys
+
+def _manifest(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_relative_path_is_read_beside_the_manifest_only(tmp_path, monkeypatch):
+    padded_benchmark(tmp_path)  # en/ and nl/ in tmp_path, the current folder
+    monkeypatch.chdir(tmp_path)
+    manifest = _manifest(tmp_path / "sub" / "m.yaml", "name: x\nsource: {path: en, lang: en, format: beir}\n"
+                                                      "target: {path: nl, lang: nl, format: beir}\n")
+    for command in (["validate"], ["audit", "corpus", "--out", str(tmp_path / "out")]):
+        res = invoke(*command, "--dataset", manifest)
+        assert res.exit_code == 2 and res.output.strip().splitlines() == [
+            f"error: {manifest}: source.path: path does not exist: en (looked for {tmp_path / 'sub' / 'en'}; "
+            "a hub dataset id is owner/name)"], res.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_local_side_is_not_taken_for_a_hub_id(tmp_path):
+    padded_benchmark(tmp_path)
+    for path in ("scifact-nl", "./nl-missing", "../elsewhere/nl", str(tmp_path / "absent"), "a/b/c"):
+        manifest = _manifest(tmp_path / "m.yaml", f"name: x\nsource: {{path: en, lang: en, format: beir}}\n"
+                                                  f"target: {{path: {path!r}, lang: nl, format: beir}}\n")
+        res = invoke("validate", "--dataset", manifest)
+        assert res.exit_code == 2 and f"target.path: path does not exist: {path} (" in res.output, res.output
+        assert "hf:" not in res.output and "ConnectionError" not in res.output
+
+
+def test_a_side_holding_only_a_corpus_is_a_beir_folder(tmp_path):
+    padded_benchmark(tmp_path)
+    (tmp_path / "nl" / "queries.jsonl").unlink()
+    for p in (tmp_path / "nl" / "qrels").iterdir():
+        p.unlink()
+    res = invoke("validate", "--dataset", tmp_path / "padded.yaml")
+    assert res.exit_code == 1 and f"error: {tmp_path / 'nl' / 'queries.jsonl'}: cannot read file: not found" in res.output
+    assert "hf:" not in res.output, res.output
+    res = invoke("audit", "corpus", "--dataset", tmp_path / "padded.yaml", "--out", tmp_path / "out", "--workers", "1")
+    assert res.exit_code == 0 and "audited 3 documents" in res.output, res.output
+
+
+def test_a_key_written_twice_in_a_manifest_is_refused_naming_key_and_line(tmp_path):
+    padded_benchmark(tmp_path)
+    base = "name: x\nsource: {path: en, lang: en, format: beir}\ntarget: {path: nl, lang: nl, format: beir}\n"
+    for text, key, line, first in ((base + "name: y\n", "name", 4, 1),
+                                   (base.replace("format: beir}", "format: beir, path: nl}", 1), "path", 2, 2),
+                                   (base.replace("target: {path: nl, lang: nl, format: beir}",
+                                                 "target:\n  path: nl\n  lang: nl\n  lang: en\n  format: beir"), "lang", 6, 5)):
+        manifest = _manifest(tmp_path / "m.yaml", text)
+        res = invoke("validate", "--dataset", manifest)
+        assert res.exit_code == 2 and res.output.strip() == (
+            f"error: {manifest}, row {line}: dataset manifest: key {key!r} appears twice (first on line {first}); "
+            "write it once"), res.output
