@@ -12,6 +12,7 @@ written twice in one mapping (YAML libraries keep the last value without a word)
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,31 @@ def nfc_data(value: Any) -> Any:
     if isinstance(value, list):
         return [nfc_data(v) for v in value]
     return value
+
+
+def text_lines(text: str) -> list[str]:
+    r"""The lines of a text file as its line ends delimit them (`\n`, `\r\n`). Not `str.splitlines()`,
+    which also splits at U+2028, U+0085, form feeds and other characters a JSON string may hold as
+    they are: a valid JSON line would be cut in two and every later line misnumbered."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+_UNWRITABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def text_problem(text: str) -> str | None:
+    r"""Why `text` cannot be a question or document text, or None: a NUL character (JSON's escaped
+    `\u0000`: no CSV reader, ours included, takes it back) or a lone surrogate (JSON's `\ud800`: not
+    a character, no UTF-8 writer can write it)."""
+    found = _UNWRITABLE.search(text)
+    if found is None:
+        return None
+    if found.group() == "\x00":
+        return f"holds a NUL character (\\u0000) at character {found.start()}"
+    return f"holds a lone surrogate (\\u{ord(found.group()):04x}) at character {found.start()}, not a character"
 
 
 def load_yaml(path: str | Path, what: str = "YAML file", *, data: bytes | None = None,

@@ -128,3 +128,68 @@ def test_a_key_written_twice_in_a_manifest_is_refused_naming_key_and_line(tmp_pa
         assert res.exit_code == 2 and res.output.strip() == (
             f"error: {manifest}, row {line}: dataset manifest: key {key!r} appears twice (first on line {first}); "
             "write it once"), res.output
+
+
+# ------------------------------------------------------------------ e. a qrels file without header
+
+def test_a_qrels_file_without_header_keeps_its_first_judgment(tmp_path):
+    manifest = padded_benchmark(tmp_path)
+    for lang in ("en", "nl"):  # no header line: the first line is a judgment
+        (tmp_path / lang / "qrels" / "test.tsv").write_text("001\t010\t1\n002\t020\t1\n", encoding="utf-8")
+    ds = load_dataset(str(manifest))
+    assert [(p.id, p.article_ids) for p in ds.pairs] == [("001", ("010",)), ("002", ("020",))]
+    for header in ("query-id\tcorpus-id\tscore\n", "qid\tdocid\trel\n", "q\td\tscore\n"):
+        for lang in ("en", "nl"):
+            (tmp_path / lang / "qrels" / "test.tsv").write_text(header + "001\t010\t1\n002\t020\t1\n", encoding="utf-8")
+        assert len(load_dataset(str(manifest)).pairs) == 2, header
+
+
+# ------------------------------------------------------------------ g. text no output can hold; line ends
+
+def _edit_query(root: Path, lang: str, index: int, text: str) -> Path:
+    path = root / lang / "queries.jsonl"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    lines[index] = json.dumps({"_id": PADDED[index][0], "text": text})  # ASCII JSON: \u0000, \ud800 escaped
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def test_a_question_with_an_escaped_nul_or_a_lone_surrogate_is_one_line_and_nothing_written(tmp_path):
+    manifest = padded_benchmark(tmp_path)
+    for bad, problem in (("\x00", "a NUL character (\\u0000) at character 11"),
+                         ("\ud800", "a lone surrogate (\\ud800) at character 11, not a character")):
+        path = _edit_query(tmp_path, "nl", 1, f"Wie betaalt{bad} het dak?")
+        for command in ("validate", "audit"):
+            res = invoke(command, "--dataset", manifest, *(["--out", tmp_path / "out"] if command == "audit" else []))
+            assert res.exit_code == (1 if command == "validate" else 2), res.output
+            assert f"error: {path}, row 2, id 002: question holds {problem}" in res.output
+            assert "Traceback" not in res.output and not isinstance(res.exception, UnicodeError)
+        assert not (tmp_path / "out").exists()
+
+
+def test_a_document_with_a_lone_surrogate_is_one_line_and_leaves_no_work_folder(tmp_path):
+    manifest = padded_benchmark(tmp_path)
+    corpus = tmp_path / "en" / "corpus.jsonl"
+    corpus.write_text(corpus.read_text(encoding="utf-8").replace("en other", "en \\udc80 other"), encoding="utf-8")
+    out = tmp_path / "out"
+    res = invoke("audit", "corpus", "--dataset", manifest, "--out", out, "--workers", "1")
+    assert res.exit_code == 2 and res.output.strip() == (
+        f"error: {corpus}, row 3, id 030: text holds a lone surrogate (\\udc80) at character 3, not a character"), res.output
+    assert not out.exists()
+
+
+def test_line_and_paragraph_separators_inside_a_json_string_are_text_not_line_ends(tmp_path):
+    manifest = padded_benchmark(tmp_path)
+    _edit_query(tmp_path, "nl", 0, "Wat is de\u2028opzeg\x85termijn\x0c?")
+    bad = _edit_query(tmp_path, "en", 1, "")  # an error on line 2 must be named line 2
+    res = invoke("validate", "--dataset", manifest)
+    assert f"error: {bad}, row 2, id 002: empty question text" in res.output, res.output
+    assert "not a JSON line" not in res.output
+    _edit_query(tmp_path, "en", 1, PADDED[1][1])
+    ds = load_dataset(str(manifest))
+    assert ds.pairs[0].question_nl == "Wat is de\u2028opzeg\x85termijn\x0c?"
+    bt = tmp_path / "bt.jsonl"
+    bt.write_text(json.dumps({"id": "001", "backtranslation": "What is the\u2028notice period?"}, ensure_ascii=False)
+                  + "\n" + json.dumps({"id": "002", "backtranslation": "Who pays the roof?"}) + "\n", encoding="utf-8")
+    res = invoke("audit", "--dataset", manifest, "--backtranslations", bt, "--out", tmp_path / "out")
+    assert res.exit_code == 0, res.output

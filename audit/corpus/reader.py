@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import digest_of, file_problem, is_local_path
 from bbsard_audit.base.languages import BBSARD, LanguagePair
+from bbsard_audit.base.untrusted import text_problem
 
 INPUT_SCHEMA = pa.schema([("id", pa.string()), ("source_title", pa.string()), ("source_text", pa.string()),
                           ("target_title", pa.string()), ("target_text", pa.string())])
@@ -188,6 +189,11 @@ def _record(obj, label: str, line: int, max_doc_chars: int) -> Record:
         raise InputError(f"title must be a string, not {type(title).__name__}", file=label, row=line, id=doc_id)
     if len(text) + len(title) > max_doc_chars:
         raise InputError(_too_long(f"{len(text) + len(title):,}", max_doc_chars), file=label, row=line, id=doc_id)
+    for what, value in (("_id", doc_id), ("title", title), ("text", text)):
+        problem = text_problem(value)
+        if problem:
+            raise InputError(f"{what} {problem}", file=label, row=line,
+                             id=None if what == "_id" else doc_id)
     return line, doc_id, title, text
 
 
