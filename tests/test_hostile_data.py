@@ -193,3 +193,17 @@ def test_line_and_paragraph_separators_inside_a_json_string_are_text_not_line_en
                   + "\n" + json.dumps({"id": "002", "backtranslation": "Who pays the roof?"}) + "\n", encoding="utf-8")
     res = invoke("audit", "--dataset", manifest, "--backtranslations", bt, "--out", tmp_path / "out")
     assert res.exit_code == 0, res.output
+
+
+# ------------------------------------------------------------------ a question too long to embed
+
+def test_an_over_long_question_is_refused_before_any_work_unless_the_bound_is_raised(tmp_path):
+    manifest = padded_benchmark(tmp_path)
+    _edit_query(tmp_path, "nl", 1, "Wie betaalt het dak? " * 2_000)  # 41,999 characters once stripped
+    res = invoke("audit", "--dataset", manifest, "--out", tmp_path / "out")
+    assert res.exit_code == 2 and res.output.strip() == (
+        "error: padded, id 002: nl question of 41,999 characters is longer than --max-question-chars 20,000; "
+        "refused (raise --max-question-chars if it is one)"), res.output
+    assert not (tmp_path / "out").exists()
+    res = invoke("audit", "--dataset", manifest, "--out", tmp_path / "out", "--max-question-chars", "50000")
+    assert res.exit_code == 0, res.output
