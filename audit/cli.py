@@ -130,6 +130,8 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
         raise InputError("--out DIR is required")
     if control and review_budget is None:
         raise InputError("--control needs --review-budget")
+    if (review_budget is not None and review_budget < 0) or control < 0:  # before the audit, not after it
+        raise InputError("--review-budget and --control must be >= 0")
     guard_out(out, command="audit",
               inputs=[backtranslations, glossary, config, runs_fr, runs_nl, corpus_audit, *(learned or [])],
               names=["audit.csv", "audit.parquet", "audit.meta.json"]

@@ -5,14 +5,23 @@ surrogates, size) and JSON line separators. Each test fails on the code before i
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pandas as pd
+from conftest import need
+from test_corpus_engine import HERE, TOY, beir_side, make_corpus, rows
 from test_sources import jsonl, qrels
 from typer.testing import CliRunner
 
 from bbsard_audit.app.cli import app
+from bbsard_audit.audit.corpus.run import AUDIT, WORK, Phases, run_corpus_audit
 from bbsard_audit.base.dataset import load_dataset
+from bbsard_audit.base.transactions import FAULT_ENV
 
 runner = CliRunner()
 
@@ -207,3 +216,116 @@ def test_an_over_long_question_is_refused_before_any_work_unless_the_bound_is_ra
     assert not (tmp_path / "out").exists()
     res = invoke("audit", "--dataset", manifest, "--out", tmp_path / "out", "--max-question-chars", "50000")
     assert res.exit_code == 0, res.output
+
+
+# ------------------------------------------------------------------ the corpus run: resume key, work folder, options
+
+def _corpus_run(manifest: Path, out: Path, fault: str | None = None, phases: str = "TOY", **kw) -> subprocess.Popen:
+    """`run_corpus_audit` with toy phases (TOY, the engine tests', or SLOW) in a process of its own
+    (`fault`: the BBSARD_AUDIT_FAULT hook, e.g. kill:N at the N-th file operation)."""
+    code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); from test_hostile_data import {phases}; "
+            "from bbsard_audit.audit.corpus.run import run_corpus_audit; "
+            f"r = run_corpus_audit({str(manifest)!r}, __import__('pathlib').Path({str(out)!r}), phases={phases}, "
+            f"say=print, workers=1, **{kw!r}); print('resumed', r.resumed)")
+    env = {k: v for k, v in os.environ.items() if k != FAULT_ENV} | ({FAULT_ENV: fault} if fault else {})
+    return subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _saved_copy(folder: Path, docs: list[dict]) -> None:
+    datasets = need("datasets")
+    datasets.DatasetDict({"corpus": datasets.Dataset.from_list(docs)}).save_to_disk(str(folder / "corpus"))
+
+
+def test_a_local_hf_copy_pinned_by_revision_that_changed_restarts_cleanly(tmp_path):
+    manifest = make_corpus(tmp_path / "c", n=300, shuffle=False)
+    nl = [json.loads(line) for line in (tmp_path / "c" / "nl" / "corpus.jsonl").read_text().splitlines()]
+    _saved_copy(tmp_path / "c" / "hf-nl", nl)
+    manifest.write_text(manifest.read_text().replace("{path: nl,", "{path: hf-nl, revision: v1,"))
+    killed = _corpus_run(manifest, tmp_path / "out", "kill:3", batch_size=50)
+    killed.communicate(timeout=120)
+    assert killed.returncode == -9 and any((tmp_path / "out" / WORK / "map").iterdir())
+    shutil.rmtree(tmp_path / "c" / "hf-nl")  # the copy changes; its pin `revision: v1` does not
+    _saved_copy(tmp_path / "c" / "hf-nl", [{**d, "text": d["text"].replace("huurder", "verhuurder")} for d in nl])
+    again = _corpus_run(manifest, tmp_path / "out", batch_size=50)
+    stdout, stderr = again.communicate(timeout=120)
+    assert again.returncode == 0, stderr
+    assert stdout.splitlines()[0] == ("starting fresh: revision (a fingerprint of the files read) changed since the "
+                                      "interrupted run; its finished batches are discarded") and "resumed 0" in stdout
+    fresh = run_corpus_audit(str(manifest), tmp_path / "fresh", batch_size=50, workers=1, phases=TOY)
+    assert fresh.resumed == 0 and rows(tmp_path / "out" / AUDIT) == rows(tmp_path / "fresh" / AUDIT)
+
+
+def slow_map(batch, ctx):
+    """The toy map, 4 s per part: a running first run sits in its map phase, nothing mapped yet."""
+    time.sleep(4)
+    return TOY.map_batch(batch, ctx)
+
+
+SLOW = Phases(slow_map, TOY.reduce_stats, TOY.score_batch, TOY.context)
+
+
+def test_a_second_run_into_the_same_out_is_refused_and_leaves_the_first_ones_work_folder(tmp_path):
+    manifest = make_corpus(tmp_path / "c", n=200)
+    out = tmp_path / "out"
+    first = _corpus_run(manifest, out, batch_size=100, phases="SLOW")
+    deadline = time.monotonic() + 60
+    while not (out / WORK / "input.json").exists():
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+        time.sleep(0.05)
+    assert not any((out / WORK / "map").iterdir())  # mapping its first part
+    res = invoke("audit", "corpus", "--dataset", manifest, "--out", out, "--workers", "1")
+    assert res.exit_code == 2 and res.output.strip() == (
+        f"error: {out}: another `bbsard-audit audit corpus` is running on this --out; wait for it to finish or "
+        "choose another --out"), res.output
+    assert (out / WORK / "input.json").exists() and (out / WORK / "key.json").exists()
+    stdout, stderr = first.communicate(timeout=120)
+    assert first.returncode == 0 and "Traceback" not in stderr, stderr
+    assert len(rows(out / AUDIT)) == 200 and not (out / WORK).exists()
+
+
+def test_bad_option_values_are_refused_before_any_work(tmp_path):
+    manifest = make_corpus(tmp_path / "c", n=50)
+    for options, message in ((["--review-budget", "-1"], "--review-budget and --control must be >= 0"),
+                             (["--review-budget", "5", "--control", "-2"], "--review-budget and --control must be >= 0"),
+                             (["--workers", "0"], "--workers must be at least 1")):
+        started = time.monotonic()
+        res = invoke("audit", "corpus", "--dataset", manifest, "--out", tmp_path / "out", *options)
+        assert res.exit_code == 2 and res.output.strip() == f"error: {message}", res.output
+        assert not (tmp_path / "out").exists() and time.monotonic() - started < 5
+    res = invoke("audit", "--dataset", padded_benchmark(tmp_path / "q"), "--out", tmp_path / "out", "--review-budget", "-1")
+    assert res.exit_code == 2 and res.output.strip() == "error: --review-budget and --control must be >= 0"
+    assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------ f. a document is its title and its text
+
+def test_the_corpus_audit_reads_titles_on_both_sides_and_its_spans_index_the_document(tmp_path):
+    from bbsard_audit.base.contracts import corpus_audit
+
+    text = ("The tenant gives three months notice by registered letter. The landlord may not refuse. "
+            "The deposit is returned within two months.")
+    vertaling = ("De huurder zegt drie maanden op met een aangetekende brief. De verhuurder mag niet weigeren. "
+                 "De waarborg wordt binnen twee maanden terugbetaald.")
+    docs = {  # id: (English title, English text, Dutch title, Dutch text)
+        "d1": ("Notice", text, "Hier is de vertaling: Opzegging", vertaling),  # a preface in the title only
+        "d2": ("Deposit rules", text, "Waarborgregels Ã© Ã¨", vertaling),  # mojibake in the title only
+        "d3": ("Article 5 of the Housing Code", "", "Artikel 5 van de Huisvestingscode", ""),  # title-only documents
+        "d4": ("Repairs", text, "Herstellingen", vertaling),
+    }
+    for lang, (t, x) in (("en", (0, 1)), ("nl", (2, 3))):
+        beir_side(tmp_path / lang, [{"_id": k, "title": v[t], "text": v[x]} for k, v in docs.items()])
+    manifest = _manifest(tmp_path / "m.yaml", "name: titles\nsource: {path: en, lang: en, format: beir}\n"
+                                              "target: {path: nl, lang: nl, format: beir}\n")
+    res = invoke("audit", "corpus", "--dataset", manifest, "--out", tmp_path / "out", "--workers", "1")
+    assert res.exit_code == 0, res.output
+    frame = corpus_audit.read(tmp_path / "out" / AUDIT).set_index("id")
+    assert "doc_meta_text" in frame.loc["d1", "flags"] and "doc_mojibake" in frame.loc["d2", "flags"]
+    assert "doc_empty" not in frame.loc["d3", "flags"]
+    assert not frame.loc["d4", "flags"]
+    for doc in ("d1", "d2"):
+        title, body = docs[doc][2:]
+        document = f"{title} {body}"
+        spans = [s for s in json.loads(frame.loc[doc, "spans"]) if s["side"] == "nl"]
+        assert spans and all(document[s["start"]:s["end"]] == s["text"] for s in spans), spans
+        assert frame.loc[doc, "target_chars"] == len(document)
