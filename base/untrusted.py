@@ -6,11 +6,13 @@ exactly like the composed one; offsets always index the stored NFC text.
 
 `load_yaml`: config, glossary, learned-rule and word-list files are data, never programs: a file
 over `MAX_YAML_BYTES`, nested deeper than `MAX_YAML_DEPTH`, or holding an alias (`*name`, the
-"billion laughs" expansion) is refused as one line before anything is built from it.
+"billion laughs" expansion) is refused as one line before anything is built from it; so is a key
+written twice in one mapping (YAML libraries keep the last value without a word).
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,31 @@ def nfc_data(value: Any) -> Any:
     return value
 
 
+def text_lines(text: str) -> list[str]:
+    r"""The lines of a text file as its line ends delimit them (`\n`, `\r\n`). Not `str.splitlines()`,
+    which also splits at U+2028, U+0085, form feeds and other characters a JSON string may hold as
+    they are: a valid JSON line would be cut in two and every later line misnumbered."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+_UNWRITABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def text_problem(text: str) -> str | None:
+    r"""Why `text` cannot be a question or document text, or None: a NUL character (JSON's escaped
+    `\u0000`: no CSV reader, ours included, takes it back) or a lone surrogate (JSON's `\ud800`: not
+    a character, no UTF-8 writer can write it)."""
+    found = _UNWRITABLE.search(text)
+    if found is None:
+        return None
+    if found.group() == "\x00":
+        return f"holds a NUL character (\\u0000) at character {found.start()}"
+    return f"holds a lone surrogate (\\u{ord(found.group()):04x}) at character {found.start()}, not a character"
+
+
 def load_yaml(path: str | Path, what: str = "YAML file", *, data: bytes | None = None,
               unreadable: str | None = None) -> Any:
     """The plain data (mappings, lists, scalars) of a YAML file; InputError (one line) when it is
@@ -62,19 +89,26 @@ def load_yaml(path: str | Path, what: str = "YAML file", *, data: bytes | None =
         raise InputError(f"{unreadable} ({exc})", file=label) from None
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        depth = 0
+        open_nodes: list[dict | None] = []  # per open collection: a mapping's {key: line} and whether a key is next
         for event in yaml.parse(text, Loader=loader):  # the C parser: fast, builds nothing
+            line = event.start_mark.line + 1 if event.start_mark else None
             if isinstance(event, yaml.AliasEvent):
-                line = event.start_mark.line + 1 if event.start_mark else None
                 raise InputError(f"{what} uses a YAML alias (*{event.anchor}); aliases are not allowed in "
                                  "bbsard-audit files: write the value out", file=label, row=line)
+            if isinstance(event, yaml.NodeEvent) and open_nodes and open_nodes[-1] is not None:
+                parent = open_nodes[-1]  # a child of a mapping: keys and values alternate
+                if parent["key_next"] and isinstance(event, yaml.ScalarEvent):
+                    if event.value in parent["keys"]:  # PyYAML would keep the last value, silently
+                        raise InputError(f"{what}: key {event.value!r} appears twice (first on line "
+                                         f"{parent['keys'][event.value]}); write it once", file=label, row=line)
+                    parent["keys"][event.value] = line
+                parent["key_next"] = not parent["key_next"]
             if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-                depth += 1
-                if depth > MAX_YAML_DEPTH:
-                    line = event.start_mark.line + 1 if event.start_mark else None
+                open_nodes.append({"keys": {}, "key_next": True} if isinstance(event, yaml.MappingStartEvent) else None)
+                if len(open_nodes) > MAX_YAML_DEPTH:
                     raise InputError(f"{what} nests deeper than {MAX_YAML_DEPTH} levels", file=label, row=line)
             elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-                depth -= 1
+                open_nodes.pop()
         return yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         raise InputError(f"{unreadable} ({str(exc).splitlines()[0]})", file=label) from None

@@ -82,8 +82,9 @@ def make_corpus(root: Path, n: int = 300, seed: int = 0, *, shuffle: bool = True
     rng = random.Random(seed)
     src = [{"_id": f"d{i}", "title": f"Title {i}", "text": f"Article {i}: the tenant pays {i} euros. " * rng.randint(1, 6)}
            for i in range(n)]
-    tgt = [{"_id": d["_id"], "title": f"Titel {i}", "text": ("" if i % 37 == 5 else f"Artikel {i}: de huurder betaalt. "
-                                                             * (1 if i % 11 == 3 else len(d["text"]) // 35))}
+    tgt = [{"_id": d["_id"], "title": "" if i % 37 == 5 else f"Titel {i}",  # an empty document: no title either
+            "text": ("" if i % 37 == 5 else f"Artikel {i}: de huurder betaalt. "
+                     * (1 if i % 11 == 3 else len(d["text"]) // 35))}
            for i, d in enumerate(src)]
     if shuffle:
         rng.shuffle(tgt)
@@ -115,7 +116,8 @@ def test_join_streams_both_sides_in_source_order_whatever_the_target_order(tmp_p
     assert got.equals(pa.concat_tables(pq.read_table(p) for p, _ in one))
     assert got["id"].to_pylist() == [f"d{i}" for i in range(500)]
     src = {d["_id"]: d for d in map(json.loads, (tmp_path / "c" / "nl" / "corpus.jsonl").read_text().splitlines())}
-    assert all(r["target_text"] == src[r["id"]]["text"] for r in got.to_pylist())
+    assert all(r["target_text"] == " ".join(filter(None, (src[r["id"]]["title"], src[r["id"]]["text"])))  # title text
+               and r["target_title"] == src[r["id"]]["title"] for r in got.to_pylist())
     assert not (tmp_path / "many" / "join").exists()  # the partitions are temporary
 
 

@@ -8,8 +8,9 @@
   noisy-OR of flag weights as the question audit (audit/risk.py `combine`), its severity bands and
   `flagged` threshold.
 
-Input batch: a `pyarrow.Table` with `INPUT_COLUMNS` (titles "" when absent). The checks read the
-texts; spans are offsets into source_text / target_text, side = the language code.
+Input batch: a `pyarrow.Table` with `INPUT_COLUMNS` (titles "" when absent). source_text / target_text
+hold each whole document, title included (the reader's `document_text`: title, a space, text); the
+checks read them, and spans are offsets into them, side = the language code.
 """
 
 from __future__ import annotations

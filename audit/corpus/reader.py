@@ -33,6 +33,8 @@ import pyarrow.parquet as pq
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import digest_of, file_problem, is_local_path
 from bbsard_audit.base.languages import BBSARD, LanguagePair
+from bbsard_audit.base.sources.beir import document_text
+from bbsard_audit.base.untrusted import text_problem
 
 INPUT_SCHEMA = pa.schema([("id", pa.string()), ("source_title", pa.string()), ("source_text", pa.string()),
                           ("target_title", pa.string()), ("target_text", pa.string())])
@@ -47,7 +49,9 @@ _RUN_BATCH = 64
 _ID_PREFIX = re.compile(rb'"_id"\s*:\s*"?([^",}]{1,80})')
 
 Record = tuple[int, str, str, str]
-"""(line, id, title, text) of one document, as a side's reader yields it."""
+"""(line, id, title, document) of one document, as a side's reader yields it: the document is its title
+and its text (`document_text`, as the question audit's loader reads them), so the checks see a preface
+or mojibake in a title, and a title-only document is not empty; spans index the document."""
 
 
 @dataclass(frozen=True)
@@ -188,7 +192,12 @@ def _record(obj, label: str, line: int, max_doc_chars: int) -> Record:
         raise InputError(f"title must be a string, not {type(title).__name__}", file=label, row=line, id=doc_id)
     if len(text) + len(title) > max_doc_chars:
         raise InputError(_too_long(f"{len(text) + len(title):,}", max_doc_chars), file=label, row=line, id=doc_id)
-    return line, doc_id, title, text
+    for what, value in (("_id", doc_id), ("title", title), ("text", text)):
+        problem = text_problem(value)
+        if problem:
+            raise InputError(f"{what} {problem}", file=label, row=line,
+                             id=None if what == "_id" else doc_id)
+    return line, doc_id, title, document_text(title, text)
 
 
 def _csv_records(path: Path, max_doc_chars: int) -> Iterator[Record]:
@@ -214,7 +223,7 @@ def _csv_records(path: Path, max_doc_chars: int) -> Iterator[Record]:
 def _hf_side(name: str, lang: str, revision: str | None, max_doc_chars: int) -> tuple[CorpusSide, str]:
     """An HF dataset's `corpus` config (memory-mapped Arrow, read in slices), and its pin."""
     from bbsard_audit.base.sources.hf_bsard import hf_load
-    from bbsard_audit.base.sources.hub import check_hub_reachable, resolve_revision
+    from bbsard_audit.base.sources.hub import check_hub_reachable, pin
 
     if not Path(name).exists():
         check_hub_reachable(name + (f"@{revision}" if revision else ""))
@@ -237,8 +246,7 @@ def _hf_side(name: str, lang: str, revision: str | None, max_doc_chars: int) -> 
                 line += 1
                 yield _record({"_id": doc_id, "title": title, "text": text}, label, line, max_doc_chars)
 
-    pin = revision or resolve_revision(name)
-    return CorpusSide(label, lang, records, rows.data.nbytes), pin
+    return CorpusSide(label, lang, records, rows.data.nbytes), pin(name, revision)
 
 
 # ------------------------------------------------------------------ the join

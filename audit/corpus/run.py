@@ -149,6 +149,10 @@ def run_corpus_audit(dataset: str, out: Path, *, engine: str = "local", ray_addr
         raise InputError("--batch-size and --max-doc-chars must be at least 1")
     if control and review_budget is None:
         raise InputError("--control needs --review-budget")
+    if (review_budget is not None and review_budget < 0) or control < 0:
+        raise InputError("--review-budget and --control must be >= 0")
+    if workers is not None and workers < 1:
+        raise InputError("--workers must be at least 1")
     check_embedder(embedder)
     if ray_address and engine != "ray":
         raise InputError("--ray-address needs --engine ray")
@@ -221,7 +225,7 @@ def _run(dataset, out, engine, ray_address, embedder, batch_size, max_doc_chars,
             files = [FileRecord.of(out / AUDIT, n_docs)] + ([FileRecord.of(out / QUEUE, queue_info["rows"])]
                                                            if queue_info else [])
             written.insert(1, write_sidecar(out / AUDIT, files=files, **meta))
-    shutil.rmtree(out / WORK, ignore_errors=True)  # committed: the checkpoints are no longer needed
+    _remove_work(out / WORK)  # committed: the checkpoints are no longer needed
     return RunResult(n_docs, n_flagged, counts, resumed, len(inputs), written, fresh_reason, timings,
                      judge.meta() if judge is not None else None)
 
@@ -234,16 +238,20 @@ def _key(corpus: Corpus, batch_size: int, embedder: str, max_doc_chars: int, pha
 
 @contextlib.contextmanager
 def _work_folder(out: Path, key: dict) -> Iterator[tuple[Path, str | None]]:
-    """The checkpoint folder, locked against a concurrent run; emptied when its key differs."""
-    work, created = out / WORK, not out.exists()
+    """The checkpoint folder, locked against a concurrent run; emptied when its key differs. A run that
+    cannot take the lock leaves the folder alone (it is the running one's); bad input removes only
+    what this run created."""
+    created_out, created_work = not out.exists(), not (out / WORK).exists()
+    work = out / WORK
     work.mkdir(parents=True, exist_ok=True)
     fd = os.open(work, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise InputError(f"another `bbsard-audit {COMMAND}` is running on this --out; wait for it to finish "
-                             "or choose another --out", file=str(out)) from None
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise InputError(f"another `bbsard-audit {COMMAND}` is running on this --out; wait for it to finish "
+                         "or choose another --out", file=str(out)) from None
+    try:
         key_file = work / "key.json"
         reason = None
         if key_file.is_file():
@@ -253,7 +261,8 @@ def _work_folder(out: Path, key: dict) -> Iterator[tuple[Path, str | None]]:
                 old = {}
             changed = sorted(k for k in key if old.get(k) != key[k])
             if changed:
-                reason = f"{', '.join(changed)} changed since the interrupted run; its finished batches are discarded"
+                named = [f"{k} (a fingerprint of the files read)" if k == "revision" else k for k in changed]
+                reason = f"{', '.join(named)} changed since the interrupted run; its finished batches are discarded"
                 for child in work.iterdir():
                     if child.name != "key.json":
                         shutil.rmtree(child) if child.is_dir() else child.unlink()
@@ -263,12 +272,27 @@ def _work_folder(out: Path, key: dict) -> Iterator[tuple[Path, str | None]]:
         os.replace(tmp, key_file)
         yield work, reason
     except InputError:
-        if not any((work / "map").iterdir()):  # bad input: nothing of this run is left behind
+        if created_work and not any((work / "map").iterdir()):  # bad input: nothing of this run is left behind
             shutil.rmtree(work, ignore_errors=True)
-            if created:
+            if created_out:
                 with contextlib.suppress(OSError):
                     out.rmdir()  # a folder this run created, still empty
         raise
+    finally:
+        os.close(fd)
+
+
+def _remove_work(work: Path) -> None:
+    """Delete the checkpoint folder unless another run holds its lock now (it is that run's)."""
+    try:
+        fd = os.open(work, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        shutil.rmtree(work, ignore_errors=True)
+    except BlockingIOError:
+        pass
     finally:
         os.close(fd)
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import write_json, write_text
+from bbsard_audit.base.untrusted import text_lines
 
 from .jsonfile import read_json
 from .table import read_text
@@ -241,7 +242,7 @@ class Run:
 def _read_lines(path: Path) -> list[tuple[int, str]]:
     """Non-blank lines with their 1-based numbers; a missing, binary or non-regular file is an InputError."""
     text = read_text(path)
-    lines = [(i, line) for i, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    lines = [(i, line) for i, line in enumerate(text_lines(text), start=1) if line.strip()]
     if not lines:
         raise InputError("file is empty", file=str(path))
     return lines

@@ -38,9 +38,10 @@ from bbsard_audit.base.transactions import settled
 
 TRUE, FALSE = ("true", "1"), ("false", "0")
 _ID = re.compile(r"[0-9]+")
-STRING_ID = re.compile(r"[^\s,;'\"]+")
+STRING_ID = re.compile(r"[^\s,;'\"\x00-\x1f\x7f\ud800-\udfff]+")
 """A string id (BEIR's `PLAIN-2`, `MED-10`): no white space and no list separator or quote, so it stays
-one cell of a TREC line, a qrels line and an `article_ids` list."""
+one cell of a TREC line, a qrels line and an `article_ids` list; no control character or lone
+surrogate, which no output file could hold."""
 _INT = re.compile(r"-?[0-9]+")
 _COUNT = re.compile(r"-?[0-9]+(\.0*)?")  # pandas writes an integer column holding a NaN as 3.0
 KINDS = ("id", "sid", "int", "float", "bool", "text", "enum", "json", "any")

@@ -83,9 +83,16 @@ def _articles(checker: Checker, side: Side, ids: Ids) -> dict[Id, dict] | None:
     if side.corpus is None:
         return None
     rows = ((line, {"id": obj.get("_id"), "title": cell(obj.get("title")),
-                    "article": " ".join(t for t in (cell(obj.get("title")).strip(), cell(obj.get("text"))) if t)})
+                    "article": document_text(cell(obj.get("title")), cell(obj.get("text")))})
             for line, obj in side.corpus)
     return checker.articles(side.corpus_label, rows, ids)
+
+
+def document_text(title: str, text: str) -> str:
+    """A BEIR document as every stage reads it: its title (stripped), a space, its text; the text alone
+    when there is no title. Offsets into a document (corpus audit spans) index this string."""
+    title = title.strip()
+    return f"{title} {text}" if title and text else title or text
 
 
 def _id_readers(sides: tuple[Side, Side]) -> tuple[Ids, Ids]:

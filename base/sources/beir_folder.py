@@ -14,8 +14,12 @@ from .registry import side
 
 
 def _is_beir_folder(path: str) -> bool:
-    """A folder with queries.jsonl on top; any other path is left to the HF reader (`hf_beir`)."""
-    return os.path.lexists(Path(path) / "queries.jsonl")
+    """A folder with any BEIR file on top (queries.jsonl, corpus.jsonl, qrels/*.tsv), so one missing the
+    others is a BEIR folder whose reader names what is missing; any other path is left to the HF reader
+    (`hf_beir`)."""
+    root = Path(path)
+    return any(os.path.lexists(root / name) for name in ("queries.jsonl", "corpus.jsonl")) or (
+        (root / "qrels").is_dir() and any((root / "qrels").glob("*.tsv")))
 
 
 @side("beir", "beir-folder", "a local folder: queries.jsonl, qrels/<split>.tsv, corpus.jsonl (optional)",

@@ -22,19 +22,21 @@ from typing import Iterable, Mapping, Sequence
 
 from ..io import file_problem
 from ..languages import BBSARD, LanguagePair
-from ..untrusted import nfc
+from ..untrusted import nfc, text_lines, text_problem
 from .model import LANGS, META_COLUMNS, PLAIN_INT, STRING_ID, Corpus, Id, Issue, QuestionPair
 
 SCORE = re.compile(r"-?[0-9]+")
 
 
 class Ids:
-    """How one kind of id (questions, or articles) of a dataset reads: ints when every raw id is plain
-    ASCII digits (bBSARD; `007` is 7, as ever), else every id is kept as its string (BEIR's `PLAIN-2`),
-    so one dataset never mixes the two. `strings=False` (bBSARD's CSV and hub layouts): integers only."""
+    """How one kind of id (questions, or articles) of a dataset reads: ints when every raw id is an
+    integer in its canonical form (plain ASCII digits, no leading zero), else every id is kept as its
+    string (BEIR's `PLAIN-2`, and `001`: as an int it would no longer match the `001` of a run or a
+    release), so one dataset never mixes the two. `strings=False` (bBSARD's CSV and hub layouts):
+    integers only (`007` is 7, as ever)."""
 
     def __init__(self, raws: Iterable[str] = (), strings: bool = True) -> None:
-        self.strings = strings and any(not PLAIN_INT.fullmatch(cell(r).strip()) for r in raws)
+        self.strings = strings and any(not _canonical_int(cell(r).strip()) for r in raws)
 
     def __call__(self, raw: str) -> Id | None:
         """The id of `raw` (stripped text), or None when it is not a valid one (see `rule`)."""
@@ -49,6 +51,11 @@ class Ids:
 
 
 INT_IDS = Ids(strings=False)
+
+
+def _canonical_int(text: str) -> bool:
+    """`text` is what str(int(text)) gives back: plain digits without a leading zero."""
+    return bool(PLAIN_INT.fullmatch(text)) and (text == "0" or not text.startswith("0"))
 
 
 class Checker:
@@ -96,6 +103,8 @@ class Checker:
             if not question.strip():
                 self.error("empty question text", label, line, qid)
                 continue
+            if self._unwritable(row, label, line, qid):
+                continue
             gold = self.article_ids(label, line, qid, row.get("article_ids"), article_ids)
             if gold is None:
                 continue
@@ -103,6 +112,15 @@ class Checker:
             clean.update(question=question.strip(), article_ids=gold, _line=line)
             out[qid] = clean
         return out
+
+    def _unwritable(self, row: Mapping[str, object], label: str, line: int, rid: Id) -> bool:
+        """A text cell of the row no output could hold (`text_problem`): the row is refused, named."""
+        for column, value in row.items():
+            problem = text_problem(value) if isinstance(value, str) else None
+            if problem:
+                self.error(f"{column} {problem}", label, line, rid)
+                return True
+        return False
 
     def article_ids(self, label, line, qid, value, ids: Ids = INT_IDS) -> tuple[Id, ...] | None:
         if isinstance(value, (list, tuple)):
@@ -190,6 +208,8 @@ class Checker:
         for line, row in rows:
             aid = self._new_id("article", row, out, label, line, ids)
             if aid is None:
+                continue
+            if self._unwritable(row, label, line, aid):
                 continue
             text = cell(row.get("article"))
             if not text.strip():
@@ -320,7 +340,7 @@ def read_jsonl(path: Path, checker: Checker, required: Sequence[str]) -> list[tu
     if text is None:
         return None
     rows = []
-    for line, raw in enumerate(text.splitlines(), 1):
+    for line, raw in enumerate(text_lines(text), 1):
         if not raw.strip():
             continue
         try:
@@ -341,14 +361,15 @@ def read_jsonl(path: Path, checker: Checker, required: Sequence[str]) -> list[tu
 
 
 def read_qrels(path: Path, checker: Checker) -> list[tuple[int, str, str, str]] | None:
-    """(line, query-id, corpus-id, score) of a BEIR qrels TSV, read as `beir`'s GenericDataLoader does:
-    the header line skipped, three tab-separated fields; `Checker.qrels` types them."""
+    """(line, query-id, corpus-id, score) of a BEIR qrels TSV: three tab-separated fields; `Checker.qrels`
+    types them. The first line is a header (as `beir`'s GenericDataLoader has it) only when it reads
+    as one (`_is_header`): `beir` skips it whatever it holds, losing a headerless file's first judgment."""
     text = read_text(path, checker)
     if text is None:
         return None
     rows = []
     for line, fields in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter="\t"), 1):
-        if line == 1 or not fields:
+        if (line == 1 and _is_header(fields)) or not fields:
             continue
         if len(fields) < 3:
             checker.error(f"a qrels line needs query-id, corpus-id and score ({len(fields)} field(s) found)",
@@ -356,6 +377,16 @@ def read_qrels(path: Path, checker: Checker) -> list[tuple[int, str, str, str]] 
             continue
         rows.append((line, *fields[:3]))
     return rows
+
+
+QRELS_HEADER = re.compile(r"(query|q)[-_ ]?id|qid|topic", re.IGNORECASE)
+NUMBER = re.compile(r"-?[0-9]+(\.[0-9]*)?")
+
+
+def _is_header(fields: Sequence[str]) -> bool:
+    """A qrels first line that names its columns (`query-id`, `qid`...) or whose score is no number."""
+    return bool(fields) and (bool(QRELS_HEADER.fullmatch(fields[0].strip()))
+                             or (len(fields) >= 3 and not NUMBER.fullmatch(fields[2].strip())))
 
 
 def revision_of(files: Mapping[str, str]) -> str:

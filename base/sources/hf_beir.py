@@ -10,7 +10,7 @@ from pathlib import Path
 from .beir import Side, numbered
 from .checker import Checker
 from .hf_bsard import hf_load
-from .hub import check_hub_reachable, resolve_revision
+from .hub import check_hub_reachable, pin
 from .registry import side
 
 
@@ -60,7 +60,7 @@ def read(path: str, with_corpus: bool, checker: Checker, prefix: str, revision: 
         corpus_label, rows = table(path, "corpus", "corpus")
         if rows is not None and checker.columns(corpus_label, rows.column_names, ("_id", "text")):
             corpus = numbered(rows)
-    pins = {f"{prefix}/hf:{Path(name).name if Path(name).exists() else name}": revision or resolve_revision(name)
+    pins = {f"{prefix}/hf:{Path(name).name if Path(name).exists() else name}": pin(name, revision)
             for name in dict.fromkeys((path, qrels_repo))}  # a local copy by its folder name, never its path
     return Side(label=f"hf:{path}", queries_label=q_label, queries=None if q_rows is None else numbered(q_rows),
                 qrels=found, corpus_label=corpus_label, corpus=corpus, files=pins)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from .checker import Checker
-from .hub import check_hub_reachable, resolve_revision
+from .hub import check_hub_reachable, pin
 from .model import ARTICLE_COLUMNS, LANGS, REQUIRED_QUESTION_COLUMNS, SPLITS, Dataset, QuestionPair
 from .registry import source
 
@@ -129,5 +129,5 @@ def load(src: str, with_corpus: bool) -> Dataset:
         corpus = checker.corpus(arts["fr"], arts["nl"], labels)
         if corpus is not None:
             checker.gold_in_corpus(pairs, corpus, split_labels)
-    return Dataset(source=f"hf:{name}", revision=revision or resolve_revision(name),
+    return Dataset(source=f"hf:{name}", revision=pin(name, revision),
                    pairs=pairs, corpus=corpus, issues=checker.issues)

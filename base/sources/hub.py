@@ -51,6 +51,13 @@ def in_hf_cache(name: str) -> bool:
             or (Path(config.HF_DATASETS_CACHE) / built).is_dir())
 
 
+def pin(name: str, revision: str | None) -> str:
+    """What pins a side's content in provenance and in the corpus audit's resume key: a local copy by a
+    hash of its files (a `revision:` string cannot tell that they changed), a hub dataset by the
+    revision asked for, else the commit it resolves to."""
+    return resolve_revision(name) if Path(name).exists() else revision or resolve_revision(name)
+
+
 def resolve_revision(name: str) -> str:
     """The commit a hub dataset resolved to, when the hub can be asked; else say it was unpinned. A local
     copy is pinned by its content (outputs name it by folder name, never by its path)."""

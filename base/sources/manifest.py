@@ -1,9 +1,11 @@
 """A translated benchmark as a small YAML manifest (docs/formats.md, "Manifest"): a `name`, and a
 `source` and `target` side, each `{path, lang, format}` with `path` a folder (relative to the
-manifest) or an HF id. The sides are joined by query id (`beir.join`)."""
+manifest's folder, never the current one) or an HF id (`owner/name`). The sides are joined by query id (`beir.join`)."""
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 from ..errors import InputError
@@ -46,9 +48,27 @@ def _side(spec, label: str, key: str, base: Path) -> dict:
     if out["format"] not in formats():
         raise InputError(f"{key}.format: unknown format {out['format']!r} (known: {', '.join(formats())})", file=label)
     for k in ("path", "qrels"):
-        if k in out and (base / out[k]).exists():
-            out[k] = str(base / out[k])
+        if k in out:
+            out[k] = _located(out[k], base, label, f"{key}.{k}")
     return out
+
+
+HF_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
+"""A hub dataset id, `owner/name`: what a side's path that is not found beside the manifest may be."""
+
+
+def _located(value: str, base: Path, label: str, key: str) -> str:
+    """A side's `path` or `qrels`: a local path, resolved against the manifest's folder only (never the
+    current one), or a hub id. A value that looks local (absolute, `./`, `../`, `~`, or not of the
+    `owner/name` shape) and is not there is an error, not a hub id to try."""
+    local = Path(value).expanduser()
+    local = local if local.is_absolute() else base / local
+    if os.path.lexists(local):
+        return str(local)
+    if value.startswith((".", "~", "/")) or not HF_ID.fullmatch(value):
+        raise InputError(f"{key}: path does not exist: {value} (looked for {local}; a hub dataset id is "
+                         "owner/name)", file=label)
+    return value
 
 
 @source("manifest", "a YAML manifest (.yaml/.yml) joining a source and a target benchmark side",
