@@ -99,12 +99,12 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
                    "--judge-url http://127.0.0.1:11434/v1` (docs/audit.md).")] = None,
           judge_url: Annotated[Optional[str], typer.Option(
               "--judge-url", metavar="URL", help="OpenAI-compatible base URL (vLLM, Ollama, llama.cpp, an API).")] = None,
-          judge_on: Annotated[str, typer.Option(
+          judge_on: Annotated[Optional[str], typer.Option(
               "--judge-on", metavar="WHICH",
-              help="Which pairs the judge sees: flagged (risk >= flag threshold), uncertain (low..high "
-                   "severity band) or all.")] = "flagged",
-          judge_concurrency: Annotated[int, typer.Option(
-              "--judge-concurrency", metavar="N", help="Requests in flight at once.")] = 4,
+              help="Which pairs the judge sees: flagged (risk >= flag threshold; the default), uncertain "
+                   "(low..high severity band) or all.")] = None,
+          judge_concurrency: Annotated[Optional[int], typer.Option(
+              "--judge-concurrency", metavar="N", help="Requests in flight at once (default 4).")] = None,
           judge_dry_run: Annotated[bool, typer.Option(
               "--judge-dry-run", help="Print the judge's requests (stdout) and a token estimate; send "
                                       "nothing, write nothing.")] = False,
@@ -126,12 +126,16 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     from .gold_documents import find as find_corpus_audit, said as corpus_said
     from .pipeline import run_audit, write_audit
 
+    from .judge.signal import check_options
+
     if out is None:
         raise InputError("--out DIR is required")
     if control and review_budget is None:
         raise InputError("--control needs --review-budget")
     if (review_budget is not None and review_budget < 0) or control < 0:  # before the audit, not after it
         raise InputError("--review-budget and --control must be >= 0")
+    check_options(judge, judge_dry_run, **{"--judge-url": judge_url, "--judge-on": judge_on,
+                                           "--judge-concurrency": judge_concurrency})
     guard_out(out, command="audit",
               inputs=[backtranslations, glossary, config, runs_fr, runs_nl, corpus_audit, *(learned or [])],
               names=["audit.csv", "audit.parquet", "audit.meta.json"]
@@ -156,7 +160,8 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     if judge is not None or judge_dry_run:
         from .judge.signal import judge_signal as make_judge
 
-        judge_signal = make_judge(judge or "", judge_url, on=judge_on, concurrency=judge_concurrency,
+        judge_signal = make_judge(judge or "", judge_url, on=judge_on or "flagged",
+                                  concurrency=4 if judge_concurrency is None else judge_concurrency,
                                   dry_run=judge_dry_run, cache_dir=cache_dir,
                                   advance=lambda done, total: bar.progress.update(bar.task, total=total, completed=done))
     with bar.progress:

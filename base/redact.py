@@ -50,3 +50,23 @@ def redact_record(obj: Any) -> Any:
 def is_secret_key(key: object) -> bool:
     name = str(key).lower()
     return any(marker in name for marker in SECRET_KEYS)
+
+
+def without_secret(text: str, secret: str | None, fragment: int = 6) -> str:
+    """`text` with `secret` masked, and every piece of it at least `fragment` characters long (a body
+    the server cut mid-key, a key quoted in parts): mask before cutting a text, never after."""
+    if not secret:
+        return text
+    m = min(fragment, len(secret))
+    grams = sorted({secret[i:i + m] for i in range(len(secret) - m + 1)})
+    starts = [hit.start() for hit in re.finditer(f"(?=(?:{'|'.join(map(re.escape, grams))}))", text)]
+    if not starts:
+        return text
+    out, end = [], 0
+    for start in starts:  # merge the m-long windows into runs, each masked once
+        if start > end:
+            out += [text[end:start], MASK]
+        elif not out:
+            out.append(MASK)
+        end = max(end, start + m)
+    return "".join(out) + text[end:]

@@ -44,14 +44,15 @@ def corpus(dataset: DatasetOption = "sample",
            judge_url: Annotated[Optional[str], typer.Option(
                "--judge-url", metavar="URL", help="OpenAI-compatible base URL (vLLM, Ollama, llama.cpp, an API).")]
            = None,
-           judge_on: Annotated[str, typer.Option(
-               "--judge-on", metavar="WHICH", help="Which documents the judge sees: flagged (by the checks), "
-                                                   "uncertain (low..high severity band) or all.")] = "flagged",
-           judge_concurrency: Annotated[int, typer.Option("--judge-concurrency", metavar="N",
-                                                          help="Requests in flight at once.")] = 4,
-           judge_max_chars: Annotated[int, typer.Option(
+           judge_on: Annotated[Optional[str], typer.Option(
+               "--judge-on", metavar="WHICH", help="Which documents the judge sees: flagged (by the checks; the "
+                                                   "default), uncertain (low..high severity band) or all.")] = None,
+           judge_concurrency: Annotated[Optional[int], typer.Option(
+               "--judge-concurrency", metavar="N", help="Requests in flight at once (default 4).")] = None,
+           judge_max_chars: Annotated[Optional[int], typer.Option(
                "--judge-max-chars", metavar="N", help="Characters of each side sent per request; a longer "
-                                                      "document is judged on its first N.")] = MAX_JUDGE_CHARS,
+                                                      f"document is judged on its first N (default {MAX_JUDGE_CHARS}).")]
+           = None,
            judge_dry_run: Annotated[bool, typer.Option(
                "--judge-dry-run", help="Print the judge's requests (stdout) and a token estimate; send nothing, "
                                        "write nothing.")] = False,
@@ -78,8 +79,14 @@ def corpus(dataset: DatasetOption = "sample",
 
     from .run import RunProgress, run_corpus_audit
 
+    from bbsard_audit.audit.judge.signal import check_options
+
     if out is None:
         raise InputError("--out DIR is required")
+    check_options(judge, judge_dry_run, **{"--judge-url": judge_url, "--judge-on": judge_on,
+                                           "--judge-concurrency": judge_concurrency, "--judge-max-chars": judge_max_chars})
+    judge_on, judge_concurrency = judge_on or "flagged", 4 if judge_concurrency is None else judge_concurrency
+    judge_max_chars = MAX_JUDGE_CHARS if judge_max_chars is None else judge_max_chars
     console = Console(stderr=True)
     corpus_judge = None
     if judge is not None or judge_dry_run:

@@ -122,7 +122,9 @@ class RunResult:
 
 
 class DryRun(Exception):
-    """--judge-dry-run: everything is scored and the judge's requests built, then nothing is written."""
+    """--judge-dry-run: everything is scored and the judge's requests built, then nothing is written:
+    its checkpoints live in the output transaction's scratch folder, which goes with the rollback, and
+    no audit file is opened."""
 
 
 def check_embedder(spec: str) -> None:
@@ -164,7 +166,7 @@ def run_corpus_audit(dataset: str, out: Path, *, engine: str = "local", ray_addr
     try:
         return _run(dataset, out, engine, ray_address, embedder, batch_size, max_doc_chars, review_budget, control,
                     seed, workers, phases, progress, say, judge, names, started_at)
-    except DryRun:  # the checkpoints stay: the real run maps nothing again
+    except DryRun:  # rolled back: nothing of the dry run is left
         return RunResult(0, 0, {}, 0, 0, [], judge=judge.meta())
     finally:
         if judge is not None:
@@ -175,12 +177,13 @@ def run_corpus_audit(dataset: str, out: Path, *, engine: str = "local", ray_addr
 def _run(dataset, out, engine, ray_address, embedder, batch_size, max_doc_chars, review_budget, control, seed,
          workers, phases, progress, say, judge, names, started_at) -> RunResult:
     timings: dict[str, float] = {}
-    with guard_outputs(out, command=COMMAND, inputs=[dataset] if is_local_path(dataset) else [], names=names):
+    dry = judge is not None and judge.dry_run
+    with guard_outputs(out, command=COMMAND, inputs=[dataset] if is_local_path(dataset) else [], names=names) as guard:
         corpus = open_corpus(dataset, max_doc_chars)
         key = _key(corpus, batch_size, embedder, max_doc_chars, phases)
         job = MapJob(phases.map_batch, functools.partial(phases.context, corpus.pair.source, corpus.pair.target,
                                                          embedder))
-        with _work_folder(out, key) as (work, fresh_reason), \
+        with (_scratch_work(guard) if dry else _work_folder(out, key)) as (work, fresh_reason), \
                 started(engine, job, workers=workers, ray_address=ray_address) as map_parts:
             if fresh_reason:
                 say(f"starting fresh: {fresh_reason}")
@@ -202,7 +205,7 @@ def _run(dataset, out, engine, ray_address, embedder, batch_size, max_doc_chars,
             timings["reduce"] = time.monotonic() - t0
             t0 = time.monotonic()
             with progress.task("score", n_docs) as advance:
-                counts, n_flagged = _write_audit(out / AUDIT, maps, stats, ctx, phases, advance,
+                counts, n_flagged = _write_audit(None if dry else out / AUDIT, maps, stats, ctx, phases, advance,
                                                  judge and (judge, [src for src, _ in inputs]))
             if judge is not None:
                 judge.finish()
@@ -234,6 +237,15 @@ def _key(corpus: Corpus, batch_size: int, embedder: str, max_doc_chars: int, pha
     return {"tool": "bbsard-audit", "tool_version": __version__, "dataset": corpus.source,
             "revision": corpus.revision, "pair": str(corpus.pair), "batch_size": batch_size,
             "embedder": embedder, "max_doc_chars": max_doc_chars, "phases": phases.key()}
+
+
+@contextlib.contextmanager
+def _scratch_work(guard) -> Iterator[tuple[Path, None]]:
+    """A dry run's checkpoints: in the transaction's scratch folder (inside --out, so Ray workers on a
+    cluster see it too), removed with its rollback; an interrupted run's work folder is not touched."""
+    work = guard.scratch() / "corpus-work"
+    (work / "map").mkdir(parents=True)
+    yield work, None
 
 
 @contextlib.contextmanager
@@ -316,15 +328,16 @@ def _mapped(maps: list[Path]) -> Iterator[pa.Table]:
         yield read_part(path)
 
 
-def _write_audit(path: Path, maps: list[Path], stats, ctx, phases: Phases, advance: Callable[[int], None],
+def _write_audit(path: Path | None, maps: list[Path], stats, ctx, phases: Phases, advance: Callable[[int], None],
                  judging=None) -> tuple[dict[str, int], int]:
-    """Score batch by batch into one Parquet file (streaming: one batch in memory); `judging` =
-    (CorpusJudge, the input parts row-aligned with `maps`) judges each scored batch."""
+    """Score batch by batch into one Parquet file (streaming: one batch in memory; `path` None: a dry
+    run, nothing written); `judging` = (CorpusJudge, the input parts row-aligned with `maps`) judges
+    each scored batch."""
     from .documents import risk_config
 
     counts: Counter = Counter()
     n_flagged = 0
-    with atomic_path(path) as tmp:
+    with (atomic_path(path) if path is not None else contextlib.nullcontext()) as tmp:
         writer = None
         try:
             for k, mapped in enumerate(_mapped(maps)):
@@ -334,10 +347,10 @@ def _write_audit(path: Path, maps: list[Path], stats, ctx, phases: Phases, advan
                     texts = read_input(parts[k]).select(["id", "source_text", "target_text"])
                     scored = judge.apply(scored, texts, (ctx.pair.source, ctx.pair.target), risk_config(ctx))
                 if phases.validate is not None:
-                    phases.validate(scored, path.name)
-                if writer is None:
-                    writer = pq.ParquetWriter(tmp, scored.schema)
-                writer.write_table(scored)
+                    phases.validate(scored, AUDIT)
+                if tmp is not None:
+                    writer = writer or pq.ParquetWriter(tmp, scored.schema)
+                    writer.write_table(scored)
                 flags = scored.column("flags").to_pylist()
                 counts.update(f for cell in flags for f in cell.split(";") if f)
                 n_flagged += int(pa.compute.sum(scored.column("flagged")).as_py() or 0)

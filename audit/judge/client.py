@@ -4,13 +4,18 @@ that say what went wrong without ever naming the API key.
 A 429 waits for its Retry-After (capped) or an exponential backoff, a 5xx or a timeout backs off
 exponentially, both a bounded number of times. An unreachable server (refused, or no connection
 after the last try), a refused key (401/403) or an unknown model (404) is the same for every pair,
-so it is `JudgeUnavailable` and the run stops asking.
+so it is `JudgeUnavailable` and the run stops asking. The server is not trusted to behave
+(base/bounded_http.py): a request that takes longer than `deadline` seconds in all, or whose body is
+longer than `max_bytes`, fails for its pair without a retry. The key is masked (with any piece of it)
+in every message and in every answer before it is parsed, cached or written.
 """
 
 from __future__ import annotations
 
 import email.utils
 import json
+import math
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -18,7 +23,16 @@ from typing import Callable
 
 import httpx
 
-from bbsard_audit.base.redact import redact
+from bbsard_audit.base.bounded_http import BoundedClient, DeadlineExceeded, ResponseTooLarge
+from bbsard_audit.base.redact import redact, without_secret
+
+DEADLINE = 300.0
+"""Seconds one request may take in all (connecting to the body's last byte): a 7B model writes 1,024
+tokens in well under a minute."""
+MAX_BYTES = 4 * 2**20
+"""Bytes of one response body: an answer is at most 1,024 tokens (a few kB)."""
+SHOWN = 200
+"""Characters of a server's body quoted in a message."""
 
 
 class JudgeUnavailable(Exception):
@@ -54,18 +68,17 @@ class Backoff:
 
 
 def _retry_after_seconds(value: str | None) -> float | None:
-    """Retry-After as seconds or an HTTP date (RFC 9110); None when absent or unreadable."""
-    if not value:
-        return None
-    try:
+    """Retry-After as delay-seconds (digits only) or an HTTP date (RFC 9110); None when absent or
+    unreadable (`nan`, `inf`, `-1`, `1e9`, a broken date: the exponential backoff applies)."""
+    value = (value or "").strip()
+    if re.fullmatch(r"[0-9]{1,12}", value):
         return float(value)
-    except ValueError:
-        pass
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        seconds = when.timestamp() - time.time()
+    except (TypeError, ValueError, IndexError, OverflowError, OSError):
         return None
-    return when.timestamp() - time.time()
+    return seconds if math.isfinite(seconds) else None
 
 
 def endpoint(url: str) -> httpx.URL:
@@ -88,13 +101,13 @@ class ChatClient:
     `key` goes into the Authorization header only; every message this class makes is scrubbed of it."""
 
     def __init__(self, url: str, model: str, key: str | None = None, *, timeout: float = 120.0,
-                 backoff: Backoff = Backoff(), concurrency: int = 4,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 backoff: Backoff = Backoff(), concurrency: int = 4, deadline: float = DEADLINE,
+                 max_bytes: int = MAX_BYTES, sleep: Callable[[float], None] = time.sleep) -> None:
         self.url, self.model, self.backoff, self.sleep = endpoint(url), model, backoff, sleep
         self._key = key or None
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self._http = httpx.Client(headers=headers, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-                                  limits=httpx.Limits(max_connections=concurrency), trust_env=False)
+        self._http = BoundedClient(headers=headers, timeout=timeout, total=deadline, max_bytes=max_bytes,
+                                   max_connections=concurrency)
         self._lock = threading.Lock()
         self.requests = 0
         """Requests sent (each retry counts)."""
@@ -103,8 +116,16 @@ class ChatClient:
         self._http.close()
 
     def _scrub(self, text: str) -> str:
-        text = redact(text)
-        return text.replace(self._key, "***") if self._key else text
+        return redact(without_secret(text, self._key))
+
+    def _said(self, response: httpx.Response) -> str:
+        """The start of a body for a message: scrubbed first, then cut (a cut key would escape the mask)."""
+        text = response.text[:SHOWN + 2 * len(self._key or "")]
+        return self._scrub(text)[:SHOWN].replace("\n", " ").strip()
+
+    def scrub_answer(self, answer: str) -> str:
+        """An answer without the key (a model may quote its prompt's context, a server its request)."""
+        return without_secret(answer, self._key)
 
     def complete(self, body: dict) -> str:
         """The first choice's message content; raises the exceptions above."""
@@ -115,6 +136,11 @@ class ChatClient:
                 with self._lock:
                     self.requests += 1
                 response = self._http.post(self.url, json=body)
+            except DeadlineExceeded:
+                raise RequestFailed(f"no complete answer from {where} within {self._http.total:g} s "
+                                    "(BBSARD_AUDIT_JUDGE_DEADLINE); not retried") from None
+            except ResponseTooLarge as exc:
+                raise RequestFailed(f"the answer from {where} {exc} (BBSARD_AUDIT_JUDGE_MAX_BYTES)") from None
             except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
                 raise JudgeUnavailable(self._scrub(f"cannot reach {where} ({exc or type(exc).__name__})")) from None
             except httpx.TimeoutException as exc:
@@ -131,7 +157,7 @@ class ChatClient:
             status = response.status_code
             if status >= 400 and status not in (401, 403, 404) and "response_format" in response.text:
                 # a refusal of the schema's form (llama-cpp-python says so with a 500)
-                raise ResponseFormatRefused(self._scrub(response.text[:200].replace("\n", " ").strip()))
+                raise ResponseFormatRefused(self._said(response))
             if status == 429 or status >= 500:
                 if last:
                     raise RequestFailed(f"{where} answered {status} {self.backoff.attempts} times; gave up")
@@ -141,7 +167,7 @@ class ChatClient:
         raise AssertionError("unreachable")  # the loop returns or raises
 
     def _content(self, response: httpx.Response, where: str) -> str:
-        status, said = response.status_code, self._scrub(response.text[:200].replace("\n", " ").strip())
+        status, said = response.status_code, self._said(response)
         if status in (401, 403):
             raise JudgeUnavailable(f"{where} refused the API key ({status}); set BBSARD_AUDIT_JUDGE_API_KEY "
                                    "(or OPENAI_API_KEY) to a key it accepts")
@@ -156,7 +182,7 @@ class ChatClient:
             raise Malformed(f"the response is not a chat completion ({said!r})") from None
         if not isinstance(content, str):
             raise Malformed(f"the message content is {type(content).__name__}, not text")
-        return content
+        return self.scrub_answer(content)
 
 
 def request_json(body: dict) -> str:

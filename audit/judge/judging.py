@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from . import prompt
-from .cache import JudgeCache, cache_key
+from .cache import BadEntry, JudgeCache, cache_endpoint, cache_key
 from .client import ChatClient, JudgeUnavailable, Malformed, RequestFailed, ResponseFormatRefused
 from .parse import JudgedError, parse_answer
 
@@ -56,30 +56,40 @@ class Judge:
         return self.client.model
 
     def key(self, source: str, target: str, pair: tuple[str, str]) -> str:
-        return cache_key(self.model, self.domain.version(), pair, source, target)
+        return cache_key(cache_endpoint(str(self.client.url)), self.model, self.domain.version(), pair, source, target)
 
     def request(self, source: str, target: str, pair: tuple[str, str]) -> dict:
         return prompt.body(self.model, source, target, pair, form=self.form, domain=self.domain)
 
     def cached(self, source: str, target: str, pair: tuple[str, str]) -> Outcome | None:
-        answer = self.cache.get(self.key(source, target, pair))
-        if answer is None:
-            return None
+        return self._lookup(source, target, pair)[0]
+
+    def _lookup(self, source: str, target: str, pair: tuple[str, str]) -> tuple[Outcome | None, str | None]:
+        """(the cached Outcome or None, a note when the stored entry was unusable and is asked again)."""
         try:
-            errors, notes = parse_answer(answer, source, target)
-        except Malformed:  # stored by an older parser: ask again
-            return None
-        return Outcome("cached", errors, notes, dropped=len(notes))
+            answer = self.cache.get(self.key(source, target, pair))
+        except BadEntry as exc:
+            return None, f"its cached answer cannot be read ({exc}); asked again"
+        if answer is None:
+            return None, None
+        try:
+            errors, notes = parse_answer(self.client.scrub_answer(answer), source, target)
+        except Malformed as exc:  # stored by an older parser or version: ask again
+            return None, f"its cached answer is unusable ({exc}); asked again"
+        return Outcome("cached", errors, notes, dropped=len(notes)), None
 
     def judge(self, texts: Sequence[tuple[str, str]], pair: tuple[str, str],
               advance: Callable[[int, int], None] | None = None) -> list[Outcome]:
         """One Outcome per (source, target), in order; `advance(asked, to_ask)` after each request."""
-        outcomes: list[Outcome | None] = [self.cached(s, t, pair) for s, t in texts]
+        looked = [self._lookup(s, t, pair) for s, t in texts]
+        outcomes: list[Outcome | None] = [o for o, _ in looked]
         todo = [i for i, o in enumerate(outcomes) if o is None]
         done = [0]
 
         def one(i: int) -> None:
             outcomes[i] = self._ask(*texts[i], pair)
+            if looked[i][1]:
+                outcomes[i].notes.insert(0, looked[i][1])
             with self._lock:
                 done[0] += 1
                 if advance:

@@ -1,14 +1,17 @@
 """Strict reading of a judge's answer: the schema of audit/judge/prompt.py, nothing guessed.
 
-A broken answer (not JSON, wrong shape, unknown category or severity) is `Malformed`, so the caller
-can ask once more. A span that is not an exact substring of the text it names is evidence the model
-made up: that error is dropped, with a note, and does not count in the MQM score.
+A broken answer (not JSON, wrong shape, unknown category or severity, a lone surrogate such as
+`\ud800` that no file can hold) is `Malformed`, so the caller can ask once more. A span is looked up
+verbatim, else in Unicode NFC on both sides (a model may quote decomposed accents), its offsets always
+into the text as given. A span found neither way is evidence the model made up: that error is
+dropped, with a note, and does not count in the MQM score.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from bbsard_audit.base.contracts.audit import SPAN_CATEGORIES
@@ -24,6 +27,7 @@ MAX_EXPLANATION = 400
 FIELDS = {"span", "side", "category", "severity", "explanation"}
 REQUIRED = FIELDS - {"side"}
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,8 @@ def parse_answer(content: str, source: str, target: str) -> tuple[list[JudgedErr
         raise Malformed(f"the answer is not JSON ({exc})") from None
     if not isinstance(data, dict) or set(data) != {"errors"} or not isinstance(data["errors"], list):
         raise Malformed('the answer is not {"errors": [...]}')
+    if _SURROGATE.search(json.dumps(data, ensure_ascii=False)):
+        raise Malformed("the answer holds a lone surrogate (e.g. \\ud800), which is not text")
     errors, notes = [], []
     texts = {"source": source, "target": target}
     for i, item in enumerate(data["errors"]):
@@ -67,7 +73,7 @@ def parse_answer(content: str, source: str, target: str) -> tuple[list[JudgedErr
             if value not in allowed:
                 raise Malformed(f"{where}: {key} {value!r} is not one of {'|'.join(allowed)}")
         span, text = item["span"], texts[side]
-        start = text.find(span) if span else -1
+        start, end = locate(span, text)
         if start < 0:
             shown = span if len(span) <= 60 else span[:57] + "..."
             notes.append(f"span {shown!r} is not in the {side} text; dropped")
@@ -75,9 +81,34 @@ def parse_answer(content: str, source: str, target: str) -> tuple[list[JudgedErr
         explanation = " ".join(item["explanation"].split())  # one line in `reasons`
         if len(explanation) > MAX_EXPLANATION:
             explanation = explanation[:MAX_EXPLANATION - 1] + "…"
-        errors.append(JudgedError(side, start, start + len(span), span, item["category"], item["severity"],
+        errors.append(JudgedError(side, start, end, text[start:end], item["category"], item["severity"],
                                   explanation))
     return errors, notes
+
+
+def locate(span: str, text: str) -> tuple[int, int]:
+    """[start, end) of `span`'s first occurrence in `text`, verbatim or else both in NFC (offsets into
+    `text` as given, widened to whole characters with their accents); (-1, -1) when absent."""
+    if not span:
+        return -1, -1
+    start = text.find(span)
+    if start >= 0:
+        return start, start + len(span)
+    # NFC per cluster (a starter and the marks after it), remembering where each cluster began
+    bounds = [i for i, c in enumerate(text) if i == 0 or not unicodedata.combining(c)] + [len(text)]
+    normal, first, last = [], [], []
+    for a, b in zip(bounds, bounds[1:]):
+        piece = unicodedata.normalize("NFC", text[a:b])
+        normal.append(piece)
+        first += [a] * len(piece)
+        last += [b] * len(piece)
+    normal_text, target = "".join(normal), unicodedata.normalize("NFC", span)
+    if normal_text != unicodedata.normalize("NFC", text):  # composition across clusters (e.g. Hangul jamo)
+        return -1, -1
+    k = normal_text.find(target)
+    if k < 0:
+        return -1, -1
+    return first[k], last[k + len(target) - 1]
 
 
 def mqm_score(errors: list[JudgedError]) -> float:

@@ -10,6 +10,7 @@ low..high severity band, where one more piece of evidence decides) or `all`. Aud
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -26,7 +27,7 @@ from bbsard_audit.base.languages.pair import language_name
 
 from . import prompt
 from .cache import JudgeCache
-from .client import ChatClient, public_url, request_json
+from .client import DEADLINE, MAX_BYTES, ChatClient, public_url, request_json
 from .judging import Judge, Outcome
 from .parse import mqm_score
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:  # risk imports the registry, which imports this module
 
 ON = ("flagged", "uncertain", "all")
 KEY_VARIABLES = ("BBSARD_AUDIT_JUDGE_API_KEY", "OPENAI_API_KEY")
+DEADLINE_VARIABLE, MAX_BYTES_VARIABLE = "BBSARD_AUDIT_JUDGE_DEADLINE", "BBSARD_AUDIT_JUDGE_MAX_BYTES"
 
 FLAGS = {
     "judge_errors": "An LLM judge (`audit --judge llm:MODEL`) marked translation errors in the pair, "
@@ -147,6 +149,34 @@ def judge_signal(spec: str, url: str | None, *, on: str = "flagged", concurrency
                        advance)
 
 
+def check_options(judge: str | None, dry_run: bool, **given) -> None:
+    """`--judge-*` options given without `--judge` (or `--judge-dry-run`) would be ignored, and a bad
+    `--judge-on` unnoticed: one line each, before any work. `given`: option name -> value (None = not given)."""
+    on = given.get("--judge-on")
+    if on is not None and on not in ON:
+        raise InputError(f"--judge-on must be one of {'|'.join(ON)}, not {on!r}")
+    if judge is None and not dry_run:
+        named = [name for name, value in given.items() if value is not None]
+        if named:
+            raise InputError(f"{' and '.join(named)} {'needs' if len(named) == 1 else 'need'} --judge llm:MODEL "
+                             "(without it no judge runs)")
+
+
+def _limit(variable: str, default: float, kind: type) -> float:
+    """A positive finite number from the environment (seconds or bytes), else the default."""
+    raw = os.environ.get(variable, "").strip()
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value) or value <= 0:
+        raise InputError(f"{variable} must be a {'number of seconds' if kind is float else 'whole number of bytes'} "
+                         f"> 0, not {raw[:40]!r}")
+    return value
+
+
 def make_judge(spec: str, url: str | None, *, on: str = "flagged", concurrency: int = 4,
                cache_dir: Path | None = None, domain: prompt.Domain = prompt.Domain()) -> Judge:
     """The options checked and the Judge built; the key from BBSARD_AUDIT_JUDGE_API_KEY, else
@@ -170,7 +200,8 @@ def make_judge(spec: str, url: str | None, *, on: str = "flagged", concurrency: 
     key = os.environ[variable].strip() if variable else None
     if key and not all(" " < c <= "~" for c in key):  # never echoed: an httpx header error would quote it
         raise InputError(f"{variable} holds characters an HTTP header cannot carry (spaces, control or non-ASCII)")
-    client = ChatClient(url, model, key, concurrency=concurrency)
+    client = ChatClient(url, model, key, concurrency=concurrency, deadline=_limit(DEADLINE_VARIABLE, DEADLINE, float),
+                        max_bytes=int(_limit(MAX_BYTES_VARIABLE, MAX_BYTES, int)))
     cache = JudgeCache(Path(cache_dir or default_cache_dir()) / "judge.sqlite")
     return Judge(client, cache, concurrency, domain)
 

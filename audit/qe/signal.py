@@ -7,17 +7,25 @@ become findings whose spans sit in the translation (side = the target language c
 the stored text, widened to whole words) and so reach Label Studio and `audit calibrate` like any
 signal's. Results are cached per pair, keyed by the model (checkpoint hash, or hub id + revision)
 and the pair's texts: a rerun, or an audit that adds pairs, scores only what is new.
+
+The worker is checked like any outside process: a worker silent for `IDLE_TIMEOUT` seconds is
+stopped, every line it writes must be a {score, spans} record (bytes that are not UTF-8 are read as
+U+FFFD, not as a crash), and a cached record that is not one is scored again. Texts go to it with
+lone surrogates replaced by U+FFFD (one code point for one: offsets stay valid).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import queue
 import re
 import sqlite3
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Sequence
@@ -35,6 +43,36 @@ WORKER = Path(__file__).with_name("worker.py")
 SEVERE = ("major", "critical")
 QUOTED = 3  # span texts quoted in a finding's reason
 _WORD = re.compile(r"\w", re.UNICODE)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+IDLE_VARIABLE = "BBSARD_AUDIT_QE_IDLE_TIMEOUT"
+IDLE_TIMEOUT = 1800.0
+"""Seconds the worker may go without writing a line (loading the largest xCOMET on a CPU, or scoring
+one chunk of 64 pairs with it, takes minutes, not half an hour)."""
+
+
+def idle_timeout() -> float:
+    raw = os.environ.get(IDLE_VARIABLE, "").strip()
+    try:
+        value = float(raw) if raw else IDLE_TIMEOUT
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise InputError(f"{IDLE_VARIABLE} must be a number of seconds > 0, not {raw[:40]!r}")
+    return value
+
+
+def is_result(record: object) -> bool:
+    """A {score, spans} record as the worker writes it: a finite score; spans null or a list of
+    {start, end, severity} with integer offsets."""
+    if not isinstance(record, dict) or set(record) != {"score", "spans"}:
+        return False
+    score, spans = record["score"], record["spans"]
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        return False
+    return spans is None or isinstance(spans, list) and all(
+        isinstance(x, dict) and isinstance(x.get("severity"), str)
+        and all(isinstance(x.get(k), int) and not isinstance(x.get(k), bool) for k in ("start", "end"))
+        for x in spans)
 
 
 def parse_spec(spec: str) -> str:
@@ -71,14 +109,22 @@ class QECache:
     def get(self, keys: Sequence[str]) -> dict[str, dict]:
         with self._connect() as db:
             rows = [r for start in range(0, len(keys), 500) for r in db.execute(
-                f"SELECT key, payload FROM results WHERE key IN ({','.join('?' * len(keys[start:start + 500]))})",
-                list(keys[start:start + 500]))]
-        return {k: json.loads(p) for k, p in rows}
+                f"SELECT key, CAST(payload AS BLOB) FROM results WHERE key IN "
+                f"({','.join('?' * len(keys[start:start + 500]))})", list(keys[start:start + 500]))]
+        found = {}
+        for k, p in rows:  # an entry that is not a result (a damaged file) is scored again
+            try:
+                record = json.loads(bytes(p).decode("utf-8"))
+            except ValueError:
+                continue
+            if is_result(record):
+                found[k] = record
+        return found
 
     def put(self, results: dict[str, dict]) -> None:
         with self._connect() as db:
             db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?)",
-                           [(k, json.dumps(v, ensure_ascii=False)) for k, v in results.items()])
+                           [(k, json.dumps(v)) for k, v in results.items()])  # ASCII: a surrogate cannot break it
 
     def file_hash(self, path: Path) -> str:
         stat = path.stat()
@@ -120,7 +166,8 @@ class CometScorer:
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> list[dict]:
         model_id = self.model_id()
-        keys = [hashlib.sha256(f"{model_id}\0{COMET_VERSION}\0{s}\0{t}".encode()).hexdigest() for s, t in pairs]
+        keys = [hashlib.sha256(f"{model_id}\0{COMET_VERSION}\0{s}\0{t}".encode("utf-8", "surrogatepass")).hexdigest()
+                for s, t in pairs]
         found = self.cache.get(list(dict.fromkeys(keys)))
         todo = {k: p for k, p in zip(keys, pairs) if k not in found}
         started = time.perf_counter()
@@ -136,12 +183,12 @@ class CometScorer:
         python = venv_python() or venv_dir() / "bin" / "python"  # checked by qe_signal
         with tempfile.TemporaryDirectory(prefix="bbsard-qe-") as tmp:
             requests, log = Path(tmp) / "requests.jsonl", Path(tmp) / "worker.log"
-            requests.write_text("".join(json.dumps({"src": s, "mt": t}, ensure_ascii=False) + "\n"
-                                        for s, t in pairs), encoding="utf-8")
+            requests.write_text("".join(json.dumps({"src": _SURROGATE.sub("\ufffd", s), "mt": _SURROGATE.sub("\ufffd", t)},
+                                                   ensure_ascii=False) + "\n" for s, t in pairs), encoding="utf-8")
             # -I: neither PYTHONPATH nor the worker's own folder (this signal.py would shadow the stdlib's)
             cmd = [str(python), "-I", str(WORKER), self.model, "--input", str(requests), "--batch-size", str(self.batch_size)]
-            with open(log, "wb") as err, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err,
-                                                          text=True, encoding="utf-8") as proc:
+            with open(log, "wb") as err, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True,
+                                                          encoding="utf-8", errors="replace") as proc:
                 try:
                     lines = self._read(proc, len(pairs))
                 finally:
@@ -154,21 +201,45 @@ class CometScorer:
         return lines
 
     def _read(self, proc: subprocess.Popen, n: int) -> list[dict]:
-        results = []
-        for line in proc.stdout:
+        """The worker's result lines, each within `idle_timeout()` of the last (else it is stopped)."""
+        idle, lines, results = idle_timeout(), queue.Queue(), []
+        threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
+        fail = f"--qe comet:{self.model}: the COMET worker"
+        while True:
+            try:
+                line = lines.get(timeout=idle)
+            except queue.Empty:
+                raise InputError(f"{fail} wrote nothing for {idle:g} s ({IDLE_VARIABLE}); stopped it") from None
+            if line is None:
+                break
             try:
                 record = json.loads(line)
             except ValueError:
-                raise InputError(f"--qe comet:{self.model}: the COMET worker wrote {line[:80]!r}, not JSON") from None
-            if "model_class" in record:
-                self.meta.update(model_class=record["model_class"], word_level=record["word_level"],
-                                 device="gpu" if record["gpus"] else "cpu")
+                raise InputError(f"{fail} wrote {line[:80]!r}, not JSON") from None
+            if isinstance(record, dict) and "model_class" in record:
+                self.meta.update(model_class=str(record["model_class"]), word_level=bool(record.get("word_level")),
+                                 device="gpu" if record.get("gpus") else "cpu")
                 continue
+            if not is_result(record):
+                raise InputError(f"{fail} wrote {line.strip()[:80]!r}, not a {{score, spans}} result") from None
             results.append(record)
             if self.advance:
                 self.advance(1, n)
-        proc.wait()
+        try:
+            proc.wait(timeout=idle)
+        except subprocess.TimeoutExpired:
+            raise InputError(f"{fail} closed its output but did not exit within {idle:g} s; stopped it") from None
         return results
+
+
+def _pump(stream, lines: queue.Queue) -> None:
+    """Every line of `stream` into `lines`, then None (also when the stream is closed under it)."""
+    try:
+        for line in stream:
+            lines.put(line)
+    except (OSError, ValueError):
+        pass
+    lines.put(None)
 
 
 def _last_error(log: Path, code: int) -> str:
@@ -248,6 +319,7 @@ class CometSignal(Declared):
 def qe_signal(spec: str, cache_dir: Path, advance: Callable[[int, int], None] | None = None) -> CometSignal:
     """The signal for `--qe SPEC`, its per-pair cache in `cache_dir/qe.sqlite`; a bad spec, a missing
     venv or a local path that is no checkpoint fail here, before the audit's slow steps."""
+    idle_timeout()  # a bad BBSARD_AUDIT_QE_IDLE_TIMEOUT is one line now, not after the slow steps
     scorer = CometScorer(parse_spec(spec), QECache(Path(cache_dir) / "qe.sqlite"), advance=advance)
     if venv_python() is None:
         raise InputError(f"--qe {spec}: no COMET venv at {venv_dir()}; build it once with "
