@@ -248,7 +248,9 @@ def selftest(dataset: DatasetOption = "sample", split: Split = "test",
 def calibrate(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt, out: OutOpt = Path("reports/calibration"),
               positive: Annotated[str, typer.Option(
                   help="Which verdicts count as errors: legal or minor+legal.")] = "legal") -> None:
-    """Compare audit signals with expert verdicts: precision, recall, ROC-AUC, suggested thresholds.
+    """Compare audit signals with expert verdicts: precision, recall, ROC-AUC, suggested thresholds,
+    p_error's reliability curve and ECE; with >= 30 verdicts (>= 5 errors) p_error's model refitted
+    into error_model.json (held-out ECE printed), for `audit --calibration DIR/error_model.json`.
 
     Example: `bbsard-audit audit calibrate --audit reports/audit/audit.csv --verdicts reports/annot/verdicts.csv --out reports/calibration`
     """
@@ -292,7 +294,8 @@ def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
           glossary: GlossaryOpt = None, config: ConfigOpt = None, out: OutOpt = Path("reports/learned")) -> None:
     """Learn glossary rules from expert corrections: learned_glossary.yaml (+ learned_conflicts.csv,
     learned_confirming.csv for rules the glossary already holds, and with enough verdicts refitted
-    risk weights in learned_weights.toml and the refitted review ranking in learned_ranking.json).
+    risk weights in learned_weights.toml, the refitted review ranking in learned_ranking.json and
+    p_error's refitted model in error_model.json, for `audit --calibration`).
     Pronoun, person, word-order, punctuation and function-word edits are never term rules.
 
     Each rule: the French term, the expert's Dutch rendering (accepted) and the translation's

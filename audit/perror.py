@@ -38,13 +38,14 @@ COUNTS = ("comet_error_spans", JUDGE_SEVERE, "judge_minor")
 """Counts of marked errors: raw scale, a pair not asked counts 0 (no evidence)."""
 NUMERIC = (*ranking.NUMERIC, "comet_score", "judge_mqm")
 """Continuous signals, standardised over the audited pairs; a missing value sits at the mean."""
-INTERCEPT_PRECISION = 1.0
+INTERCEPT_PRECISION = 0.1
 RULE_PRECISION = 1.0
-FEATURE_PRECISION = 30.0
+FEATURE_PRECISION = 10.0
 """Gaussian prior precisions (intercept mean 0, rule-logit slope mean 1, every other coefficient
 mean 0; flags and counts on their raw 0/1 scale, signals standardised): a Platt-like recalibration of
-the noisy-OR moves freely (sd 1 logit), a single flag or signal needs about 30 verdicts' worth of
-evidence to gain a logit. Chosen on the tuning oracles of benchmarks/bench_calibration.py."""
+the noisy-OR moves freely (sd 3 and 1 logits), a single flag or signal needs about ten verdicts' worth
+of evidence to gain a logit. Chosen on the tuning oracles of benchmarks/bench_calibration.py (seeds
+200-201; 3 tied with 10 there, and the stronger shrinkage is the safer one for a 30-verdict campaign)."""
 MIN_VERDICTS, MIN_POSITIVES = 30, 5
 """Fewer verdicts (or errors among them) refit nothing: `audit calibrate` / `audit learn` say so."""
 BINS = 10

@@ -5,6 +5,7 @@ bad error_model.json is one line."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -14,6 +15,8 @@ from scripted_judge import scripted_signal
 from typer.testing import CliRunner
 
 from bbsard_audit.app.cli import app
+from bbsard_audit.app.report import build_report
+from bbsard_audit.app.report.sections import num
 from bbsard_audit.audit import perror
 from bbsard_audit.audit.calibration import calibrate
 from bbsard_audit.audit.pipeline import AuditEngine
@@ -92,6 +95,16 @@ def test_calibrate_writes_the_model_the_audit_reads(tmp_path, embedding_cache):
     assert not np.allclose(refit["p_error"], audit["p_error"]) and refit["risk"].equals(audit["risk"])
     meta = json.loads((tmp_path / "again" / "audit.meta.json").read_text())
     assert meta["error_model"]["model"] == "fitted" and meta["error_model"]["file"] == "error_model.json"
+    # the report's reliability curve: bins with counts and the ECE, on the reviewed pairs
+    shutil.copy(tmp_path / "verdicts.csv", out / "verdicts.csv")
+    shutil.copy(tmp_path / "cal" / "calibration.json", out / "calibration.json")
+    report = build_report(out, tmp_path / "report")
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "Review campaign" in report.sections and "Calibration of p_error: reliability curve" in md
+    curve = perror.reliability(audit["p_error"].to_numpy(), audit["id"].isin(worst).to_numpy())
+    assert f"| {num(curve['ece'])} |" in md or num(curve["ece"]) in md
+    assert all(f"| [{b['lo']:.1f}, {b['hi']:.1f}) | {b['n']} |" in md for b in curve["bins"])
+    assert "held out (5-fold)" in md
 
 
 @pytest.fixture(scope="module")

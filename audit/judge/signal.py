@@ -49,9 +49,10 @@ class JudgeSignal(Declared):
     name = "llm_judge"
     flags = FLAGS
     categories = {"judge_errors": "mistranslation"}
-    # one major error (MQM 5) alone gives 0.85 * logistic(1) = 0.62, over the flag threshold; a minor
-    # one (1) adds 0.04, two 0.10; a critical one 0.85 (audit/perror.py also flags a major by itself)
-    rules = (Rule("judge_mqm", "judge_errors", threshold=4.0, scale=1.0, weight=0.85, direction="above", order=60,
+    # one major error (MQM 5) alone gives 0.85 * logistic(1.33) = 0.67, over the flag threshold; a minor
+    # one (1) adds 0.015, two 0.055; a critical one 0.85; a clean answer (0) 0.004, below the old rule's
+    # 0.007 (audit/perror.py also flags a major error by itself)
+    rules = (Rule("judge_mqm", "judge_errors", threshold=4.0, scale=0.75, weight=0.85, direction="above", order=60,
                   reason="LLM judge MQM score {value:.0f} {op} {threshold:g}"),)
     reads = ("fr", "nl")
 
