@@ -88,6 +88,10 @@ def test_calibrate_writes_the_model_the_audit_reads(tmp_path, embedding_cache):
     assert summary["reliability"]["score"] == "p_error" and summary["reliability_refit"]["n"] == len(audit)
     assert sum(b["n"] for b in summary["reliability"]["bins"]) == len(audit)
     assert model.n_verdicts == len(audit) and model.fitted_on["audit"].startswith("audit.csv sha256:")
+    learned = _run("audit", "learn", "--audit", out / "audit.csv", "--verdicts", tmp_path / "verdicts.csv",
+                   "--out", tmp_path / "learned")
+    assert learned.exit_code == 0 and "held out" in learned.output, learned.output
+    assert ErrorModel.read(tmp_path / "learned" / "error_model.json").coefficients == model.coefficients
     again = _run("audit", "--dataset", "sample", "--calibration", tmp_path / "cal" / "error_model.json",
                  "--cache-dir", embedding_cache, "--out", tmp_path / "again")
     assert again.exit_code == 0, again.output

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bbsard_audit.base.errors import InputError
 
-from .jsonfile import Record, from_dict, read_json
+from .jsonfile import Record, read_checked
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,7 @@ class ErrorModel(Record):
     @classmethod
     def read(cls, path: str | Path) -> "ErrorModel":
         """Strict: unknown keys, wrong types, mismatched sizes or another format -> one-line InputError."""
-        try:
-            model = from_dict(cls, read_json(path), str(path))
-        except ValueError as exc:
-            raise InputError(f"not an error model: {exc}", file=str(path)) from None
+        model = read_checked(cls, path, "an error model")
         if model.format != cls.format:
             raise InputError(f"not an error model (format {model.format!r}, expected {cls.format!r})", file=str(path))
         return model
