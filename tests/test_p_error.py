@@ -176,3 +176,28 @@ def test_a_bad_error_model_is_one_line(tmp_path, embedding_cache, content, messa
     assert ran.exit_code == 2 and len(ran.output.strip().splitlines()) == 1, ran.output
     assert "error_model.json" in ran.output and message in ran.output
     assert not (tmp_path / "o").exists()
+
+
+def test_the_report_judges_an_old_audits_risk(tmp_path):
+    old = audit_frame(range(1, 7), [True, True, False, False, True, False])
+    old.to_csv(tmp_path / "audit.csv", index=False)
+    (tmp_path / "verdicts.csv").write_text("id,verdict\n1,legal\n2,correct\n3,correct\n4,correct\n5,legal\n")
+    build_report(tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    assert "Reliability of risk" in md and "This audit predates p_error" in md
+    assert "| [0.9, 1.0) | 3 |" in md and "| [0.1, 0.2) | 2 |" in md  # 3 risk-0.9 pairs, 2 risk-0.1 reviewed
+
+
+def test_calibrate_with_too_few_verdicts_removes_its_old_model(tmp_path):
+    frame, verdicts = _campaign()
+    frame.to_csv(tmp_path / "audit.csv", index=False)
+    verdicts.to_csv(tmp_path / "v.csv", index=False)
+    assert _run("audit", "calibrate", "--audit", tmp_path / "audit.csv", "--verdicts", tmp_path / "v.csv",
+                "--out", tmp_path / "cal").exit_code == 0
+    assert (tmp_path / "cal" / "error_model.json").is_file()
+    verdicts.head(10).to_csv(tmp_path / "v.csv", index=False)
+    ran = _run("audit", "calibrate", "--audit", tmp_path / "audit.csv", "--verdicts", tmp_path / "v.csv",
+               "--out", tmp_path / "cal")
+    assert ran.exit_code == 0 and "not refitted" in ran.output
+    assert not (tmp_path / "cal" / "error_model.json").exists()
+    assert not (tmp_path / "cal" / "error_model.meta.json").exists()
