@@ -15,17 +15,21 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from bbsard_audit.base.contracts.audit import Layout
-from bbsard_audit.base.contracts.calibration import CALIBRATION_CSV, Calibration, Combined, SignalRow
+from bbsard_audit.base.contracts.calibration import (CALIBRATION_CSV, Calibration, Combined, Reliability,
+                                                     ReliabilityBin, SignalRow)
+from bbsard_audit.base.contracts.error_model import ErrorModel
 from bbsard_audit.base.contracts.verdicts import Verdicts
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import file_label, finite, write_sidecar
 
+ERROR_MODEL = "error_model.json"
+"""p_error's refitted model (audit/perror.py), for `audit --calibration FILE`."""
 POSITIVES = {"legal": {"legal"}, "minor+legal": {"minor", "legal"}}
 # Which way is "worse" for the continuous signals (anything else numeric is oriented by its name).
 LOWER_IS_WORSE = ("bt_chrf", "bt_bleu", "bt_cosine", "xling_cosine", "xling_margin", "xling_z", "qa_len_z",
                   "comet_score")
 # Descriptive counts and two-sided ratios: context for a reader, not "more = worse" signals.
-NOT_SIGNALS = ("id", "risk", "flagged", "qa_numbers_fr", "qa_numbers_nl", "qa_neg_fr", "qa_neg_nl",
+NOT_SIGNALS = ("id", "risk", "p_error", "flagged", "qa_numbers_fr", "qa_numbers_nl", "qa_neg_fr", "qa_neg_nl",
                "qa_sentences_fr", "qa_sentences_nl", "qa_len_ratio", "gl_expected", "gl_matched",
                "rc_rank_fr", "rc_rank_nl")
 
@@ -60,6 +64,16 @@ def best_f1_threshold(y: np.ndarray, score: np.ndarray) -> tuple[float, float, f
 class CalibrationResult:
     table: pd.DataFrame
     summary: Calibration
+    model: ErrorModel | None = None
+    """p_error's model refitted on these verdicts (enough verdicts only: audit/perror.py)."""
+
+
+def reliability_record(p: np.ndarray, y: np.ndarray, score: str, scope: str) -> Reliability:
+    from . import perror
+
+    curve = perror.reliability(p, y)
+    return Reliability(score=score, scope=scope, n=curve["n"], ece=finite(curve["ece"]),
+                       bins=[ReliabilityBin(**b) for b in curve["bins"]])
 
 
 def calibrate(audit_csv: str | Path, verdicts: str | Path, positive: str = "legal") -> CalibrationResult:
@@ -104,21 +118,39 @@ def calibrate(audit_csv: str | Path, verdicts: str | Path, positive: str = "lega
         rows.append({"signal": flag, "kind": "flag", "direction": "raised", "roc_auc": roc_auc(y, raised.astype(float)),
                      "precision": p, "recall": r, "n_raised": int(raised.sum())})
     table = pd.DataFrame(rows)
+    from . import perror
+
+    score = "p_error" if "p_error" in merged.columns else "risk"  # an audit from before p_error: its risk
+    scope = f"the {len(merged)} reviewed pairs with a verdict (a risk-ordered review: not the whole split)"
+    own = reliability_record(merged[score].to_numpy(float), y, score, scope)
+    model = refit = None
+    if perror.enough(len(merged), int(y.sum())):
+        model = perror.fit(audit, judged, positive, fitted_on=perror.fitted_on(audit_path, verdicts))
+        held, held_y = perror.cross_validated(audit, judged, positive)
+        refit = reliability_record(held, held_y, "p_error (refitted)", scope + ", each predicted by a fit "
+                                   "on the other 4 of 5 folds")
     signals = [SignalRow(**finite(row)) for row in rows]
     combined = Combined(**{k: v for k, v in finite(rows[0]).items() if k in Combined.__dataclass_fields__})
     summary = Calibration(audit=file_label(audit_path), verdicts=file_label(verdicts), positive=positive,
                           n_verdicts=len(judged), n_matched=len(merged), n_unmatched=len(judged) - len(merged),
                           n_positive=int(y.sum()),
                           verdict_counts={str(k): int(v) for k, v in merged["verdict"].value_counts().items()},
-                          combined=combined, signals=signals)
-    return CalibrationResult(table, summary)
+                          combined=combined, signals=signals, reliability=own, reliability_refit=refit)
+    return CalibrationResult(table, summary, model)
 
 
 def write_calibration(result: CalibrationResult, out: str | Path) -> list[Path]:
-    """calibration.json (strict JSON: null where a statistic is undefined) + calibration.csv + one sidecar."""
+    """calibration.json (strict JSON: null where a statistic is undefined) + calibration.csv + one sidecar,
+    and error_model.json (+ sidecar) when the verdicts refitted p_error's model."""
     out = Path(out)
     files = [result.summary.write(out / "calibration.json"),
              CALIBRATION_CSV.write_file(out / "calibration.csv", result.table)]
     sidecar = write_sidecar(out / "calibration.json", files=files, audit=result.summary.audit,
                             verdicts=result.summary.verdicts, positive=result.summary.positive)
-    return [out / "calibration.json", out / "calibration.csv", sidecar]
+    written = [out / "calibration.json", out / "calibration.csv", sidecar]
+    if result.model is not None:
+        model = out / ERROR_MODEL
+        written += [model, write_sidecar(model, files=[result.model.write(model)], **result.model.fitted_on,
+                                         n_verdicts=result.model.n_verdicts, n_positive=result.model.n_positive,
+                                         positive=result.model.positive)]
+    return written

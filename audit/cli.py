@@ -87,6 +87,11 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
               help="A learned_glossary.yaml (`audit learn`) layered on the glossary; repeatable. Its "
                    "findings name the expert review they were learned from. A learned_ranking.json "
                    "(`audit learn`, enough verdicts) makes `risk` the refitted review priority.")] = None,
+          calibration: Annotated[Optional[Path], typer.Option(
+              "--calibration", metavar="FILE",
+              help="An error_model.json (`audit calibrate` or `audit learn` with >= 30 verdicts, >= 5 legal): "
+                   "p_error from the model refitted on the verdicts, and `flagged` on it. Default: p_error = the "
+                   "noisy-OR of the configured weights (docs/audit.md, \"p_error\").")] = None,
           corpus_audit: Annotated[Optional[Path], typer.Option(
               "--corpus-audit", metavar="FILE",
               help="A corpus_audit.parquet (`audit corpus`) of this dataset: questions whose gold documents it "
@@ -137,7 +142,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     check_options(judge, judge_dry_run, **{"--judge-url": judge_url, "--judge-on": judge_on,
                                            "--judge-concurrency": judge_concurrency})
     guard_out(out, command="audit",
-              inputs=[backtranslations, glossary, config, runs_fr, runs_nl, corpus_audit, *(learned or [])],
+              inputs=[backtranslations, glossary, config, runs_fr, runs_nl, corpus_audit, calibration, *(learned or [])],
               names=["audit.csv", "audit.parquet", "audit.meta.json"]
               + (["review_queue.csv", "review_queue.meta.json"] if review_budget is not None else []))
     rankings = [p for p in learned or [] if p.suffix == ".json"]
@@ -149,6 +154,11 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
         from bbsard_audit.base.contracts.learned import RankingModel
 
         model = RankingModel.read(rankings[0])
+    error_model = None
+    if calibration is not None:  # a bad file fails before any work
+        from bbsard_audit.base.contracts.error_model import ErrorModel
+
+        error_model = ErrorModel.read(calibration)
     if learned:
         from .glossary import Glossary, glossary_sources
         from .learn import load_learned
@@ -169,7 +179,11 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
                            embedder=embedder, glossary=layered if learned else glossary, config=config, cache_dir=cache_dir,
                            runs_fr=runs_fr, runs_nl=runs_nl, translator_langs=(src_lang, tgt_lang), qe=qe,
                            corpus_audit=find_corpus_audit(corpus_audit, out), progress=bar.step, advance=bar.advance,
-                           judge=judge_signal, max_question_chars=max_question_chars)
+                           judge=judge_signal, max_question_chars=max_question_chars, error_model=error_model)
+    if error_model is not None:
+        from bbsard_audit.base.io import digest_of
+
+        result.meta["error_model"].update(file=calibration.name, sha256=digest_of(calibration))
     if judge_signal is not None:
         from .judge.signal import report
 
@@ -242,16 +256,22 @@ def selftest(dataset: DatasetOption = "sample", split: Split = "test",
 def calibrate(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt, out: OutOpt = Path("reports/calibration"),
               positive: Annotated[str, typer.Option(
                   help="Which verdicts count as errors: legal or minor+legal.")] = "legal") -> None:
-    """Compare audit signals with expert verdicts: precision, recall, ROC-AUC, suggested thresholds.
+    """Compare audit signals with expert verdicts: precision, recall, ROC-AUC, suggested thresholds,
+    p_error's reliability curve and ECE; with >= 30 verdicts (>= 5 errors) p_error's model refitted
+    into error_model.json (held-out ECE printed), for `audit --calibration DIR/error_model.json`.
 
     Example: `bbsard-audit audit calibrate --audit reports/audit/audit.csv --verdicts reports/annot/verdicts.csv --out reports/calibration`
     """
     from .calibration import calibrate as run_calibration, write_calibration
+    from .perror import MIN_POSITIVES, MIN_VERDICTS
 
-    guard_out(out, command="audit calibrate", inputs=[audit_csv, verdicts],
-              names=["calibration.json", "calibration.csv", "calibration.meta.json"])
+    guard = guard_out(out, command="audit calibrate", inputs=[audit_csv, verdicts],
+                      names=["calibration.json", "calibration.csv", "calibration.meta.json"])
     result = run_calibration(audit_csv, verdicts, positive=positive)
-    for path in write_calibration(result, out):
+    written = write_calibration(result, out)
+    for stale in set(guard.previous()) - {p.name for p in written}:  # a model fewer verdicts no longer give
+        guard.remove(stale)
+    for path in written:
         console.print(f"  wrote {path}")
     c = result.summary.combined
 
@@ -260,6 +280,19 @@ def calibrate(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt, out: OutOpt = Path(
 
     console.print(f"{result.summary.n_matched} verdicts matched; risk ROC-AUC {num(c.roc_auc, 3)}, "
                   f"precision {num(c.precision, 2)}, recall {num(c.recall, 2)} at the configured threshold")
+    console.print(calibration_said(result, MIN_VERDICTS, MIN_POSITIVES))
+
+
+def calibration_said(result, min_verdicts: int, min_positives: int) -> str:
+    """One line on p_error's calibration: ECE of the audit's own score and, refitted, held out."""
+    own, refit = result.summary.reliability, result.summary.reliability_refit
+    ece = "n/a" if own.ece is None else f"{own.ece:.3f}"
+    line = f"{own.score} ECE {ece} on {own.n} reviewed pairs"
+    if refit is None:
+        return line + (f"; p_error not refitted: needs >= {min_verdicts} verdicts and >= {min_positives} "
+                       f"{result.summary.positive} ones")
+    return line + (f"; refitted p_error ECE {refit.ece:.3f} held out (5-fold): "
+                   "use it with `audit --calibration DIR/error_model.json`")
 
 
 @audit_app.command()
@@ -269,7 +302,8 @@ def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
           glossary: GlossaryOpt = None, config: ConfigOpt = None, out: OutOpt = Path("reports/learned")) -> None:
     """Learn glossary rules from expert corrections: learned_glossary.yaml (+ learned_conflicts.csv,
     learned_confirming.csv for rules the glossary already holds, and with enough verdicts refitted
-    risk weights in learned_weights.toml and the refitted review ranking in learned_ranking.json).
+    risk weights in learned_weights.toml, the refitted review ranking in learned_ranking.json and
+    p_error's refitted model in error_model.json, for `audit --calibration`).
     Pronoun, person, word-order, punctuation and function-word edits are never term rules.
 
     Each rule: the French term, the expert's Dutch rendering (accepted) and the translation's
@@ -281,6 +315,7 @@ def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
     """
     from .learn import (LEARN_OUTPUTS, MIN_POSITIVES_FOR_WEIGHTS, MIN_VERDICTS_FOR_WEIGHTS, learn as run_learn,
                         write_learned)
+    from .perror import MIN_POSITIVES, MIN_VERDICTS
 
     guard = guard_out(out, command="audit learn", inputs=[audit_csv, verdicts, spans, glossary, config],
                       names=LEARN_OUTPUTS)
@@ -305,6 +340,8 @@ def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
     if result.ranking is None:
         console.print("review ranking not refitted (same minimum); with it, `audit --learned "
                       "DIR/learned_ranking.json` ranks the next batch by the verdicts")
+    if result.calibration is not None:
+        console.print(calibration_said(result.calibration, MIN_VERDICTS, MIN_POSITIVES))
 
 
 def register(app: typer.Typer) -> None:

@@ -27,7 +27,9 @@ def render(config: RiskConfig | None = None) -> str:
              "(\"probability that this flag alone means a meaning-changing error\"); a continuous signal adds "
              "*w* · logistic((threshold − value) / scale), and raises its flag when it crosses the threshold. "
              "risk = 1 − ∏(1 − p). "
-             f"`flagged` = risk ≥ {cfg.flag_threshold:g}; severity high ≥ {cfg.severity['high']:g}, "
+             "p_error (audit/perror.py, docs/audit.md) is this risk unless `audit --calibration` gives a model refitted "
+             "on expert verdicts; "
+             f"`flagged` = p_error ≥ {cfg.flag_threshold:g} or a judge's major/critical error; severity (on p_error) high ≥ {cfg.severity['high']:g}, "
              f"medium ≥ {cfg.severity['medium']:g}, low ≥ {cfg.severity['low']:g}. "
              f"A flag no signal module declares (a signal object plugged in by hand) weighs {cfg.default_weight:g}.", "",
              "Category: the MQM-style category of the flag's evidence spans (the `spans` column, docs/formats.md).", "",

@@ -21,6 +21,7 @@ from bbsard_audit.base.sources.model import MAX_QUESTION_CHARS
 from bbsard_audit.base.languages import BBSARD, LanguagePair
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.contracts.audit import Layout
+from bbsard_audit.base.contracts.error_model import ErrorModel
 from bbsard_audit.base.io import write_sidecar
 
 from bbsard_audit.base.embeddings import Embedder, default_cache_dir, get_embedder
@@ -33,13 +34,14 @@ from .crosslingual import CrossLingualConfig, CrossLingualScorer, CrossLingualSi
 from .findings import Finding, spans_json
 from .glossary import Glossary, GlossarySignal, GlossarySource
 from .retrieval_consistency import RetrievalConsistency, RetrievalConsistencySignal
+from . import perror
 from .risk import RiskConfig, combine
 from .signal_cache import SignalCache
 from .signals import Batch, Signal, SignalResult, run_signal
 
 OPUS_MT = "opus-mt"
 """`--translator opus-mt`: Helsinki-NLP/opus-mt-<target>-<source> for the dataset's pair."""
-RISK_COLUMNS = ["risk", "severity", "flagged", "flags", "reasons", "spans"]
+RISK_COLUMNS = ["risk", "p_error", "severity", "flagged", "flags", "reasons", "spans"]
 Progress = Callable[[str], None]
 
 
@@ -81,8 +83,10 @@ class AuditEngine:
     def __init__(self, embedder: Embedder, config: RiskConfig,
                  glossary: GlossarySource | Sequence[GlossarySource] | None = None,
                  signal_cache: SignalCache | None = None, signals: Sequence[Signal] | None = None,
-                 pair: LanguagePair = BBSARD) -> None:
+                 pair: LanguagePair = BBSARD, error_model: ErrorModel | None = None) -> None:
         self.pair = pair
+        self.error_model = error_model or perror.default_model()
+        """p_error's model (audit/perror.py): `flagged` and `severity` are decisions on p_error."""
         """The texts' languages: `score`'s `fr` / `nl` are the source / target texts (the checks ask
         this pair's language packs; span sides are its codes)."""
         self.embedder = embedder if isinstance(embedder, MemoEmbedder) else MemoEmbedder(embedder)
@@ -160,6 +164,9 @@ class AuditEngine:
         findings, columns = _merged(results, len(batch))
         with self._timed("risk", progress):
             risk = combine(findings, columns, self.config)
+            scored = perror.apply(pd.concat([risk, columns], axis=1), self.error_model, self.config)
+            risk = risk.assign(p_error=scored["p_error"], flagged=scored["flagged"], severity=scored["severity"])
+            risk = risk[["risk", "p_error", *(c for c in risk.columns if c not in ("risk", "p_error"))]]
         sides = {"fr": self.pair.source, "nl": self.pair.target}  # findings name the source/target side fr/nl
         risk["spans"] = [spans_json(row, sides) for row in findings]
         return pd.concat([risk.reset_index(drop=True), columns], axis=1)
@@ -211,7 +218,8 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
               translator_langs: tuple[str | None, str | None] = (None, None), qe: str | None = None,
               corpus_audit: gold_documents.CorpusAuditInput | None = None,
               progress: Progress | None = None, advance: Callable[[int, int], None] | None = None,
-              judge: Signal | None = None, max_question_chars: int = MAX_QUESTION_CHARS) -> AuditResult:
+              judge: Signal | None = None, max_question_chars: int = MAX_QUESTION_CHARS,
+              error_model: ErrorModel | None = None) -> AuditResult:
     """Audit one split of a dataset; nothing is written (see `write_audit`).
 
     `translator_langs` = (source, target) codes for NLLB/M2M100 `translator` models; `glossary`: one
@@ -219,7 +227,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
     (audit/qe/signal.py); `corpus_audit`: flag questions whose gold documents it flags
     (audit/gold_documents.py); `judge`: the LLM judge (audit/judge/signal.py `judge_signal`), run last
     on the pairs it selects; `max_question_chars`: a longer question (either side) is refused before any
-    work (`check_question_lengths`).
+    work (`check_question_lengths`); `error_model`: p_error's model (audit/perror.py; default: the weights).
     """
     if max_question_chars < 1:
         raise InputError("--max-question-chars must be at least 1")
@@ -247,7 +255,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
     corpus = gold_documents.link(corpus_audit, ds)  # a bad corpus audit fails before any work
     emb = get_embedder(embedder, cache_dir) if isinstance(embedder, str) else embedder
     engine = AuditEngine(emb, cfg, glossary, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"),
-                         pair=ds.pair)
+                         pair=ds.pair, error_model=error_model)
     layout = Layout(ds.pair, ds.string_ids)
     engine.signals += corpus.signals
     if qe:  # checked here, before any slow step
@@ -308,6 +316,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
         "retrieval_consistency": {f"runs_{c}": path for c, path in zip(layout.sides, rc.paths)} if rc else None,
         "corpus_audit": corpus.summary(frame),
         **({"judge": judge.meta} if judge is not None else {}),
+        "error_model": perror.describe(engine.error_model),
         "config_source": cfg.source,
         "config": cfg.to_dict(),
         "timings_s": timings,

@@ -105,12 +105,22 @@ def fit(frame: pd.DataFrame, verdicts: pd.DataFrame, *, explore: float = EXPLORE
     y = (label.reindex(frame.loc[rows, "id"]).to_numpy() == "legal").astype(float)
     prior = np.r_[0.0, is_logit.astype(float) + LEARNED_HIT_PRIOR * np.array([n == LEARNED_HITS for n in names])]
     precision = np.r_[INTERCEPT_PRECISION, np.where(is_logit, RULE_PRECISION, PRIOR_PRECISION)]
+    w, cov = penalised_logistic(x, y, prior, precision)
+    return RankingModel(**{**model.to_dict(), "coefficients": w.tolist(), "covariance": cov.tolist(),
+                           "n_verdicts": int(rows.sum()), "n_positive": int(y.sum())})
+
+
+def penalised_logistic(x: np.ndarray, y: np.ndarray, prior: np.ndarray,
+                       precision: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """MAP logistic regression of y on x under the Gaussian prior N(prior, diag(1 / precision)), by
+    Newton's method with step halving (never a step that raises the loss); returns the coefficients
+    and the Laplace posterior covariance (inverse Hessian)."""
     def loss(w: np.ndarray) -> float:  # penalised negative log-likelihood (strictly convex)
         z = x @ w
         return float(np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * np.sum(precision * (w - prior) ** 2))
 
     w = prior.copy()
-    for _ in range(NEWTON_STEPS):  # Newton with step halving: never a step that raises the loss
+    for _ in range(NEWTON_STEPS):
         p = 1.0 / (1.0 + np.exp(-(x @ w)))
         grad = x.T @ (p - y) + precision * (w - prior)
         hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(precision)
@@ -122,9 +132,7 @@ def fit(frame: pd.DataFrame, verdicts: pd.DataFrame, *, explore: float = EXPLORE
             break
     p = 1.0 / (1.0 + np.exp(-(x @ w)))
     hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(precision)
-    cov = np.linalg.inv(hess)
-    return RankingModel(**{**model.to_dict(), "coefficients": w.tolist(), "covariance": cov.tolist(),
-                           "n_verdicts": int(rows.sum()), "n_positive": int(y.sum())})
+    return w, np.linalg.inv(hess)
 
 
 def predict(frame: pd.DataFrame, model: RankingModel) -> tuple[np.ndarray, np.ndarray]:

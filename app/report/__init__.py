@@ -9,6 +9,7 @@ from pathlib import Path
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import write_sidecar, write_text
 from .corpus_section import corpus_section
+from .reliability_section import add_reliability
 from .simulation_section import simulation_section
 from .html import render_html
 from .loaders import Workdir, load_workdir
@@ -36,6 +37,7 @@ def build_report(workdir: str | Path, out: str | Path | None = None, campaign: s
         raise InputError("no stage output here (audit.csv, verdicts.csv, metrics.csv, ...): nothing to report; "
                          "give the folder a stage wrote with --out", file=str(wd.root))
     report = build(wd, extra=[s for s in (corpus_section(wd), simulated) if s is not None])
+    add_reliability(report, wd)
     out = Path(out) if out is not None else wd.root
     html = write_text(out / "report.html", render_html(report))
     md = write_text(out / "report.md", render_markdown(report))

@@ -51,7 +51,10 @@ class JudgeSignal(Declared):
     name = "llm_judge"
     flags = FLAGS
     categories = {"judge_errors": "mistranslation"}
-    rules = (Rule("judge_mqm", "judge_errors", threshold=4.5, scale=1.0, weight=0.6, direction="above", order=60,
+    # one major error (MQM 5) alone gives 0.85 * logistic(1.33) = 0.67, over the flag threshold; a minor
+    # one (1) adds 0.015, two 0.055; a critical one 0.85; a clean answer (0) 0.004, below the old rule's
+    # 0.007 (audit/perror.py also flags a major error by itself)
+    rules = (Rule("judge_mqm", "judge_errors", threshold=4.0, scale=0.75, weight=0.85, direction="above", order=60,
                   reason="LLM judge MQM score {value:.0f} {op} {threshold:g}"),)
     reads = ("fr", "nl")
 
@@ -86,6 +89,7 @@ class JudgeSignal(Declared):
         ids = list(batch.ids) if batch.ids is not None else list(range(n))
         texts = [batch.pairs[i] for i in rows]
         mqm, status = np.full(n, np.nan), [""] * n
+        severe, minor = np.full(n, np.nan), np.full(n, np.nan)  # major + critical, minor error counts
         findings: list[list[Finding]] = [[] for _ in range(n)]
         if self.dry_run:
             self._dry_run(texts, pair)
@@ -100,9 +104,12 @@ class JudgeSignal(Declared):
                 status[i] = "failed"
                 continue
             status[i], mqm[i] = "judged", mqm_score(outcome.errors)
+            severe[i] = sum(e.severity in ("major", "critical") for e in outcome.errors)
+            minor[i] = sum(e.severity == "minor" for e in outcome.errors)
             findings[i] = [self._finding(e, pair) for e in outcome.errors]
         self._record(outcomes, [ids[i] for i in rows], pair)
-        return SignalResult(findings, pd.DataFrame({"judge_mqm": mqm, "judge_status": status}))
+        return SignalResult(findings, pd.DataFrame({"judge_mqm": mqm, "judge_status": status,
+                                                    "judge_major": severe, "judge_minor": minor}))
 
     @staticmethod
     def _finding(error, pair: tuple[str, str]) -> Finding:

@@ -153,6 +153,7 @@ def _audit_columns(layout: Layout) -> tuple[Column, ...]:
         Column(layout.question_tgt, "text"),
         Column("backtranslation", "text"),
         Column("risk", "float", lo=0.0, hi=1.0),
+        Column("p_error", "float", required=False, lo=0.0, hi=1.0),  # absent in audits before p_error
         Column("severity", "enum", choices=SEVERITIES),
         Column("flagged", "bool"),
         Column("flags", "text"),

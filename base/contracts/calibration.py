@@ -42,6 +42,30 @@ class SignalRow(Scores, _Signal):
     n_raised: int | None = None
 
 
+@dataclass(frozen=True)
+class ReliabilityBin:
+    """Pairs whose predicted probability lies in [lo, hi): their mean prediction and observed error share."""
+
+    lo: float
+    hi: float
+    n: int
+    predicted: float
+    observed: float
+    errors: int
+
+
+@dataclass(frozen=True)
+class Reliability:
+    """A reliability curve and its expected calibration error (audit/perror.py `reliability`):
+    `score` is the probability judged (p_error, or risk for an audit without it), `scope` which pairs."""
+
+    score: str
+    scope: str
+    n: int
+    ece: float | None = None
+    bins: list[ReliabilityBin] = field(default_factory=list)
+
+
 @dataclass
 class Calibration(Record):
     audit: str
@@ -54,6 +78,10 @@ class Calibration(Record):
     verdict_counts: dict[str, int] = field(default_factory=dict)
     combined: Combined = field(default_factory=Combined)
     signals: list[SignalRow] = field(default_factory=list)
+    reliability: Reliability | None = None
+    """The audit's own probability against the verdicts (absent in files before p_error)."""
+    reliability_refit: Reliability | None = None
+    """The refitted p_error model, each reviewed pair predicted by a fit without its fold (5-fold)."""
 
     def named_values(self) -> list[NamedValue]:
         return [NamedValue(k, v) for k, v in self.combined.__dict__.items() if v is not None]

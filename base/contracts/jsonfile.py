@@ -82,6 +82,15 @@ class Record:
         return write_record(path, self)
 
 
+def read_checked(cls: type[T], path: str | Path, what: str) -> T:
+    """`cls` read from `path` strictly, its own checks (`__post_init__`'s ValueError) included, as
+    one-line InputErrors: `not <what>: <reason>`."""
+    try:
+        return from_dict(cls, read_json(path), str(path))
+    except ValueError as exc:
+        raise InputError(f"not {what}: {exc}", file=str(path)) from None
+
+
 def from_dict(cls: type[T], data: Any, source: str, where: str = "") -> T:
     """Build dataclass `cls` from parsed JSON, checking every field's type; unknown keys and missing
     fields without a default are errors (a producer and its readers share one definition)."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bbsard_audit.base.errors import InputError
 
-from .jsonfile import Record, from_dict, read_json
+from .jsonfile import Record, read_checked
 from .table import Column, TableSpec
 
 RULE_METHODS = ("span", "glossary", "dice")
@@ -69,10 +69,7 @@ class RankingModel(Record):
     @classmethod
     def read(cls, path: str | Path) -> "RankingModel":
         """Strict: unknown keys, wrong types, mismatched sizes or an unfitted model -> one-line InputError."""
-        try:
-            model = from_dict(cls, read_json(path), str(path))
-        except ValueError as exc:
-            raise InputError(f"not a learned ranking: {exc}", file=str(path)) from None
+        model = read_checked(cls, path, "a learned ranking")
         if not model.coefficients or model.format != cls.format:
             raise InputError("not a learned ranking (no coefficients, or another format)", file=str(path))
         return model
