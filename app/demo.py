@@ -124,7 +124,7 @@ def _estimate(ctx: dict) -> tuple[str, list[Path]]:
     result = estimate.estimate(audit, verdicts, queue, seed=SEED)
     path = write_json(ctx["out"] / "estimate.json", result.to_dict())
     write_sidecar(path, audit="audit.csv", verdicts="verdicts.csv", queue="review_queue.csv", seed=SEED,
-                  method=result.method)
+                  split="all", method=result.method)  # the split it covers, as `annotate estimate` records it
     return (f"legally inaccurate: {result.share_legal:.1%} [{result.ci_low:.1%}, {result.ci_high:.1%}] "
             f"of {result.population} pairs"), [path]
 

@@ -147,3 +147,16 @@ def test_demo_report_is_short_and_opens_with_findings_in_chromium(demo_run, tmp_
     assert "legally inaccurate" in findings and "% CI" in findings
     assert "Kendall τ" in findings and "pairwise conclusions" in findings
     assert findings.count("→ ") >= 4  # every sentence links to its section
+
+
+def test_every_review_figure_agrees_across_the_report_and_the_card(demo_run):
+    """One count of reviewed pairs and one scope of the error rate, in the Findings, the review section
+    and the release card (issue 23: the demo read 12, 21, "12 of 16 queued" and 14)."""
+    out = demo_run[0]
+    reviewed = int((pd.read_csv(out / "verdicts.csv", keep_default_na=False)["verdict"] != "").sum())
+    md, card = (out / "report.md").read_text(), (out / "release" / "README.md").read_text()
+    assert f"of the {reviewed} reviewed pairs (a final expert verdict)" in md
+    assert f"- **pairs reviewed**: {reviewed}\n" in md and "of the 16 queued pairs" in md
+    assert f"{reviewed} of 40 pairs (" in card and "were reviewed (a final expert verdict)" in card
+    scope = "legal-error rate, estimated over all 40 pairs of every split"
+    assert scope in md and scope in card

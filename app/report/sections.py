@@ -270,9 +270,9 @@ def _estimate_blocks(doc: ErrorRate, wd: Workdir) -> list:
              ("expected inaccurate pairs", f"{num(doc.expected_legal_pairs, 1)} of {num(doc.population)}")]
     blocks: list = [Figures(tuple(items))]
     if doc.strata:
-        blocks.append(Table("By stratum (rate and Wilson CI on the reviewed pairs that stand for the stratum: its control pairs, "
-                            "or every reviewed pair of the census risk queue)",
-                            ("stratum", "pairs", "reviewed", "legal", "rate", "95% CI"),
+        blocks.append(Table("By stratum (rate and Wilson CI on its rate sample: the reviewed pairs that stand for the stratum, "
+                            "its control pairs or every reviewed pair of the census risk queue; not every reviewed pair)",
+                            ("stratum", "pairs", "rate sample", "legal", "rate", "95% CI"),
                             tuple((x.name, num(x.population), num(x.reviewed), num(x.legal), num(x.rate),
                                    _interval(x.wilson_low, x.wilson_high)) for x in doc.strata),
                             visible=VISIBLE_ROWS))
