@@ -22,6 +22,10 @@ calls, with the shipped glossary and config.
   300 pairs where at most `--chunk` pairs (10 %) are corrupted, one version per id, so batch
   statistics (length z, cross-lingual margin) stay those of a mostly correct batch as in a real audit.
   Recall = share of corrupted pairs flagged; per check recall = share whose `flags` include it.
+- **correct pairs**: benchmarks/data/en_nl_dev/review_nl_flagged.csv reads the Dutch of every pair
+  a clean run flagged (`error` = a real GPT-4o error, `correct`); `correct_flagged_share` = flagged
+  pairs among those not read as an error (an unread pair counts as correct); a flagged pair the file
+  has not read is listed in `flagged_unreviewed`.
 - **with back-translations** (`--backtranslations-en` for en, the shipped nl->fr file for fr): the
   clean audit again with them; corrupted copies have no back-translation in a file, so recall is
   measured without (as `selftest` does with a file).
@@ -49,6 +53,8 @@ from bbsard_audit.base.io import write_json
 
 REPO = Path(__file__).resolve().parents[1]
 DEV = REPO / "benchmarks" / "data" / "en_nl_dev" / "questions_en_train.csv"
+REVIEW = DEV.parent / "review_nl_flagged.csv"
+"""A reading of the real Dutch of every pair some run flagged: `error` (a real GPT-4o error) or `correct`."""
 RENAMED = {"untranslated_fr": "untranslated_src"}
 
 
@@ -110,9 +116,16 @@ def flag_sets(frame: pd.DataFrame) -> list[set[str]]:
 def firing(frame: pd.DataFrame) -> dict:
     sets, flagged = flag_sets(frame), frame["flagged"].to_numpy(bool)
     names = sorted(set().union(*sets))
+    review = pd.read_csv(REVIEW, dtype={"id": str})
+    errors = set(review.loc[review["verdict"] == "error", "id"])
+    correct = ~frame["id"].astype(str).isin(errors).to_numpy()
+    unreviewed = sorted(set(frame["id"].astype(str)[flagged]) - set(review["id"]))
     return {"pairs": len(frame), "flagged": int(flagged.sum()), "flagged_share": round(float(flagged.mean()), 4),
+            "correct_pairs": int(correct.sum()), "correct_flagged": int((flagged & correct).sum()),
+            "correct_flagged_share": round(float(flagged[correct].mean()), 4), "flagged_unreviewed": unreviewed,
             "fires": {n: int(sum(n in s for s in sets)) for n in names},
             "fires_on_flagged": {n: int(sum(n in s for s, f in zip(sets, flagged) if f)) for n in names},
+            "fires_on_correct": {n: int(sum(n in s for s, c in zip(sets, correct) if c)) for n in names},
             "flagged_ids": [i for i, f in zip(frame["id"], flagged) if f]}
 
 
