@@ -238,6 +238,8 @@ class Pack:
     def fingerprint(self, sections: Sequence[str]) -> str:
         """Hash of the given sections and of the hook module: a check's signature includes it."""
         data = {s: self.data.get(s) for s in sections}
+        if "term_gaps" in self.data:  # how every concept term matches in this language (termmatch)
+            data["term_gaps"] = self.data["term_gaps"]
         blob = json.dumps(data, sort_keys=True, ensure_ascii=False, default=list).encode()
         hooks = Path(self.hooks.__file__).read_bytes()
         return hashlib.sha256(blob + hooks).hexdigest()
