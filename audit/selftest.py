@@ -84,9 +84,11 @@ def _swap_pairs(text: str, pairs: Sequence[tuple[str, str]], both_ways: bool) ->
 class ErrorInjector:
     """Typed corruptions of a Dutch question; each returns the corrupted text or None if not applicable."""
 
-    def __init__(self, glossary: Glossary, seed: int = 0) -> None:
+    def __init__(self, glossary: Glossary, seed: int = 0, source: str = "fr") -> None:
+        """`source`: the language of the untouched side, whose glossary terms pick the term swaps
+        (French for bBSARD; `benchmarks/bench_en_nl.py` corrupts the Dutch of English sources)."""
         self.rng = np.random.default_rng(seed)
-        self.term_swaps = [(tuple(f.lower() for f in e.fr), acc.lstrip("="), rej.term.lstrip("="))
+        self.term_swaps = [(tuple(f.lower() for f in e.triggers(source)), acc.lstrip("="), rej.term.lstrip("="))
                            for e in glossary.entries for acc in e.nl_accepted for rej in e.nl_rejected
                            if rej.kind == "wrong_concept"]
         self.types: dict[str, Callable[[str, str], str | None]] = {

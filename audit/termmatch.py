@@ -17,6 +17,10 @@ Matching rules (documented in docs/glossary.md):
   "huurwaarborgrekening", "huur" matches "huurbetalingen". Terms shorter than 4 letters (acronyms
   like "ind") only ever match whole words.
   A term written with a leading "=" (e.g. "=loon") matches whole words only ("leefloon" is not a "loon").
+- small gaps (a pack's `term_gaps`, English and German): articles and possessives inside a multi-word
+  term are optional and up to `max` of them may stand between its words, so "administration of
+  property" matches "administration of their property" and "custody of the children" matches
+  "custody of my children". French and Dutch have no `term_gaps`: their words stay adjacent.
 """
 
 from __future__ import annotations
@@ -171,6 +175,8 @@ class TermMatcher:
 
     def __init__(self, terms: Iterable[tuple[Hashable, str]], lang: str, compound: Compound = "exact"):
         self.lang = lang
+        gaps = languages.get(lang).term_gaps
+        self._skip, self._max_gap = gaps if gaps else (frozenset(), 0)
         self._by_first: dict[str, list[_Term]] = {}
         self._heads: dict[str, list[_Term]] = {}
         self._modifiers: dict[str, list[_Term]] = {}
@@ -184,7 +190,11 @@ class TermMatcher:
         if not len(toks):
             raise ValueError(f"empty term {term!r}")
         mode: Compound = "exact" if whole_words else compound
-        entry = _Term(key, term.lstrip("="), toks.surfaces, toks.lemmas, mode)
+        surfaces, lemmas = toks.surfaces, toks.lemmas
+        if self._skip and len(toks) > 1:  # its articles/possessives are optional (`term_gaps`)
+            keep = [0] + [j for j in range(1, len(toks)) if surfaces[j] not in self._skip]
+            surfaces, lemmas = tuple(surfaces[j] for j in keep), tuple(lemmas[j] for j in keep)
+        entry = _Term(key, term.lstrip("="), surfaces, lemmas, mode)
         for first in {toks.surfaces[0], toks.lemmas[0]}:
             self._by_first.setdefault(first, []).append(entry)
         self._compound_cache.clear()
@@ -211,7 +221,11 @@ class TermMatcher:
                 candidates = (*candidates, *by_first[lemma])
             for t in candidates:
                 k = len(t.surfaces)
-                if i + k <= n and all(
+                if self._skip:
+                    end = self._gapped(surfaces, lemmas, i, t)
+                    if end:
+                        found[(t.key, t.term, i)] = Match(t.key, t.term, i, end)
+                elif i + k <= n and all(
                     surfaces[i + j] in (t.surfaces[j], t.lemmas[j]) or lemmas[i + j] in (t.surfaces[j], t.lemmas[j])
                     for j in range(1, k)
                 ):
@@ -220,6 +234,20 @@ class TermMatcher:
                 for t in self._compound_parts(surface):
                     found.setdefault((t.key, t.term, i), Match(t.key, t.term, i, i + 1))
         return sorted(found.values(), key=lambda m: (m.start, -m.end))
+
+    def _gapped(self, surfaces, lemmas, i: int, t: _Term) -> int:
+        """End of `t` matched from token i with up to `max_gap` skippable words before each of its
+        later words (0: no match)."""
+        pos = i + 1
+        for j in range(1, len(t.surfaces)):
+            want, skipped = (t.surfaces[j], t.lemmas[j]), 0
+            while pos < len(surfaces) and surfaces[pos] not in want and lemmas[pos] not in want \
+                    and surfaces[pos] in self._skip and skipped < self._max_gap:
+                pos, skipped = pos + 1, skipped + 1
+            if pos >= len(surfaces) or (surfaces[pos] not in want and lemmas[pos] not in want):
+                return 0
+            pos += 1
+        return pos
 
     def _compound_parts(self, word: str) -> tuple[_Term, ...]:
         """Terms found as the head or first part of `word`, memoised: words repeat across texts."""

@@ -32,6 +32,7 @@ SECTIONS: dict[str, str] = {
     "compounds": "bool", "plural_endings": "strings", "regions": "concepts", "capitalised_only": "words",
     "institutions": "concepts", "determiners_before_commune": "words", "roles": "concepts",
     "untranslated": "mapping", "selftest": "mapping", "meta_text": "mapping", "references": "mapping",
+    "term_gaps": "mapping",
 }
 """Every section a pack may have, and its kind; `name` (the language's English name) is required."""
 
@@ -94,9 +95,11 @@ def cue_negations(tokens, data: Mapping[str, Any], *, lexical_before_hyphen: Seq
     """Negation by cue words (Dutch, English, German): a `negators` word negates its clause unless
     the next word makes a `not_negation` pair ('nothing but'); an `additive` pair ('not only') and a
     `lexical_before_hyphen` word before a hyphen ('niet-begeleid') are lexical; a `coordinator`
-    right after another negator continues it ('noch', 'nor'); `contracted(tokens, i)`: token i is a
+    right after another negator continues it ('noch', 'nor'); an `implicit` word negates lexically
+    ('undocumented', 'withhold': a translation may say it with 'zonder' / 'niet'); `contracted(tokens, i)`: token i is a
     clitic negation ("n't"); `no_negation(tokens, i)`: the cue at i is another word here ('No. 5')."""
     negators = set(data["negators"])
+    implicit = set(data.get("implicit", ()))
     not_negation = {tuple(p) for p in data.get("not_negation", ())}
     additive = {tuple(p) for p in data.get("additive", ())}
     s = tokens.surfaces
@@ -108,7 +111,7 @@ def cue_negations(tokens, data: Mapping[str, Any], *, lexical_before_hyphen: Seq
             lexical += 1
         elif contracted is not None and contracted(tokens, i):
             clause.append(i)
-        elif (w, nxt) in additive:
+        elif (w, nxt) in additive or w in implicit:
             lexical += 1
         elif w in negators and (w, nxt) not in not_negation and not (no_negation and no_negation(tokens, i)):
             if not (w == coordinator and continues(s, i, negators)):
@@ -205,6 +208,19 @@ class Pack:
         """Endings a compound head may carry ('huurcontract' + 'en')."""
         return tuple(self.data.get("plural_endings", ("",)))
 
+    @cached_property
+    def term_gaps(self) -> tuple[frozenset[str], int] | None:
+        """(skippable words, at most this many between two words of a term), or None: the pack's
+        `term_gaps` (articles and possessives a multi-word term may have or lack, termmatch.py)."""
+        gaps = self.data.get("term_gaps")
+        if not gaps:
+            return None
+        try:
+            limit = int(gaps["max"])
+        except (KeyError, TypeError, ValueError):
+            raise InputError("`term_gaps.max` must be a whole number", file=str(self.path)) from None
+        return frozenset(fold(w) for w in gaps.get("skip", ())), limit
+
     def negations(self, tokens) -> Negations:
         """Clause and lexical negations of tokenised text (the pack's grammar hook)."""
         return self.hooks.negations(tokens, self.section("negation"))
@@ -222,6 +238,8 @@ class Pack:
     def fingerprint(self, sections: Sequence[str]) -> str:
         """Hash of the given sections and of the hook module: a check's signature includes it."""
         data = {s: self.data.get(s) for s in sections}
+        if "term_gaps" in self.data:  # how every concept term matches in this language (termmatch)
+            data["term_gaps"] = self.data["term_gaps"]
         blob = json.dumps(data, sort_keys=True, ensure_ascii=False, default=list).encode()
         hooks = Path(self.hooks.__file__).read_bytes()
         return hashlib.sha256(blob + hooks).hexdigest()

@@ -22,13 +22,22 @@ def _number_sign(tokens, i: int) -> bool:
     return tokens.surfaces[i] == "no" and re.match(r"\.?\s*\d", tokens.text[tokens.spans[i][1]:]) is not None
 
 
+def _stop_doing(tokens, data: Mapping[str, Any]) -> int:
+    """'stop paying', 'ceased working': an aspectual verb before an -ing form negates lexically (the
+    Dutch says 'niet meer betalen', the French 'ne plus payer')."""
+    verbs, s = set(data.get("before_ing", ())), tokens.surfaces
+    return sum(1 for i, w in enumerate(s[:-1]) if w in verbs and s[i + 1].endswith("ing") and len(s[i + 1]) > 4)
+
+
 def negations(tokens, data: Mapping[str, Any]) -> Negations:
     """'not', "n't", 'no', 'never', 'nothing', 'without', 'neither ... nor' (once) negate; 'nothing
     but' (= only) does not; 'not only ... but also' (`additive`: it adds, it negates nothing) and
-    'non-' / 'no-' before a hyphen ('non-resident') are lexical, like French 'non seulement'; 'No. 5'
+    'non-' / 'no-' before a hyphen ('non-resident') are lexical, like French 'non seulement'; so are the
+    pack's `implicit` words ('undocumented', 'withhold') and 'stop' + -ing ('stop paying'); 'No. 5'
     is a number sign."""
-    return cue_negations(tokens, data, lexical_before_hyphen=("non", "no"), coordinator="nor",
-                         contracted=_contracted, no_negation=_number_sign)
+    found = cue_negations(tokens, data, lexical_before_hyphen=("non", "no"), coordinator="nor",
+                          contracted=_contracted, no_negation=_number_sign)
+    return Negations(found.clause, found.lexical + _stop_doing(tokens, data), found.tokens)
 
 
 def number_words(data: Mapping[str, Any]) -> dict[str, float]:
