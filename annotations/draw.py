@@ -5,8 +5,8 @@ pairs no earlier batch drew and nobody had reviewed when it was drawn) with know
 probabilities π_i, recorded per pair in campaign.json with the prediction p_i it used (`p_error`
 when the audit has it, else `risk`). The start batch is the audit's review queue (risk queue with
 π = 1, control pairs a simple random sample of n_h of the N_h pairs of each risk band, π = n_h / N_h);
-a `--next N` batch is a Poisson draw with π_i = min(1, max(floor, λ·p_i)) (expected size N, the
-`certain` likeliest pairs with π = 1, floor = FLOOR_SHARE · N / |U_k| > 0 for every pair).
+a `--next N` batch draws N pairs with π_i = min(1, max(floor, λ·p_i)) (the `certain` likeliest with
+π = 1, floor = FLOOR_SHARE · N / |U_k| > 0 for every pair) by Poisson sampling: N pairs expected.
 
 Estimate (prediction-powered inference, Angelopoulos et al. 2023; active statistical inference,
 Zrnic & Candès 2024 — the difference/GREG estimator with p as auxiliary, Särndal et al. 1992 6.3):
@@ -74,8 +74,10 @@ def expected_pi(p: np.ndarray, lam: float, floor: float) -> np.ndarray:
 
 
 def poisson_draw(pi: np.ndarray, seed: int, batch: int) -> np.ndarray:
-    """Which pool pairs a batch draws: independent Bernoulli(π_i), seeded by (campaign seed, batch)."""
-    return np.random.default_rng([seed, batch]).random(len(pi)) < pi
+    """Which pool pairs a batch draws: independent Bernoulli(π_i) (Poisson sampling: π exact, the batch
+    size random around Σπ), seeded by (campaign seed, batch). A fixed-size alternative (sequential
+    Poisson sampling, π approximate) undercovered at 70 reviews: 91.7 % (benchmarks/bench_ppi_design.md)."""
+    return np.random.default_rng([seed, batch]).random(len(pi)) < np.asarray(pi, dtype=float)
 
 
 def model_variance(p: np.ndarray, pi: np.ndarray) -> float:

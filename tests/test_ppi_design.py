@@ -191,3 +191,22 @@ def test_small_simulation_covers_and_the_stopping_rule_rarely_stops_early():
     assert 0.88 <= rows["covered"].mean() <= 0.99, rows.groupby("rate")["covered"].mean()
     assert rows["false_stop"].mean() <= 0.05
     assert (rows["reviewed"] >= 56).all() and rows["width"].mean() < 0.14
+
+
+def test_campaign_simulate_draws_every_round_and_the_interval_narrows(embedding_cache):
+    """`campaign simulate` (design `draw`, the default): rounds are draws, every round's estimate has an
+    interval and a stopping bound around it, the sidecar names the design and the prediction."""
+    from bbsard_audit.app.simulation import clustered_oracle, simulate
+    from bbsard_audit.base.dataset import load_dataset
+
+    syn = clustered_oracle(load_dataset("sample", with_corpus=False), "all", clusters=3, per_cluster=3,
+                           scattered=3, seed=0)
+    result = simulate(syn.dataset, oracle=syn.make_oracle(), glossary=syn.glossary, split="all", batch=4,
+                      budget=24, control=4, seed=0, learning_on=False, cache_dir=embedding_cache)
+    curve = result.curve
+    assert result.meta["design"] == "draw" and result.meta["prediction"] in ("risk", "p_error")
+    assert (curve["ci_low"] <= curve["estimate"]).all() and (curve["estimate"] <= curve["ci_high"]).all()
+    assert (curve["cs_low"] <= curve["ci_low"] + 1e-12).all() and (curve["cs_high"] >= curve["ci_high"] - 1e-12).all()
+    assert curve["reviewed"].iloc[-1] >= 24 and len(curve) > 2
+    width = curve["cs_high"] - curve["cs_low"]
+    assert (width.diff().dropna() <= 1e-12).all()
