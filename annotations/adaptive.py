@@ -220,7 +220,8 @@ class Campaign:
                 ids |= set(read(self.folder / name, layout=self.layout)["id"])
         return ids
 
-    def add_batch(self, audit: pd.DataFrame, audit_path: Path, n: int, exclude: set[int | str]) -> pd.DataFrame:
+    def add_batch(self, audit: pd.DataFrame, audit_path: Path, n: int, exclude: set[int | str],
+                  certain_share: float = draw.CERTAIN_SHARE) -> pd.DataFrame:
         """Queue the `n` riskiest pairs of `audit` never queued, reviewed or in `exclude` (on the server);
         format 3: a draw of expected size `n` from them (`_draw_batch`)."""
         if n < 1:
@@ -231,7 +232,7 @@ class Campaign:
                              "re-run the audit on the campaign's split", file=str(audit_path))
         taken = set(self.queue["id"]) | self.reviewed() | exclude
         if self.drawn:
-            return self._draw_batch(audit, audit_path, n, taken)
+            return self._draw_batch(audit, audit_path, n, taken, certain_share)
         pool = audit[~audit["id"].isin(taken)].sort_values(["risk", "id"], ascending=[False, True])
         k = len(self.record["batches"])
         rows = pool.head(n).assign(queue="risk", stratum=f"batch{k}", batch=k)
@@ -242,14 +243,17 @@ class Campaign:
         self.queue = pd.concat([self.queue, rows], ignore_index=True)
         return rows
 
-    def _draw_batch(self, audit: pd.DataFrame, audit_path: Path, n: int, taken: set) -> pd.DataFrame:
+    def _draw_batch(self, audit: pd.DataFrame, audit_path: Path, n: int, taken: set,
+                    certain_share: float) -> pd.DataFrame:
         """A Poisson draw of expected size `n` from the pairs never queued or reviewed, π growing with
         the audit's prediction (draw.inclusion); queued certain pairs first, then by prediction."""
         column = prediction_column(audit, str(audit_path))
         pool = audit[~audit["id"].isin(taken)].sort_values([column, "id"], ascending=[False, True], kind="mergesort")
         k = len(self.record["batches"])
         p = pool[column].to_numpy(float)
-        certain = round(draw.CERTAIN_SHARE * n)
+        if not 0 <= certain_share <= 1:
+            raise InputError(f"--certain must be a share in [0, 1], not {certain_share:g}")
+        certain = round(certain_share * n)
         pi, scale, floor = draw.inclusion(p, n, certain)
         picked = draw.poisson_draw(pi, self.record["batches"][0]["seed"], k)
         rows = pool[picked].assign(queue="risk", stratum=f"batch{k}", batch=k)

@@ -110,6 +110,9 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
          dataset: Annotated[Optional[str], typer.Option(help="Dataset source, to show gold article ids "
                                                              "(and titles when a corpus is loaded); default: "
                                                              "the one audit.meta.json names.")] = None,
+         certain: Annotated[float, typer.Option(help="With --next (format-3 campaign): share of the batch taken "
+                                                     "with certainty, the likeliest errors; the rest is drawn with "
+                                                     "probabilities growing with p_error (else risk).")] = 0.5,
          seed: Annotated[int, typer.Option(help="Seed of the campaign's draws (recorded at the start; each "
                                                 "`--next` batch draws with (seed, batch number)).")] = 0,
          overlap: Annotated[int, typer.Option(help="Annotations wanted per task.")] = 2,
@@ -137,7 +140,7 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
         typer.echo(f"project {project!r}: labelling config updated (span labels added)")
     if state is not None:
         if next_n is not None:
-            rows = state.add_batch(read_audit(audit), audit, next_n, set(proj.question_ids()))
+            rows = state.add_batch(read_audit(audit), audit, next_n, set(proj.question_ids()), certain)
             pool = len(state.record["batches"][-1].get("pool") or [])
             typer.echo(f"campaign {campaign}: batch {len(state.record['batches']) - 1} queues {len(rows)} pair(s)"
                        + (f" (only {len(rows)} unreviewed pair(s) left)" if len(rows) < next_n and (

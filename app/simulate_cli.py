@@ -44,6 +44,9 @@ def simulate(
                                                          "prediction + the prediction-powered estimate (annotate "
                                                          "push --next); ranked: the B riskiest, post-stratified "
                                                          "estimate (before issue 24).")] = "draw",
+    certain: Annotated[float, typer.Option("--certain", metavar="SHARE",
+                                           help="--design draw: share of each round taken with certainty "
+                                                "(the likeliest errors), as `annotate push --certain`.")] = 0.5,
     seed: Annotated[int, typer.Option("--seed", metavar="K", help="Seed of the control sample.")] = 0,
     seeds: Annotated[int, typer.Option("--seeds", metavar="S",
                                        help="Run seeds K .. K+S-1 (control samples); report mean and spread.")] = 1,
@@ -93,7 +96,7 @@ def simulate(
         result = run_simulation(ds, oracle=the_oracle, split=split, backtranslations=backtranslations,
                                 batch=batch, budget=budget, control=control, seed=seed, seeds=seeds,
                                 learning_on=not no_learning, refit=not no_refit, explore=explore,
-                                allow_partial=allow_partial, design=design, glossary=glossary, config=config, cache_dir=cache_dir,
+                                allow_partial=allow_partial, design=design, certain=certain, glossary=glossary, config=config, cache_dir=cache_dir,
                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
     for path in write_simulation(result, out):
         console.print(f"  wrote {path}")

