@@ -253,7 +253,7 @@ class Campaign:
         p = pool[column].to_numpy(float)
         if not 0 <= certain_share <= 1:
             raise InputError(f"--certain must be a share in [0, 1], not {certain_share:g}")
-        certain = round(certain_share * n)
+        certain = draw.certain_count(certain_share, n)
         pi, scale, floor = draw.inclusion(p, n, certain)
         picked = draw.poisson_draw(pi, self.record["batches"][0]["seed"], k)
         rows = pool[picked].assign(queue="risk", stratum=f"batch{k}", batch=k)

@@ -45,6 +45,12 @@ populations (9.9 points) but finds fewer (benchmarks/bench_ppi_design.md)."""
 SMOOTH = 1e-3  # p is floored here, so that λ·p can reach any batch size (a p of exactly 0 happens)
 
 
+def certain_count(share: float, n: int) -> int:
+    """Pairs of an n-pair batch taken with certainty: round(share·n), at most n − 1 so that every batch
+    keeps a probability part (the pairs it does not take keep π > 0)."""
+    return max(0, min(round(share * n), n - 1))
+
+
 def inclusion(p: np.ndarray, n: float, certain: int = 0, floor_share: float = FLOOR_SHARE) -> tuple[np.ndarray, float, float]:
     """(π, λ, floor) for a pool with predictions `p` (in the pool's order; ties by that order):
     the `certain` largest p get π = 1, the rest π = min(1, max(floor, λ·max(p, SMOOTH))) summing to n − certain."""

@@ -62,7 +62,7 @@ def new_design(frame: pd.DataFrame, y: np.ndarray, *, prediction: str, control: 
         pool = ~seen
         n = min(batch, budget - int(seen.sum()))
         pi = np.zeros(len(ids))
-        pi[pool], _, _ = draw.inclusion(p[pool], n, round(certain_share * n))
+        pi[pool], _, _ = draw.inclusion(p[pool], n, draw.certain_count(certain_share, n))
         drawn = np.zeros(len(ids), bool)
         drawn[pool] = draw.poisson_draw(pi[pool], seed, k)
         draws.append(draw.BatchDraw(k, pool, pi, np.where(pool, p, 0.0), drawn))

@@ -306,7 +306,7 @@ def _draw_round(frame: pd.DataFrame, pool: pd.DataFrame, model, column: str, n: 
     p = ranking.predict(pool, model)[0] if model is not None else pool[column].to_numpy(float)
     order = np.lexsort((pool["id"].to_numpy(), -p))
     p, pool_ids = p[order], pool["id"].map(as_id).to_numpy(dtype=object)[order]
-    pi, _, _ = drawing.inclusion(p, n, round(certain * n))
+    pi, _, _ = drawing.inclusion(p, n, drawing.certain_count(certain, n))
     picked = drawing.poisson_draw(pi, seed, round_no)
     ids = frame["id"].map(as_id).to_numpy(dtype=object)
     at = pd.Series(np.arange(len(ids)), index=ids).loc[pool_ids].to_numpy()

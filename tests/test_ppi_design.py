@@ -212,3 +212,10 @@ def test_campaign_simulate_draws_every_round_and_the_interval_narrows(embedding_
     assert curve["reviewed"].iloc[-1] >= 24 and len(curve) > 2
     width = curve["cs_high"] - curve["cs_low"]
     assert (width.diff().dropna() <= 1e-12).all()
+
+
+def test_a_batch_always_keeps_a_probability_part():
+    """`--certain 1` takes N − 1 pairs with certainty, never N: the pairs left out keep π > 0."""
+    assert draw.certain_count(1.0, 14) == 13 and draw.certain_count(0.5, 14) == 7 and draw.certain_count(0.5, 1) == 0
+    pi, _, floor = draw.inclusion(np.linspace(0.9, 0.01, 50), 14, draw.certain_count(1.0, 14))
+    assert (pi[:13] == 1).all() and (pi > 0).all() and floor > 0
