@@ -32,8 +32,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 from statistics import NormalDist
+
+import numpy as np
+
+from bbsard_audit.base.contracts.estimate import PPI_METHOD, BatchStep, DesignInfo, Estimate, Missed, Stratum, Target
+from bbsard_audit.base.contracts.table import as_id
+from bbsard_audit.base.errors import InputError
+
+from .estimate import final_verdicts
 
 FLOOR_SHARE = 0.3
 """A `--next` batch's floor inclusion probability, as a share of the uniform rate N / |pool|."""
@@ -179,19 +186,7 @@ def campaign_estimate(audit, verdicts, campaign, *, level: float = 0.95, target_
                       max_missed: float | None = None):
     """estimate.json for a format-3 campaign on the pairs of `audit` (one split or all): the last complete
     batch's combined estimate, its interval, the confidence sequence and the stopping target on it."""
-    from bbsard_audit.base.contracts.estimate import (PPI_METHOD, BatchStep, DesignInfo, Estimate, Missed,
-                                                      Stratum, Target)
-    from bbsard_audit.base.contracts.table import as_id
-    from bbsard_audit.base.contracts.verdicts import check_known
-    from bbsard_audit.base.errors import InputError
-
-    if audit.empty:
-        raise InputError("no audited pair in this population (wrong --split?)")
-    final = verdicts[verdicts["verdict"] != ""]
-    check_known(final["verdict"])
-    twice = final["id"][final["id"].duplicated()]
-    if len(twice):
-        raise InputError("duplicate verdict for one question", id=as_id(twice.iloc[0]))
+    final = final_verdicts(audit, verdicts)
     ids = sorted(campaign.population, key=lambda i: (isinstance(i, str), i))
     legal = dict(zip(final["id"].map(as_id), final["verdict"] == "legal"))
     known = np.array([i in legal for i in ids])

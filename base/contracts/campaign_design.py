@@ -68,16 +68,6 @@ class RecordV1:
 
 
 @dataclass
-class RecordV3:
-    format: int
-    project: str
-    started: str
-    design: DesignV2
-    batches: list[Batch]
-    ids: str = "integer"
-
-
-@dataclass
 class RecordV2:
     format: int
     project: str
@@ -123,7 +113,7 @@ def check_record(data: object, source: str, string_ids: bool | None = None) -> N
     version = data.get("format") if isinstance(data, dict) else None
     if version not in (1, 2, 3):
         raise InputError("not a campaign file (format 1, 2 or 3): key 'format'", file=source)
-    record = from_dict({1: RecordV1, 2: RecordV2, 3: RecordV3}[version], data, source)
+    record = from_dict(RecordV1 if version == 1 else RecordV2, data, source)
     _check_ids(record, source, string_ids)
     if not record.batches or record.batches[0].kind != "start":
         raise InputError("batches[0] must be the start batch (kind 'start')", file=source)
@@ -146,7 +136,7 @@ def check_record(data: object, source: str, string_ids: bool | None = None) -> N
             raise InputError(f"design.census names {missing[0]!r}, not a stratum of design.strata", file=source)
 
 
-def _check_draws(record: RecordV3, source: str) -> None:
+def _check_draws(record: RecordV2, source: str) -> None:
     """Every batch of a format-3 campaign is a recorded draw: pool, p and pi of one length, p in [0, 1],
     pi in (0, 1], the drawn pairs in the pool (that pi matches the draw rule: annotations/adaptive.py)."""
     for b in record.batches:
