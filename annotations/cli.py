@@ -105,8 +105,11 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
                                                                "(strata over every pair + control sample) in "
                                                                "campaign.json; pull into DIR/verdicts.csv.")] = None,
          next_n: Annotated[Optional[int], typer.Option("--next", metavar="N",
-                                                       help="Add a batch: the N riskiest pairs of --audit never "
-                                                            "queued or reviewed (needs --campaign).")] = None,
+                                                       help="Add a batch (needs --campaign) from the pairs of --audit "
+                                                            "never queued or reviewed: a probability draw of expected "
+                                                            "size N (--certain of it the likeliest errors, the rest with "
+                                                            "probabilities growing with p_error, else risk); an older "
+                                                            "campaign folder: the N riskiest.")] = None,
          dataset: Annotated[Optional[str], typer.Option(help="Dataset source, to show gold article ids "
                                                              "(and titles when a corpus is loaded); default: "
                                                              "the one audit.meta.json names.")] = None,
@@ -313,7 +316,9 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
              seed: Annotated[int, typer.Option(help="Monte Carlo seed.")] = 0,
              target_halfwidth: TargetHalfwidth = None, max_missed: MaxMissed = None) -> None:
     """Estimated share of legally inaccurate translations in the split, with a CI, and the legal errors
-    expected among the pairs not reviewed yet (the stopping rule): reviewed pairs count exactly, the
+    expected among the pairs not reviewed yet (the stopping rule). A campaign started now: the
+    prediction-powered estimate from every batch's draw, batch by batch, and a stopping bound valid
+    when checked after every batch; an older campaign or a --queue: reviewed pairs count exactly, the
     rest of each start-risk band is estimated from its control pairs (docs/annotations.md).
 
     Example: `bbsard-audit annotate estimate --audit out/audit.csv --queue out/review_queue.csv --verdicts out/verdicts.csv --out out/estimate.json --split test`
