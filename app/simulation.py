@@ -230,10 +230,11 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
     frame = setup.frame
     queue, queue_info = review_queue(frame, 0, control, seed)
     control_rows = queue[queue["queue"] == "control"]
-    design = queue_design(frame, queue)  # the start strata: reviews count exactly, batches never sample
+    # the start strata (reviews count exactly, batches never sample); no control sample: no start design
+    design = queue_design(frame, queue) if len(control_rows) else None
     ids = frame["id"].map(as_id).to_numpy(dtype=object)
     column = prediction_column(frame)
-    draws = [drawing.BatchDraw(0, np.ones(len(ids), bool), drawing.start_inclusion(
+    draws = [] if design is None else [drawing.BatchDraw(0, np.ones(len(ids), bool), drawing.start_inclusion(
         design.stratum.loc[frame["id"].to_numpy()], design.control, design.census),
         frame[column].to_numpy(float), np.isin(ids, control_rows["id"].map(as_id).to_numpy(dtype=object)))]
     verdicts: list[dict] = []
@@ -324,7 +325,7 @@ def _learn(verdicts, oracle: Oracle, questions, base: Glossary, aligner):
 
 
 def _curve_row(round_no: int, frame: pd.DataFrame, verdicts: list[dict], order: list[dict],
-               design: Design | list, seed: int, unknown: int) -> dict:
+               design: Design | list | None, seed: int, unknown: int) -> dict:
     """design: the start strata (design `ranked`: post-stratified) or every round's draw (`draw`)."""
     judged = pd.DataFrame(verdicts, columns=ORACLE_COLUMNS)
     reviewed = set(judged["id"])
@@ -339,9 +340,12 @@ def _curve_row(round_no: int, frame: pd.DataFrame, verdicts: list[dict], order: 
         steps = drawing.estimate(design, np.isin(ids, np.array(list(legal) + [None], dtype=object)).astype(float),
                                  known, np.ones(len(ids), bool))
         n = len(ids)
-        last = steps[-1]
-        point, low, high = last.total / n, last.ci[0] / n, last.ci[1] / n
-        cs_low, cs_high = last.cs[0] / n, last.cs[1] / n
+        point = low = high = float("nan")  # nothing drawn yet (no control sample): no estimate
+        if steps:
+            point, low, high = steps[-1].total / n, steps[-1].ci[0] / n, steps[-1].ci[1] / n
+            cs_low, cs_high = steps[-1].cs[0] / n, steps[-1].cs[1] / n
+    elif design is None:
+        point = low = high = float("nan")
     else:
         try:
             est = estimate_error_rate(frame[["id"]], judged[["id", "verdict"]], seed=seed, draws=4000, design=design)

@@ -219,3 +219,20 @@ def test_a_batch_always_keeps_a_probability_part():
     assert draw.certain_count(1.0, 14) == 13 and draw.certain_count(0.5, 14) == 7 and draw.certain_count(0.5, 1) == 0
     pi, _, floor = draw.inclusion(np.linspace(0.9, 0.01, 50), 14, draw.certain_count(1.0, 14))
     assert (pi[:13] == 1).all() and (pi > 0).all() and floor > 0
+
+
+def test_campaign_simulate_without_a_control_sample_starts_with_the_first_draw(embedding_cache):
+    """`--control 0` (the CLI's default) used to end in a KeyError; now round 0 has no estimate and the
+    first draw starts the design."""
+    from bbsard_audit.app.simulation import clustered_oracle, simulate
+    from bbsard_audit.base.dataset import load_dataset
+
+    syn = clustered_oracle(load_dataset("sample", with_corpus=False), "all", clusters=3, per_cluster=3,
+                           scattered=3, seed=0)
+    for design in ("draw", "ranked"):
+        curve = simulate(syn.dataset, oracle=syn.make_oracle(), glossary=syn.glossary, split="all", batch=4,
+                         budget=12, control=0, seed=0, learning_on=False, design=design,
+                         cache_dir=embedding_cache).curve
+        assert np.isnan(curve["estimate"].iloc[0]) and curve["reviewed"].iloc[0] == 0
+        if design == "draw":
+            assert curve["estimate"].iloc[1:].notna().all()
