@@ -115,7 +115,7 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
                                                              "the one audit.meta.json names.")] = None,
          certain: Annotated[float, typer.Option(help="With --next (format-3 campaign): share of the batch taken "
                                                      "with certainty, the likeliest errors; the rest is drawn with "
-                                                     "probabilities growing with p_error (else risk).")] = 0.5,
+                                                     "probabilities growing with p_error (else risk).")] = 0.0,
          seed: Annotated[int, typer.Option(help="Seed of the campaign's draws (recorded at the start; each "
                                                 "`--next` batch draws with (seed, batch number)).")] = 0,
          overlap: Annotated[int, typer.Option(help="Annotations wanted per task.")] = 2,

@@ -46,7 +46,7 @@ def simulate(
                                                          "estimate (before issue 24).")] = "draw",
     certain: Annotated[float, typer.Option("--certain", metavar="SHARE",
                                            help="--design draw: share of each round taken with certainty "
-                                                "(the likeliest errors), as `annotate push --certain`.")] = 0.5,
+                                                "(the likeliest errors), as `annotate push --certain`.")] = 0.0,
     seed: Annotated[int, typer.Option("--seed", metavar="K", help="Seed of the control sample.")] = 0,
     seeds: Annotated[int, typer.Option("--seeds", metavar="S",
                                        help="Run seeds K .. K+S-1 (control samples); report mean and spread.")] = 1,

@@ -39,7 +39,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--certain", type=float, default=0.5, help="share of each --next draw taken with certainty")
+    ap.add_argument("--certain", type=float, default=0.0, help="share of each --next draw taken with certainty")
     ap.add_argument("--out", default="benchmarks/results/bench_ppi_design.json")
     args = ap.parse_args()
     t = time.perf_counter()
