@@ -112,6 +112,9 @@ def test_a_queued_batch_changes_nothing_and_its_verdicts_narrow_the_interval(cam
         res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "q.json")
         queued = json.loads((tmp_path / "q.json").read_text())
         assert queued["design"]["pending_batches"] == [k] and "not fully reviewed yet" in res.output
+        before = json.loads((tmp_path / f"e{k - 1}.json").read_text())
+        keys = ("share_legal", "ci_low", "ci_high", "cs_low", "cs_high")
+        assert [queued[x] for x in keys] == [before[x] for x in keys]  # queued, not reviewed: nothing moves
         drawn |= set(rows["id"])
         verdicts(drawn)
         res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / f"e{k}.json")
