@@ -4,6 +4,12 @@ The campaign folder holds `campaign.json`, the cumulative `review_queue.csv` (ev
 pushed) and, by convention, the `verdicts.csv` / `annotations_raw.csv` that pull writes. The
 first push records the design; the control sample is never redrawn.
 
+Format 3 (every batch a probability draw, annotations/draw.py): the start queue as format 2, and
+each batch — the start push and every `--next N` — records its pool, the prediction p of each pool
+pair (`p_error` when the audit has it, else `risk`) and its inclusion probability π; `--next N`
+is a Poisson draw of expected size N with π growing with p (the queue lists certain pairs first,
+then by p). The estimator is the prediction-powered one (annotations/draw.py).
+
 Format 2 (a review queue with inclusion probabilities): the strata of the start queue over the
 whole population — `risk_queue` (the start risk queue, a census) and each split's risk bands,
 every pair in exactly one — and the control sample in them. `--next N` queues the N riskiest
@@ -19,6 +25,7 @@ a batch took, sampled by the start control pairs (read as before, see `legacy_de
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +39,9 @@ from bbsard_audit.base.contracts.verdicts import read_raw, read_verdicts
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import digest_of, write_json, write_sidecar
 
+import numpy as np
+
+from . import draw
 from .estimate import CENSUS, Design, queue_design
 from .pull import RAW_FILE
 from .tasks import QUEUE_COLUMNS, read_audit
@@ -69,6 +79,23 @@ def _control_strata(audit: pd.DataFrame, queue: pd.DataFrame, unflagged: pd.Seri
     return {"unflagged": ids}, "pooled"
 
 
+def prediction_column(audit: pd.DataFrame, source: str = "audit.csv") -> str:
+    """`p_error` (the calibrated error probability) when the audit has it, else `risk` (older audits)."""
+    if "p_error" not in audit.columns:
+        return "risk"
+    values = pd.to_numeric(audit["p_error"], errors="coerce")
+    bad = ~values.between(0, 1)
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(f"p_error {audit['p_error'].iloc[row]} is not a probability in [0, 1]", file=source,
+                         row=row + 2, id=as_id(audit["id"].iloc[row]))
+    return "p_error"
+
+
+def _floats(values) -> list[float]:
+    return [round(float(v), 12) for v in values]
+
+
 def _id_kind(queue_path: Path) -> dict:
     """campaign.json's `ids` key: written for string ids only (an integer campaign stays byte-identical)."""
     return {"ids": "string"} if Layout.of(queue_path).string_ids else {}
@@ -93,6 +120,8 @@ class Campaign:
         record = read_json(path)  # strict: a NaN, a key twice or a truncated file is one line
         layout = Layout.of(folder / QUEUE_FILE)
         check_record(record, str(path), layout.string_ids)  # every key and type, ids of the audit's kind
+        if record["format"] == 3:
+            _check_inclusion(record, str(path))
         queue = read_audit(folder / QUEUE_FILE, QUEUE_COLUMNS + ["batch"])
         if "batch" not in queue.columns:
             raise InputError("missing column 'batch'", file=str(folder / QUEUE_FILE))
@@ -100,14 +129,14 @@ class Campaign:
 
     @classmethod
     def start(cls, folder: str | Path, *, project: str, audit: pd.DataFrame, audit_path: Path,
-              queue: pd.DataFrame, queue_path: Path) -> "Campaign":
+              queue: pd.DataFrame, queue_path: Path, seed: int = 0) -> "Campaign":
         """The design of the start audit + queue (nothing written until `save`)."""
         missing = set(queue["id"]) - set(audit["id"])
         if missing:
             raise InputError(f"{len(missing)} queued id(s) are not in the audit (e.g. {min(missing)})",
                              file=str(queue_path))
         if "stratum_risk_min" in queue.columns and (queue["queue"] == "control").any():
-            return cls._start_sampled(folder, project, audit, audit_path, queue, queue_path)
+            return cls._start_sampled(folder, project, audit, audit_path, queue, queue_path, seed)
         risk = set(queue.loc[queue["queue"] == "risk", "id"])
         unflagged = ~audit["flagged"] & ~audit["id"].isin(risk)
         members, how = _control_strata(audit, queue, unflagged)
@@ -129,26 +158,38 @@ class Campaign:
         return cls(Path(folder), record, queue, Layout.of(queue_path))
 
     @classmethod
-    def _start_sampled(cls, folder, project, audit, audit_path, queue, queue_path) -> "Campaign":
-        """Format 2: the queue's strata over every pair of the start audit, recorded as id lists."""
+    def _start_sampled(cls, folder, project, audit, audit_path, queue, queue_path, seed=0) -> "Campaign":
+        """Format 3: the queue's strata over every pair of the start audit, recorded as id lists; the
+        start batch a draw (risk queue π = 1, control π = n_h / N_h) with the audit's prediction."""
         design = queue_design(audit, queue, str(queue_path))
         strata = {str(h): _ids(ids) for h, ids in design.stratum.groupby(design.stratum).groups.items()}
         now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         control = _ids(design.control)
         audit_sha = digest_of(Path(audit_path))
+        column = prediction_column(audit, str(audit_path))
+        census = [CENSUS] if CENSUS in strata else []
+        order = audit["id"].map(as_id)
+        pi = draw.start_inclusion(design.stratum.loc[audit["id"].to_numpy()], design.control, set(census))
         record = {
-            "format": 2, **_id_kind(queue_path), "project": project, "started": now,
+            "format": 3, **_id_kind(queue_path), "project": project, "started": now,
             "design": {"audit_sha256": audit_sha, "queue_sha256": digest_of(Path(queue_path)),
-                       "strata": strata, "census": [CENSUS] if CENSUS in strata else [], "control": control},
+                       "strata": strata, "census": census, "control": control},
             "batches": [{"batch": 0, "kind": "start", "audit_sha256": audit_sha, "created": now,
-                         "risk": strata.get(CENSUS, []), "control": control}],
+                         "risk": strata.get(CENSUS, []), "control": control, "pool": order.tolist(),
+                         "p": _floats(audit[column]), "pi": _floats(pi), "prediction": column, "seed": seed,
+                         "scale": None, "floor": None, "certain": None}],
         }
         return cls(Path(folder), record, queue.assign(batch=0), Layout.of(queue_path))
 
     @property
     def sampled(self) -> bool:
         """A format-2 design (strata over the whole population, inclusion probabilities)."""
-        return self.record["format"] == 2
+        return self.record["format"] in (2, 3)
+
+    @property
+    def drawn(self) -> bool:
+        """A format-3 design: every batch a probability draw (the prediction-powered estimate)."""
+        return self.record["format"] == 3
 
     @property
     def population(self) -> set[int | str]:
@@ -179,8 +220,10 @@ class Campaign:
                 ids |= set(read(self.folder / name, layout=self.layout)["id"])
         return ids
 
-    def add_batch(self, audit: pd.DataFrame, audit_path: Path, n: int, exclude: set[int | str]) -> pd.DataFrame:
-        """Queue the `n` riskiest pairs of `audit` never queued, reviewed or in `exclude` (on the server)."""
+    def add_batch(self, audit: pd.DataFrame, audit_path: Path, n: int, exclude: set[int | str],
+                  certain_share: float = draw.CERTAIN_SHARE) -> pd.DataFrame:
+        """Queue the `n` riskiest pairs of `audit` never queued, reviewed or in `exclude` (on the server);
+        format 3: a draw of expected size `n` from them (`_draw_batch`)."""
         if n < 1:
             raise InputError("--next must be >= 1")
         outside = set(audit["id"]) - self.population
@@ -188,6 +231,8 @@ class Campaign:
             raise InputError(f"{len(outside)} id(s) are not in the campaign's population (e.g. {min(outside)}): "
                              "re-run the audit on the campaign's split", file=str(audit_path))
         taken = set(self.queue["id"]) | self.reviewed() | exclude
+        if self.drawn:
+            return self._draw_batch(audit, audit_path, n, taken, certain_share)
         pool = audit[~audit["id"].isin(taken)].sort_values(["risk", "id"], ascending=[False, True])
         k = len(self.record["batches"])
         rows = pool.head(n).assign(queue="risk", stratum=f"batch{k}", batch=k)
@@ -197,6 +242,46 @@ class Campaign:
             "risk": _ids(rows["id"]), "control": []})
         self.queue = pd.concat([self.queue, rows], ignore_index=True)
         return rows
+
+    def _draw_batch(self, audit: pd.DataFrame, audit_path: Path, n: int, taken: set,
+                    certain_share: float) -> pd.DataFrame:
+        """A Poisson draw of expected size `n` from the pairs never queued or reviewed, π growing with
+        the audit's prediction (draw.inclusion); queued certain pairs first, then by prediction."""
+        column = prediction_column(audit, str(audit_path))
+        pool = audit[~audit["id"].isin(taken)].sort_values([column, "id"], ascending=[False, True], kind="mergesort")
+        k = len(self.record["batches"])
+        p = pool[column].to_numpy(float)
+        if not 0 <= certain_share <= 1:
+            raise InputError(f"--certain must be a share in [0, 1], not {certain_share:g}")
+        certain = draw.certain_count(certain_share, n)
+        pi, scale, floor = draw.inclusion(p, n, certain)
+        picked = draw.poisson_draw(pi, self.record["batches"][0]["seed"], k)
+        rows = pool[picked].assign(queue="risk", stratum=f"batch{k}", batch=k)
+        self.record["batches"].append({
+            "batch": k, "kind": "next", "audit_sha256": digest_of(Path(audit_path)),
+            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "risk": [as_id(i) for i in rows["id"]], "control": [], "pool": [as_id(i) for i in pool["id"]],
+            "p": _floats(p), "pi": _floats(pi), "prediction": column, "seed": self.record["batches"][0]["seed"],
+            "scale": None if np.isinf(scale) else float(scale), "floor": float(floor), "certain": certain})
+        self.queue = pd.concat([self.queue, rows], ignore_index=True)
+        return rows
+
+    def batch_draws(self, ids) -> list[draw.BatchDraw]:
+        """Every batch's draw over the population `ids` (arrays in that order)."""
+        index = {i: j for j, i in enumerate(ids)}
+        out = []
+        for b in self.record["batches"]:
+            pool = np.zeros(len(index), bool)
+            pi, p, drawn = np.zeros(len(index)), np.zeros(len(index)), np.zeros(len(index), bool)
+            at = np.array([index.get(i, -1) for i in b["pool"]], dtype=int)
+            keep = at >= 0
+            pool[at[keep]] = True
+            pi[at[keep]] = np.asarray(b["pi"], float)[keep]
+            p[at[keep]] = np.asarray(b["p"], float)[keep]
+            picked = [index[i] for i in [*b["risk"], *b["control"]] if i in index]
+            drawn[picked] = True
+            out.append(draw.BatchDraw(b["batch"], pool, pi, p, drawn))
+        return out
 
     def design_queue(self) -> pd.DataFrame:
         """The cumulative queue; batch rows count themselves. Format 1: each control stratum's size =
@@ -237,3 +322,22 @@ class Campaign:
                                 n_control=int((queue["queue"] == "control").sum()), **self.layout.meta())
         write_json(self.folder / CAMPAIGN_FILE, self.record)
         write_sidecar(self.folder / CAMPAIGN_FILE, project=self.record["project"])
+
+
+def _check_inclusion(record: dict, source: str) -> None:
+    """An edited inclusion probability is one line naming the pair: the start batch's π must be the
+    design's (1 in the census, n_h / N_h in a band), a `--next` batch's the draw rule's."""
+    stratum = pd.Series({i: h for h, ids in record["design"]["strata"].items() for i in ids}, dtype=object)
+    for b in record["batches"]:
+        pool, pi = b["pool"], np.asarray(b["pi"], float)
+        if b["kind"] == "start":
+            want = draw.start_inclusion(stratum.loc[pool], set(record["design"]["control"]),
+                                        set(record["design"]["census"]))
+            bad = ~np.isclose(pi, want, rtol=0, atol=1e-9)
+        else:
+            want = draw.expected_pi(b["p"], math.inf if b["scale"] is None else b["scale"], b["floor"] or 0.0)
+            bad = ~np.isclose(pi, want, rtol=0, atol=1e-9) & ~((pi == 1) & (np.arange(len(pi)) < (b["certain"] or 0)))
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise InputError(f"batches[{b['batch']}].pi[{j}] = {pi[j]!r} is not the design's inclusion probability "
+                             f"{want[j]:.6g} (edited?)", file=source, id=pool[j])

@@ -105,11 +105,19 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
                                                                "(strata over every pair + control sample) in "
                                                                "campaign.json; pull into DIR/verdicts.csv.")] = None,
          next_n: Annotated[Optional[int], typer.Option("--next", metavar="N",
-                                                       help="Add a batch: the N riskiest pairs of --audit never "
-                                                            "queued or reviewed (needs --campaign).")] = None,
+                                                       help="Add a batch (needs --campaign) from the pairs of --audit "
+                                                            "never queued or reviewed: a probability draw of expected "
+                                                            "size N (--certain of it the likeliest errors, the rest with "
+                                                            "probabilities growing with p_error, else risk); an older "
+                                                            "campaign folder: the N riskiest.")] = None,
          dataset: Annotated[Optional[str], dataset_option("Dataset, to show gold article ids (and titles when a "
                                                                "corpus is loaded); default: the one audit.meta.json names.",
                                                                short=False)] = None,
+         certain: Annotated[float, typer.Option(help="With --next (format-3 campaign): share of the batch taken "
+                                                     "with certainty, the likeliest errors; the rest is drawn with "
+                                                     "probabilities growing with p_error (else risk).")] = 0.0,
+         seed: Annotated[int, typer.Option(help="Seed of the campaign's draws (recorded at the start; each "
+                                                "`--next` batch draws with (seed, batch number)).")] = 0,
          overlap: Annotated[int, typer.Option(help="Annotations wanted per task.")] = 2,
          batch_size: Annotated[int, typer.Option(help="Tasks per import request.")] = 250,
          update_config: Annotated[bool, typer.Option(help="Add the span labels to a project created with an older "
@@ -128,16 +136,20 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
         problem = file_problem(path) if path is not None else None
         if problem:
             raise InputError(f"{option} {problem}", file=str(path))
-    state = _campaign(campaign, audit, queue, project, next_n) if campaign else None
+    state = _campaign(campaign, audit, queue, project, next_n, seed) if campaign else None
     conn = _connection(url, config, retries, timeout)
     proj = _open_project(conn, project, create=True, overlap=overlap, layout=Layout.of(audit))
     if proj.check_config(update=update_config):
         typer.echo(f"project {project!r}: labelling config updated (span labels added)")
     if state is not None:
         if next_n is not None:
-            rows = state.add_batch(read_audit(audit), audit, next_n, set(proj.question_ids()))
+            rows = state.add_batch(read_audit(audit), audit, next_n, set(proj.question_ids()), certain)
+            pool = len(state.record["batches"][-1].get("pool") or [])
             typer.echo(f"campaign {campaign}: batch {len(state.record['batches']) - 1} queues {len(rows)} pair(s)"
-                       + ("" if len(rows) == next_n else f" (only {len(rows)} unreviewed pair(s) left)"))
+                       + (f" (only {len(rows)} unreviewed pair(s) left)" if len(rows) < next_n and (
+                           not state.drawn or pool <= next_n) else
+                          f" (a probability draw of expected size {next_n} from {pool} pair(s), "
+                          f"by {state.record['batches'][-1]['prediction']})" if state.drawn else ""))
         state.save()  # before importing: an interrupted push is resumed by the next one
         reviewed = state.reviewed()
         frame = state.queue[~state.queue["id"].isin(reviewed)]
@@ -155,7 +167,7 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
                    f"server (ids {result.duplicates_on_server[:10]}); pull merges them", err=True)
 
 
-def _campaign(folder: Path, audit: Path, queue: Optional[Path], project: str, next_n: Optional[int]):
+def _campaign(folder: Path, audit: Path, queue: Optional[Path], project: str, next_n: Optional[int], seed: int = 0):
     """The campaign in `folder`: loaded (its start queue unchanged), or started from --queue."""
     from .adaptive import Campaign
 
@@ -169,7 +181,7 @@ def _campaign(folder: Path, audit: Path, queue: Optional[Path], project: str, ne
     if next_n is not None or queue is None:
         raise InputError(f"no campaign in {folder}: start it with --queue review_queue.csv (no --next)")
     return Campaign.start(folder, project=project, audit=read_audit(audit), audit_path=audit,
-                          queue=read_audit(queue, QUEUE_COLUMNS), queue_path=queue)
+                          queue=read_audit(queue, QUEUE_COLUMNS), queue_path=queue, seed=seed)
 
 
 @annotate.command("export-tasks")
@@ -310,7 +322,9 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
              seed: Annotated[int, typer.Option(help="Monte Carlo seed.")] = 0,
              target_halfwidth: TargetHalfwidth = None, max_missed: MaxMissed = None) -> None:
     """Estimated share of legally inaccurate translations in the split, with a CI, and the legal errors
-    expected among the pairs not reviewed yet (the stopping rule): reviewed pairs count exactly, the
+    expected among the pairs not reviewed yet (the stopping rule). A campaign started now: the
+    prediction-powered estimate from every batch's draw, batch by batch, and a stopping bound valid
+    when checked after every batch; an older campaign or a --queue: reviewed pairs count exactly, the
     rest of each start-risk band is estimated from its control pairs (docs/annotations.md).
 
     Example: `bbsard-audit annotate estimate --audit out/audit.csv --queue out/review_queue.csv --verdicts out/verdicts.csv --out out/estimate.json --split test`
@@ -321,7 +335,10 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
     write_sidecar(out, files=[record], **inputs, split=split, level=level, seed=seed, method=result.method)
     typer.echo(f"legally inaccurate: {result.share_legal:.1%} [{result.ci_low:.1%}, {result.ci_high:.1%}] "
                f"of {result.population} pairs ({split})")
-    for s in result.strata:
+    for b in result.by_batch:  # format 3: the interval batch by batch
+        typer.echo(f"  after batch {b.batch} ({b.reviewed} reviewed): {b.share_legal:.1%} [{b.ci_low:.1%}, "
+                   f"{b.ci_high:.1%}], stopping bound [{b.cs_low:.1%}, {b.cs_high:.1%}]")
+    for s in result.strata if not result.by_batch else []:
         rate = "n/a" if s.rate is None else f"{s.rate:.1%}"
         sample = f"control: {s.legal}/{s.reviewed} legal, {rate}" if s.control else f"rate {rate}"
         typer.echo(f"  {s.name}: {s.found_legal}/{s.found} reviewed legal ({sample}), {s.unreviewed} of "
@@ -367,8 +384,21 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
         if population.empty:
             raise InputError(f"no audited pair in split {split!r} (the audit has: {', '.join(splits) or 'none'})",
                              file=str(audit))
+    if campaign is not None and state.drawn:
+        from .draw import campaign_estimate
+
+        result = campaign_estimate(population, judged, state, level=level, target_halfwidth=target_halfwidth,
+                                   max_missed=max_missed)
+        return result, inputs | {"verdicts": verdicts, "prediction": result.design.prediction}
     result = compute_estimate(population, judged, design, level=level, seed=seed, design=plan,
                               target_halfwidth=target_halfwidth, max_missed=max_missed)
+    if campaign is not None:  # an older campaign.json: read with the estimator of its own format
+        from bbsard_audit.base.contracts.estimate import DesignInfo
+
+        fmt = state.record["format"]
+        result.design = DesignInfo(fmt, f"post-stratified (campaign format {fmt}, before probability draws)")
+        result.assumptions.append(f"campaign.json is format {fmt} (its batches are not probability draws): read "
+                                  "with that format's own estimator; a new campaign draws every batch")
     return result, inputs | {"verdicts": verdicts}
 
 
@@ -380,9 +410,12 @@ def _report_missed(result) -> None:
                    f"among {m.unreviewed} pair(s)")
     t = result.target
     if t is not None:
-        wanted = [f"{t.expected_missed:.1f} expected errors left (target: at most {t.max_missed:g})"
+        wanted = [(f"at most {t.missed_upper:.1f} errors left by the stopping bound ({t.expected_missed:.1f} "
+                   f"expected; target: at most {t.max_missed:g})" if t.missed_upper is not None else
+                   f"{t.expected_missed:.1f} expected errors left (target: at most {t.max_missed:g})")
                   if t.max_missed is not None else "",
-                  f"error-rate CI half-width {t.halfwidth:.1%} (target: at most {t.target_halfwidth:.1%})"
+                  f"error-rate {'confidence-sequence' if t.rule else 'CI'} half-width {t.halfwidth:.1%} "
+                  f"(target: at most {t.target_halfwidth:.1%})"
                   if t.target_halfwidth is not None else ""]
         typer.echo(f"target {'met' if t.met else 'not met'}: {'; '.join(w for w in wanted if w)}")
 

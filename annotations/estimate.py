@@ -232,6 +232,18 @@ def _predictive(cells: list[_Cell], rng: np.random.Generator, draws: int) -> tup
     return expected, rng.binomial(int(total), share).astype(float)
 
 
+def final_verdicts(audit: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The verdicts an estimate uses (an empty one is an unresolved disagreement: not reviewed), checked."""
+    if audit.empty:
+        raise InputError("no audited pair in this population (wrong --split?)")
+    final = verdicts[verdicts["verdict"] != ""]
+    check_known(final["verdict"])
+    twice = final["id"][final["id"].duplicated()]
+    if len(twice):
+        raise InputError("duplicate verdict for one question", id=as_id(twice.iloc[0]))
+    return final
+
+
 def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | None = None, *,
              level: float = 0.95, draws: int = 20000, seed: int = 0,
              target_halfwidth: float | None = None, max_missed: float | None = None,
@@ -240,13 +252,7 @@ def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | 
     verdicts are unresolved disagreements and count as not reviewed). The design: `design` (a
     campaign's), else the queue's (`queue_design` when it records inclusion probabilities, else
     `legacy_design`)."""
-    if audit.empty:
-        raise InputError("no audited pair in this population (wrong --split?)")
-    final = verdicts[verdicts["verdict"] != ""]
-    check_known(final["verdict"])
-    twice = final["id"][final["id"].duplicated()]
-    if len(twice):
-        raise InputError("duplicate verdict for one question", id=as_id(twice.iloc[0]))
+    final = final_verdicts(audit, verdicts)
     if design is None:
         sampled = queue is not None and "stratum_risk_min" in queue.columns and (queue["queue"] == "control").any()
         design = queue_design(audit, queue) if sampled else legacy_design(audit, queue)

@@ -36,7 +36,17 @@ def simulate(
     batch: Annotated[int, typer.Option("--batch", metavar="B", help="Pairs reviewed per round.")] = 20,
     budget: Annotated[int, typer.Option("--budget", metavar="N", help="Pairs reviewed in all, control included.")] = 100,
     control: Annotated[int, typer.Option("--control", metavar="M",
-                                         help="Stratified random unflagged pairs reviewed first.")] = 0,
+                                         help="The start batch: M pairs drawn as a stratified random sample "
+                                              "(by split x risk band, known inclusion probabilities), reviewed "
+                                              "first; with --design draw every later round is a draw too, so 0 "
+                                              "still gives an estimate from round 1.")] = 0,
+    design: Annotated[str, typer.Option("--design", help="draw: every round a probability draw growing with the "
+                                                         "prediction + the prediction-powered estimate (annotate "
+                                                         "push --next); ranked: the B riskiest, post-stratified "
+                                                         "estimate (before issue 24).")] = "draw",
+    certain: Annotated[float, typer.Option("--certain", metavar="SHARE",
+                                           help="--design draw: share of each round taken with certainty "
+                                                "(the likeliest errors), as `annotate push --certain`.")] = 0.0,
     seed: Annotated[int, typer.Option("--seed", metavar="K", help="Seed of the control sample.")] = 0,
     seeds: Annotated[int, typer.Option("--seeds", metavar="S",
                                        help="Run seeds K .. K+S-1 (control samples); report mean and spread.")] = 1,
@@ -55,7 +65,8 @@ def simulate(
     cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", metavar="DIR", help="Embedding cache.")] = None,
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output folder.")] = Path("reports/campaign"),
 ) -> None:
-    """Simulate a review campaign: control sample, then rounds of the B riskiest unreviewed pairs —
+    """Simulate a review campaign: control sample, then rounds of B unreviewed pairs (drawn with
+    probabilities growing with the prediction, or with --design ranked the B riskiest) —
     reveal the oracle's verdicts, learn term rules, re-audit, re-rank — until N pairs are reviewed.
 
     With learning, each round also refits the ranking on the verdicts so far (a regularised
@@ -85,7 +96,7 @@ def simulate(
         result = run_simulation(ds, oracle=the_oracle, split=split, backtranslations=backtranslations,
                                 batch=batch, budget=budget, control=control, seed=seed, seeds=seeds,
                                 learning_on=not no_learning, refit=not no_refit, explore=explore,
-                                allow_partial=allow_partial, glossary=glossary, config=config, cache_dir=cache_dir,
+                                allow_partial=allow_partial, design=design, certain=certain, glossary=glossary, config=config, cache_dir=cache_dir,
                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
     for path in write_simulation(result, out):
         console.print(f"  wrote {path}")

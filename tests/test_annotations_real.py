@@ -21,6 +21,7 @@ from bbsard_audit.annotations.project import ReviewProject
 from bbsard_audit.app.cli import app
 from bbsard_audit.base.dataset import load_dataset
 from conftest import write_review_files
+from test_estimator_design import as_format2
 
 pytestmark = [pytest.mark.shared, pytest.mark.label_studio, pytest.mark.timeout(1800)]
 
@@ -123,6 +124,7 @@ def test_real_campaign_estimates_at_once_and_a_queued_batch_changes_nothing(shar
     res = invoke(app, ["annotate", "push", "--audit", str(audit), "--queue", str(queue), "--project", name,
                        "--campaign", str(camp)])
     assert res.exit_code == 0, res.output
+    as_format2(camp)  # issue 14's design (format 2, risk batches): an older campaign folder still reads and grows
     project = ReviewProject.open(Connection(ls_env.url, ls_env.token), name)
     frame = pd.read_csv(audit)
     legal = dict(zip(frame["id"], np.where(np.random.default_rng(14).random(len(frame)) < frame["risk"] / 2,

@@ -15,7 +15,7 @@ from bbsard_audit.app.cli import app
 from bbsard_audit.base.dataset import load_dataset
 
 runner = CliRunner()
-SETTINGS = dict(split="all", batch=2, budget=14, control=2, seed=0)
+SETTINGS = dict(split="all", batch=2, budget=14, control=2, seed=0, design="ranked")  # the ranking's own tests
 
 
 def _run(*args):
@@ -85,7 +85,7 @@ def test_cli_writes_the_campaign_files(synthetic, tmp_path, embedding_cache):
     synthetic.write(tmp_path / "data", "train")
     out = tmp_path / "campaign" / "learning"
     result = _run("campaign", "simulate", "--dataset", data, "--split", "all", "--oracle", oracle,
-                  "--glossary", glossary, "--batch", 2, "--budget", 14, "--control", 2, "--seed", 0,
+                  "--glossary", glossary, "--batch", 2, "--budget", 14, "--control", 2, "--seed", 0, "--design", "ranked",
                   "--cache-dir", embedding_cache, "--out", out)
     assert result.exit_code == 0, result.output
     curve = pd.read_csv(out / "campaign_curve.csv")

@@ -37,6 +37,20 @@ def start_audit(n: int = 222, seed: int = 0) -> pd.DataFrame:
     return frame.assign(category=np.where(frame["id"] <= 3, "Protection sociale", "Logement"))
 
 
+FORMAT3_KEYS = ("pool", "p", "pi", "prediction", "seed", "scale", "floor", "certain")
+
+
+def as_format2(camp) -> dict:
+    """Rewrite a campaign.json as the format 2 of before probability draws (an older campaign folder)."""
+    record = json.loads((camp / "campaign.json").read_text())
+    record["format"] = 2
+    for b in record["batches"]:
+        for key in FORMAT3_KEYS:
+            b.pop(key, None)
+    (camp / "campaign.json").write_text(json.dumps(record))
+    return record
+
+
 def write_start(folder, frame, budget=10, control=20, seed=0):
     folder.mkdir(parents=True, exist_ok=True)
     queue, _ = review_queue(frame, budget, control, seed=seed)
@@ -114,7 +128,7 @@ def test_small_control_sample_estimates_at_once_and_a_queued_batch_changes_nothi
     state = Campaign.start(camp, project="p", audit=read_audit(audit), audit_path=audit,
                            queue=read_audit(queue, QUEUE_COLUMNS), queue_path=queue)
     state.save()
-    record = json.loads((camp / "campaign.json").read_text())
+    record = as_format2(camp)  # an older campaign folder: read as before, by its own estimator
     assert record["format"] == 2
     assert sorted(i for ids in record["design"]["strata"].values() for i in ids) == sorted(frame["id"])
     start = pd.read_csv(queue)
@@ -173,7 +187,7 @@ def test_the_coverage_study_small():
     (lambda r: r["design"].pop("strata"), "missing key 'design.strata'"),
     (lambda r: r["design"].update(control="12"), "design.control must be a list"),
     (lambda r: r["batches"][0].update(risk=[1.5]), "batches[0].risk[0] = 1.5 is not int"),
-    (lambda r: r.update(format=3), "not a campaign file (format 1 or 2): key 'format'"),
+    (lambda r: r.update(format=4), "not a campaign file (format 1, 2 or 3): key 'format'"),
 ])
 def test_an_edited_campaign_file_is_one_line_and_nothing_is_written(tmp_path, edit, message):
     audit, queue = write_start(tmp_path / "run", start_audit())

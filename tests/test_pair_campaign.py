@@ -41,7 +41,7 @@ def test_en_nl_string_id_campaign_next_batch_and_estimate_on_a_real_label_studio
                               "--campaign", str(camp), "--dataset", str(manifest)])
     assert res.exit_code == 0, res.output
     record = json.loads((camp / "campaign.json").read_text(encoding="utf-8"))
-    assert record["format"] == 2 and record["ids"] == "string"
+    assert record["format"] == 3 and record["ids"] == "string"
     assert sorted(i for ids in record["design"]["strata"].values() for i in ids) == sorted(IDS)
     start = set(record["batches"][0]["risk"]) | set(record["batches"][0]["control"])
     assert start == set(pd.read_csv(queue, dtype=str)["id"]) and start < set(IDS)

@@ -138,6 +138,8 @@ def simulation_section(root: str | Path) -> Section | None:
         "run", "reviewed", "rounds", "legal found", "minor found", "simulated legal-error rate [95% CI]", "batch",
         "seed"), rows))
     for run in runs:
+        section.add(_narrowing(run))
+    for run in runs:
         if run.rules is None:
             continue
         sub = section.sub(f"Rules learned ({run.label})")
@@ -174,3 +176,16 @@ def _estimate(row: pd.Series) -> str:
     if "estimate" not in row or pd.isna(row["estimate"]):
         return "–"
     return f"{num(row['estimate'])} [{num(row['ci_low'])}, {num(row['ci_high'])}]"
+
+
+def _narrowing(run: SimulationRun) -> Table:
+    """The estimate batch by batch (first seed): the interval narrows as reviews arrive; the stopping
+    bound (a confidence sequence, design `draw`) is what a stopping decision may use after any batch."""
+    bound = "cs_low" in run.curve.columns and run.curve["cs_low"].notna().any()
+    rows = tuple((str(int(r["round"])), str(int(r["reviewed"])), str(int(r["found_legal"])), _estimate(r),
+                  f"[{num(r['cs_low'])}, {num(r['cs_high'])}]" if bound and not pd.isna(r["cs_low"]) else "–")
+                 for _, r in run.curve.iterrows())
+    design = run.meta.get("design", "ranked")
+    return Table(f"{run.label}: the estimate after each batch (first seed; design {design}, scope: the simulated "
+                 "split's pairs)", ("batch", "reviewed", "legal found", "estimated share legal [95% CI]",
+                                    "stopping bound"), rows)

@@ -27,6 +27,16 @@ class Batch:
     created: str
     risk: list[Id]
     control: list[Id]
+    # format 3 (every batch a probability draw): its pool, the prediction and inclusion probability of
+    # each pool pair, and how the draw was made (annotations/draw.py)
+    pool: list[Id] | None = None
+    p: list[float] | None = None
+    pi: list[float] | None = None
+    prediction: str | None = None
+    seed: int | None = None
+    scale: float | None = None   # λ of π = min(1, max(floor, λ·p)); null: every pool pair drawn
+    floor: float | None = None
+    certain: int | None = None
 
 
 @dataclass
@@ -76,7 +86,7 @@ def _id_lists(record: RecordV1 | RecordV2):
         lists = [("design.flagged", design.flagged),
                  *((f"design.unflagged_strata.{h}", ids) for h, ids in design.unflagged_strata.items())]
     return lists + [(f"batches[{b.batch}].{k}", ids) for b in record.batches for k, ids in
-                    (("risk", b.risk), ("control", b.control))]
+                    (("risk", b.risk), ("control", b.control), ("pool", b.pool or []))]
 
 
 def _check_ids(record: RecordV1 | RecordV2, source: str, string_ids: bool | None) -> None:
@@ -101,13 +111,15 @@ def check_record(data: object, source: str, string_ids: bool | None = None) -> N
     """campaign.json's keys, types and design rules, or one line naming the file and the key / id.
     `string_ids`: whether the campaign's audit (its review_queue.csv's layout) has string ids."""
     version = data.get("format") if isinstance(data, dict) else None
-    if version not in (1, 2):
-        raise InputError("not a campaign file (format 1 or 2): key 'format'", file=source)
+    if version not in (1, 2, 3):
+        raise InputError("not a campaign file (format 1, 2 or 3): key 'format'", file=source)
     record = from_dict(RecordV1 if version == 1 else RecordV2, data, source)
     _check_ids(record, source, string_ids)
     if not record.batches or record.batches[0].kind != "start":
         raise InputError("batches[0] must be the start batch (kind 'start')", file=source)
-    if version == 2:
+    if version == 3:
+        _check_draws(record, source)
+    if version >= 2:
         seen: dict[Id, str] = {}
         for name, ids in record.design.strata.items():
             for i in ids:
@@ -122,3 +134,24 @@ def check_record(data: object, source: str, string_ids: bool | None = None) -> N
         missing = [h for h in record.design.census if h not in record.design.strata]
         if missing:
             raise InputError(f"design.census names {missing[0]!r}, not a stratum of design.strata", file=source)
+
+
+def _check_draws(record: RecordV2, source: str) -> None:
+    """Every batch of a format-3 campaign is a recorded draw: pool, p and pi of one length, p in [0, 1],
+    pi in (0, 1], the drawn pairs in the pool (that pi matches the draw rule: annotations/adaptive.py)."""
+    for b in record.batches:
+        key = f"batches[{b.batch}]"
+        if b.pool is None or b.p is None or b.pi is None or b.prediction is None or b.seed is None:
+            raise InputError(f"{key}: a format-3 batch records pool, p, pi, prediction and seed", file=source)
+        if not len(b.pool) == len(b.p) == len(b.pi):
+            raise InputError(f"{key}: pool, p and pi differ in length", file=source)
+        for j, (i, p, pi) in enumerate(zip(b.pool, b.p, b.pi)):
+            if not 0 <= p <= 1:
+                raise InputError(f"{key}.p[{j}] = {p!r} is not in [0, 1]", file=source, id=i)
+            if not 0 < pi <= 1:
+                raise InputError(f"{key}.pi[{j}] = {pi!r} is not in (0, 1]: every pair of the pool has an "
+                                 "inclusion probability > 0", file=source, id=i)
+        pool = set(b.pool)
+        outside = [i for i in [*b.risk, *b.control] if i not in pool]
+        if outside:
+            raise InputError(f"{key}: drawn pair not in the batch's pool", file=source, id=outside[0])

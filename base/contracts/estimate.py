@@ -48,6 +48,39 @@ class Target:
     halfwidth: float
     expected_missed: float
     met: bool
+    missed_upper: float | None = None  # format 3: the stopping bound on errors left (confidence sequence)
+    rule: str | None = None
+
+
+PPI_METHOD = ("prediction-powered (difference) estimate, every batch a probability draw with known inclusion "
+              "probabilities: predictions on every pair + the design-weighted correction (y - p) / pi of the "
+              "drawn pairs, batches combined with weights fixed at draw time; CI = normal, variance = mean of the "
+              "Horvitz-Thompson estimate and its expectation under the predictions; stopping bound = union-bound "
+              "confidence sequence over batches (annotations/draw.py)")
+
+
+@dataclass(frozen=True)
+class BatchStep:
+    """The estimate once batch `batch` (and every earlier one) was reviewed: the interval narrowing."""
+    batch: int
+    reviewed: int
+    share_legal: float
+    ci_low: float
+    ci_high: float
+    cs_low: float
+    cs_high: float
+
+
+@dataclass(frozen=True)
+class DesignInfo:
+    """Which design and estimator read the campaign; `prediction`: the audit column the draws used."""
+    format: int
+    estimator: str
+    prediction: str | None = None
+    batches_used: int = 0
+    pending_batches: list[int] = field(default_factory=list)
+    outside_design: int = 0  # pairs with a verdict no batch drew (counted exactly, never as draws)
+    outside_design_ids: list[int | str] = field(default_factory=list)
 
 
 @dataclass
@@ -66,6 +99,10 @@ class Estimate(Record):
     method: str = METHOD
     assumptions: list[str] = field(default_factory=list)
     found_legal: int | None = None  # legal verdicts among the reviewed pairs (counted exactly)
+    cs_low: float | None = None   # the confidence sequence (valid however often checked; format 3)
+    cs_high: float | None = None
+    by_batch: list[BatchStep] = field(default_factory=list)
+    design: DesignInfo | None = None
 
     def named_values(self) -> list[NamedValue]:
         """The headline and per-stratum rates with their intervals (dataset card, report)."""

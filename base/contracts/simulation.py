@@ -18,6 +18,8 @@ CAMPAIGN_CURVE = TableSpec("campaign_curve.csv", (
     Column("ci_low", "float", empty_ok=True, lo=0.0, hi=1.0),
     Column("ci_high", "float", empty_ok=True, lo=0.0, hi=1.0),
     Column("unknown", "int", lo=0, required=False),
+    Column("cs_low", "float", empty_ok=True, lo=0.0, hi=1.0, required=False),   # the stopping bound (design `draw`)
+    Column("cs_high", "float", empty_ok=True, lo=0.0, hi=1.0, required=False),
 ), key=("round",))
 
 CAMPAIGN_SEEDS = TableSpec("campaign_seeds.csv", (Column("seed", "int"), *CAMPAIGN_CURVE.columns),

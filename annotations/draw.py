@@ -1,0 +1,239 @@
+"""Review batches as probability draws, and the prediction-powered estimate they give (campaign format 3).
+
+Every batch k (the start push, then each `--next N`) is a probability sample of its pool U_k (the
+pairs no earlier batch drew and nobody had reviewed when it was drawn) with known inclusion
+probabilities π_i, recorded per pair in campaign.json with the prediction p_i it used (`p_error`
+when the audit has it, else `risk`). The start batch is the audit's review queue (risk queue with
+π = 1, control pairs a simple random sample of n_h of the N_h pairs of each risk band, π = n_h / N_h);
+a `--next N` batch draws N pairs with π_i = min(1, max(floor, λ·p_i)) (the `certain` likeliest with
+π = 1, floor = FLOOR_SHARE · N / |U_k| > 0 for every pair) by Poisson sampling: N pairs expected.
+
+Estimate (prediction-powered inference, Angelopoulos et al. 2023; active statistical inference,
+Zrnic & Candès 2024 — the difference/GREG estimator with p as auxiliary, Särndal et al. 1992 6.3):
+batch k alone gives an unbiased estimate of the number of legal errors in the population,
+
+    τ̂_k = Σ_{i∉U_k} y_i + Σ_{i∈U_k} q_i + Σ_{i∈S_k} (y_i − q_i) / π_i     (q = p; q = y for a pair
+                                                                           reviewed outside the design)
+
+whatever the predictions, however they were refitted from earlier verdicts. The τ̂_k are
+martingale differences, so their combination with weights fixed at draw time, w_k ∝ 1 / V⁰_k
+(V⁰_k = Σ_{U_k} (1 − π)/π · p(1 − p), the variance the predictions expect), is unbiased with variance
+Σ w_k² V_k. V_k = (V̂_k + V⁰_k) / 2, the mean of the design-unbiased Horvitz-Thompson estimate
+V̂_k = Σ_{S_k} (1 − π)/π² (y − q)² and V⁰_k: V̂_k alone is too small exactly when a rare large residual
+(an error with a small p) has not been drawn yet, which is what made a plain normal interval
+undercover at 14–100 reviews (benchmarks/bench_ppi_design.md). Interval: normal, clipped to what the
+verdicts make certain. Stopping: the same normal bound at level α·6/(π²k²) after the k-th batch,
+intersected over batches (a union-bound confidence sequence: valid however often it is checked).
+A batch enters once every pair it drew (and every pair drawn before it) has a verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from statistics import NormalDist
+
+import numpy as np
+
+from bbsard_audit.base.contracts.estimate import PPI_METHOD, BatchStep, DesignInfo, Estimate, Missed, Stratum, Target
+from bbsard_audit.base.contracts.table import as_id
+from bbsard_audit.base.errors import InputError
+
+from .estimate import final_verdicts
+
+FLOOR_SHARE = 0.3
+"""A `--next` batch's floor inclusion probability, as a share of the uniform rate N / |pool|."""
+CERTAIN_SHARE = 0.0
+"""Share of a `--next` batch taken with certainty (the likeliest pairs), before the π ∝ p draw. 0 keeps
+the interval valid and narrowest (94.0 %, 9.9 points at 70 of 222 reviews on synthetic populations);
+0.5 finds as many errors as the static ranking on the real test split but widened the interval
+to 11.8 points and covered 86 % at a 30 % error rate (benchmarks/bench_ppi_design.md)."""
+SMOOTH = 1e-3  # p is floored here, so that λ·p can reach any batch size (a p of exactly 0 happens)
+
+
+def certain_count(share: float, n: int) -> int:
+    """Pairs of an n-pair batch taken with certainty: round(share·n), at most n − 1 so that every batch
+    keeps a probability part (the pairs it does not take keep π > 0)."""
+    return max(0, min(round(share * n), n - 1))
+
+
+def inclusion(p: np.ndarray, n: float, certain: int = 0, floor_share: float = FLOOR_SHARE) -> tuple[np.ndarray, float, float]:
+    """(π, λ, floor) for a pool with predictions `p` (in the pool's order; ties by that order):
+    the `certain` largest p get π = 1, the rest π = min(1, max(floor, λ·max(p, SMOOTH))) summing to n − certain."""
+    p = np.asarray(p, dtype=float)
+    pi = np.zeros(len(p))
+    order = np.argsort(-p, kind="stable")
+    k = int(min(max(certain, 0), len(p), max(n, 0)))
+    pi[order[:k]] = 1.0
+    rest, m = order[k:], float(n) - k
+    if m <= 0 or not len(rest):
+        return pi, 0.0, 0.0
+    if m >= len(rest):
+        pi[rest] = 1.0
+        return pi, math.inf, 1.0
+    floor = floor_share * m / len(rest)
+    g = np.maximum(p[rest], SMOOTH)
+    low, high = 0.0, 1.0 / SMOOTH
+    for _ in range(200):
+        lam = (low + high) / 2
+        low, high = (lam, high) if np.minimum(1, np.maximum(floor, lam * g)).sum() < m else (low, lam)
+    pi[rest] = np.minimum(1, np.maximum(floor, high * g))
+    return pi, high, floor
+
+
+def expected_pi(p: np.ndarray, lam: float, floor: float) -> np.ndarray:
+    """π as a recorded (λ, floor) gives it (certain pairs aside): the check of an edited campaign.json."""
+    if math.isinf(lam):
+        return np.ones(len(p))
+    return np.minimum(1, np.maximum(floor, lam * np.maximum(np.asarray(p, dtype=float), SMOOTH)))
+
+
+def poisson_draw(pi: np.ndarray, seed: int, batch: int) -> np.ndarray:
+    """Which pool pairs a batch draws: independent Bernoulli(π_i) (Poisson sampling: π exact, the batch
+    size random around Σπ), seeded by (campaign seed, batch). A fixed-size alternative (sequential
+    Poisson sampling, π approximate) undercovered at 70 reviews: 91.7 % (benchmarks/bench_ppi_design.md)."""
+    return np.random.default_rng([seed, batch]).random(len(pi)) < np.asarray(pi, dtype=float)
+
+
+def model_variance(p: np.ndarray, pi: np.ndarray) -> float:
+    """V⁰: the variance of τ̂ the predictions expect (their errors Bernoulli(p)), known at draw time."""
+    p, pi = np.asarray(p, dtype=float), np.asarray(pi, dtype=float)
+    return float(((1 - pi) / pi * p * (1 - p)).sum())
+
+
+@dataclass(frozen=True)
+class BatchDraw:
+    """One batch over the population (arrays aligned on the population's order)."""
+    batch: int
+    pool: np.ndarray   # bool: in U_k
+    pi: np.ndarray     # π on the pool (0 outside)
+    p: np.ndarray      # the prediction the draw used (0 outside the pool)
+    drawn: np.ndarray  # bool: in S_k
+
+
+@dataclass(frozen=True)
+class Step:
+    """The estimate after the k-th complete batch: combined point, fixed-time interval, confidence sequence."""
+    batch: int
+    reviewed: int
+    total: float
+    variance: float
+    ci: tuple[float, float]
+    cs: tuple[float, float]
+
+
+def batch_total(d: BatchDraw, y: np.ndarray, known: np.ndarray, inside: np.ndarray, domain: np.ndarray) -> tuple[float, float]:
+    """(τ̂_k, V_k) over the `domain` pairs; `y` the verdicts (legal = 1) where `known`; `inside`:
+    drawn by some batch (a known pair outside the design has q = y)."""
+    q = np.where(known & ~inside, y, d.p)
+    pool, drawn = d.pool & domain, d.drawn & domain
+    e = (y - q)[drawn]
+    pi = d.pi[drawn]
+    tau = float(y[domain & ~d.pool].sum() + q[pool].sum() + (e / pi).sum())
+    vhat = float(((1 - pi) / pi**2 * e**2).sum())
+    return tau, (vhat + model_variance(d.p[pool], d.pi[pool])) / 2
+
+
+def estimate(draws: list[BatchDraw], y: np.ndarray, known: np.ndarray, domain: np.ndarray,
+             level: float = 0.95) -> list[Step]:
+    """One Step per complete batch, in order (a batch is complete when every pair it drew, and every
+    pair outside its pool, has a verdict); stops at the first incomplete batch."""
+    inside = np.zeros(len(y), dtype=bool)
+    for d in draws:
+        inside |= d.drawn
+    seen = known & ~inside  # reviewed outside the design: known from the start
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    steps: list[Step] = []
+    totals, variances, weights = [], [], []
+    cs = (-math.inf, math.inf)
+    for d in draws:
+        needed = (d.drawn | ~d.pool) & domain
+        if not known[needed].all():
+            break
+        seen = seen | d.drawn
+        found, open_ = float(y[seen & domain].sum()), float((~seen & domain).sum())
+        tau, v = batch_total(d, y, known, inside, domain)
+        v0 = model_variance(d.p[d.pool & domain], d.pi[d.pool & domain])
+        totals.append(tau)
+        variances.append(v)
+        weights.append(1 / max(v0, 1e-12))
+        w = np.array(weights) / sum(weights)
+        total = float(w @ np.array(totals))
+        var = float(w**2 @ np.array(variances))
+        k = len(totals)
+        zk = NormalDist().inv_cdf(1 - (1 - level) * 6 / (math.pi**2 * k**2) / 2)
+        bounds = lambda zz: (max(found, total - zz * math.sqrt(var)), min(found + open_, total + zz * math.sqrt(var)))  # noqa: E731
+        now = bounds(zk)
+        cs = (max(cs[0], now[0]), min(cs[1], now[1]))
+        if cs[0] > cs[1]:  # the running intersection emptied (a rare miss): keep the newest bound
+            cs = now
+        steps.append(Step(d.batch, int((seen & domain).sum()), min(max(total, found), found + open_), var,
+                          bounds(z), cs))
+    return steps
+
+
+def start_inclusion(stratum, control: set, census: set) -> np.ndarray:
+    """π of the start batch (the audit's review queue) for the pairs of `stratum` (id -> stratum, in
+    order): 1 in a census stratum, n_h / N_h in a risk band (its control pairs a simple random sample)."""
+    sizes = stratum.value_counts()
+    sampled = stratum[stratum.index.isin(list(control))].value_counts()
+    rate = {h: 1.0 if h in census else float(sampled.get(h, 0)) / float(n) for h, n in sizes.items()}
+    return stratum.map(rate).to_numpy(dtype=float)
+
+
+def campaign_estimate(audit, verdicts, campaign, *, level: float = 0.95, target_halfwidth: float | None = None,
+                      max_missed: float | None = None):
+    """estimate.json for a format-3 campaign on the pairs of `audit` (one split or all): the last complete
+    batch's combined estimate, its interval, the confidence sequence and the stopping target on it."""
+    final = final_verdicts(audit, verdicts)
+    ids = sorted(campaign.population, key=lambda i: (isinstance(i, str), i))
+    legal = dict(zip(final["id"].map(as_id), final["verdict"] == "legal"))
+    known = np.array([i in legal for i in ids])
+    y = np.array([float(legal.get(i, False)) for i in ids])
+    domain = np.isin(np.array(ids, dtype=object), np.array([as_id(i) for i in audit["id"]], dtype=object))
+    draws = campaign.batch_draws(ids)
+    steps = estimate(draws, y, known, domain, level)
+    if not steps:
+        raise InputError("the start batch has pairs without a verdict: pull verdicts for the start queue "
+                         "(risk queue and control sample) first")
+    inside = np.any([d.drawn for d in draws], axis=0)
+    outside = [ids[j] for j in np.flatnonzero(known & ~inside & domain)]
+    n = int(domain.sum())
+    last = steps[-1]
+    found = int(y[known & domain].sum())
+    unreviewed = int((~known & domain).sum())
+    total = min(max(last.total, found), found + unreviewed)
+    share = total / n
+    ci = (last.ci[0] / n, last.ci[1] / n)
+    cs = (last.cs[0] / n, last.cs[1] / n)
+    pending = [d.batch for d in draws[len(steps):]]
+    notes = [f"{len(outside)} pair(s) have a verdict but were drawn by no batch (reviewed outside the design, e.g. "
+             "by hand): counted exactly, never as draws, on the assumption their review did not depend on a "
+             "draw"] if outside else []
+    if pending:
+        notes.append(f"batch(es) {', '.join(map(str, pending))} not fully reviewed yet: they change no estimate "
+                     "until every pair they drew has a verdict")
+    left = total - found
+    t = None
+    if target_halfwidth is not None or max_missed is not None:
+        upper = max(0.0, last.cs[1] - found)
+        half = (cs[1] - cs[0]) / 2
+        met = (target_halfwidth is None or half <= target_halfwidth) and (max_missed is None or upper <= max_missed)
+        t = Target(target_halfwidth, max_missed, half, left, met, missed_upper=upper,
+                   rule="confidence sequence over batches (union bound): valid when checked after every batch")
+    strata = []
+    for d in draws[:len(steps)]:
+        picked = d.drawn & domain
+        x, m = int(y[picked].sum()), int(picked.sum())
+        strata.append(Stratum(f"batch{d.batch}", int((d.pool & domain).sum()), m, x, x / m if m else None, None, None,
+                              found=m, found_legal=x))
+    missed = [Missed("all", unreviewed, left, max(0.0, last.ci[0] - found), max(0.0, last.ci[1] - found))]
+    info = DesignInfo(3, "prediction-powered (format 3)", ", ".join(sorted({b["prediction"] for b in campaign.record["batches"]})),
+                      len(steps), pending, len(outside), [as_id(i) for i in outside[:20]])
+    return Estimate(share_legal=share, ci_low=ci[0], ci_high=ci[1], expected_legal_pairs=total, population=n,
+                    strata=strata, level=level, draws=0, seed=0, unreviewed=missed, target=t, method=PPI_METHOD,
+                    assumptions=notes, found_legal=found, cs_low=cs[0], cs_high=cs[1],
+                    by_batch=[BatchStep(s.batch, s.reviewed, s.total / n, s.ci[0] / n, s.ci[1] / n, s.cs[0] / n,
+                                        s.cs[1] / n) for s in steps],
+                    design=info)

@@ -1,0 +1,241 @@
+"""Issue 24 (items 2-5): every batch a probability draw with recorded inclusion probabilities, the
+prediction-powered estimate that uses every review, the stopping bound valid under peeking, pairs
+reviewed outside the design, edited probabilities and older campaign folders."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_estimator_design import as_format2, cli, start_audit, write_start
+
+from bbsard_audit.annotations import draw
+from bbsard_audit.annotations.adaptive import Campaign
+from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, read_audit
+from bbsard_audit.app import ppi_study
+from bbsard_audit.base.contracts.audit import AUDIT
+
+
+def test_inclusion_grows_with_p_is_capped_at_one_and_floored_above_zero():
+    p = np.array([0.95, 0.9, 0.5, 0.2, 0.05, 0.0] + [0.01] * 94)
+    pi, scale, floor = draw.inclusion(p, 14)
+    assert pi.sum() == pytest.approx(14) and floor > 0 and (pi >= floor).all() and (pi <= 1).all()
+    assert (np.diff(pi[:6]) <= 0).all() and pi[0] == 1  # grows with p; the likeliest with certainty
+    assert np.allclose(draw.expected_pi(p, scale, floor), pi)
+    certain, _, _ = draw.inclusion(p, 14, certain=5)
+    assert (certain[:5] == 1).all() and certain.sum() == pytest.approx(14)
+    everything, _, _ = draw.inclusion(p[:10], 14)
+    assert (everything == 1).all()  # fewer pairs than the batch: every one drawn
+
+
+def test_one_batch_is_the_hand_computed_difference_estimate():
+    """τ̂ = Σ p + Σ_drawn (y − p)/π, V = (HT variance + model variance)/2, by hand on 5 pairs."""
+    p = np.array([0.5, 0.2, 0.1, 0.4, 0.8])
+    pi = np.array([0.5, 0.25, 0.25, 0.5, 1.0])
+    drawn = np.array([True, False, True, False, True])
+    y = np.array([1.0, 0.0, 0.0, 0.0, 1.0])
+    d = draw.BatchDraw(0, np.ones(5, bool), pi, p, drawn)
+    tau, v = draw.batch_total(d, y, drawn, drawn, np.ones(5, bool))
+    assert tau == pytest.approx(2.0 + 0.5 / 0.5 - 0.1 / 0.25 + 0.2 / 1.0)
+    vhat = 0.5 / 0.25 * 0.25 + 0.75 / 0.0625 * 0.01
+    v0 = sum((1 - a) / a * b * (1 - b) for a, b in zip(pi, p))
+    assert v == pytest.approx((vhat + v0) / 2)
+
+
+def test_the_estimate_is_unbiased_over_repeated_draws_whatever_the_prediction():
+    """A bad prediction (anti-correlated with the truth) still gives the truth on average."""
+    rng = np.random.default_rng(0)
+    y = (rng.random(200) < 0.15).astype(float)
+    p = np.where(y == 1, 0.05, 0.4)
+    totals = []
+    for seed in range(400):
+        pi, _, _ = draw.inclusion(p, 30)
+        d = draw.BatchDraw(0, np.ones(200, bool), pi, p, draw.poisson_draw(pi, seed, 1))
+        totals.append(draw.estimate([d], y, d.drawn, np.ones(200, bool))[0].total)
+    assert abs(np.mean(totals) - y.sum()) < 3 * np.std(totals) / np.sqrt(len(totals))
+
+
+@pytest.fixture
+def campaign(tmp_path):
+    frame = start_audit()
+    frame = frame.assign(p_error=np.round(np.clip(frame["risk"] * 0.8, 0, 1), 4))
+    audit, queue = write_start(tmp_path / "run", frame, budget=10, control=14)
+    camp = tmp_path / "camp"
+    Campaign.start(camp, project="p", audit=read_audit(audit), audit_path=audit,
+                   queue=read_audit(queue, QUEUE_COLUMNS), queue_path=queue, seed=3).save()
+    truth = dict(zip(frame["id"], frame["risk"] > 0.3))
+
+    def verdicts(ids):
+        pd.DataFrame({"id": sorted(ids), "verdict": ["legal" if truth[i] else "correct" for i in sorted(ids)]}) \
+            .to_csv(camp / "verdicts.csv", index=False)
+    return frame, audit, queue, camp, verdicts
+
+
+def test_start_and_next_batches_are_recorded_draws_in_the_order_a_lead_reviews(campaign):
+    frame, audit, queue, camp, verdicts = campaign
+    record = json.loads((camp / "campaign.json").read_text())
+    start = record["batches"][0]
+    assert record["format"] == 3 and start["prediction"] == "p_error" and start["seed"] == 3
+    assert sorted(start["pool"]) == sorted(frame["id"]) and all(0 < pi <= 1 for pi in start["pi"])
+    pi = dict(zip(start["pool"], start["pi"]))
+    assert all(pi[i] == 1 for i in start["risk"]) and all(pi[i] < 1 for i in start["control"])
+    verdicts(pd.read_csv(queue)["id"])
+    state, again = Campaign.load(camp), Campaign.load(camp)
+    rows = state.add_batch(read_audit(audit), audit, 14, set())
+    state.save()
+    batch = json.loads((camp / "campaign.json").read_text())["batches"][1]
+    assert batch["risk"] == rows["id"].tolist() and set(batch["risk"]) <= set(batch["pool"])
+    assert not set(batch["pool"]) & set(pd.read_csv(queue)["id"])  # never a pair drawn before
+    p = dict(zip(batch["pool"], batch["p"]))
+    assert [p[i] for i in batch["risk"]] == sorted((p[i] for i in batch["risk"]), reverse=True)
+    assert sum(batch["pi"]) == pytest.approx(14)
+    assert again.add_batch(read_audit(audit), audit, 14, set())["id"].tolist() == batch["risk"]
+
+
+def test_a_queued_batch_changes_nothing_and_its_verdicts_narrow_the_interval(campaign, tmp_path):
+    frame, audit, queue, camp, verdicts = campaign
+    start = pd.read_csv(queue)["id"]
+    verdicts(start)
+    res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "e0.json")
+    assert res.exit_code == 0, res.output
+    first = json.loads((tmp_path / "e0.json").read_text())
+    assert first["design"]["format"] == 3 and first["design"]["prediction"] == "p_error"
+    assert first["ci_low"] <= first["share_legal"] <= first["ci_high"]
+    assert first["cs_low"] <= first["ci_low"] and first["cs_high"] >= first["ci_high"]
+    drawn = set(start)
+    for k in range(1, 5):
+        state = Campaign.load(camp)
+        rows = state.add_batch(read_audit(audit), audit, 14, set())
+        state.save()
+        res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "q.json")
+        queued = json.loads((tmp_path / "q.json").read_text())
+        assert queued["design"]["pending_batches"] == [k] and "not fully reviewed yet" in res.output
+        before = json.loads((tmp_path / f"e{k - 1}.json").read_text())
+        keys = ("share_legal", "ci_low", "ci_high", "cs_low", "cs_high")
+        assert [queued[x] for x in keys] == [before[x] for x in keys]  # queued, not reviewed: nothing moves
+        drawn |= set(rows["id"])
+        verdicts(drawn)
+        res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / f"e{k}.json")
+        assert res.exit_code == 0, res.output
+        assert f"after batch {k} (" in res.output
+    final = json.loads((tmp_path / "e4.json").read_text())
+    assert [b["batch"] for b in final["by_batch"]] == [0, 1, 2, 3, 4]
+    assert final["ci_high"] - final["ci_low"] < first["ci_high"] - first["ci_low"]
+    widths = [b["cs_high"] - b["cs_low"] for b in final["by_batch"]]
+    assert all(b <= a + 1e-12 for a, b in zip(widths, widths[1:]))  # the confidence sequence only narrows
+    assert final["found_legal"] == sum(frame.set_index("id").loc[sorted(drawn), "risk"] > 0.3)
+
+
+def test_verdicts_outside_the_design_count_exactly_and_are_reported(campaign, tmp_path):
+    frame, audit, queue, camp, verdicts = campaign
+    start = set(pd.read_csv(queue)["id"])
+    outside = sorted(set(frame.sort_values("risk")["id"].head(5)) - start)  # reviewed by hand, never drawn
+    verdicts(start | set(outside))
+    res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "e.json")
+    assert res.exit_code == 0, res.output
+    est = json.loads((tmp_path / "e.json").read_text())
+    assert est["design"]["outside_design"] == len(outside) and est["design"]["outside_design_ids"] == outside
+    assert "drawn by no batch (reviewed outside the design" in res.output
+    assert est["unreviewed"][0]["unreviewed"] == 222 - len(start) - len(outside)
+
+
+def test_an_edited_inclusion_probability_is_one_line_naming_the_pair(campaign, tmp_path):
+    frame, audit, queue, camp, verdicts = campaign
+    verdicts(pd.read_csv(queue)["id"])
+    record = json.loads((camp / "campaign.json").read_text())
+    j = record["batches"][0]["pi"].index(min(record["batches"][0]["pi"]))
+    record["batches"][0]["pi"][j] = 0.5
+    (camp / "campaign.json").write_text(json.dumps(record))
+    res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "e.json")
+    assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+    assert f"id {record['batches'][0]['pool'][j]}" in res.output and "not the design's inclusion probability" in res.output
+    assert not (tmp_path / "e.json").exists()
+    record["batches"][0]["pi"][j] = 0.0
+    (camp / "campaign.json").write_text(json.dumps(record))
+    res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "e.json")
+    assert res.exit_code == 2 and "is not in (0, 1]" in res.output
+
+
+def test_an_older_campaign_reads_with_its_own_estimator_and_says_so(campaign, tmp_path):
+    frame, audit, queue, camp, verdicts = campaign
+    as_format2(camp)
+    verdicts(pd.read_csv(queue)["id"])
+    res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "e.json")
+    assert res.exit_code == 0, res.output
+    est = json.loads((tmp_path / "e.json").read_text())
+    assert est["design"]["format"] == 2 and "before probability draws" in est["design"]["estimator"]
+    assert est["method"].startswith("reviewed pairs exact + post-stratified") and est["by_batch"] == []
+    assert "campaign.json is format 2" in res.output
+
+
+def test_an_audit_without_p_error_falls_back_to_risk_and_says_so(tmp_path):
+    frame = start_audit()
+    audit, queue = write_start(tmp_path / "run", frame, budget=10, control=14)
+    camp = tmp_path / "camp"
+    Campaign.start(camp, project="p", audit=read_audit(audit), audit_path=audit,
+                   queue=read_audit(queue, QUEUE_COLUMNS), queue_path=queue).save()
+    record = json.loads((camp / "campaign.json").read_text())
+    assert record["batches"][0]["prediction"] == "risk"
+    assert record["batches"][0]["p"] == [float(r) for r in frame["risk"]]
+    bad = frame.assign(p_error=np.where(frame["id"] == 7, 1.5, 0.1))
+    AUDIT.write_file(tmp_path / "bad.csv", bad)
+    state = Campaign.load(camp)
+    with pytest.raises(Exception, match=r"row 8, id 7: p_error 1.5 is not a probability"):
+        state.add_batch(read_audit(tmp_path / "bad.csv"), tmp_path / "bad.csv", 14, set())
+
+
+def test_small_simulation_covers_and_the_stopping_rule_rarely_stops_early():
+    """100 synthetic populations (222 pairs, 2-30 % errors, prediction useless to strong): the 95 %
+    interval at 70 reviews covers 88-99 % (binomial spread at n = 100), the stopping bound checked
+    after every batch stops early in at most 5 %. The 1,000-population study: benchmarks/bench_ppi_design.py."""
+    rows = ppi_study.run(100, seed=11, predictions=("p_error",), with_today=False)
+    assert 0.88 <= rows["covered"].mean() <= 0.99, rows.groupby("rate")["covered"].mean()
+    assert rows["false_stop"].mean() <= 0.05
+    assert (rows["reviewed"] >= 56).all() and rows["width"].mean() < 0.14
+
+
+def test_campaign_simulate_draws_every_round_and_the_interval_narrows(embedding_cache):
+    """`campaign simulate` (design `draw`, the default): rounds are draws, every round's estimate has an
+    interval and a stopping bound around it, the sidecar names the design and the prediction."""
+    from bbsard_audit.app.simulation import clustered_oracle, simulate
+    from bbsard_audit.base.dataset import load_dataset
+
+    syn = clustered_oracle(load_dataset("sample", with_corpus=False), "all", clusters=3, per_cluster=3,
+                           scattered=3, seed=0)
+    result = simulate(syn.dataset, oracle=syn.make_oracle(), glossary=syn.glossary, split="all", batch=4,
+                      budget=24, control=4, seed=0, learning_on=False, cache_dir=embedding_cache)
+    assert result.meta["certain_share"] == 0.0
+    curve = result.curve
+    assert result.meta["design"] == "draw" and result.meta["prediction"] in ("risk", "p_error")
+    assert (curve["ci_low"] <= curve["estimate"]).all() and (curve["estimate"] <= curve["ci_high"]).all()
+    assert (curve["cs_low"] <= curve["cs_high"]).all()
+    assert curve["cs_high"].iloc[0] >= curve["ci_high"].iloc[0] and curve["cs_low"].iloc[0] <= curve["ci_low"].iloc[0]
+    assert curve["reviewed"].iloc[-1] >= 24 and len(curve) > 2
+    width = curve["cs_high"] - curve["cs_low"]
+    assert (width.diff().dropna() <= 1e-12).all()
+
+
+def test_a_batch_always_keeps_a_probability_part():
+    """`--certain 1` takes N − 1 pairs with certainty, never N: the pairs left out keep π > 0."""
+    assert draw.certain_count(1.0, 14) == 13 and draw.certain_count(0.5, 14) == 7 and draw.certain_count(0.5, 1) == 0
+    pi, _, floor = draw.inclusion(np.linspace(0.9, 0.01, 50), 14, draw.certain_count(1.0, 14))
+    assert (pi[:13] == 1).all() and (pi > 0).all() and floor > 0
+
+
+def test_campaign_simulate_without_a_control_sample_starts_with_the_first_draw(embedding_cache):
+    """`--control 0` (the CLI's default) used to end in a KeyError; now round 0 has no estimate and the
+    first draw starts the design."""
+    from bbsard_audit.app.simulation import clustered_oracle, simulate
+    from bbsard_audit.base.dataset import load_dataset
+
+    syn = clustered_oracle(load_dataset("sample", with_corpus=False), "all", clusters=3, per_cluster=3,
+                           scattered=3, seed=0)
+    for design in ("draw", "ranked"):
+        curve = simulate(syn.dataset, oracle=syn.make_oracle(), glossary=syn.glossary, split="all", batch=4,
+                         budget=12, control=0, seed=0, learning_on=False, design=design,
+                         cache_dir=embedding_cache).curve
+        assert np.isnan(curve["estimate"].iloc[0]) and curve["reviewed"].iloc[0] == 0
+        if design == "draw":
+            assert curve["estimate"].iloc[1:].notna().all()
