@@ -50,7 +50,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as scratch:
             started = time.monotonic()
             subprocess.run([sys.executable, "-m", "bbsard_audit.audit.qe.env"], check=True, capture_output=True,
-                           env={**os.environ, "BBSARD_AUDIT_LS_CACHE": scratch})
+                           env={**os.environ, "BBSARD_AUDIT_COMET_CACHE": scratch})
             report["venv_build_s"] = round(time.monotonic() - started, 1)
     python = env.ensure_venv()
     source = args.data if Path(args.data).is_dir() else "sample"

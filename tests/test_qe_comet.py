@@ -181,7 +181,7 @@ def test_failures_are_one_line_exit_2(case, message, models, tmp_path, monkeypat
     elif case == "hub_offline":
         model = "comet:Unbabel/wmt22-cometkiwi-da"
     elif case == "no_venv":
-        monkeypatch.setenv("BBSARD_AUDIT_LS_CACHE", str(tmp_path / "nothing"))
+        monkeypatch.setenv("BBSARD_AUDIT_COMET_CACHE", str(tmp_path / "nothing"))
     result = _run("audit", "--dataset", "sample", "--qe", model, "--cache-dir", embedding_cache, "--out", tmp_path / "out")
     assert result.exit_code == 2, result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
@@ -220,7 +220,7 @@ def test_word_bounds_widen_to_whole_words_and_trim_spaces():
 
 
 def test_a_venv_built_from_other_requirements_is_not_used(tmp_path, monkeypatch):
-    monkeypatch.setenv("BBSARD_AUDIT_LS_CACHE", str(tmp_path))
+    monkeypatch.setenv("BBSARD_AUDIT_COMET_CACHE", str(tmp_path))
     marker = env.venv_dir() / env.READY
     marker.parent.mkdir(parents=True)
     marker.write_text("unbabel-comet==2.2.7 torch==2.13.0\nbuild_seconds=40\n")  # before the setuptools pin
