@@ -90,13 +90,14 @@ class AuditEngine:
         """The texts' languages: `score`'s `fr` / `nl` are the source / target texts (the checks ask
         this pair's language packs; span sides are its codes)."""
         self.embedder = embedder if isinstance(embedder, MemoEmbedder) else MemoEmbedder(embedder)
-        self.config = config
+        self.config = config.for_source(pair.source)
+        """`config` for this pair's source language (its pack's back-translation thresholds)."""
         self.cache = signal_cache or SignalCache(None)
         self.timings: dict[str, float] = {}
         self.glossary_meta: dict = {}
         self.checks_unavailable: list[str] = []
         """'<check>: not available for <lang> (...)': a check whose language pack lacks what it needs."""
-        rules = config.rules
+        rules = self.config.rules
         self.bt = BackTranslationScorer(self.embedder, BackTranslationThresholds(
             chrf=rules["bt_chrf"].threshold if "bt_chrf" in rules else BackTranslationThresholds.chrf,
             cosine=rules["bt_cosine"].threshold if "bt_cosine" in rules else BackTranslationThresholds.cosine))
@@ -318,7 +319,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
         **({"judge": judge.meta} if judge is not None else {}),
         "error_model": perror.describe(engine.error_model),
         "config_source": cfg.source,
-        "config": cfg.to_dict(),
+        "config": engine.config.to_dict(),
         "timings_s": timings,
     }
     return AuditResult(frame, meta, layout)

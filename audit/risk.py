@@ -22,6 +22,7 @@ import pandas as pd
 
 from bbsard_audit.base.config import check_against, read_toml
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base import languages
 
 from .findings import Finding
 from .registry import default_signal_rules, default_weights, flag_specs
@@ -64,8 +65,13 @@ def _read_config(path: Path, defaults: Mapping) -> dict:
 class RiskConfig:
     """The whole audit configuration (risk rule + signal settings) as one validated mapping."""
 
-    def __init__(self, data: Mapping[str, Any], source: str = str(DEFAULT_CONFIG)) -> None:
+    def __init__(self, data: Mapping[str, Any], source: str = str(DEFAULT_CONFIG),
+                 overrides: Mapping[str, Any] | None = None, language: str | None = None) -> None:
         self.data, self.source = dict(data), source
+        self.overrides, self.language = overrides, language
+        """`overrides`: the user's config file as read (`load`), re-applied by `for_source` over the
+        defaults of another source language; None = `data` is final (used as given for any language).
+        `language`: the source language whose pack defaults `data` holds."""
         try:
             risk = self.data["risk"]
             self.flag_threshold = float(risk["flag_threshold"])
@@ -100,12 +106,22 @@ class RiskConfig:
                              + ", ".join(f"{s} = {v:g}" for s, v in zip(SEVERITIES, levels)), file=source)
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> "RiskConfig":
-        """The shipped defaults, deep-merged with `path` (TOML or YAML) when given."""
-        data = default_data()
+    def load(cls, path: str | Path | None = None, language: str | None = None) -> "RiskConfig":
+        """The shipped defaults (of source `language`'s pack, see `default_data`), deep-merged with
+        `path` (TOML or YAML) when given."""
+        data = default_data(language)
         if path is None:
-            return cls(data)
-        return cls(_deep_merge(data, _read_config(Path(path), data)), source=str(path))
+            return cls(data, overrides={}, language=language)
+        user = _read_config(Path(path), data)
+        return cls(_deep_merge(data, user), source=str(path), overrides=user, language=language)
+
+    def for_source(self, language: str) -> "RiskConfig":
+        """This config for texts whose source is in `language`: its pack's rule defaults under the
+        same user overrides (a user's [signals.COLUMN] still wins). Itself when already so, or when
+        built from a final mapping."""
+        if self.overrides is None or self.language == language:
+            return self
+        return RiskConfig(_deep_merge(default_data(language), self.overrides), self.source, self.overrides, language)
 
     def section(self, name: str) -> dict:
         return dict(self.data.get(name, {}))
@@ -117,14 +133,24 @@ class RiskConfig:
         return copy.deepcopy(self.data)
 
 
-def default_data() -> dict:
-    """audit/default_config.toml with the declared [weights] and [signals.*] tables."""
+def default_data(language: str | None = None) -> dict:
+    """audit/default_config.toml with the declared [weights] and [signals.*] tables; with a source
+    `language`, its pack's `backtranslation` thresholds and scales replace the declared ones (a pack
+    without the section keeps them)."""
     data = tomllib.loads(DEFAULT_CONFIG.read_text(encoding="utf-8"))
     clash = {"weights", "signals"} & set(data)
     if clash:
         raise InputError(f"[{', '.join(sorted(clash))}] come from the signal modules' declarations, "
                          "not the shipped config", file=str(DEFAULT_CONFIG))
-    return {**data, "weights": default_weights(), "signals": default_signal_rules()}
+    signals = default_signal_rules()
+    if language is not None:
+        pack = languages.get(language)
+        for column, values in pack.data.get("backtranslation", {}).items():
+            if column not in signals:
+                raise InputError(f"`backtranslation.{column}` is no rule column (known: "
+                                 f"{', '.join(signals)})", file=str(pack.path))
+            signals[column] = {**signals[column], **values}
+    return {**data, "weights": default_weights(), "signals": signals}
 
 
 def _values(columns: pd.DataFrame, rule: Rule) -> np.ndarray:

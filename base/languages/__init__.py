@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ SECTIONS: dict[str, str] = {
     "compounds": "bool", "plural_endings": "strings", "regions": "concepts", "capitalised_only": "words",
     "institutions": "concepts", "determiners_before_commune": "words", "roles": "concepts",
     "untranslated": "mapping", "selftest": "mapping", "meta_text": "mapping", "references": "mapping",
-    "term_gaps": "mapping",
+    "term_gaps": "mapping", "backtranslation": "rules",
 }
 """Every section a pack may have, and its kind; `name` (the language's English name) is required."""
 
@@ -137,6 +138,27 @@ def _check_item(item, key: str, label: str) -> None:
         raise InputError(f"`{key}` must be a text, a list or a mapping", file=label)
 
 
+RULE_KEYS = ("threshold", "scale")
+"""What a pack's `rules` section may set of a [signals.COLUMN] rule: the rest is the signal's."""
+
+
+def _rules(value, key: str, label: str) -> dict[str, dict[str, float]]:
+    """Per-rule thresholds and scales: `{column: {threshold: number, scale: number > 0}}`."""
+    if not isinstance(value, dict) or not value:
+        raise InputError(f"`{key}` must map each rule column to its threshold and scale", file=label)
+    out = {}
+    for column, rule in value.items():
+        if not isinstance(rule, dict) or not rule or set(rule) - set(RULE_KEYS):
+            raise InputError(f"`{key}.{column}` must set only {' and '.join(RULE_KEYS)}", file=label)
+        for name, number in rule.items():
+            if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number) \
+                    or (name == "scale" and number <= 0):
+                raise InputError(f"`{key}.{column}.{name}` must be a finite number"
+                                 + (" above 0" if name == "scale" else "") + f", got {number!r}", file=label)
+        out[str(column)] = {name: float(number) for name, number in rule.items()}
+    return out
+
+
 def _validate(raw: Any, label: str) -> dict:
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise InputError("a language pack must be a mapping with a `name`", file=label)
@@ -160,6 +182,8 @@ def _validate(raw: Any, label: str) -> dict:
             if not isinstance(value, dict) or not value:
                 raise InputError(f"`{key}` must map each concept to a list of words", file=label)
             out[key] = {str(name): word_list(forms, f"{key}.{name}", label) for name, forms in value.items()}
+        elif kind == "rules":
+            out[key] = _rules(value, key, label)
         elif kind == "mapping":
             if not isinstance(value, dict) or not value:
                 raise InputError(f"`{key}` must be a mapping", file=label)
