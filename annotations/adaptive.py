@@ -80,8 +80,10 @@ def _control_strata(audit: pd.DataFrame, queue: pd.DataFrame, unflagged: pd.Seri
 
 
 def prediction_column(audit: pd.DataFrame, source: str = "audit.csv") -> str:
-    """`p_error` (the calibrated error probability) when the audit has it, else `risk` (older audits)."""
-    if "p_error" not in audit.columns:
+    """`p_error` (the calibrated error probability) when the audit has it, else `risk` (older audits).
+    An audit ranked by `learned_ranking.json` (`rule_risk` beside `risk`) is drawn by its `risk`: the
+    probability refitted from the campaign's verdicts, which p_error without `--calibration` is not."""
+    if "p_error" not in audit.columns or "rule_risk" in audit.columns:
         return "risk"
     values = pd.to_numeric(audit["p_error"], errors="coerce")
     bad = ~values.between(0, 1)

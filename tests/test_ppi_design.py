@@ -180,9 +180,9 @@ def test_an_audit_without_p_error_falls_back_to_risk_and_says_so(tmp_path):
     assert record["batches"][0]["prediction"] == "risk"
     assert record["batches"][0]["p"] == [float(r) for r in frame["risk"]]
     bad = frame.assign(p_error=np.where(frame["id"] == 7, 1.5, 0.1))
-    AUDIT.write_file(tmp_path / "bad.csv", bad)
+    bad.to_csv(tmp_path / "bad.csv", index=False)  # by hand: the audit's own writer refuses it
     state = Campaign.load(camp)
-    with pytest.raises(Exception, match=r"row 8, id 7: p_error 1.5 is not a probability"):
+    with pytest.raises(Exception, match=r"row 8, id 7: p_error 1.5 is (not a probability|outside)"):
         state.add_batch(read_audit(tmp_path / "bad.csv"), tmp_path / "bad.csv", 14, set())
 
 

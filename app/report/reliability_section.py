@@ -11,7 +11,7 @@ import numpy as np
 from bbsard_audit.audit.perror import reliability
 
 from . import plots
-from .document import Figures, Plot, Report, Section, Table, Text
+from .document import Details, Figures, Plot, Report, Section, Table, Text
 from .loaders import Workdir
 from .sections import num
 
@@ -52,9 +52,10 @@ def reliability_section(wd: Workdir) -> Section | None:
     sec.add(Table(f"Reliability of {score}: pairs per bin, mean predicted probability and observed share of legal "
                   "verdicts", ("predicted in", "pairs", "mean predicted", "observed", "legal"),
                   tuple((f"[{b['lo']:.1f}, {b['hi']:.1f})", f"{b['n']:,}", num(b["predicted"]), num(b["observed"]),
-                         f"{b['errors']:,}") for b in curve["bins"])))
-    sec.add(Plot(f"Reliability curve of {score} on the reviewed pairs (marker area = pairs in the bin; on the "
-                 "diagonal = calibrated)", f"reliability curve of {score}", _curve_png(curve["bins"])))
+                         f"{b['errors']:,}") for b in curve["bins"]), visible=0))  # the plot shows it; folded
+    sec.add(Details(f"Figure: reliability curve of {score}", (Plot(
+        f"Reliability curve of {score} on the reviewed pairs (marker area = pairs in the bin; on the "
+        "diagonal = calibrated)", f"reliability curve of {score}", _curve_png(curve["bins"])),)))
     return sec
 
 
