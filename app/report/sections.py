@@ -8,7 +8,6 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
 import pandas as pd
 
 from bbsard_audit import __version__
