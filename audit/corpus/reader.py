@@ -32,9 +32,11 @@ import pyarrow.parquet as pq
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import digest_of
 from bbsard_audit.base.languages import BBSARD, LanguagePair
+from bbsard_audit.base.sources.checker import revision_of
 from bbsard_audit.base.sources.corpus import CorpusSide, Record, check_file, record, too_long
-from bbsard_audit.base.sources.manifest import side_spec
+from bbsard_audit.base.sources.manifest import is_manifest, side_spec
 from bbsard_audit.base.sources.registry import side_reader
+from bbsard_audit.base.sources.sample import sample_dir
 from bbsard_audit.base.untrusted import load_yaml
 
 INPUT_SCHEMA = pa.schema([("id", pa.string()), ("source_title", pa.string()), ("source_text", pa.string()),
@@ -61,20 +63,14 @@ class Corpus:
 
     @property
     def revision(self) -> str:
-        from bbsard_audit.base.sources.checker import revision_of
-
         return revision_of(self.files)
 
 
 def open_corpus(src: str, max_doc_chars: int = MAX_DOC_CHARS) -> Corpus:
     """The corpus of a `--dataset` value; a missing or unreadable file is one line, before any work."""
-    from bbsard_audit.base.sources.manifest import is_manifest
-
     if is_manifest(src):
         return _manifest(src, max_doc_chars)
     if src == "sample":
-        from bbsard_audit.base.sources.sample import sample_dir
-
         return _csv_folder(sample_dir(), "sample", max_doc_chars)
     if src.startswith("hf:"):
         raise InputError("the corpus audit reads an HF dataset through a manifest (format: beir); "
