@@ -1,7 +1,9 @@
 """Every shipped signal's declaration in one place: importing this module imports the signal modules
 (the QA checks discover their own package), whose classes register their flags, categories, default
 weights and rules as they are defined (audit/signals.py `declare`). docs/flags.md, the default
-[weights] / [signals.*] config and the config template read it from here."""
+[weights] / [signals.*] config and the config template read it from here. The declarations themselves
+live below every check (audit/signals.py, which audit/risk.py reads); the package's __init__ imports
+this module, so they are complete whichever audit module is imported first."""
 
 from __future__ import annotations
 
@@ -9,18 +11,6 @@ from . import backtranslation, checks, crosslingual, glossary, gold_documents, r
 from .corpus import checks as corpus_checks  # noqa: F401  (the document checks declare their doc_* flags)
 from .judge import signal as judge_signal  # noqa: F401  (declares the LLM judge)
 from .qe import signal as _qe  # noqa: F401  (declares; runs only with `audit --qe`)
-from .signals import FLAG_SPECS, FlagSpec, default_rules
+from .signals import default_signal_rules, default_weights, flag_specs
 
-
-def flag_specs() -> dict[str, FlagSpec]:
-    return dict(FLAG_SPECS)
-
-
-def default_weights() -> dict[str, float]:
-    """[weights]: each declared flag's default weight (flags with a rule have none)."""
-    return {flag: spec.weight for flag, spec in FLAG_SPECS.items() if spec.weight is not None}
-
-
-def default_signal_rules() -> dict[str, dict]:
-    """[signals.COLUMN] tables of every declared rule, in `order`."""
-    return {rule.column: rule.table() for rule in default_rules()}
+__all__ = ["default_signal_rules", "default_weights", "flag_specs"]

@@ -25,8 +25,7 @@ from bbsard_audit.base.errors import InputError
 from bbsard_audit.base import languages
 
 from .findings import Finding
-from .registry import default_signal_rules, default_weights, flag_specs
-from .signals import Rule
+from .signals import Rule, default_signal_rules, default_weights, flag_specs
 
 DEFAULT_CONFIG = Path(__file__).with_name("default_config.toml")
 

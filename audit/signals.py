@@ -244,3 +244,17 @@ def run_signal(signal: Signal, batch: Batch, cache: SignalCache) -> SignalResult
     if undeclared:
         raise ValueError(f"signal {signal.name!r} raised undeclared flag(s) {sorted(undeclared)}")
     return result
+
+
+def flag_specs() -> dict[str, FlagSpec]:
+    return dict(FLAG_SPECS)
+
+
+def default_weights() -> dict[str, float]:
+    """[weights]: each declared flag's default weight (flags with a rule have none)."""
+    return {flag: spec.weight for flag, spec in FLAG_SPECS.items() if spec.weight is not None}
+
+
+def default_signal_rules() -> dict[str, dict]:
+    """[signals.COLUMN] tables of every declared rule, in `order`."""
+    return {rule.column: rule.table() for rule in default_rules()}

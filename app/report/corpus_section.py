@@ -22,7 +22,7 @@ from bbsard_audit.base.transactions import digest_of
 from . import plots
 from .document import Figures, Marked, Plot, Section, Table, Text
 from .loaders import Workdir
-from .sections import VISIBLE_ROWS, num, pct, split_list
+from .formatting import VISIBLE_ROWS, num, pct, split_list
 
 SEVERITY_ORDER = ("high", "medium", "low", "none")
 EXAMPLES_PER_FLAG = 2

@@ -8,7 +8,6 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
 import pandas as pd
 
 from bbsard_audit import __version__
@@ -21,48 +20,22 @@ from bbsard_audit.base.contracts.selftest import Selftest
 from bbsard_audit.eval.metrics import metric_sort_key  # report order = the metric registry's order
 from bbsard_audit.base.stats import wilson
 from bbsard_audit.app.review_figures import REVIEWED, final_verdicts
+from .corpus_section import corpus_finding
+from .formatting import VISIBLE_ROWS, num, pct, split_list
 from .loaders import Workdir, fragility
 
 TOP_RISK = 10
 MAX_ROWS = 200
-VISIBLE_ROWS = 5
-"""Long tables show this many rows open; the rest is folded in a <details> (all of it in the CSV)."""
 FLAG_COUNT_LABEL = "flags raised on flagged pairs"
 """The one flag count of the terminal (audit, demo) and the report: flags of unflagged pairs are not counted."""
 
 
 # ---------------------------------------------------------------- formatting
 
-def num(value, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    if isinstance(value, (bool, np.bool_)):
-        return "yes" if value else "no"
-    if isinstance(value, (int, np.integer)):
-        return f"{int(value):,}"
-    if isinstance(value, (float, np.floating)):
-        if float(value).is_integer() and abs(value) >= 1000:
-            return f"{int(value):,}"
-        if value != 0 and abs(value) < 10 ** -digits:
-            return f"{value:.1g}" if abs(value) >= 1e-4 else f"{value:.1e}"  # a tiny p-value is not 0.000
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def pct(part: int, whole: int) -> str:
-    return f"{part:,} ({100 * part / whole:.1f}%)" if whole else f"{part:,}"
-
-
 def with_ci(value, low=None, high=None) -> str:
     if low is None or high is None or any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
         return num(value)
     return f"{num(value)} [{num(low)}, {num(high)}]"
-
-
-def split_list(value, sep: str) -> list[str]:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return []
-    return [part.strip() for part in str(value).split(sep) if part.strip()]
 
 
 def frame_table(frame: pd.DataFrame, caption: str, max_rows: int = MAX_ROWS, wide: bool = False,
@@ -619,8 +592,6 @@ def findings_section(wd: Workdir, sections: list[Section]) -> Section:
         say(f"{flagged:,} of {len(audit):,} translations ({100 * flagged / max(len(audit), 1):.1f}%) are flagged "
             "as suspect" + (f"; the most frequent flags are {kinds}; {int(by_type.sum()):,} "
                             f"{FLAG_COUNT_LABEL} in all." if kinds else "."), "audit-flags", "audit")
-    from .corpus_section import corpus_finding  # not at the top: corpus_section builds on this module
-
     say(corpus_finding(wd), "corpus-questions", "corpus")
     say(_estimate_finding(wd), "review-estimate", "review")
     for text in _shift_findings(wd):

@@ -18,7 +18,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import re
 import shutil
 import zlib
 from dataclasses import dataclass, field
@@ -31,10 +30,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.io import digest_of, file_problem, is_local_path
+from bbsard_audit.base.io import digest_of
 from bbsard_audit.base.languages import BBSARD, LanguagePair
-from bbsard_audit.base.sources.beir import document_text
-from bbsard_audit.base.untrusted import text_problem
+from bbsard_audit.base.sources.checker import revision_of
+from bbsard_audit.base.sources.corpus import CorpusSide, Record, check_file, record, too_long
+from bbsard_audit.base.sources.manifest import is_manifest, side_spec
+from bbsard_audit.base.sources.registry import side_reader
+from bbsard_audit.base.sources.sample import sample_dir
+from bbsard_audit.base.untrusted import load_yaml
 
 INPUT_SCHEMA = pa.schema([("id", pa.string()), ("source_title", pa.string()), ("source_text", pa.string()),
                           ("target_title", pa.string()), ("target_text", pa.string())])
@@ -46,22 +49,6 @@ MAX_PARTITIONS = 1024
 FLUSH_BYTES = 4 << 20
 _RUN_BATCH = 64
 """Rows per record batch of a sorted run: the merge holds one batch of each run at a time."""
-_ID_PREFIX = re.compile(rb'"_id"\s*:\s*"?([^",}]{1,80})')
-
-Record = tuple[int, str, str, str]
-"""(line, id, title, document) of one document, as a side's reader yields it: the document is its title
-and its text (`document_text`, as the question audit's loader reads them), so the checks see a preface
-or mojibake in a title, and a title-only document is not empty; spans index the document."""
-
-
-@dataclass(frozen=True)
-class CorpusSide:
-    label: str
-    """How messages name the file (its path, or hf:NAME/corpus/corpus)."""
-    lang: str
-    records: Callable[[], Iterator[Record]]
-    nbytes: int
-
 
 @dataclass(frozen=True)
 class Corpus:
@@ -76,20 +63,14 @@ class Corpus:
 
     @property
     def revision(self) -> str:
-        from bbsard_audit.base.sources.checker import revision_of
-
         return revision_of(self.files)
 
 
 def open_corpus(src: str, max_doc_chars: int = MAX_DOC_CHARS) -> Corpus:
     """The corpus of a `--dataset` value; a missing or unreadable file is one line, before any work."""
-    from bbsard_audit.base.sources.manifest import is_manifest
-
     if is_manifest(src):
         return _manifest(src, max_doc_chars)
     if src == "sample":
-        from bbsard_audit.base.sources.sample import sample_dir
-
         return _csv_folder(sample_dir(), "sample", max_doc_chars)
     if src.startswith("hf:"):
         raise InputError("the corpus audit reads an HF dataset through a manifest (format: beir); "
@@ -101,26 +82,17 @@ def open_corpus(src: str, max_doc_chars: int = MAX_DOC_CHARS) -> Corpus:
 
 
 def _manifest(src: str, max_doc_chars: int) -> Corpus:
-    from bbsard_audit.base.sources.manifest import _side
-    from bbsard_audit.base.sources.registry import side_reader
-    from bbsard_audit.base.untrusted import load_yaml
-
     path = Path(src)
     spec = load_yaml(path, "dataset manifest")
     if not isinstance(spec, dict) or not {"source", "target"} <= set(spec):
         raise InputError("a dataset manifest must be a mapping with keys name, source, target", file=src)
     sides, files = [], {path.name: digest_of(path)}
     for key in ("source", "target"):
-        s = _side(spec[key], src, key, path.parent)
-        reader = side_reader(s["format"], s["path"])
-        if reader is not None and reader.name == "beir-folder":
-            corpus = Path(s["path"]) / "corpus.jsonl"
-            sides.append(_jsonl_side(corpus, s["lang"], max_doc_chars))
-            files[f"{key}/corpus.jsonl"] = digest_of(corpus)
-        else:
-            side, pin = _hf_side(s["path"], s["lang"], s.get("revision"), max_doc_chars)
-            sides.append(side)
-            files[f"{key}/{side.label}"] = pin
+        s = side_spec(spec[key], src, key, path.parent)
+        side, name, pin = side_reader(s["format"], s["path"]).open_corpus(s["path"], s["lang"], max_doc_chars,
+                                                                          s.get("revision"))
+        sides.append(side)
+        files[f"{key}/{name}"] = pin
     try:
         pair = LanguagePair(sides[0].lang, sides[1].lang)
     except InputError as exc:
@@ -132,72 +104,10 @@ def _csv_folder(root: Path, source: str, max_doc_chars: int) -> Corpus:
     sides, files = [], {}
     for lang in (BBSARD.source, BBSARD.target):
         p = root / f"articles_{lang}.csv"
-        _check_file(p)
+        check_file(p)
         sides.append(CorpusSide(str(p), lang, lambda p=p: _csv_records(p, max_doc_chars), p.stat().st_size))
         files[p.name] = digest_of(p)
     return Corpus(source, BBSARD, (sides[0], sides[1]), files)
-
-
-def _check_file(path: Path) -> None:
-    problem = file_problem(path)
-    if problem is not None:
-        raise InputError(f"corpus file {problem}", file=str(path))
-
-
-def _too_long(n: int | str, max_doc_chars: int) -> str:
-    return f"document of {n} characters is longer than --max-doc-chars {max_doc_chars:,}; refused"
-
-
-def _jsonl_side(path: Path, lang: str, max_doc_chars: int) -> CorpusSide:
-    _check_file(path)
-    return CorpusSide(str(path), lang, lambda: _jsonl_records(path, max_doc_chars), path.stat().st_size)
-
-
-def _jsonl_records(path: Path, max_doc_chars: int) -> Iterator[Record]:
-    """BEIR `corpus.jsonl` lines ({_id, title?, text}); a line longer than the limit allows is refused
-    after reading at most that many bytes (its id read from its first bytes), never parsed."""
-    label, cap = str(path), max_doc_chars * 6 + 65536  # a character is at most 6 bytes of JSON (\\uXXXX)
-    with open(path, "rb") as f:
-        line = 0
-        while raw := f.readline(cap):
-            line += 1
-            if len(raw) == cap and not raw.endswith(b"\n"):
-                found = _ID_PREFIX.search(raw[:4096])
-                raise InputError(_too_long(f"over {cap:,} bytes,", max_doc_chars), file=label, row=line,
-                                 id=found.group(1).decode("utf-8", "replace") if found else None)
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except ValueError as exc:
-                raise InputError(f"not a JSON line ({getattr(exc, 'msg', None) or getattr(exc, 'reason', None) or exc})", file=label,
-                                 row=line) from None
-            if not isinstance(obj, dict):
-                raise InputError(f"a line must be a JSON object, not {type(obj).__name__}", file=label, row=line)
-            yield _record(obj, label, line, max_doc_chars)
-
-
-def _record(obj, label: str, line: int, max_doc_chars: int) -> Record:
-    """(line, id, title, text) of one document object, checked."""
-    doc_id = obj.get("_id")
-    if isinstance(doc_id, int) and not isinstance(doc_id, bool):
-        doc_id = str(doc_id)
-    if not isinstance(doc_id, str) or not doc_id.strip():
-        raise InputError("missing _id (a non-empty string or integer)", file=label, row=line)
-    text, title = obj.get("text"), obj.get("title") or ""
-    if not isinstance(text, str):
-        raise InputError("missing text (a string)" if text is None else
-                         f"text must be a string, not {type(text).__name__}", file=label, row=line, id=doc_id)
-    if not isinstance(title, str):
-        raise InputError(f"title must be a string, not {type(title).__name__}", file=label, row=line, id=doc_id)
-    if len(text) + len(title) > max_doc_chars:
-        raise InputError(_too_long(f"{len(text) + len(title):,}", max_doc_chars), file=label, row=line, id=doc_id)
-    for what, value in (("_id", doc_id), ("title", title), ("text", text)):
-        problem = text_problem(value)
-        if problem:
-            raise InputError(f"{what} {problem}", file=label, row=line,
-                             id=None if what == "_id" else doc_id)
-    return line, doc_id, title, document_text(title, text)
 
 
 def _csv_records(path: Path, max_doc_chars: int) -> Iterator[Record]:
@@ -211,42 +121,13 @@ def _csv_records(path: Path, max_doc_chars: int) -> Iterator[Record]:
             if missing:
                 raise InputError(f"missing column(s) {', '.join(missing)}", file=label, row=1)
             for row in rows:
-                yield _record({"_id": (row.get("id") or "").strip(), "text": row.get("article")}, label,
+                yield record({"_id": (row.get("id") or "").strip(), "text": row.get("article")}, label,
                               rows.line_num, max_doc_chars)
         except csv.Error as exc:
-            raise InputError(_too_long("more", max_doc_chars) if "field limit" in str(exc) else f"not CSV ({exc})",
+            raise InputError(too_long("more", max_doc_chars) if "field limit" in str(exc) else f"not CSV ({exc})",
                              file=label, row=rows.line_num) from None
         except UnicodeDecodeError:
             raise InputError("not UTF-8 text", file=label, row=rows.line_num + 1) from None
-
-
-def _hf_side(name: str, lang: str, revision: str | None, max_doc_chars: int) -> tuple[CorpusSide, str]:
-    """An HF dataset's `corpus` config (memory-mapped Arrow, read in slices), and its pin."""
-    from bbsard_audit.base.sources.hf_bsard import hf_load
-    from bbsard_audit.base.sources.hub import check_hub_reachable, pin
-
-    if not Path(name).exists():
-        check_hub_reachable(name + (f"@{revision}" if revision else ""))
-    label = f"hf:{Path(name).name if is_local_path(name) else name}/corpus/corpus"
-    try:
-        rows = hf_load(name, "corpus", revision)["corpus"]
-    except Exception as exc:
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        raise InputError(f"cannot load config 'corpus', split 'corpus': {type(exc).__name__}: {first}",
-                         file=label) from None
-    missing = [c for c in ("_id", "text") if c not in rows.column_names]
-    if missing:
-        raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(rows.column_names)})", file=label)
-
-    def records() -> Iterator[Record]:
-        line = 0
-        for chunk in rows.iter(batch_size=4096):
-            titles = chunk.get("title") or [""] * len(chunk["_id"])
-            for doc_id, title, text in zip(chunk["_id"], titles, chunk["text"]):
-                line += 1
-                yield _record({"_id": doc_id, "title": title, "text": text}, label, line, max_doc_chars)
-
-    return CorpusSide(label, lang, records, rows.data.nbytes), pin(name, revision)
 
 
 # ------------------------------------------------------------------ the join

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import dumps, write_json
 
-from .table import FileRecord, read_text
+from .files import FileRecord, read_text
 
 T = TypeVar("T")
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 from bbsard_audit.base.errors import InputError
 
+from .jsonfile import read_json
+
 REQUIRED = ("output", "tool", "tool_version", "created")
 
 
 def read_sidecar(path: str | Path) -> dict:
     """A sidecar as a dict; not an object, or without the keys every sidecar has -> InputError."""
-    from .jsonfile import read_json
-
     data = read_json(path)
     if not isinstance(data, dict):
         raise InputError("a sidecar must be a JSON object", file=str(path))

@@ -33,8 +33,11 @@ from typing import Any, Callable, Sequence
 import pandas as pd
 
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.io import atomic_path, digest_of, file_problem, sidecar_path, write_sidecar
+from bbsard_audit.base.io import atomic_path, file_problem, sidecar_path, write_sidecar
 from bbsard_audit.base.transactions import settled
+
+from .files import FileRecord, read_text
+from .sidecar import read_sidecar
 
 TRUE, FALSE = ("true", "1"), ("false", "0")
 _ID = re.compile(r"[0-9]+")
@@ -173,24 +176,6 @@ def _cell_text(value: Any) -> str:
     if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
         value = value.item()
     return str(value)
-
-
-@dataclass(frozen=True)
-class FileRecord:
-    """What a writer records about one file in its sidecar: name, data rows and sha256."""
-
-    name: str
-    rows: int | None
-    sha256: str
-    cells: str | None = None
-    """SAFE_CELLS for a CSV written with spreadsheet-safe cells."""
-
-    def to_dict(self) -> dict:
-        return {"rows": self.rows, "sha256": self.sha256, **({"cells": self.cells} if self.cells else {})}
-
-    @classmethod
-    def of(cls, path: Path, rows: int | None, cells: str | None = None) -> "FileRecord":
-        return cls(path.name, rows, digest_of(path), cells)
 
 
 @dataclass(frozen=True)
@@ -360,25 +345,6 @@ def read_records(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
     return header, records
 
 
-def read_text(path: Path) -> str:
-    """A regular UTF-8 file's text (BOM dropped): never a FIFO, a device or a file with NUL bytes; its
-    folder settled first, so a killed writer's half-replaced set is never read as one."""
-    problem = file_problem(settled(path))
-    if problem:
-        raise InputError(problem, file=str(path))
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read file ({exc.strerror or exc})", file=str(path)) from None
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise InputError("contains a NUL byte", file=str(path), row=data.count(b"\n", 0, nul) + 1)
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 (byte {exc.start})", file=str(path)) from None
-
-
 def _parquet_records(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
     problem = file_problem(settled(path))
     if problem:
@@ -393,8 +359,6 @@ def _parquet_records(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]
 
 def file_record(path: Path) -> dict | None:
     """What the file's sidecar records about it (rows, sha256, cells); None without one."""
-    from .sidecar import read_sidecar
-
     meta = sidecar_path(path)
     if not meta.is_file():
         return None

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..io import digest_of
 from .beir import CORPUS_KEYS, QUERY_KEYS, Side
 from .checker import Checker, read_jsonl, read_qrels
+from .corpus import CorpusSide, jsonl_side
 from .registry import side
 
 
@@ -22,8 +23,14 @@ def _is_beir_folder(path: str) -> bool:
         (root / "qrels").is_dir() and any((root / "qrels").glob("*.tsv")))
 
 
+def corpus(path: str, lang: str, max_doc_chars: int, revision: str | None = None) -> tuple[CorpusSide, str, str]:
+    """`corpus.jsonl`, streamed line by line, and its sha256."""
+    file = Path(path) / "corpus.jsonl"
+    return jsonl_side(file, lang, max_doc_chars), "corpus.jsonl", digest_of(file)
+
+
 @side("beir", "beir-folder", "a local folder: queries.jsonl, qrels/<split>.tsv, corpus.jsonl (optional)",
-      matches=_is_beir_folder, order=10)
+      matches=_is_beir_folder, order=10, corpus=corpus)
 def read(path: str, with_corpus: bool, checker: Checker, prefix: str, **_) -> Side:
     root = Path(path)
     files: dict[str, str] = {}

@@ -6,16 +6,47 @@ them (BeIR/scifact keeps its qrels in BeIR/scifact-qrels). A local copy in that 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterator
 
+from ..errors import InputError
+from ..io import is_local_path
 from .beir import Side, numbered
 from .checker import Checker
+from .corpus import CorpusSide, Record, record
 from .hf_bsard import hf_load
 from .hub import check_hub_reachable, pin
 from .registry import side
 
 
+def corpus(name: str, lang: str, max_doc_chars: int, revision: str | None = None) -> tuple[CorpusSide, str, str]:
+    """An HF dataset's `corpus` config (memory-mapped Arrow, read in slices), and its pin."""
+    if not Path(name).exists():
+        check_hub_reachable(name + (f"@{revision}" if revision else ""))
+    label = f"hf:{Path(name).name if is_local_path(name) else name}/corpus/corpus"
+    try:
+        rows = hf_load(name, "corpus", revision)["corpus"]
+    except Exception as exc:
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise InputError(f"cannot load config 'corpus', split 'corpus': {type(exc).__name__}: {first}",
+                         file=label) from None
+    missing = [c for c in ("_id", "text") if c not in rows.column_names]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(rows.column_names)})", file=label)
+
+    def records() -> Iterator[Record]:
+        line = 0
+        for chunk in rows.iter(batch_size=4096):
+            titles = chunk.get("title") or [""] * len(chunk["_id"])
+            for doc_id, title, text in zip(chunk["_id"], titles, chunk["text"]):
+                line += 1
+                yield record({"_id": doc_id, "title": title, "text": text}, label, line, max_doc_chars)
+
+    side = CorpusSide(label, lang, records, rows.data.nbytes)
+    return side, side.label, pin(name, revision)
+
+
 @side("beir", "beir-hf", "an HF id (or a local copy) with configs corpus, queries and default (qrels)",
-      matches=lambda path: True, order=90)
+      matches=lambda path: True, order=90, corpus=corpus)
 def read(path: str, with_corpus: bool, checker: Checker, prefix: str, revision: str | None = None,
          qrels: str | None = None, **_) -> Side:
     qrels_repo = qrels or path

@@ -33,7 +33,7 @@ def _text(value, label: str, key: str) -> str:
     return value.strip()
 
 
-def _side(spec, label: str, key: str, base: Path) -> dict:
+def side_spec(spec, label: str, key: str, base: Path) -> dict:
     """One side's keys, checked; `path` resolved against the manifest's folder when it exists there."""
     if not isinstance(spec, dict):
         raise InputError(f"{key}: must be a mapping with keys {', '.join(REQUIRED_SIDE_KEYS)}", file=label)
@@ -86,7 +86,7 @@ def load(src: str, with_corpus: bool) -> Dataset:
     if missing:
         raise InputError(f"{missing[0]}: missing", file=src)
     name = _text(spec["name"], src, "name")
-    sides = {k: _side(spec[k], src, k, path.parent) for k in ("source", "target")}
+    sides = {k: side_spec(spec[k], src, k, path.parent) for k in ("source", "target")}
     try:
         pair = LanguagePair(sides["source"]["lang"], sides["target"]["lang"])
     except InputError as exc:

@@ -1,7 +1,8 @@
 """The registry of sources: each module of `bbsard_audit.base.sources` declares what it reads.
 
 A `Source` recognises a `--dataset` string and loads it into a `Dataset`; a `SideReader` reads one
-language side of a manifest (`format` + a folder or an HF id). Adding a source is adding one module
+language side of a manifest (`format` + a folder or an HF id): its questions and qrels, and for the
+corpus audit its documents, streamed (`open_corpus`). Adding a source is adding one module
 that calls `source(...)` or `side(...)`; the package imports every module, so no list names them.
 """
 
@@ -33,6 +34,15 @@ class SideReader:
     """read(path, with_corpus, checker, prefix, revision=, qrels=) -> beir.Side; `prefix` (source or
     target) names the side's files in provenance."""
     order: int
+    corpus: Callable | None = None
+    """corpus(path, lang, max_doc_chars, revision) -> (corpus.CorpusSide, provenance name, sha256 or pin):
+    the side's documents streamed for the corpus audit."""
+
+    def open_corpus(self, path: str, lang: str, max_doc_chars: int, revision: str | None = None) -> tuple:
+        """This side's streaming corpus reader (what `audit corpus` reads), opened: files found, not read."""
+        if self.corpus is None:
+            raise InputError(f"the {self.name} reader gives no corpus for the corpus audit", file=path)
+        return self.corpus(path, lang, max_doc_chars, revision)
 
 
 SOURCES: list[Source] = []
@@ -49,10 +59,12 @@ def source(name: str, doc: str, *, matches: Callable[[str], bool], order: int = 
     return declare
 
 
-def side(format: str, name: str, doc: str, *, matches: Callable[[str], bool], order: int = 50):
-    """Declare a reader of one manifest side of `format` at a path `matches` accepts."""
+def side(format: str, name: str, doc: str, *, matches: Callable[[str], bool], order: int = 50,
+         corpus: Callable | None = None):
+    """Declare a reader of one manifest side of `format` at a path `matches` accepts; `corpus` streams
+    its documents for the corpus audit (SideReader.corpus)."""
     def declare(read):
-        SIDES.append(SideReader(format, name, doc, matches, read, order))
+        SIDES.append(SideReader(format, name, doc, matches, read, order, corpus))
         SIDES.sort(key=lambda s: s.order)
         return read
     return declare

@@ -15,7 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Callable
 
-from . import MapJob, Part, commit_part, map_part
+from .job import MapJob, Part, commit_part, map_part
 
 _MAPPER = None
 

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from bbsard_audit.base.errors import InputError
 
-from . import MapJob, Part, commit_part, map_part
+from .job import MapJob, Part, commit_part, map_part
 
 
 class _Mapper:
