@@ -22,9 +22,11 @@ from bbsard_audit.base.contracts.verdicts import Verdicts
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import file_label, finite, write_sidecar
 
+from . import perror
+from .perror import POSITIVES
+
 ERROR_MODEL = "error_model.json"
 """p_error's refitted model (audit/perror.py), for `audit --calibration FILE`."""
-POSITIVES = {"legal": {"legal"}, "minor+legal": {"minor", "legal"}}
 # Which way is "worse" for the continuous signals (anything else numeric is oriented by its name).
 LOWER_IS_WORSE = ("bt_chrf", "bt_bleu", "bt_cosine", "xling_cosine", "xling_margin", "xling_z", "qa_len_z",
                   "comet_score")
@@ -69,8 +71,6 @@ class CalibrationResult:
 
 
 def reliability_record(p: np.ndarray, y: np.ndarray, score: str, scope: str) -> Reliability:
-    from . import perror
-
     curve = perror.reliability(p, y)
     return Reliability(score=score, scope=scope, n=curve["n"], ece=finite(curve["ece"]),
                        bins=[ReliabilityBin(**b) for b in curve["bins"]])
@@ -118,8 +118,6 @@ def calibrate(audit_csv: str | Path, verdicts: str | Path, positive: str = "lega
         rows.append({"signal": flag, "kind": "flag", "direction": "raised", "roc_auc": roc_auc(y, raised.astype(float)),
                      "precision": p, "recall": r, "n_raised": int(raised.sum())})
     table = pd.DataFrame(rows)
-    from . import perror
-
     score = "p_error" if "p_error" in merged.columns else "risk"  # an audit from before p_error: its risk
     scope = f"the {len(merged)} reviewed pairs with a verdict (a risk-ordered review: not the whole split)"
     own = reliability_record(merged[score].to_numpy(float), y, score, scope)

@@ -28,9 +28,11 @@ from bbsard_audit.base.contracts.error_model import ErrorModel
 from bbsard_audit.base.io import digest_of
 
 from . import ranking
-from .calibration import POSITIVES
-from .flagdoc import all_flags
+from .signals import flag_specs
 from .risk import SEVERITIES, RiskConfig
+
+POSITIVES = {"legal": {"legal"}, "minor+legal": {"minor", "legal"}}
+"""What counts as an error, per `--positive`."""
 
 JUDGE_SEVERE = "judge_major"
 """The judge's major + critical error count (audit/judge/signal.py): one flags the pair by itself."""
@@ -60,7 +62,7 @@ def default_model() -> ErrorModel:
 
 
 def feature_names(frame: pd.DataFrame) -> list[str]:
-    return [ranking.RULE_LOGIT, *(f"flag:{f}" for f in all_flags()),
+    return [ranking.RULE_LOGIT, *(f"flag:{f}" for f in flag_specs()),
             *(c for c in (*NUMERIC, *COUNTS) if c in frame.columns), ranking.LEARNED_HITS]
 
 

@@ -23,7 +23,7 @@ import pandas as pd
 
 from bbsard_audit.base.contracts.learned import RankingModel
 
-from .flagdoc import all_flags
+from .signals import flag_specs
 
 PRIOR_PRECISION = 100.0
 """Gaussian prior precision of each coefficient (worth ~100 verdicts), on standardised signals and
@@ -48,7 +48,7 @@ NEWTON_STEPS = 50
 def feature_names(frame: pd.DataFrame) -> list[str]:
     """The features an audit frame offers: rule logit, every known flag, the numeric signal columns
     it has, and the learned-rule hits."""
-    return [RULE_LOGIT, *(f"flag:{f}" for f in all_flags()), *(c for c in NUMERIC if c in frame.columns),
+    return [RULE_LOGIT, *(f"flag:{f}" for f in flag_specs()), *(c for c in NUMERIC if c in frame.columns),
             LEARNED_HITS]
 
 
