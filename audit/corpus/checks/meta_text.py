@@ -43,15 +43,25 @@ class MetaTextCheck(DocCheck):
     def map(self, docs: Docs, ctx) -> Result:
         found_in = detector()
         hit = np.asarray(pc.match_substring_regex(docs.arrow("target_text"), found_in.screen).fill_null(False))
+        rows = np.flatnonzero(hit)
+        on = {side: _families(found_in, docs.arrow(side).take(pa.array(rows, type=pa.int64())))
+              for side in ("target_text", "source_text")}
         counts = np.zeros(len(docs))
         findings = [[] for _ in range(len(docs))]
         src, code = docs.pair.source, docs.pair.target
-        for i in np.flatnonzero(hit):
+        for k, i in enumerate(rows):
             text = docs.target[i]
-            found = found_in.find(text, code, docs.source[i], src)
+            found = found_in.find(text, code, docs.source[i], src, on=on["target_text"][k], source_on=on["source_text"][k])
             counts[i] = len(found)
             if found:
                 shown = "; ".join(f"{x.kind} ({x.lang.upper()}) {quoted(text[x.start:x.end])}" for x in found[:3])
                 findings[i] = [self.finding(f"{code.upper()} holds LLM leftovers: {shown}",
                                             spans_in(code, text, [(x.start, x.end) for x in found], self.name))]
         return Result({"doc_meta_text_hits": counts}, findings)
+
+
+def _families(found_in, texts: pa.Array) -> list[frozenset]:
+    """Per text, the cue families it holds (one RE2 pass per family over the rows)."""
+    hits = {f: np.asarray(pc.match_substring_regex(texts, pattern).fill_null(False))
+            for f, pattern in found_in.screens.items()}
+    return [frozenset(f for f, column in hits.items() if column[k]) for k in range(len(texts))]
