@@ -113,8 +113,8 @@ class Detector:
     """Every pack's `meta_text` cues, compiled (one instance per process: `detector()`)."""
 
     def __init__(self) -> None:
-        self.data = {c: languages.get(c).section("meta_text") for c in languages.codes()
-                     if languages.get(c).has("meta_text")}
+        codes = sorted(languages.codes(), key=lambda c: c != "en")  # a cue several packs share is named English
+        self.data = {c: languages.get(c).section("meta_text") for c in codes if languages.get(c).has("meta_text")}
 
     def words(self, key: str) -> dict[str, list[str]]:
         return {c: list(d.get(key, ())) for c, d in self.data.items() if d.get(key)}
@@ -228,6 +228,8 @@ class Detector:
         for pattern, kind in ((self._p("chat", on), "chat"), (self._p("refusal", on), "refusal"), (self._p("anywhere", on), "note")):
             for m in pattern.finditer(text) if pattern else ():
                 a, b = self._enclosing(text, m.start(), m.end(), brackets)
+                colon = text.find(":", m.end(), b)
+                b = colon + 1 if colon >= 0 else b  # 'Hier is de vertaling: <the translation>
                 found.append(Leftover("preface" if kind == "note" and not text[:a].strip() else kind, a, b, m.lastgroup))
         found += self._notes(text, brackets, lang, document, on)
         found += self._preface(text, on)
