@@ -300,7 +300,8 @@ class Detector:
                  for a, b in brackets]  # the last bracket, or one standing as its own line, counts as placed
         cuts = [0] + [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]
         sentences = [_strip(text, a, b) for a, b in zip(cuts, cuts[1:])]
-        units += [(a, b, False) for a, b in sentences if b > a and (a, b) != _strip(text, 0, len(text))]
+        units += [(a, b, False) for a, b in sentences if b > a and (a, b) != _strip(text, 0, len(text))
+                  and not any(a < y and x < b for x, y in brackets)]  # a bracket inside is scored alone
         if "\n" in text.strip():
             starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
             lines = [_strip(text, x, text.find("\n", x) if text.find("\n", x) >= 0 else len(text)) for x in starts]
