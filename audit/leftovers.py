@@ -36,7 +36,8 @@ from typing import Iterable
 from bbsard_audit.base import languages
 from bbsard_audit.base.languages import fold
 
-KINDS = ("preface", "note", "chat", "refusal", "foreign")
+KINDS = ("preface", "note", "chat", "refusal")
+"""What a leftover is (a paragraph in another language counts as a preface or a note)."""
 FAMILIES = ("chat", "anywhere", "at_start", "apology", "notes", "translation", "talk", "languages", "first_person",
             "preface")
 """The `meta_text` keys that are cue phrases (`service` is only read after an `apology`)."""
@@ -119,54 +120,21 @@ class Detector:
     def words(self, key: str) -> dict[str, list[str]]:
         return {c: list(d.get(key, ())) for c, d in self.data.items() if d.get(key)}
 
-    def _family(self, key: str, flags: str = "(?i)") -> re.Pattern | None:
-        """One pattern of `key`'s phrases, a named group per language."""
-        groups = [f"(?P<{c}>{_union(words)})" for c, words in self.words(key).items()]
-        return re.compile(flags + "|".join(groups)) if groups else None
+    def _family(self, key: str, prefix: str = "(?i)", suffix=lambda code: "") -> re.Pattern | None:
+        """One pattern of `key`'s phrases, a named group per language (`suffix(code)` after each)."""
+        groups = [f"(?P<{c}>{_union(words)}{suffix(c)})" for c, words in self.words(key).items()
+                  if key != "apology" or self.data[c].get("service")]
+        return re.compile(prefix + "(?:" + "|".join(groups) + ")") if groups else None
 
     @cached_property
-    def chat(self) -> re.Pattern | None:
-        return self._family("chat")
-
-    @cached_property
-    def anywhere(self) -> re.Pattern | None:
-        return self._family("anywhere")
-
-    @cached_property
-    def at_start(self) -> re.Pattern | None:
-        groups = [f"(?P<{c}>{_union(w)})" for c, w in self.words("at_start").items()]
-        return re.compile(r"(?im)^[ \t]*(?:" + "|".join(groups) + ")") if groups else None
-
-    @cached_property
-    def refusal(self) -> re.Pattern | None:
-        groups = [f"(?P<{c}>{_union(words)}[^.!?\n]{{0,80}}?{_union(self.data[c].get('service', ()))})"
-                  for c, words in self.words("apology").items() if self.data[c].get("service")]
-        return re.compile("(?i)" + "|".join(groups)) if groups else None
-
-    @cached_property
-    def notes(self) -> re.Pattern | None:
-        return self._family("notes")
-
-    @cached_property
-    def translation(self) -> re.Pattern | None:
-        return self._family("translation")
-
-    @cached_property
-    def talk(self) -> re.Pattern | None:
-        return self._family("talk")
-
-    @cached_property
-    def languages(self) -> re.Pattern | None:
-        return self._family("languages")
-
-    @cached_property
-    def first_person(self) -> re.Pattern | None:
-        return self._family("first_person")
-
-    @cached_property
-    def preface(self) -> re.Pattern | None:
-        groups = [f"(?P<{c}>{_union(w)})" for c, w in self.words("preface").items()]
-        return re.compile(r"(?i)^[\s*_>#]*(?:" + "|".join(groups) + ")") if groups else None
+    def patterns(self) -> dict[str, re.Pattern | None]:
+        """The cue families compiled: `at_start` and `preface` only where a line or the text opens,
+        `refusal` = an `apology` then its language's `service` word within the sentence."""
+        out = {f: self._family(f) for f in ("chat", "anywhere", "notes", "translation", "talk", "languages", "first_person")}
+        out["at_start"] = self._family("at_start", r"(?im)^[ \t]*")
+        out["preface"] = self._family("preface", r"(?i)^[\s*_>#]*")
+        out["refusal"] = self._family("apology", suffix=lambda c: "[^.!?\n]{0,80}?" + _union(self.data[c]["service"]))
+        return out
 
     @cached_property
     def screens(self) -> dict[str, str]:
@@ -220,7 +188,7 @@ class Detector:
         return frozenset(f for f, pattern in self.family_screens.items() if pattern.search(text))
 
     def _p(self, family: str, on: frozenset) -> re.Pattern | None:
-        return getattr(self, family) if (family if family != "refusal" else "apology") in on else None
+        return self.patterns[family] if (family if family != "refusal" else "apology") in on else None
 
     def _raw(self, text: str, lang: str, document: bool, on: frozenset) -> list[Leftover]:
         found: list[Leftover] = []
@@ -381,9 +349,8 @@ class Detector:
         words = {fold(w) for w in _WORD.findall(source) if len(w) > 3}
         out = []
         for x in found:
-            kind = "note" if x.kind == "foreign" else x.kind
-            if held[kind] > 0:
-                held[kind] -= 1
+            if held[x.kind] > 0:
+                held[x.kind] -= 1
                 continue
             content = [fold(w) for w in _WORD.findall(text[x.start:x.end]) if len(w) > 3]
             if content and sum(w in words for w in content) >= QUOTED_SHARE * len(content):
