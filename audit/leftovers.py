@@ -257,7 +257,7 @@ class Detector:
         for a, b, trailing in self._units(text, brackets):
             score, cue_lang = self._score(text, a, b, trailing, marks, lang)
             if score >= 2:
-                out.append(Leftover("note", a, b, cue_lang or lang))
+                out.append(Leftover("preface" if not text[:a].strip() else "note", a, b, cue_lang or lang))
         return out
 
     def _units(self, text: str, brackets: list[tuple[int, int]]) -> list[tuple[int, int, bool]]:
@@ -266,7 +266,8 @@ class Detector:
         tail = len(text.rstrip(" \t\n.;"))
         units = [(a, b, b >= tail or (text[:a].rstrip(" \t")[-1:] in ("", "\n") and text[b:].lstrip(" \t.")[:1] in ("", "\n")))
                  for a, b in brackets]  # the last bracket, or one standing as its own line, counts as placed
-        cuts = [0] + [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]
+        cuts = sorted({0, len(text), *(m.end() for m in _SENTENCE_END.finditer(text)),
+                       *(m.end() for m in re.finditer("\n", text))})
         sentences = [_strip(text, a, b) for a, b in zip(cuts, cuts[1:])]
         units += [(a, b, False) for a, b in sentences if b > a and (a, b) != _strip(text, 0, len(text))
                   and not any(a < y and x < b for x, y in brackets)]  # a bracket inside is scored alone
