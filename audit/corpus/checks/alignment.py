@@ -7,16 +7,22 @@ either side gets its best match: its highest cosine with a sentence of the other
 `WINDOW` relative positions of where it should be (a lost or foreign sentence has no good match
 anywhere). `doc_align_cos` is the mean of the best matches, `doc_align_worst` the lowest, with its
 sentence pair as the evidence; for two one-sentence sides both are the cosine of the two texts, so
-documents of any length share one scale. The reduce phase learns both columns' median and MAD over
-the corpus; a document is misaligned when the robust z of doc_align_cos is below -`z`, or that of
-doc_align_worst below -`z_sentence`. Needs an embedder: without one (`--embedder none`) the check
-does not run and the sidecar says so.
+documents of any length share one scale. Beside them, `doc_align_length` (log of the target/source
+character ratio) and `doc_align_entities` (the share of digit-bearing and capitalised tokens both
+sides hold). The reduce phase keeps the four features of every row and learns each one's exact
+median and MAD over the corpus; the combined score adds their clipped robust z (length: either way
+is far; see `combined`), and a document is misaligned when that score's own robust z, on the same
+corpus, is below -`z` (thresholds adapt per corpus); one foreign sentence (worst match below
+-`z_sentence`) counts when the combined score is below -`z`/2 as well. The summary (the sidecar's
+`stats.doc_misaligned`) holds each feature's median/MAD, the score's and the `firing_rate`. Needs
+an embedder: without one (`--embedder none`) the check does not run and the sidecar says so.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from functools import cache
 
 import numpy as np
@@ -24,7 +30,7 @@ import pyarrow as pa
 
 from bbsard_audit.base import languages
 
-from .base import DocCheck, Docs, Result, RobustDistribution, decode_findings, robust_z
+from .base import DocCheck, Docs, Result, decode_findings, robust_z
 
 MAX_SENTENCES = 24
 WINDOW = 0.35
@@ -73,30 +79,98 @@ def _best(sim: np.ndarray, transpose: bool) -> tuple[np.ndarray, np.ndarray]:
     return masked.max(axis=1), masked.argmax(axis=1)
 
 
+_DIGITS = re.compile(r"\w*\d[\w.,/-]*")
+_CAPITALISED = re.compile(r"(?<![.!?:;\n]\s)(?<![.!?:;\n])(?<!^)\b[A-ZÀ-ÖØ-Þ][\w'’-]+")
+
+
+def entities(text: str) -> Counter:
+    """Digit-bearing tokens (their digits: '12bis' and '12' agree) and capitalised words not opening
+    a sentence (folded first four letters, so that 'Bruxelles' and 'Brussel' agree, acronyms whole)."""
+    out = Counter(re.sub(r"\D", "", m.group()) for m in _DIGITS.finditer(text))
+    out.update(w if w.isupper() else languages.fold(w)[:4] for w in _CAPITALISED.findall(text) if len(w) > 1)
+    return out
+
+
+def agreement(source: str, target: str) -> float:
+    """Shared entities (multiset) over the larger side's count; NaN when neither side has one."""
+    a, b = entities(source), entities(target)
+    total = max(sum(a.values()), sum(b.values()))
+    return sum((a & b).values()) / total if total else float("nan")
+
+
+FEATURES = ("doc_align_cos", "doc_align_worst", "doc_align_length", "doc_align_entities")
+CLIP = {"doc_align_cos": (-8.0, 2.0), "doc_align_worst": (-8.0, 2.0), "doc_align_length": (-8.0, 0.0),
+        "doc_align_entities": (-8.0, 1.0)}
+WEIGHT = {"doc_align_cos": 1.0, "doc_align_worst": 1.0, "doc_align_length": 0.5, "doc_align_entities": 0.5}
+"""The combined score: each feature's robust z on its corpus (length: -|z|, either way is far),
+clipped (a very good value cannot hide a very bad one) and weighted; a missing feature adds 0."""
+
+
+def combined(columns: dict[str, np.ndarray], summary: dict, min_spread: float) -> np.ndarray:
+    total = np.zeros(len(columns["doc_align_cos"]))
+    for name in FEATURES:
+        z = robust_z(columns[name], summary[name.removeprefix("doc_align_")], min_spread if name != "doc_align_length" else 0.05)
+        z = -np.abs(z) if name == "doc_align_length" else z
+        total += WEIGHT[name] * np.nan_to_num(np.clip(z, *CLIP[name]), nan=0.0)
+    return np.where(np.isfinite(columns["doc_align_cos"]), total, np.nan)
+
+
+def raised(columns: dict[str, np.ndarray], summary: dict, scores: np.ndarray, min_spread: float, z: float,
+           z_sentence: float) -> np.ndarray:
+    """The combined score's robust z below -z, or the worst sentence's below -z_sentence with the
+    combined score's below -z/2."""
+    zs = robust_z(scores, summary["score"], 0.5)
+    zw = robust_z(columns["doc_align_worst"], summary["worst"], min_spread)
+    return (zs < -z) | ((zw < -z_sentence) & (zs < -z / 2))
+
+
 class AlignmentAccumulator:
-    def __init__(self) -> None:
-        self.cos, self.worst = RobustDistribution(-1.0, 1.0, 2000), RobustDistribution(-1.0, 1.0, 2000)
+    """Keeps the four features of every row (16 bytes a row): the combined score needs each
+    feature's exact corpus median and MAD before its own distribution can be known."""
+
+    def __init__(self, min_spread: float, z: float, z_sentence: float) -> None:
+        self.parts: dict[str, list[np.ndarray]] = {name: [] for name in FEATURES}
+        self.min_spread, self.z, self.z_sentence = min_spread, z, z_sentence
 
     def add(self, mapped: pa.Table) -> None:
-        self.cos.add_values(mapped.column("doc_align_cos").to_numpy(zero_copy_only=False))
-        self.worst.add_values(mapped.column("doc_align_worst").to_numpy(zero_copy_only=False))
+        for name in FEATURES:
+            self.parts[name].append(mapped.column(name).to_numpy(zero_copy_only=False).astype(np.float32))
 
     def finish(self) -> dict:
-        return {"cos": self.cos.finish(), "worst": self.worst.finish()}
+        columns = {name: np.concatenate(parts) if parts else np.zeros(0) for name, parts in self.parts.items()}
+        summary = {name.removeprefix("doc_align_"): _median_mad(values) for name, values in columns.items()}
+        scores = combined(columns, summary, self.min_spread)
+        summary["score"] = _median_mad(scores)
+        summary["firing_rate"] = float(np.mean(raised(columns, summary, scores, self.min_spread, self.z, self.z_sentence))) \
+            if len(scores) else float("nan")
+        return summary
+
+
+def _median_mad(values: np.ndarray) -> dict:
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return {"n": 0, "median": float("nan"), "mad": float("nan")}
+    median = float(np.median(values))
+    return {"n": int(len(values)), "median": median, "mad": float(np.median(np.abs(values - median)))}
 
 
 class AlignmentCheck(DocCheck):
     name = "doc_misaligned"
     order = 80
     embeds = True
-    flags = {"doc_misaligned": "The two sides do not translate each other: the cross-lingual cosines of their "
-                               "sentences' best matches (mean, or worst) far below the corpus's own (robust z)."}
+    flags = {"doc_misaligned": "The two sides do not translate each other: one score combining the cross-lingual "
+                               "cosines of their sentences' best matches (mean and worst) with length and entity "
+                               "(digit-bearing and capitalised token) agreement, far below the corpus's own (robust z)."}
     categories = {"doc_misaligned": "mistranslation"}
     weights = {"doc_misaligned": 0.7}
     needs = ("abbreviations",)
-    columns = {"doc_align_cos": pa.float64(), "doc_align_worst": pa.float64(), "_align_spans": pa.string()}
-    scored = {"doc_align_z": pa.float64(), "doc_align_worst_z": pa.float64()}
+    columns = {"doc_align_cos": pa.float64(), "doc_align_worst": pa.float64(), "doc_align_length": pa.float64(),
+               "doc_align_entities": pa.float64(), "_align_spans": pa.string()}
+    scored = {"doc_align_z": pa.float64(), "doc_align_worst_z": pa.float64(), "doc_align_score_z": pa.float64()}
     params = {"z": 3.5, "z_sentence": 3.0, "min_spread": 0.02, "min_corpus": 30.0}
+    """z: the combined score's robust z below -z flags; z_sentence: a worst sentence below -z_sentence
+    flags too when the combined score is below -z/2 (one foreign sentence in a longer document)."""
 
     def map(self, docs: Docs, ctx) -> Result:
         n, src, tgt = len(docs), docs.pair.source, docs.pair.target
@@ -125,29 +199,40 @@ class AlignmentCheck(DocCheck):
             spans[i] = json.dumps([[self.name, "", [[src, s0, s1, docs.source[i][s0:s1], "mistranslation"],
                                                     [tgt, t0, t1, docs.target[i][t0:t1], "mistranslation"]]]],
                                   ensure_ascii=False)
-        return Result({"doc_align_cos": cos, "doc_align_worst": worst, "_align_spans": np.array(spans, dtype=object)},
+        with np.errstate(divide="ignore", invalid="ignore"):
+            length = np.where(np.isfinite(cos), np.log(np.maximum(docs.target_chars, 1) / np.maximum(docs.source_chars, 1)),
+                              np.nan)
+        entity = np.array([agreement(s, t) if np.isfinite(c) else np.nan
+                           for s, t, c in zip(docs.source, docs.target, cos)])
+        return Result({"doc_align_cos": cos, "doc_align_worst": worst, "doc_align_length": length,
+                       "doc_align_entities": entity, "_align_spans": np.array(spans, dtype=object)},
                       [[] for _ in range(n)])
 
     def accumulator(self, ctx) -> AlignmentAccumulator:
-        return AlignmentAccumulator()
+        return AlignmentAccumulator(self.param(ctx, "min_spread"), self.param(ctx, "z"), self.param(ctx, "z_sentence"))
 
     def score(self, mapped: pa.Table, stats, ctx) -> Result:
         summary = stats.checks[self.name]
-        cos = mapped.column("doc_align_cos").to_numpy(zero_copy_only=False).astype(float)
-        worst = mapped.column("doc_align_worst").to_numpy(zero_copy_only=False).astype(float)
+        columns = {name: mapped.column(name).to_numpy(zero_copy_only=False).astype(float) for name in FEATURES}
+        cos, worst = columns["doc_align_cos"], columns["doc_align_worst"]
         spread = self.param(ctx, "min_spread")
         z, zw = robust_z(cos, summary["cos"], spread), robust_z(worst, summary["worst"], spread)
+        scores = combined(columns, summary, spread)
+        zs = robust_z(scores, summary["score"], 0.5)
         findings = [[] for _ in range(mapped.num_rows)]
         if summary["cos"]["n"] >= self.param(ctx, "min_corpus"):
-            raised = (z < -self.param(ctx, "z")) | (zw < -self.param(ctx, "z_sentence"))
             spans = mapped.column("_align_spans").to_pylist()
-            for i in np.flatnonzero(raised):
-                parts = [f"mean sentence match {cos[i]:.2f} (corpus median {summary['cos']['median']:.2f}, "
-                         f"z = {z[i]:.1f})"]
+            for i in np.flatnonzero(raised(columns, summary, scores, spread, self.param(ctx, "z"),
+                                           self.param(ctx, "z_sentence"))):
+                parts = [f"combined score z = {zs[i]:.1f} (corpus-calibrated)",
+                         f"mean sentence match {cos[i]:.2f} (corpus median {summary['cos']['median']:.2f}, z = {z[i]:.1f})"]
                 if np.isfinite(worst[i]):
                     parts.append(f"worst sentence match {worst[i]:.2f} (median {summary['worst']['median']:.2f}, "
                                  f"z = {zw[i]:.1f})")
+                if np.isfinite(columns["doc_align_entities"][i]):
+                    parts.append(f"entities shared {columns['doc_align_entities'][i]:.0%}")
+                parts.append(f"length ratio {np.exp(columns['doc_align_length'][i]):.2f}")
                 found = decode_findings(spans[i])
                 findings[i] = [self.finding("the sides do not translate each other: " + "; ".join(parts),
                                             found[0].spans if found else ())]
-        return Result({"doc_align_z": z, "doc_align_worst_z": zw}, findings)
+        return Result({"doc_align_z": z, "doc_align_worst_z": zw, "doc_align_score_z": zs}, findings)

@@ -1,57 +1,34 @@
 """Document check `doc_meta_text`: what an LLM or MT system said about its work, left in the
-translation: prefaces ("Here is the translation", "Voici la traduction", "Hier is de vertaling",
-"Hier ist die Übersetzung"), translator's notes, refusals ("I cannot translate", "As an AI").
+translation wherever it sits and in any pack language: prefaces ("Here is the Dutch translation:",
+"Hier is de vertaling"), translator's notes and remarks at the end, in brackets or between
+paragraphs ("[Note: ...]", "(Opmerking van de vertaler: ...)", a paragraph in English after a blank
+line), chat phrases ("I hope this helps", "Laat het me weten") and refusals ("I'm sorry, but I can't").
 
-The phrases are each language pack's `meta_text` (`anywhere`; `at_start` = only at the start of the
-text or of a line), of the pair's two languages and English (LLMs answer in English whatever they
-translate into); the target pack must have the section. Screened over the batch in Arrow (RE2),
-located with Python's `re` on the rows it hits (the same pattern; its word boundaries are stricter).
+The rules and their cue words are audit/leftovers.py's (each language pack's `meta_text`, every
+pack at once: an English note on a Dutch document is the commonest case); a leftover the source
+also holds (a quotation) is none. Screened over the batch in Arrow (RE2, one pattern of every
+cue), the rules run in Python on the rows it hits; the target pack must have the section.
 """
 
 from __future__ import annotations
-
-import re
-from functools import cache
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from bbsard_audit.audit.leftovers import detector
 from bbsard_audit.base import languages
 
 from .base import DocCheck, Docs, Result, quoted, spans_in
 
 
-def _phrase(text: str) -> str:
-    out = re.sub("['’]", "['’]", re.escape(text.strip().lower()).replace(r"\ ", r"\s+"))
-    if text[:1].isascii() and text[:1].isalnum():
-        out = r"\b" + out
-    if text[-1:].isascii() and text[-1:].isalnum():
-        out += r"\b"
-    return out
-
-
-@cache
-def pattern(source: str, target: str) -> str:
-    """One case-insensitive pattern of every meta-text phrase the pair's packs (and English's) give."""
-    anywhere, at_start = [], []
-    for code in dict.fromkeys((target, source, "en")):
-        if code in languages.codes() and languages.get(code).has("meta_text"):
-            section = languages.get(code).section("meta_text")
-            anywhere += [_phrase(p) for p in section.get("anywhere", ())]
-            at_start += [_phrase(p) for p in section.get("at_start", ())]
-    parts = ["(?:" + "|".join(dict.fromkeys(anywhere)) + ")"] if anywhere else []
-    if at_start:
-        parts.append(r"(?m:^[ \t]*(?:" + "|".join(dict.fromkeys(at_start)) + "))")
-    return "(?i)" + "|".join(parts)
-
-
 class MetaTextCheck(DocCheck):
     name = "doc_meta_text"
     order = 20
-    flags = {"doc_meta_text": "LLM/MT meta-text left in the translation: a preface ('Here is the translation', "
-                              "'Hier is de vertaling'), a translator's note or a refusal ('I cannot translate', "
-                              "'As an AI'); phrases from the language packs' `meta_text`."}
+    flags = {"doc_meta_text": "LLM/MT leftovers in the translation, wherever they sit and in any pack language: a "
+                              "preface ('Here is the translation'), a translator's note or remark (bracketed, "
+                              "trailing, between paragraphs), a chat phrase ('I hope this helps') or a refusal "
+                              "('I cannot translate'); not when the source holds it too (audit/leftovers.py)."}
     categories = {"doc_meta_text": "addition"}
     weights = {"doc_meta_text": 0.8}
     needs = ("meta_text",)
@@ -64,19 +41,27 @@ class MetaTextCheck(DocCheck):
         return None
 
     def map(self, docs: Docs, ctx) -> Result:
-        regex = pattern(docs.pair.source, docs.pair.target)
-        hit = np.asarray(pc.match_substring_regex(docs.arrow("target_text"), regex).fill_null(False))
+        found_in = detector()
+        hit = np.asarray(pc.match_substring_regex(docs.arrow("target_text"), found_in.screen).fill_null(False))
+        rows = np.flatnonzero(hit)
+        on = {side: _families(found_in, docs.arrow(side).take(pa.array(rows, type=pa.int64())))
+              for side in ("target_text", "source_text")}
         counts = np.zeros(len(docs))
         findings = [[] for _ in range(len(docs))]
-        compiled = re.compile(regex)
-        code = docs.pair.target
-        for i in np.flatnonzero(hit):
+        src, code = docs.pair.source, docs.pair.target
+        for k, i in enumerate(rows):
             text = docs.target[i]
-            found = list(compiled.finditer(text))
+            found = found_in.find(text, code, docs.source[i], src, on=on["target_text"][k], source_on=on["source_text"][k])
             counts[i] = len(found)
             if found:
-                shown = ", ".join(dict.fromkeys(quoted(m.group().strip()) for m in found[:3]))
-                findings[i] = [self.finding(f"{code.upper()} holds meta-text: {shown}",
-                                            spans_in(code, text, [(m.start() + len(m.group()) - len(m.group().lstrip()),
-                                                                   m.end()) for m in found], self.name))]
+                shown = "; ".join(f"{x.kind} ({x.lang.upper()}) {quoted(text[x.start:x.end])}" for x in found[:3])
+                findings[i] = [self.finding(f"{code.upper()} holds LLM leftovers: {shown}",
+                                            spans_in(code, text, [(x.start, x.end) for x in found], self.name))]
         return Result({"doc_meta_text_hits": counts}, findings)
+
+
+def _families(found_in, texts: pa.Array) -> list[frozenset]:
+    """Per text, the cue families it holds (one RE2 pass per family over the rows)."""
+    hits = {f: np.asarray(pc.match_substring_regex(texts, pattern).fill_null(False))
+            for f, pattern in found_in.screens.items()}
+    return [frozenset(f for f, column in hits.items() if column[k]) for k in range(len(texts))]
