@@ -69,6 +69,16 @@ def test_a_question_pair_with_a_leftover_is_flagged_and_a_plain_one_is_not():
     assert list(result.columns["qa_leftovers"]) == [1, 1, 0]
 
 
+def test_an_askers_kan_ik_nog_question_is_not_chat():
+    """"Kan ik nog verzet aantekenen ...?" is the citizen asking, not an assistant's "Kan ik nog iets voor
+    u doen?" (it fired on the sample before the chat cue was narrowed)."""
+    fr = ["Puis-je encore faire opposition et dans quel délai ?", "Puis-je encore vous aider ?"]
+    nl = ["Kan ik nog verzet aantekenen en binnen welke termijn?",
+          "Mag ik nog opmerken dat... Kan ik nog iets voor u doen?"]
+    result = LeftoversCheck().score(Batch(fr, nl))
+    assert not result.findings[0]
+
+
 def _features(shift: float = 0.0) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(0)
     n = 80
