@@ -16,16 +16,16 @@ import math
 import sqlite3
 import sys
 import textwrap
-import threading
 import time
 import unicodedata
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from local_http import LocalServer
 from bbsard_audit.app.cli import app
 from bbsard_audit.audit.judge.cache import JudgeCache
 from bbsard_audit.audit.judge.client import Backoff, ChatClient, RequestFailed, _retry_after_seconds
@@ -53,21 +53,14 @@ def _target(body: dict) -> str:
     return user.split("translation:\n```", 1)[1].split("```", 1)[0]
 
 
-class HostileJudgeServer:
+class HostileJudgeServer(LocalServer):
     """The hostile stand-in (module docstring). `behave(handler, body)` answers each request; the
     default answers {"errors": []}. `requests` records the request bodies."""
 
     def __init__(self, behave=None) -> None:
         self.behave = behave or (lambda h, body: h.send_json(200, _answer([])))
         self.requests: list[dict] = []
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self._serve()
 
     def _handler(self):
         server = self

@@ -17,13 +17,14 @@ import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from local_http import LocalServer
 from bbsard_audit.annotations.tasks import build_tasks, read_audit
 from bbsard_audit.audit.judge.cache import JudgeCache
 from bbsard_audit.audit.judge.client import Backoff, ChatClient, JudgeUnavailable, RequestFailed
@@ -59,7 +60,7 @@ def _translation(user: str) -> str:
     return re.search(r"translation:\n```(.*?)```", user, re.DOTALL).group(1)
 
 
-class RecordedAnswerServer:
+class RecordedAnswerServer(LocalServer):
     """Recorded-answer stand-in (see the module docstring). `answers`: target text -> error list;
     `script`: actions consumed one per request before answering normally ("429", "500", "401",
     "nonjson", "schema"); `refuse_response_format`, `key`, `models`, `delay` change every answer."""
@@ -75,14 +76,7 @@ class RecordedAnswerServer:
         self.delay = 0.0
         self.in_flight = self.max_in_flight = 0
         self.lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self._serve()
 
     def _handler(self):
         server = self
