@@ -22,6 +22,7 @@ from bbsard_audit.annotations import adjudication, agreement, estimate, tasks
 from bbsard_audit.audit import calibration, selftest
 from bbsard_audit.audit import cli as audit_cli
 from bbsard_audit.audit import pipeline as audit_pipeline
+from bbsard_audit.audit.options import SelftestOptions
 from bbsard_audit.eval import pipeline as eval_pipeline
 
 from bbsard_audit.app import release, report
@@ -78,7 +79,7 @@ def _audit(ctx: dict) -> tuple[str, list[Path]]:
 
 
 def _selftest(ctx: dict) -> tuple[str, list[Path]]:
-    result = selftest.run_selftest("sample", split="test", seed=SEED)  # the 12 test pairs keep the demo short
+    result = selftest.run_selftest("sample", SelftestOptions(split="test", seed=SEED))  # the 12 test pairs keep the demo short
     written = selftest.write_selftest(result, ctx["out"])
     s = result.summary
     return (f"recall {s.get('recall_meaning_changing', float('nan')):.2f} on {s.get('n_injected', '?')} injected "

@@ -147,22 +147,38 @@ def decide(pair: QuestionPair, verdict: Verdict | None, flagged: bool, policy: R
     return Decision(pair, "excluded", pair.question_nl, verdict, date, _marked=policy.legal == "keep-marked")
 
 
+@dataclass(frozen=True)
+class ReviewInputs:
+    """The review files a release reads besides the dataset (`build_release`'s arguments)."""
+
+    verdicts: str | Path
+    audit: str | Path | None = None
+    """audit.csv: its unreviewed flagged pairs become `flagged-unverified`."""
+    annotations: str | Path | None = None
+    """annotations_raw.csv for the CHANGELOG's dates (default: next to the verdicts)."""
+    agreement: str | Path | None = None
+    """agreement.json for the card (default: found by `review_file`)."""
+    estimate: str | Path | None = None
+    """estimate.json for the card (default: found by `review_file`)."""
+
+
 def build_release(dataset: Dataset, verdicts: str | Path, out: str | Path, policy: ReleasePolicy = ReleasePolicy(),
                   *, audit: str | Path | None = None, annotations: str | Path | None = None,
                   agreement: str | Path | None = None, estimate: str | Path | None = None) -> ReleaseSummary:
     """Write the cleaned release of `dataset` to `out`, replacing only an earlier release's own files there."""
     out = Path(out)
     src = _source_dir(dataset)
+    given = ReviewInputs(verdicts, audit, annotations, agreement, estimate)
     inputs = [verdicts, audit, annotations, agreement, estimate, *((src / n for n in dataset.files) if src else ())]
     with guard_outputs(out, command="release", inputs=inputs,
                        names=["CHANGELOG.csv", "CHANGELOG.meta.json", "README.md", "hf"]) as guard:
-        return _build_release(dataset, verdicts, out, policy, guard, audit=audit, annotations=annotations,
-                              agreement=agreement, estimate=estimate)
+        return _build_release(dataset, given, out, policy, guard)
 
 
-def _build_release(dataset, verdicts, out: Path, policy: ReleasePolicy, guard, *, audit, annotations, agreement,
-                   estimate) -> ReleaseSummary:
-    judged, dates = dated_verdicts(verdicts, dataset, annotations)
+def _build_release(dataset: Dataset, given: ReviewInputs, out: Path, policy: ReleasePolicy,
+                   guard: OutputGuard) -> ReleaseSummary:
+    verdicts, audit = given.verdicts, given.audit
+    judged, dates = dated_verdicts(verdicts, dataset, given.annotations)
     flagged = read_flagged(audit)
     decisions = [decide(p, judged.by_id.get(p.id), p.id in flagged, policy, dates.get(p.id, ""))
                  for p in dataset.pairs]
@@ -175,7 +191,7 @@ def _build_release(dataset, verdicts, out: Path, policy: ReleasePolicy, guard, *
         summary.warnings.append(f"no pair has an expert verdict in {Path(verdicts).name}: the release marks every "
                                 "pair unverified and its card says no pair is expert-verified")
     found = {name: review_file(name, verdicts, given) for name, given in
-             (("agreement.json", agreement), ("estimate.json", estimate))}
+             (("agreement.json", given.agreement), ("estimate.json", given.estimate))}
     agreement, estimate = found["agreement.json"].path, found["estimate.json"].path
     docs = {name.removesuffix(".json"): kind.read(f.path) for (name, f), kind in zip(found.items(), (Agreement, Estimate))
             if f.path is not None}

@@ -34,6 +34,7 @@ from bbsard_audit.annotations.estimate import estimate as estimate_error_rate
 from bbsard_audit.audit import learn as learning
 from bbsard_audit.audit import ranking
 from bbsard_audit.audit.glossary import Glossary
+from bbsard_audit.audit.options import AuditOptions
 from bbsard_audit.audit.pipeline import AuditEngine, MemoEmbedder, review_queue, run_audit
 from bbsard_audit.audit.risk import RiskConfig
 from bbsard_audit.audit.selftest import WORD, ErrorInjector, _keep_case
@@ -170,8 +171,8 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
     cache = SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite")
     runs = []
     try:
-        first = run_audit(ds, split=split, backtranslations=backtranslations, embedder=emb,
-                          glossary=base, config=cfg, cache_dir=cache_dir)
+        first = run_audit(ds, AuditOptions(split=split, backtranslations=backtranslations, embedder=emb,
+                                           glossary=base, config=cfg, cache_dir=cache_dir))
         layout = first.layout  # the rounds' re-audits name signal columns as the engine does (bBSARD's)
         frame = first.frame.rename(columns=layout.canonical(first.frame.columns))
         budget = min(budget, len(frame))

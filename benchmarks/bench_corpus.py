@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 CHILD = """
 import json, os, resource, sys, threading, time
 from pathlib import Path
-from bbsard_audit.audit.corpus.run import run_corpus_audit
+from bbsard_audit.audit.corpus.run import CorpusOptions, run_corpus_audit
 
 def hwm(pid):  # the peak RSS of a process's own memory (ru_maxrss would count its parent's at spawn)
     with open(f"/proc/{pid}/status") as f:
@@ -77,8 +77,8 @@ if engine == "ray":
              log_to_driver=False, logging_level="ERROR")
     ray_init = time.perf_counter() - t0
 t0 = time.perf_counter()
-r = run_corpus_audit(manifest, Path(out), engine=engine, embedder=embedder,
-                     workers=None if workers_arg == "all" else int(workers_arg))
+r = run_corpus_audit(manifest, Path(out), CorpusOptions(engine=engine, embedder=embedder,
+                                                       workers=None if workers_arg == "all" else int(workers_arg)))
 wall = time.perf_counter() - t0
 me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime

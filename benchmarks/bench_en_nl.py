@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from bbsard_audit.audit.glossary import Glossary
+from bbsard_audit.audit.options import AuditOptions
 from bbsard_audit.audit.pipeline import run_audit
 from bbsard_audit.audit.selftest import ErrorInjector
 from bbsard_audit.base.embeddings import get_embedder
@@ -106,7 +107,7 @@ def write_manifest(root: Path, pairs: pd.DataFrame, src: str, target: list[str])
 def audit(pairs: pd.DataFrame, src: str, target: list[str], embedder, bt: str | None = None) -> pd.DataFrame:
     with tempfile.TemporaryDirectory(prefix="bench_en_nl_") as tmp:
         manifest = write_manifest(Path(tmp), pairs, src, target)
-        return run_audit(str(manifest), split="train", backtranslations=bt, embedder=embedder).frame
+        return run_audit(str(manifest), AuditOptions(split="train", backtranslations=bt, embedder=embedder)).frame
 
 
 def flag_sets(frame: pd.DataFrame) -> list[set[str]]:

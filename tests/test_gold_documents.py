@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bbsard_audit.audit.gold_documents import ALL, SOME, CorpusAuditInput, find, link
+from bbsard_audit.audit.options import AuditOptions
 from bbsard_audit.audit.pipeline import run_audit
 from bbsard_audit.audit.registry import flag_specs
 from bbsard_audit.app.cli import app
@@ -110,7 +111,7 @@ def test_ids_outside_the_corpus_are_one_line_naming_file_row_and_id(tmp_path):
     frame.loc[7, "id"], frame.loc[9, "id"] = "9999", "X12"
     path = write_corpus_audit(tmp_path, frame)
     with pytest.raises(InputError) as err:
-        run_audit("sample", corpus_audit=CorpusAuditInput(path, True), embedder="none-such")
+        run_audit("sample", AuditOptions(corpus_audit=CorpusAuditInput(path, True), embedder="none-such"))
     assert err.value.one_line() == f"{path}, row 8, id 9999: not in the corpus of sample (and 1 more id(s))"
 
 
@@ -118,7 +119,7 @@ def test_a_given_corpus_audit_of_another_dataset_is_refused(tmp_path):
     path = write_corpus_audit(tmp_path, dataset={"source": "beir-nl-nq", "revision": "sha256:abc"})
     with pytest.raises(InputError, match=r"corpus_audit.parquet: this corpus audit names dataset beir-nl-nq "
                                          r"\(revision sha256:abc\), not sample \(revision sha256:"):
-        run_audit("sample", corpus_audit=CorpusAuditInput(path, True), embedder="none-such")
+        run_audit("sample", AuditOptions(corpus_audit=CorpusAuditInput(path, True), embedder="none-such"))
 
 
 def _audit(out, *extra):

@@ -18,13 +18,14 @@ INNER = '''
 import os
 from pathlib import Path
 
+from bbsard_audit.audit.options import AuditOptions
 from bbsard_audit.audit.pipeline import run_audit
 from bbsard_audit.base.embeddings import default_cache_dir
 
 
 def test_audit_with_the_default_cache():
     home = Path(os.environ["HOME"])
-    run_audit("sample", split="test")  # embeddings, lemmas and signals, all through the default cache
+    run_audit("sample", AuditOptions(split="test"))  # embeddings, lemmas and signals, all through the default cache
     assert any(default_cache_dir().iterdir())  # the run did write a cache ...
     for name in ("BBSARD_AUDIT_CACHE", "HF_HOME", "TORCH_HOME", "XDG_CACHE_HOME"):
         assert home not in Path(os.environ[name]).parents, name  # ... but not under the user's home

@@ -19,7 +19,7 @@ from test_sources import jsonl, qrels
 from typer.testing import CliRunner
 
 from bbsard_audit.app.cli import app
-from bbsard_audit.audit.corpus.run import AUDIT, WORK, Phases, run_corpus_audit
+from bbsard_audit.audit.corpus.run import AUDIT, WORK, CorpusOptions, Phases, run_corpus_audit
 from bbsard_audit.base.dataset import load_dataset
 from bbsard_audit.base.transactions import FAULT_ENV
 
@@ -229,9 +229,9 @@ def _corpus_run(manifest: Path, out: Path, fault: str | None = None, phases: str
     """`run_corpus_audit` with toy phases (TOY, the engine tests', or SLOW) in a process of its own
     (`fault`: the BBSARD_AUDIT_FAULT hook, e.g. kill:N at the N-th file operation)."""
     code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); from test_hostile_data import {phases}; "
-            "from bbsard_audit.audit.corpus.run import run_corpus_audit; "
-            f"r = run_corpus_audit({str(manifest)!r}, __import__('pathlib').Path({str(out)!r}), phases={phases}, "
-            f"say=print, workers=1, **{kw!r}); print('resumed', r.resumed)")
+            "from bbsard_audit.audit.corpus.run import CorpusOptions, run_corpus_audit; "
+            f"r = run_corpus_audit({str(manifest)!r}, __import__('pathlib').Path({str(out)!r}), "
+            f"CorpusOptions(**{{'workers': 1, **{kw!r}}}), phases={phases}, say=print); print('resumed', r.resumed)")
     env = {k: v for k, v in os.environ.items() if k != FAULT_ENV} | ({FAULT_ENV: fault} if fault else {})
     return subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
@@ -257,7 +257,7 @@ def test_a_local_hf_copy_pinned_by_revision_that_changed_restarts_cleanly(tmp_pa
     assert again.returncode == 0, stderr
     assert stdout.splitlines()[0] == ("starting fresh: revision (a fingerprint of the files read) changed since the "
                                       "interrupted run; its finished batches are discarded") and "resumed 0" in stdout
-    fresh = run_corpus_audit(str(manifest), tmp_path / "fresh", batch_size=50, workers=1, phases=TOY)
+    fresh = run_corpus_audit(str(manifest), tmp_path / "fresh", CorpusOptions(batch_size=50, workers=1), phases=TOY)
     assert fresh.resumed == 0 and rows(tmp_path / "out" / AUDIT) == rows(tmp_path / "fresh" / AUDIT)
 
 

@@ -259,7 +259,7 @@ def test_a_429_with_retry_after_nan_backs_off_and_then_answers(hostile):
         h.send_json(200, _answer([]))
 
     waits: list[float] = []
-    client = _client(hostile(slow_down), backoff=Backoff(attempts=4, base=0.01, cap=0.5), sleep=waits.append)
+    client = _client(hostile(slow_down), backoff=Backoff(attempts=4, base=0.01, cap=0.5, sleep=waits.append))
     assert client.complete({"model": "m", "messages": []}) == '{"errors": []}'
     assert len(waits) == 3 and all(math.isfinite(w) and 0 <= w <= 0.5 for w in waits)
 

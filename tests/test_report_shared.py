@@ -13,6 +13,7 @@ import pytest
 from bbsard_audit.annotations.agreement import agreement
 from bbsard_audit.annotations.estimate import estimate
 from bbsard_audit.audit.calibration import calibrate, write_calibration
+from bbsard_audit.audit.options import AuditOptions
 from bbsard_audit.audit.pipeline import run_audit, write_audit
 from bbsard_audit.base.dataset import load_dataset
 from bbsard_audit.eval.pipeline import EvalConfig, evaluate, write_outputs
@@ -50,7 +51,8 @@ def real_workdir(shared_dir, shared_runs, tmp_path_factory):
     work = tmp_path_factory.mktemp("shared-report")
     ds = load_dataset(str(shared_dir))
     verdicts = illustrative_verdicts(ds, work / "verdicts.csv")
-    result = run_audit(str(shared_dir), split="test", backtranslations=shared_dir / "backtranslations_nl_fr.jsonl")
+    result = run_audit(str(shared_dir), AuditOptions(split="test",
+                                                     backtranslations=shared_dir / "backtranslations_nl_fr.jsonl"))
     write_audit(result, work, review_budget=40, control=20, seed=0)
     # before eval: eval finds the estimate.json next to the verdicts (fragility.csv's expected errors)
     audit, queue = pd.read_csv(work / "audit.csv"), pd.read_csv(work / "review_queue.csv")

