@@ -2,7 +2,7 @@
 
 `AuditEngine.score` is the core (also used by the self-test on corrupted copies); `run_audit` adds
 dataset loading, back-translation and provenance; `write_audit` / `review_queue` write the files of
-docs/formats.md. The CLI (audit/cli.py) is a thin layer over these.
+docs/formats.md. The CLI (audit/cli/) is a thin layer over these.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from bbsard_audit.audit.glossary import Glossary
-from bbsard_audit.audit.glossary_cli import flags_markdown, register_glossary_cli
+from bbsard_audit.audit.cli.glossary import flags_markdown, register_glossary_cli
 from bbsard_audit.audit.glossary_mining import COLUMNS, mine
 from bbsard_audit.base.cli_options import OneLineErrors
 from bbsard_audit.base.dataset import Corpus, load_dataset

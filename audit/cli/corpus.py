@@ -9,8 +9,8 @@ import typer
 
 from bbsard_audit.base.cli_options import DatasetOption
 
-from .judge import MAX_JUDGE_CHARS
-from .run import QUEUE, CorpusOptions
+from ..corpus.judge import MAX_JUDGE_CHARS
+from ..corpus.run import QUEUE, CorpusOptions
 
 CORPUS = CorpusOptions()
 """The command's defaults, read from the options class (one place)."""
@@ -83,7 +83,7 @@ def corpus(dataset: DatasetOption = "sample",
 
     from bbsard_audit.base.errors import InputError
 
-    from .run import RunProgress, run_corpus_audit
+    from ..corpus.run import RunProgress, run_corpus_audit
 
     from bbsard_audit.audit.judge.signal import check_options
 
@@ -99,7 +99,7 @@ def corpus(dataset: DatasetOption = "sample",
         from bbsard_audit.audit.judge.prompt import ARTICLES
         from bbsard_audit.audit.judge.signal import make_judge
 
-        from .judge import CorpusJudge
+        from ..corpus.judge import CorpusJudge
 
         corpus_judge = CorpusJudge(make_judge(judge or "", judge_url, on=judge_on, concurrency=judge_concurrency,
                                               cache_dir=cache_dir, domain=ARTICLES),

@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
 
         from bbsard_audit.base.cli_options import guard_out
-        from .report import build_report
+        from ..report import build_report
 
         guard_out(out if out is not None else workdir, command="report",
                   names=["report.html", "report.md", "report.meta.json"])

@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
 
         from bbsard_audit.base.dataset import load_dataset
-        from .release import ReleasePolicy, build_release, push_to_hub as push
+        from ..release import ReleasePolicy, build_release, push_to_hub as push
 
         rules = ReleasePolicy(legal=policy, keep_minor=keep_minor)
         with Console(stderr=True).status(f"building the release in {out}"):

@@ -1,6 +1,6 @@
 """`bbsard-audit audit glossary ...`: mine proposals from a corpus, show and check a glossary file.
 
-auditcore's `audit/cli.py` calls `register_glossary_cli(audit_app)`; the commands are thin wrappers
+auditcore's `audit/cli/__init__.py` calls `register_glossary_cli(audit_app)`; the commands are thin wrappers
 over `bbsard_audit.audit.glossary` and `bbsard_audit.audit.glossary_mining`, which the tests call directly.
 """
 
@@ -15,9 +15,9 @@ from bbsard_audit.base.cli_options import dataset_option
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import write_csv, write_sidecar
 
-from . import glossary as glossary_module
-from . import checks
-from .glossary import Glossary
+from .. import glossary as glossary_module
+from .. import checks
+from ..glossary import Glossary
 
 GlossaryOption = Annotated[Optional[Path], typer.Option(
     "--glossary", "-g", metavar="FILE", help="A glossary YAML file (default: the shipped audit/data/glossary.yaml).")]
@@ -76,7 +76,7 @@ def register_glossary_cli(audit_app: typer.Typer) -> None:
         from bbsard_audit.base.cli_options import guard_out
         from bbsard_audit.base.dataset import load_dataset
 
-        from .glossary_mining import mine as mine_corpus
+        from ..glossary_mining import mine as mine_corpus
 
         guard_out(out, command="audit glossary mine", inputs=[glossary], folder=False)
         ds = load_dataset(dataset, with_corpus=True)

@@ -80,7 +80,7 @@ def simulate(
     Example: `bbsard-audit campaign simulate --dataset ../shared/data/bbsard --split test --backtranslations ../shared/data/bbsard/backtranslations_nl_fr.jsonl --oracle reports/verdicts.csv --allow-partial-oracle --batch 20 --budget 100 --control 20 --seed 0 --seeds 20 --out reports/campaign/learning`
     """
     from bbsard_audit.base.contracts.audit import Layout
-    from .simulation import OUTPUTS, Oracle, simulate as run_simulation, write_simulation
+    from ..simulation import OUTPUTS, Oracle, simulate as run_simulation, write_simulation
     from bbsard_audit.base.dataset import load_dataset
 
     guard_out(out, command="campaign simulate", inputs=[oracle, oracle_spans, backtranslations, glossary, config],

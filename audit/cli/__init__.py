@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from bbsard_audit.base.cli_options import DatasetOption, guard_out
 
-from .options import AuditOptions, SelftestOptions
+from ..options import AuditOptions, SelftestOptions
 
 console = Console(stderr=True)
 AUDIT, SELFTEST = AuditOptions(), SelftestOptions()
@@ -132,10 +132,10 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     from bbsard_audit.base.dataset import remember_source
     from bbsard_audit.base.errors import InputError
 
-    from .gold_documents import find as find_corpus_audit, said as corpus_said
-    from .pipeline import run_audit, write_audit
+    from ..gold_documents import find as find_corpus_audit, said as corpus_said
+    from ..pipeline import run_audit, write_audit
 
-    from .judge.signal import check_options
+    from ..judge.signal import check_options
 
     if out is None:
         raise InputError("--out DIR is required")
@@ -164,15 +164,15 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
 
         error_model = ErrorModel.read(calibration)
     if learned:
-        from .glossary import Glossary, glossary_sources
-        from .learn import load_learned
+        from ..glossary import Glossary, glossary_sources
+        from ..learn import load_learned
 
         # a bad learned file fails before any work
         layered = Glossary.layered([*glossary_sources(glossary), *(load_learned(p) for p in learned)])
     bar = _Bar()
     judge_signal = None
     if judge is not None or judge_dry_run:
-        from .judge.signal import judge_signal as make_judge
+        from ..judge.signal import judge_signal as make_judge
 
         judge_signal = make_judge(judge or "", judge_url, on=judge_on or "flagged",
                                   concurrency=4 if judge_concurrency is None else judge_concurrency,
@@ -190,14 +190,14 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
 
         result.meta["error_model"].update(file=calibration.name, sha256=digest_of(calibration))
     if judge_signal is not None:
-        from .judge.signal import report
+        from ..judge.signal import report
 
         if report(judge_signal, typer.echo):
             return  # a dry run writes nothing
     if model is not None:
         from bbsard_audit.base.io import digest_of
 
-        from .ranking import apply
+        from ..ranking import apply
 
         result.frame = apply(result.frame, model)
         result.meta["ranking"] = {"file": rankings[0].name, "sha256": digest_of(rankings[0]),
@@ -244,7 +244,7 @@ def selftest(dataset: DatasetOption = "sample", split: Split = SELFTEST.split,
 
     Example: `bbsard-audit audit selftest --dataset ../shared/data/bbsard --split test --out reports/selftest`
     """
-    from .selftest import run_selftest, write_selftest
+    from ..selftest import run_selftest, write_selftest
 
     guard_out(out, command="audit selftest", inputs=[backtranslations, glossary, config],
               names=["selftest.csv", "selftest.json", "selftest_pairs.csv", "selftest.meta.json"])
@@ -269,8 +269,8 @@ def calibrate(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt, out: OutOpt = Path(
 
     Example: `bbsard-audit audit calibrate --audit reports/audit/audit.csv --verdicts reports/annot/verdicts.csv --out reports/calibration`
     """
-    from .calibration import calibrate as run_calibration, write_calibration
-    from .perror import MIN_POSITIVES, MIN_VERDICTS
+    from ..calibration import calibrate as run_calibration, write_calibration
+    from ..perror import MIN_POSITIVES, MIN_VERDICTS
 
     guard = guard_out(out, command="audit calibrate", inputs=[audit_csv, verdicts],
                       names=["calibration.json", "calibration.csv", "calibration.meta.json"])
@@ -320,9 +320,9 @@ def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
 
     Example: `bbsard-audit audit learn --audit reports/audit/audit.csv --verdicts reports/annot/verdicts.csv --spans reports/annot/error_spans.csv --out reports/learned`
     """
-    from .learn import (LEARN_OUTPUTS, MIN_POSITIVES_FOR_WEIGHTS, MIN_VERDICTS_FOR_WEIGHTS, learn as run_learn,
+    from ..learn import (LEARN_OUTPUTS, MIN_POSITIVES_FOR_WEIGHTS, MIN_VERDICTS_FOR_WEIGHTS, learn as run_learn,
                         write_learned)
-    from .perror import MIN_POSITIVES, MIN_VERDICTS
+    from ..perror import MIN_POSITIVES, MIN_VERDICTS
 
     guard = guard_out(out, command="audit learn", inputs=[audit_csv, verdicts, spans, glossary, config],
                       names=LEARN_OUTPUTS)
@@ -352,8 +352,8 @@ def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
 
 
 def register(app: typer.Typer) -> None:
-    from .corpus.cli import register_corpus_cli
-    from .glossary_cli import register_glossary_cli
+    from .corpus import register_corpus_cli
+    from .glossary import register_glossary_cli
 
     register_glossary_cli(audit_app)
     register_corpus_cli(audit_app)
@@ -362,7 +362,7 @@ def register(app: typer.Typer) -> None:
 
 def _flags_on_flagged(frame) -> str:
     """The flag count the report shows too: flags of flagged pairs only, labelled as such."""
-    from .pipeline import flag_counts
+    from ..pipeline import flag_counts
 
     counts = flag_counts(frame[frame["flagged"]])
     listed = ", ".join(f"{k} {v}" for k, v in counts.items())

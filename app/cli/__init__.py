@@ -1,7 +1,7 @@
 """The `bbsard-audit` command: a thin typer layer over the library API.
 
 Stage packages plug in by exposing `register(app)` in their `cli` module (`bbsard_audit.audit.cli`,
-`bbsard_audit.annotations.cli`, `bbsard_audit.eval.cli`, `bbsard_audit.app.report_cli`, ...). An
+`bbsard_audit.annotations.cli`, `bbsard_audit.eval.cli`, `bbsard_audit.app.cli.report`, ...). An
 ImportError is never swallowed: a stage that cannot be imported is a broken install.
 """
 
@@ -18,7 +18,7 @@ from bbsard_audit.base.dataset import load_dataset
 from bbsard_audit.base.cli_options import DatasetOption, OneLineErrors
 
 STAGE_MODULES = ("bbsard_audit.audit.cli", "bbsard_audit.annotations.cli", "bbsard_audit.eval.cli",
-                 "bbsard_audit.app.report_cli", "bbsard_audit.app.release_cli", "bbsard_audit.app.simulate_cli",
+                 "bbsard_audit.app.cli.report", "bbsard_audit.app.cli.release", "bbsard_audit.app.cli.campaign",
                  "bbsard_audit.app.example")
 
 app = typer.Typer(
@@ -80,7 +80,7 @@ def demo(out: Annotated[Path, typer.Option(help="Folder for every stage's output
 
     Example: `bbsard-audit demo --out reports/demo`
     """
-    from .demo import run_demo
+    from ..demo import run_demo
 
     result = run_demo(out)
     typer.echo(result.report or result.out)
