@@ -1,4 +1,4 @@
-"""`bbsard-audit example beir DIR`: the embedded sample as a translated benchmark in BEIR layout.
+"""The embedded sample as a translated benchmark in BEIR layout, for `bbsard-audit example beir DIR`.
 
 The README's manifest walk-through needs a translated BEIR benchmark on disk; a newcomer has none, so
 this writes one from the sample (40 French questions and their Dutch translations, 215 articles in
@@ -12,11 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
 
-import typer
-
-from bbsard_audit.base.cli_options import guard_out
 from bbsard_audit.base.dataset import Dataset, load_dataset, sample_dir
 from bbsard_audit.base.io import write_sidecar, write_text
 
@@ -69,25 +65,3 @@ def write_beir_example(out: Path) -> Path:
     runs = {f"bm25_{lang}": _run(ds, lang, out / "runs" / f"bm25_{lang}.trec") for lang in LANGS}
     write_sidecar(manifest, dataset=ds.provenance(), runs=runs, depth=DEPTH)
     return manifest
-
-
-def register(app: typer.Typer) -> None:
-    example = typer.Typer(no_args_is_help=True, rich_markup_mode="markdown",
-                          help="Write a small example to try the tool on.\n\n"
-                               "Example: `bbsard-audit example beir reports/beir-example`")
-    app.add_typer(example, name="example")
-
-    @example.command("beir")
-    def beir(out: Annotated[Path, typer.Argument(metavar="DIR", help="Folder to write the example into.")]) -> None:
-        """The embedded sample as a translated benchmark in BEIR layout: `fr/` (source) and `nl/`
-        (translation), each with queries.jsonl, corpus.jsonl and qrels/{train,test}.tsv; the manifest
-        `sample-beir.yaml` joining them; `backtranslations_nl_fr.jsonl`; and `runs/bm25_{fr,nl}.trec`
-        (BM25 over the test questions, top 100) to evaluate.
-
-        Example: `bbsard-audit example beir reports/beir-example`, then
-        `bbsard-audit validate --dataset reports/beir-example/sample-beir.yaml`
-        """
-        guard_out(out, command="example beir", names=FILES)
-        manifest = write_beir_example(out)
-        typer.echo(f"wrote {manifest} (source {out / LANGS[0]}, target {out / LANGS[1]}, "
-                   f"{out / 'backtranslations_nl_fr.jsonl'}, runs in {out / 'runs'})")

@@ -19,7 +19,7 @@ from bbsard_audit.base.cli_options import DatasetOption, OneLineErrors
 
 STAGE_MODULES = ("bbsard_audit.audit.cli", "bbsard_audit.annotations.cli", "bbsard_audit.eval.cli",
                  "bbsard_audit.app.cli.report", "bbsard_audit.app.cli.release", "bbsard_audit.app.cli.campaign",
-                 "bbsard_audit.app.example")
+                 "bbsard_audit.app.cli.example")
 
 app = typer.Typer(
     cls=OneLineErrors, no_args_is_help=True, add_completion=False, rich_markup_mode="markdown",
