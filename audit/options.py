@@ -2,7 +2,7 @@
 `AuditOptions` for `pipeline.run_audit` (`bbsard-audit audit`), `SelftestOptions` for
 `selftest.run_selftest` (`audit selftest`).
 
-The defaults here are the commands' defaults: audit/cli.py reads them from these classes, so a default
+The defaults here are the commands' defaults: audit/cli/__init__.py reads them from these classes, so a default
 lives in one place. This module imports no heavy library, so the CLI can read them at import time.
 """
 

@@ -46,7 +46,7 @@ DEFAULT_BATCH = 2048
 @dataclass(frozen=True)
 class CorpusOptions:
     """What `bbsard-audit audit corpus` takes for one run (`run_corpus_audit`); the defaults are the
-    command's (audit/corpus/cli.py reads them from here)."""
+    command's (audit/cli/corpus.py reads them from here)."""
 
     engine: str = "local"
     """local (processes on this machine) or ray (Ray Data, the scale extra)."""
