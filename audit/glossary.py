@@ -28,7 +28,7 @@ from bbsard_audit.base.languages.pair import check_code
 from bbsard_audit.base.untrusted import load_yaml, nfc_data
 
 from . import termmatch
-from .findings import Finding, Span, spans_at
+from .findings import Finding, Role, Span, spans_at
 from .signal_cache import fingerprint
 from .signals import Batch, Declared, SignalResult
 from .termmatch import LEMMAS, TermMatcher, Tokens, lemma_key, longest_first, tokenize
@@ -311,7 +311,7 @@ class _PairMatcher:
         return entry.terms.get(self.target) or self.accepted(entry)
 
     def check(self, fr: Tokens, nl: Tokens) -> tuple[list[Finding], tuple[int, ...]]:
-        """Findings and counts for one pair; `fr` / `nl` are the source / target side (the span sides)."""
+        """Findings and counts for one pair; `fr` / `nl` are the source / target side."""
         found = self._triggers.find(fr)
         expected = longest_first(found)
         expected_ids = list(dict.fromkeys(m.key for m in expected))
@@ -348,7 +348,7 @@ class _PairMatcher:
             expects = " / ".join(_plain(t) for t in self.named(entry)[:3]) + "".join(
                 f"' or '{_plain(self.named(self._by_id[i])[0])}" for i in readings[entry_id][1:])
             flag = "term_rejected" if wrong else "term_missing"
-            spans = _spans("fr", fr, [m for m in expected if m.key == entry_id], flag) + _spans("nl", nl, wrong, flag)
+            spans = _spans("source", fr, [m for m in expected if m.key == entry_id], flag) + _spans("target", nl, wrong, flag)
             if wrong:
                 n_rejected += 1
                 r = self._rejection[(entry_id, wrong[0].term)]
@@ -370,7 +370,7 @@ class _PairMatcher:
             belgian = " / ".join(_plain(t) for t in self.named(entry)[:2])
             out.append(Finding("non_belgian", f"{self._tgt} '{_surface(nl, m)}' is Netherlands usage; Belgian law "
                                               f"says '{belgian}' ({r.reason})" + _learned(entry, r),
-                               _spans("nl", nl, [m], "non_belgian")))
+                               _spans("target", nl, [m], "non_belgian")))
         return out, (len(expected_ids), matched, missing, n_rejected, n_non_belgian)
 
 
@@ -395,7 +395,8 @@ class GlossarySignal(Declared):
     flags = FLAGS
     categories = {"term_missing": "terminology", "term_rejected": "terminology", "non_belgian": "terminology"}
     weights = {"term_rejected": 0.85, "non_belgian": 0.6, "term_missing": 0.5}
-    reads = ("fr", "nl")
+    reads = ("source", "target")
+    context = ("gl_expected", "gl_matched")
 
     def __init__(self, glossary: GlossarySource | Sequence[GlossarySource] | None = None) -> None:
         self.sources = glossary_sources(glossary)
@@ -478,7 +479,7 @@ def _learned(entry: GlossaryEntry, rejection: Rejection | None = None) -> str:
     return f" [learned rule {entry.id} from {entry.source}]" if entry.learned else ""
 
 
-def _spans(side: Literal["fr", "nl"], tokens: Tokens, matches, flag: str) -> tuple[Span, ...]:
+def _spans(side: Role, tokens: Tokens, matches, flag: str) -> tuple[Span, ...]:
     return spans_at(side, tokens.original, [tokens.offsets(m.start, m.end) for m in matches], flag)
 
 

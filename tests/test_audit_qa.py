@@ -244,7 +244,7 @@ def test_sample_flaws_are_caught_and_clean_pairs_are_not_flagged():
 
     ds = load_dataset("sample")
     flaws = pd.read_csv(sample_dir() / "flaws.csv").set_index("id")["error_type"].to_dict()
-    pairs = [(p.question_fr, p.question_nl) for p in ds.pairs]
+    pairs = [(p.source, p.target) for p in ds.pairs]
     gl, _ = Glossary.load().check_pairs(pairs)
     qa, _ = check_pairs(pairs)
     flags = {p.id: {f.flag for f in g + q} for p, g, q in zip(ds.pairs, gl, qa)}

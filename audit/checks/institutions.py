@@ -4,22 +4,17 @@ Names: each language pack's `institutions`."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
-
-import pandas as pd
 
 from bbsard_audit.base import languages
 
-from ..findings import Finding
 from ..termmatch import Match, Tokens
-from .base import DEFAULT_PAIR, Check, Concepts, Pair, one_sided, pair_concepts, word_lists
+from .base import DEFAULT_PAIR, ConceptCheck, Concepts, Pair, pair_concepts, word_lists
 
 FLAGS = {
     "institution_mismatch": "A public body (CPAS/OCMW, ONEM/RVA, SPF/FOD, Office des étrangers/DVZ, "
                             "INAMI/RIZIV, mutuelle/ziekenfonds, commune/gemeente, …) is named on one side only.",
 }
 SCHEMA = {"needs": "words", "optional": "words", "selftest_swaps": "pairs"}
-COLUMNS = ["qa_institutions_differ"]
 
 
 def institutions(pair: Pair = DEFAULT_PAIR) -> Concepts:
@@ -52,15 +47,14 @@ def find_institutions(tokens: Tokens, pair: Pair = DEFAULT_PAIR) -> tuple[Counte
     return counts, matches
 
 
-class InstitutionsCheck(Check):
+class InstitutionsCheck(ConceptCheck):
     name = "institutions"
     order = 40
     flags = FLAGS
     categories = {"institution_mismatch": "entity"}
     weights = {"institution_mismatch": 0.6}
-    data = "institutions"
+    columns = ("qa_institutions_differ",)
+    data = section = "institutions"
 
-    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
-              ) -> tuple[list[list[Finding]], pd.DataFrame]:
-        return one_sided(fr, nl, lambda tokens: find_institutions(tokens, pair), institutions(pair),
-                         "institution_mismatch", COLUMNS)
+    def find(self, tokens: Tokens, pair: Pair) -> tuple[Counter, list[Match]]:
+        return find_institutions(tokens, pair)
