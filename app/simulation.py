@@ -420,7 +420,7 @@ class SyntheticScenario:
         """questions_{fr,nl}_<split>.csv, oracle.csv and glossary.yaml in `folder` (for the CLI)."""
         folder = Path(folder)
         pairs = [p for p in self.dataset.pairs if p.split == split]
-        for lang, column in (("fr", "question_fr"), ("nl", "question_nl")):
+        for lang, column in (("fr", "source"), ("nl", "target")):
             write_csv(folder / f"questions_{lang}_{split}.csv", pd.DataFrame({
                 "id": [p.id for p in pairs], "category": [p.category for p in pairs],
                 "subcategory": [p.subcategory for p in pairs], "question": [getattr(p, column) for p in pairs],

@@ -310,12 +310,12 @@ class _PairMatcher:
         no other), so 'expects' quotes the concept's term, not a looser rendering it also accepts."""
         return entry.terms.get(self.target) or self.accepted(entry)
 
-    def check(self, fr: Tokens, nl: Tokens) -> tuple[list[Finding], tuple[int, ...]]:
-        """Findings and counts for one pair; `fr` / `nl` are the source / target side."""
-        found = self._triggers.find(fr)
+    def check(self, source: Tokens, target: Tokens) -> tuple[list[Finding], tuple[int, ...]]:
+        """Findings and counts for one pair."""
+        found = self._triggers.find(source)
         expected = longest_first(found)
         expected_ids = list(dict.fromkeys(m.key for m in expected))
-        fr_form = {m.key: m.term for m in reversed(expected)}
+        source_form = {m.key: m.term for m in reversed(expected)}
         # a source term that several entries share (Dutch 'familierechter': the family court and its
         # judge) may render any of them: the others are its alternatives, and it is rendered when one
         # of them is. Only the same term counts: 'verhuurder' has no alternative in the 'huurder' inside it.
@@ -325,10 +325,10 @@ class _PairMatcher:
             c = chosen.get((m.start, m.end))
             if c is not None and m.key != c.key and lemma_key(m.term, self.source) == lemma_key(c.term, self.source):
                 alternatives.setdefault(c.key, set()).add(m.key)
-        rejected = self._rejected.find(nl)
+        rejected = self._rejected.find(target)
         # a longer rejected word beats a shorter accepted part inside it: 'huurwaarborg' is not a
         # 'huur' (loyer), 'ontslagname' is not an 'ontslag' (licenciement)
-        accepted_ids = {m.key for m in self._accepted.find(nl)
+        accepted_ids = {m.key for m in self._accepted.find(target)
                         if not any(r.key == m.key and r.overlaps(m) and len(r.term) > len(m.term) for r in rejected)}
         # a rendering rejected for one entry is fine when it is the accepted rendering of another
         # entry the source contains ('voogdij' is wrong for 'garde' but right for 'tutelle')
@@ -348,15 +348,16 @@ class _PairMatcher:
             expects = " / ".join(_plain(t) for t in self.named(entry)[:3]) + "".join(
                 f"' or '{_plain(self.named(self._by_id[i])[0])}" for i in readings[entry_id][1:])
             flag = "term_rejected" if wrong else "term_missing"
-            spans = _spans("source", fr, [m for m in expected if m.key == entry_id], flag) + _spans("target", nl, wrong, flag)
+            spans = (_spans("source", source, [m for m in expected if m.key == entry_id], flag)
+                     + _spans("target", target, wrong, flag))
             if wrong:
                 n_rejected += 1
                 r = self._rejection[(entry_id, wrong[0].term)]
-                reason = (f"{self._src} '{fr_form[entry_id]}' expects '{expects}'; {self._tgt} has "
-                          f"'{_surface(nl, wrong[0])}' ({r.reason})") + _learned(entry, r)
+                reason = (f"{self._src} '{source_form[entry_id]}' expects '{expects}'; {self._tgt} has "
+                          f"'{_surface(target, wrong[0])}' ({r.reason})") + _learned(entry, r)
             else:
                 missing += 1
-                reason = (f"{self._src} '{fr_form[entry_id]}' expects '{expects}'; not found in {self._tgt}"
+                reason = (f"{self._src} '{source_form[entry_id]}' expects '{expects}'; not found in {self._tgt}"
                           + _learned(entry))
             out.append(Finding(flag, reason, spans))
         reported: list = []
@@ -368,9 +369,9 @@ class _PairMatcher:
             n_non_belgian += 1
             entry = self._by_id[m.key]
             belgian = " / ".join(_plain(t) for t in self.named(entry)[:2])
-            out.append(Finding("non_belgian", f"{self._tgt} '{_surface(nl, m)}' is Netherlands usage; Belgian law "
+            out.append(Finding("non_belgian", f"{self._tgt} '{_surface(target, m)}' is Netherlands usage; Belgian law "
                                               f"says '{belgian}' ({r.reason})" + _learned(entry, r),
-                               _spans("target", nl, [m], "non_belgian")))
+                               _spans("target", target, [m], "non_belgian")))
         return out, (len(expected_ids), matched, missing, n_rejected, n_non_belgian)
 
 

@@ -149,10 +149,10 @@ def test_columns_numeric_one_row_per_pair():
 def test_selftest_vocabularies_are_swappable():
     # every swap the selftest may inject must be detected
     for a, b in roles.selftest_swaps():
-        fr = f"Le rôle: {roles.roles()[0].table[_role_key(a)][0][0]} ?"
+        fr = f"Le rôle: {roles.roles(('fr', 'nl'))[0].table[_role_key(a)][0][0]} ?"
         assert "role_mismatch" in flags_of(fr, f"De rol: {b}?"), (a, b)
     for a, b in institutions.selftest_swaps():
-        fr_form = institutions.institutions().table[_institution_key(a)][0][0]
+        fr_form = institutions.institutions(("fr", "nl")).table[_institution_key(a)][0][0]
         assert "institution_mismatch" in flags_of(f"Je vais au {fr_form} ?", f"Ik ga naar {b}?"), (a, b)
     names = regions.selftest_names()
     for region in names:
@@ -162,11 +162,11 @@ def test_selftest_vocabularies_are_swappable():
 
 
 def _role_key(nl: str) -> str:
-    return next(k for k, (_, nls) in roles.roles()[0].table.items() if nl in nls)
+    return next(k for k, (_, nls) in roles.roles(("fr", "nl"))[0].table.items() if nl in nls)
 
 
 def _institution_key(nl: str) -> str:
-    return next(k for k, (_, nls) in institutions.institutions().table.items() if fold(nl) in {fold(x) for x in nls})
+    return next(k for k, (_, nls) in institutions.institutions(("fr", "nl")).table.items() if fold(nl) in {fold(x) for x in nls})
 
 
 def test_flags_are_documented_in_docs():

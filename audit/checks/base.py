@@ -36,7 +36,6 @@ DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
 Pair = tuple[str, str]
 """(source, target) ISO 639-1 codes."""
-DEFAULT_PAIR: Pair = ("fr", "nl")
 
 Kind = Literal["words", "pairs"]
 """words: a non-empty list of texts; pairs: a list of [text, text]."""
@@ -203,7 +202,7 @@ class Concepts:
     in a language with compounds (Dutch, German). A pack's `capitalised_only` forms ('Luik',
     'Namen') count only when written with a capital letter."""
 
-    def __init__(self, table: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]], pair: Pair = DEFAULT_PAIR):
+    def __init__(self, table: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]], pair: Pair):
         self.table, self.pair = table, pair
         self.matchers = {}
         for side, code in enumerate(pair):

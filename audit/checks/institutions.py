@@ -8,7 +8,7 @@ from collections import Counter
 from bbsard_audit.base import languages
 
 from ..termmatch import Match, Tokens
-from .base import DEFAULT_PAIR, ConceptCheck, Concepts, Pair, pair_concepts, word_lists
+from .base import ConceptCheck, Concepts, Pair, pair_concepts, word_lists
 
 FLAGS = {
     "institution_mismatch": "A public body (CPAS/OCMW, ONEM/RVA, SPF/FOD, Office des étrangers/DVZ, "
@@ -17,7 +17,7 @@ FLAGS = {
 SCHEMA = {"needs": "words", "optional": "words", "selftest_swaps": "pairs"}
 
 
-def institutions(pair: Pair = DEFAULT_PAIR) -> Concepts:
+def institutions(pair: Pair) -> Concepts:
     """The institutions both packs of the pair name."""
     return pair_concepts("institutions", pair)
 
@@ -33,7 +33,7 @@ def _is_adjective(tokens: Tokens, i: int, determiners: frozenset[str]) -> bool:
     return s[i] == "commune" and (i == 0 or s[i - 1] not in determiners)
 
 
-def find_institutions(tokens: Tokens, pair: Pair = DEFAULT_PAIR) -> tuple[Counter, list[Match]]:
+def find_institutions(tokens: Tokens, pair: Pair) -> tuple[Counter, list[Match]]:
     """Counts and matches of each institution, the French adjective 'commune' left out."""
     counts, matches = institutions(pair).find(tokens)
     pack = languages.get(tokens.lang)

@@ -17,7 +17,7 @@ from bbsard_audit.base import languages
 
 from ..findings import Finding
 from ..signals import Rule
-from .base import DEFAULT_PAIR, Check, Pair, Side
+from .base import Check, Pair, Side
 
 FLAGS = {
     "omission": "The Dutch is much shorter than the French relative to the batch (robust z-score of the log "
@@ -51,7 +51,7 @@ def _abbreviations(pair: Pair) -> re.Pattern:
     return re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\.", re.I)
 
 
-def count_sentences(text: str, pair: Pair = DEFAULT_PAIR) -> int:
+def count_sentences(text: str, pair: Pair) -> int:
     masked = _abbreviations(pair).sub(lambda m: m.group().replace(".", "_"), text.strip())
     return max(1, len(_SENTENCE_END.findall(masked)) + (0 if re.search(r"[.!?]\W*$", masked) else 1))
 

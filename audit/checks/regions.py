@@ -4,7 +4,7 @@ language pack's `regions`."""
 
 from __future__ import annotations
 
-from .base import DEFAULT_PAIR, ConceptCheck, Concepts, Pair, pair_concepts, word_lists
+from .base import ConceptCheck, Concepts, Pair, pair_concepts, word_lists
 
 FLAGS = {
     "region_mismatch": "A Belgian region or city (Wallonie, Bruxelles, Flandre, Belgique) is named on one side "
@@ -13,7 +13,7 @@ FLAGS = {
 SCHEMA = {"needs": "words", "optional": "words", "selftest_names": "words"}
 
 
-def regions(pair: Pair = DEFAULT_PAIR) -> Concepts:
+def regions(pair: Pair) -> Concepts:
     """The regions both packs of the pair name."""
     return pair_concepts("regions", pair)
 

@@ -10,7 +10,7 @@ from bbsard_audit.base import languages
 from bbsard_audit.base.errors import InputError
 
 from ..findings import Finding
-from .base import DATA_DIR, DEFAULT_PAIR, Check, Concepts, Pair, Side, pair_concepts, word_lists
+from .base import DATA_DIR, Check, Concepts, Pair, Side, pair_concepts, word_lists
 
 FLAGS = {
     "role_mismatch": "A party role was swapped for its counterpart (tenant/landlord, employer/employee, "
@@ -20,7 +20,7 @@ SCHEMA = {"needs": "words", "optional": "words", "counterparts": "pairs", "selft
 
 
 @cache
-def roles(pair: Pair = DEFAULT_PAIR) -> tuple[Concepts, list[tuple[str, str]]]:
+def roles(pair: Pair) -> tuple[Concepts, list[tuple[str, str]]]:
     """The roles both packs of the pair name, and the counterpart pairs among them."""
     counterparts = word_lists("roles", SCHEMA)["counterparts"]
     for code in pair:

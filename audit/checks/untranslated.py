@@ -17,7 +17,7 @@ from bbsard_audit.base import languages
 
 from ..findings import Finding
 from ..termmatch import Tokens, fold
-from .base import DEFAULT_PAIR, Check, Pair, Side
+from .base import Check, Pair, Side
 from .identical import is_identical
 
 FLAGS = {
@@ -67,7 +67,7 @@ class FrenchWord(NamedTuple):
     window_end: int
 
 
-def french_words_outside_names(nl_text: str, pair: Pair = DEFAULT_PAIR) -> list[FrenchWord]:
+def french_words_outside_names(nl_text: str, pair: Pair) -> list[FrenchWord]:
     """Source-only function words in the target text (French in the Dutch), ignoring quotes,
     parentheses and Capitalised names."""
     # blanked, not removed: offsets stay those of nl_text
@@ -87,7 +87,7 @@ def french_words_outside_names(nl_text: str, pair: Pair = DEFAULT_PAIR) -> list[
     return found
 
 
-def french_probability(nl_text: str, tokens: Tokens, french_words: list[FrenchWord], source: str = "fr") -> float:
+def french_probability(nl_text: str, tokens: Tokens, french_words: list[FrenchWord], source: str) -> float:
     """py3langid's P(source language) for the target text; only asked when there is some sign of it.
 
     Loading the language-id model costs ~1 s, and a text with target function words and no
@@ -98,7 +98,7 @@ def french_probability(nl_text: str, tokens: Tokens, french_words: list[FrenchWo
     return dict(_language_identifier().rank(nl_text)).get(source, 0.0)
 
 
-def untranslated_windows(french_words: list[FrenchWord], source: str = "fr") -> list[FrenchWord]:
+def untranslated_windows(french_words: list[FrenchWord], source: str) -> list[FrenchWord]:
     """Windows that language id reads as the source: "pour motif grave" left in a Dutch sentence."""
     if not french_words:
         return []
