@@ -122,8 +122,8 @@ class _Setup:
 
     first: object
     frame: pd.DataFrame
-    fr: list[str]
-    nl: list[str]
+    source: list[str]
+    target: list[str]
     bt: list[str | None] | None
     questions: dict[int, tuple[str, str]]
     aligner: object
@@ -174,11 +174,11 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
                           glossary=base, config=cfg, cache_dir=cache_dir)
         layout, frame = first.layout, first.frame  # the rounds' re-audits name their columns as it does
         budget = min(budget, len(frame))
-        fr, nl = frame[layout.question_src].tolist(), frame[layout.question_tgt].tolist()
-        setup = _Setup(first, frame, fr, nl,
+        source, target = frame[layout.question_src].tolist(), frame[layout.question_tgt].tolist()
+        setup = _Setup(first, frame, source, target,
                        [b or None for b in frame["backtranslation"]] if first.meta["backtranslation"]["translator"] else None,
-                       {as_id(i): (f, n) for i, f, n in zip(frame["id"], fr, nl)},
-                       learning.Aligner(zip(fr, nl)) if learning_on else None,
+                       {as_id(i): (s, t) for i, s, t in zip(frame["id"], source, target)},
+                       learning.Aligner(zip(source, target)) if learning_on else None,
                        lambda layered: AuditEngine(emb, cfg, layered, cache, pair=ds.pair), base)
         for k in range(seeds):
             done = k * budget
@@ -262,7 +262,7 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
             for r in frame_rules:
                 rules_by_source.setdefault(_rule_key(r), round_no)
             layered = Glossary.layered([setup.base, learning.to_glossary(entries, f"campaign-round-{round_no}")])
-            scored = setup.engine(layered).score(setup.fr, setup.nl, setup.bt)
+            scored = setup.engine(layered).score(setup.source, setup.target, setup.bt)
             frame = pd.concat([setup.frame[["id", "split", "category"]], scored], axis=1)
             round_times.append(time.perf_counter() - t0)
         curve.append(_curve_row(round_no, frame, verdicts, order, design if how == "ranked" else draws, seed,

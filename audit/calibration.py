@@ -31,9 +31,9 @@ ERROR_MODEL = "error_model.json"
 # Which way is "worse" for the continuous signals (anything else numeric is oriented by its name).
 LOWER_IS_WORSE = ("bt_chrf", "bt_bleu", "bt_cosine", "xling_cosine", "xling_margin", "xling_z", "qa_len_z",
                   "comet_score")
-NOT_SIGNALS = ("id", "risk", "p_error", "flagged")
-"""... and every signal's declared `context` columns (counts, two-sided ratios: for a reader, not "more =
-worse" signals), named as the audit's files name them."""
+OWN_COLUMNS = ("id", "risk", "p_error", "flagged")
+"""The audit's own numbers (risk is ranked as `combined`): with every signal's declared `context`
+columns (counts, two-sided ratios: for a reader, not "more = worse" signals), never ranked as signals."""
 
 
 def roc_auc(y: np.ndarray, score: np.ndarray) -> float:
@@ -98,7 +98,7 @@ def calibrate(audit_csv: str | Path, verdicts: str | Path, positive: str = "lega
     rows.append({"signal": "risk", "kind": "combined", "direction": "higher_is_worse", "roc_auc": roc_auc(y, risk),
                  "precision": p, "recall": r, "suggested_threshold": t, "precision_at_suggested": tp,
                  "recall_at_suggested": tr})
-    not_signals = {*NOT_SIGNALS, *(layout.column(c) for c in context_columns())}
+    not_signals = {*OWN_COLUMNS, *(layout.column(c) for c in context_columns())}
     numeric = [c for c in merged.select_dtypes("number").columns if c not in not_signals]
     for col in numeric:
         values = merged[col].to_numpy(float)
