@@ -30,7 +30,7 @@ from bbsard_audit.base.untrusted import load_yaml, nfc_data
 from . import termmatch
 from .findings import Finding, Role, Span, spans_at
 from .signal_cache import fingerprint
-from .signals import Batch, Declared, SignalResult
+from .signals import UNTAGGED_PAIR, Batch, Declared, SignalResult
 from .termmatch import LEMMAS, TermMatcher, Tokens, lemma_key, longest_first, tokenize
 
 SHIPPED = Path(__file__).parent / "data" / "glossary.yaml"
@@ -245,7 +245,7 @@ class Glossary:
         for a pair other than bBSARD's, how many entries have terms in both of its languages."""
         out = {"version": self.version, "entries": len(self.entries),
                "layers": [asdict(layer) for layer in self.layers]}
-        if pair != ("fr", "nl"):
+        if pair != UNTAGGED_PAIR:
             out["pair"] = "->".join(pair)
             out["entries_for_pair"] = sum(all(e.terms.get(lang) for lang in pair) for e in self.entries)
         return out

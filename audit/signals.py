@@ -29,7 +29,8 @@ from .signal_cache import SignalCache
 
 BATCH_FIELDS = ("source", "target", "bt", "ids", "gold")
 UNTAGGED_PAIR = (BBSARD.source, BBSARD.target)
-"""The pair whose cache keys carry no pair tag: its keys were written before pairs, and stay as they were."""
+"""The pair whose cache keys and sidecar records carry no pair tag: they were written before pairs, and
+stay as they were (another pair is another cache key, and its glossary record names it)."""
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """What every QA check shares: the signal base class, its data files, its language packs and
-concept matching.
+concept matching. A check sees a pair as two `Side`s named by role (source, target), never by
+language code: `Check.score` runs its one per-pair hook, `compare`, over the batch.
 
 Everything language-specific comes from the language packs of the pair (base/languages,
 docs/languages.md); `audit/data/<check>.yaml` holds what is not: the pack sections the check
