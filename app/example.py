@@ -32,7 +32,7 @@ def _jsonl(rows) -> str:
 def _side(ds: Dataset, lang: str, folder: Path) -> None:
     source = lang == ds.pair.source
     write_text(folder / "queries.jsonl", _jsonl(
-        {"_id": str(p.id), "text": p.question_fr if source else p.question_nl} for p in ds.pairs))
+        {"_id": str(p.id), "text": p.source if source else p.target} for p in ds.pairs))
     write_text(folder / "corpus.jsonl", _jsonl(
         {"_id": str(a), "title": "", "text": t}
         for a, t in zip(ds.corpus.ids, ds.corpus.texts(lang))))
@@ -46,7 +46,7 @@ def _run(ds: Dataset, lang: str, path: Path) -> dict:
 
     retriever = BM25Retriever(lang).index(ds.corpus.ids, ds.corpus.texts(lang))
     source = lang == ds.pair.source
-    queries = {str(p.id): p.question_fr if source else p.question_nl for p in ds.select("test")}
+    queries = {str(p.id): p.source if source else p.target for p in ds.select("test")}
     write_text(path, retriever.search(queries, DEPTH).to_trec())
     return retriever.params
 

@@ -139,12 +139,12 @@ def decide(pair: QuestionPair, verdict: Verdict | None, flagged: bool, policy: R
            date: str = "") -> Decision:
     """The verification status of one pair and the Dutch question the release ships."""
     if verdict is None:
-        return Decision(pair, "flagged-unverified" if flagged else "unverified", pair.question_nl, None)
-    if verdict.corrected_nl and verdict.corrected_nl != pair.question_nl:
+        return Decision(pair, "flagged-unverified" if flagged else "unverified", pair.target, None)
+    if verdict.corrected_nl and verdict.corrected_nl != pair.target:
         return Decision(pair, "corrected", verdict.corrected_nl, verdict, date)
     if verdict.verdict == "correct" or (verdict.verdict == "minor" and policy.keep_minor):
-        return Decision(pair, "verified", pair.question_nl, verdict, date)
-    return Decision(pair, "excluded", pair.question_nl, verdict, date, _marked=policy.legal == "keep-marked")
+        return Decision(pair, "verified", pair.target, verdict, date)
+    return Decision(pair, "excluded", pair.target, verdict, date, _marked=policy.legal == "keep-marked")
 
 
 @dataclass(frozen=True)
@@ -274,7 +274,7 @@ def _question_rows(decisions: list[Decision], split: str, lang: str, source: str
             continue
         p = d.pair
         if lang == source:
-            row = {"id": p.id, "category": p.category, "subcategory": p.subcategory, "question": p.question_fr,
+            row = {"id": p.id, "category": p.category, "subcategory": p.subcategory, "question": p.source,
                    "extra_description": p.extra_description}
         else:  # the target file's own metadata, kept as found (still French in the published bBSARD)
             row = {"id": p.id, **{c: v for c, v in p.meta_nl.items() if c != "verification"}, "question": d.question_nl}
@@ -317,7 +317,7 @@ def _write_corpus(root: Path, dataset: Dataset) -> None:
 
 def _changelog(decisions: list[Decision]) -> pd.DataFrame:
     """One row per pair whose Dutch text or standing changed: corrected or excluded (kept or removed)."""
-    rows = [{"id": d.pair.id, "split": d.pair.split, "old_nl": d.pair.question_nl,
+    rows = [{"id": d.pair.id, "split": d.pair.split, "old_nl": d.pair.target,
              "new_nl": d.question_nl if d.kept else "", "verdict": d.verdict.verdict,
              "annotators": d.verdict.annotators, "date": d.date,
              "verification": d.status if d.kept else "removed", "gold_labels_apply": d.verdict.gold_labels_apply}

@@ -123,8 +123,8 @@ class _Setup:
 
     first: object
     frame: pd.DataFrame
-    fr: list[str]
-    nl: list[str]
+    source: list[str]
+    target: list[str]
     bt: list[str | None] | None
     questions: dict[int, tuple[str, str]]
     aligner: object
@@ -173,14 +173,13 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
     try:
         first = run_audit(ds, AuditOptions(split=split, backtranslations=backtranslations, embedder=emb,
                                            glossary=base, config=cfg, cache_dir=cache_dir))
-        layout = first.layout  # the rounds' re-audits name signal columns as the engine does (bBSARD's)
-        frame = first.frame.rename(columns=layout.canonical(first.frame.columns))
+        layout, frame = first.layout, first.frame  # the rounds' re-audits name their columns as it does
         budget = min(budget, len(frame))
-        fr, nl = frame[layout.question_src].tolist(), frame[layout.question_tgt].tolist()
-        setup = _Setup(first, frame, fr, nl,
+        source, target = frame[layout.question_src].tolist(), frame[layout.question_tgt].tolist()
+        setup = _Setup(first, frame, source, target,
                        [b or None for b in frame["backtranslation"]] if first.meta["backtranslation"]["translator"] else None,
-                       {as_id(i): (f, n) for i, f, n in zip(frame["id"], fr, nl)},
-                       learning.Aligner(zip(fr, nl)) if learning_on else None,
+                       {as_id(i): (s, t) for i, s, t in zip(frame["id"], source, target)},
+                       learning.Aligner(zip(source, target)) if learning_on else None,
                        lambda layered: AuditEngine(emb, cfg, layered, cache, pair=ds.pair), base)
         for k in range(seeds):
             done = k * budget
@@ -264,7 +263,7 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
             for r in frame_rules:
                 rules_by_source.setdefault(_rule_key(r), round_no)
             layered = Glossary.layered([setup.base, learning.to_glossary(entries, f"campaign-round-{round_no}")])
-            scored = setup.engine(layered).score(setup.fr, setup.nl, setup.bt)
+            scored = setup.engine(layered).score(setup.source, setup.target, setup.bt)
             frame = pd.concat([setup.frame[["id", "split", "category"]], scored], axis=1)
             round_times.append(time.perf_counter() - t0)
         curve.append(_curve_row(round_no, frame, verdicts, order, design if how == "ranked" else draws, seed,
@@ -422,7 +421,7 @@ class SyntheticScenario:
         """questions_{fr,nl}_<split>.csv, oracle.csv and glossary.yaml in `folder` (for the CLI)."""
         folder = Path(folder)
         pairs = [p for p in self.dataset.pairs if p.split == split]
-        for lang, column in (("fr", "question_fr"), ("nl", "question_nl")):
+        for lang, column in (("fr", "source"), ("nl", "target")):
             write_csv(folder / f"questions_{lang}_{split}.csv", pd.DataFrame({
                 "id": [p.id for p in pairs], "category": [p.category for p in pairs],
                 "subcategory": [p.subcategory for p in pairs], "question": [getattr(p, column) for p in pairs],
@@ -454,8 +453,8 @@ def clustered_oracle(dataset: Dataset, split: str, *, clusters: int = 3, per_clu
                 if rej.kind != "wrong_concept":
                     continue
                 hits = [i for i, p in enumerate(pairs)
-                        if any(f.lower() in p.question_fr.lower() for f in e.fr)
-                        and re.search(WORD.format(re.escape(acc.lstrip("="))), p.question_nl, re.IGNORECASE)]
+                        if any(f.lower() in p.source.lower() for f in e.fr)
+                        and re.search(WORD.format(re.escape(acc.lstrip("="))), p.target, re.IGNORECASE)]
                 if len(hits) >= per_cluster:
                     candidates.append((e.id, acc.lstrip("="), rej.term.lstrip("="), hits))
     used, chosen_entries, made = set(), set(), []
@@ -468,8 +467,8 @@ def clustered_oracle(dataset: Dataset, split: str, *, clusters: int = 3, per_clu
         members = sorted(rng.choice(free, size=per_cluster, replace=False).tolist())
         for i in members:
             p = pairs[i]
-            m = re.search(WORD.format(re.escape(acc)), p.question_nl, re.IGNORECASE)
-            corrupted[i] = p.question_nl[:m.start()] + _keep_case(m.group(0), rej) + p.question_nl[m.end():]
+            m = re.search(WORD.format(re.escape(acc)), p.target, re.IGNORECASE)
+            corrupted[i] = p.target[:m.start()] + _keep_case(m.group(0), rej) + p.target[m.end():]
             used.add(i)
         chosen_entries.add(entry_id)
         made.append({"entry": entry_id, "accepted": acc, "rejected": rej, "ids": [pairs[i].id for i in members]})
@@ -485,14 +484,14 @@ def clustered_oracle(dataset: Dataset, split: str, *, clusters: int = 3, per_clu
         if i in corrupted:
             continue
         p = pairs[i]
-        out = injector.types[kinds[int(rng.integers(len(kinds)))]](p.question_fr, p.question_nl)
-        if out and out.strip() != p.question_nl.strip():
+        out = injector.types[kinds[int(rng.integers(len(kinds)))]](p.source, p.target)
+        if out and out.strip() != p.target.strip():
             corrupted[int(i)] = out
     # every pair of the split has a row (a missing row would be unknown, not correct)
     oracle = pd.DataFrame([{"id": p.id, "verdict": "legal" if i in corrupted else "correct",
-                            "corrected_nl": p.question_nl if i in corrupted else "", "annotators": "synthetic"}
+                            "corrected_nl": p.target if i in corrupted else "", "annotators": "synthetic"}
                            for i, p in enumerate(pairs)])
-    new_pairs = {pairs[i].id: replace(pairs[i], question_nl=text) for i, text in corrupted.items()}
+    new_pairs = {pairs[i].id: replace(pairs[i], target=text) for i, text in corrupted.items()}
     ds = replace(dataset, pairs=[new_pairs.get(p.id, p) if p in pairs else p for p in dataset.pairs],
                  source=f"{dataset.source} + synthetic clusters (seed {seed})")
     removed = {(c["entry"], c["rejected"].lower()) for c in made}

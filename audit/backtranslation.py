@@ -257,13 +257,13 @@ class BackTranslationScorer:
 
 def _score_bt_rows(batch: Batch, score: Callable[[list[str], list[str]], tuple[list[list[Finding]], pd.DataFrame]],
                    keep: Sequence[str] | None = None) -> SignalResult:
-    """`score(French, back-translations)` of the rows that have a back-translation (its `keep`
+    """`score(sources, back-translations)` of the rows that have a back-translation (its `keep`
     columns); the other rows get no findings and NaN columns (no evidence), a batch without any
     back-translations nothing at all."""
     if batch.bt is None:
         return SignalResult.empty(len(batch))
     have = [i for i, b in enumerate(batch.bt) if b]
-    findings, columns = score([batch.fr[i] for i in have], [batch.bt[i] for i in have])
+    findings, columns = score([batch.source[i] for i in have], [batch.bt[i] for i in have])
     columns = columns[list(keep)] if keep is not None else columns
     full = pd.DataFrame(np.nan, index=range(len(batch)), columns=columns.columns)
     if have:
@@ -280,7 +280,7 @@ class BackTranslationSurfaceSignal(ScorerSignal[BackTranslationScorer]):
     flags = {"bt_divergent": FLAGS["bt_divergent"]}
     categories = {"bt_divergent": "mistranslation"}
     rules = (Rule("bt_chrf", "bt_divergent", threshold=40.0, scale=6.0, weight=0.35, order=10),)
-    reads = ("fr", "bt")
+    reads = ("source", "bt")
 
     def signature(self) -> str:
         sigs = {k: v for k, v in self.scorer.signatures().items() if k != "cosine"}
@@ -300,7 +300,7 @@ class BackTranslationCosineSignal(ScorerSignal[BackTranslationScorer]):
     flags = {"bt_meaning_drift": FLAGS["bt_meaning_drift"]}
     categories = {"bt_meaning_drift": "mistranslation"}
     rules = (Rule("bt_cosine", "bt_meaning_drift", threshold=0.93, scale=0.01, weight=0.45, order=20),)
-    reads = ("fr", "bt")
+    reads = ("source", "bt")
 
     def score(self, batch: Batch) -> SignalResult:
         return _score_bt_rows(batch, self.scorer.cosine_scores)

@@ -24,16 +24,16 @@ from bbsard_audit.base.io import file_label, finite, write_sidecar
 
 from . import perror
 from .perror import POSITIVES
+from .registry import context_columns
 
 ERROR_MODEL = "error_model.json"
 """p_error's refitted model (audit/perror.py), for `audit --calibration FILE`."""
 # Which way is "worse" for the continuous signals (anything else numeric is oriented by its name).
 LOWER_IS_WORSE = ("bt_chrf", "bt_bleu", "bt_cosine", "xling_cosine", "xling_margin", "xling_z", "qa_len_z",
                   "comet_score")
-# Descriptive counts and two-sided ratios: context for a reader, not "more = worse" signals.
-NOT_SIGNALS = ("id", "risk", "p_error", "flagged", "qa_numbers_fr", "qa_numbers_nl", "qa_neg_fr", "qa_neg_nl",
-               "qa_sentences_fr", "qa_sentences_nl", "qa_len_ratio", "gl_expected", "gl_matched",
-               "rc_rank_fr", "rc_rank_nl")
+OWN_COLUMNS = ("id", "risk", "p_error", "flagged")
+"""The audit's own numbers (risk is ranked as `combined`): with every signal's declared `context`
+columns (counts, two-sided ratios: for a reader, not "more = worse" signals), never ranked as signals."""
 
 
 def roc_auc(y: np.ndarray, score: np.ndarray) -> float:
@@ -80,9 +80,8 @@ def calibrate(audit_csv: str | Path, verdicts: str | Path, positive: str = "lega
     if positive not in POSITIVES:
         raise InputError(f"--positive must be one of {', '.join(POSITIVES)}")
     audit_path = Path(audit_csv)
-    layout = Layout.of(audit_path)  # its pair's column names, read back as bBSARD's (NOT_SIGNALS)
+    layout = Layout.of(audit_path)  # its pair's column names
     audit = layout.audit.read(audit_path).drop(columns=["spans"], errors="ignore")
-    audit = audit.rename(columns=layout.canonical(audit.columns))
     judged = Verdicts.read(verdicts, layout=layout).frame()[["id", "verdict"]]
     if judged.empty:  # not "no id matches": there is no verdict to match (an unresolved disagreement is none)
         raise InputError("the verdicts file holds no verdict (no row with a final expert verdict): nothing to "
@@ -99,7 +98,8 @@ def calibrate(audit_csv: str | Path, verdicts: str | Path, positive: str = "lega
     rows.append({"signal": "risk", "kind": "combined", "direction": "higher_is_worse", "roc_auc": roc_auc(y, risk),
                  "precision": p, "recall": r, "suggested_threshold": t, "precision_at_suggested": tp,
                  "recall_at_suggested": tr})
-    numeric = [c for c in merged.select_dtypes("number").columns if c not in NOT_SIGNALS]
+    not_signals = {*OWN_COLUMNS, *(layout.column(c) for c in context_columns())}
+    numeric = [c for c in merged.select_dtypes("number").columns if c not in not_signals]
     for col in numeric:
         values = merged[col].to_numpy(float)
         if np.isnan(values).all():

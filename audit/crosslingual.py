@@ -110,7 +110,7 @@ class CrossLingualSignal(ScorerSignal[CrossLingualScorer]):
     flags = FLAGS
     categories = {"xling_outlier": "mistranslation"}
     rules = (Rule("xling_z", "xling_outlier", threshold=-2.0, scale=0.4, weight=0.45, order=30),)
-    reads = ("fr", "nl")
+    reads = ("source", "target")
 
     def score(self, batch: Batch) -> SignalResult:
         return SignalResult(*self.scorer.score(batch.pairs, batch.groups, batch.reference))

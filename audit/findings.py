@@ -1,5 +1,5 @@
 """What every audit signal reports: flags from a documented vocabulary, each with a reason and,
-when it is about specific words, the evidence spans in the French and/or Dutch text."""
+when it is about specific words, the evidence spans in the source and/or target text."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from typing import Iterable, Literal, Mapping, Sequence
 
 from bbsard_audit.base.contracts.audit import SPAN_CATEGORIES as CATEGORIES  # the MQM-style span vocabulary
+
+Role = Literal["source", "target"]
+"""A side of a pair (base/contracts/audit.py `ROLES`)."""
 
 FLAG_CATEGORIES: dict[str, str] = {}
 """Each declared flag's category, filled as signal classes declare themselves (audit/signals.py
@@ -20,16 +23,17 @@ def category_of(flag: str) -> str:
 
 @dataclass(frozen=True)
 class Span:
-    """Evidence: `text == question_<side>[start:end]` (Python str offsets, end exclusive)."""
+    """Evidence: `text == <side's question>[start:end]` (Python str offsets, end exclusive). `side` is a
+    role; a file writes the pair's language code (`spans_json`)."""
 
-    side: Literal["fr", "nl"]
+    side: Role
     start: int
     end: int
     text: str
     category: str
 
     @classmethod
-    def of(cls, side: Literal["fr", "nl"], question: str, start: int, end: int, category: str) -> "Span":
+    def of(cls, side: Role, question: str, start: int, end: int, category: str) -> "Span":
         return cls(side, start, end, question[start:end], category)
 
 
@@ -49,7 +53,7 @@ class Finding:
 def spans_json(findings: Iterable[Finding], sides: Mapping[str, str] | None = None) -> str:
     """The `spans` column of audit.csv (docs/formats.md): a compact JSON array, one object per span,
     each naming the flag that produced it; duplicates (same span from the same flag) once. `sides` maps
-    a finding's side (`fr` = source, `nl` = target) to the pair's language code written."""
+    a span's role to the pair's language code written (`Layout.side_codes`; the corpus audit writes roles)."""
     out: dict[tuple, dict] = {}
     for f in findings:
         for s in f.spans:
@@ -59,7 +63,7 @@ def spans_json(findings: Iterable[Finding], sides: Mapping[str, str] | None = No
     return json.dumps(list(out.values()), ensure_ascii=False, separators=(",", ":"))
 
 
-def spans_at(side: Literal["fr", "nl"], question: str, offsets: Sequence[tuple[int, int]], flag: str) -> tuple[Span, ...]:
+def spans_at(side: Role, question: str, offsets: Sequence[tuple[int, int]], flag: str) -> tuple[Span, ...]:
     """Spans with the flag's default category, at character offsets of `question`."""
     category = category_of(flag)
     return tuple(Span.of(side, question, a, b, category) for a, b in dict.fromkeys(offsets))

@@ -28,9 +28,9 @@ from bbsard_audit.base.languages.pair import check_code
 from bbsard_audit.base.untrusted import load_yaml, nfc_data
 
 from . import termmatch
-from .findings import Finding, Span, spans_at
+from .findings import Finding, Role, Span, spans_at
 from .signal_cache import fingerprint
-from .signals import Batch, Declared, SignalResult
+from .signals import UNTAGGED_PAIR, Batch, Declared, SignalResult
 from .termmatch import LEMMAS, TermMatcher, Tokens, lemma_key, longest_first, tokenize
 
 SHIPPED = Path(__file__).parent / "data" / "glossary.yaml"
@@ -245,7 +245,7 @@ class Glossary:
         for a pair other than bBSARD's, how many entries have terms in both of its languages."""
         out = {"version": self.version, "entries": len(self.entries),
                "layers": [asdict(layer) for layer in self.layers]}
-        if pair != ("fr", "nl"):
+        if pair != UNTAGGED_PAIR:
             out["pair"] = "->".join(pair)
             out["entries_for_pair"] = sum(all(e.terms.get(lang) for lang in pair) for e in self.entries)
         return out
@@ -310,12 +310,12 @@ class _PairMatcher:
         no other), so 'expects' quotes the concept's term, not a looser rendering it also accepts."""
         return entry.terms.get(self.target) or self.accepted(entry)
 
-    def check(self, fr: Tokens, nl: Tokens) -> tuple[list[Finding], tuple[int, ...]]:
-        """Findings and counts for one pair; `fr` / `nl` are the source / target side (the span sides)."""
-        found = self._triggers.find(fr)
+    def check(self, source: Tokens, target: Tokens) -> tuple[list[Finding], tuple[int, ...]]:
+        """Findings and counts for one pair."""
+        found = self._triggers.find(source)
         expected = longest_first(found)
         expected_ids = list(dict.fromkeys(m.key for m in expected))
-        fr_form = {m.key: m.term for m in reversed(expected)}
+        source_form = {m.key: m.term for m in reversed(expected)}
         # a source term that several entries share (Dutch 'familierechter': the family court and its
         # judge) may render any of them: the others are its alternatives, and it is rendered when one
         # of them is. Only the same term counts: 'verhuurder' has no alternative in the 'huurder' inside it.
@@ -325,10 +325,10 @@ class _PairMatcher:
             c = chosen.get((m.start, m.end))
             if c is not None and m.key != c.key and lemma_key(m.term, self.source) == lemma_key(c.term, self.source):
                 alternatives.setdefault(c.key, set()).add(m.key)
-        rejected = self._rejected.find(nl)
+        rejected = self._rejected.find(target)
         # a longer rejected word beats a shorter accepted part inside it: 'huurwaarborg' is not a
         # 'huur' (loyer), 'ontslagname' is not an 'ontslag' (licenciement)
-        accepted_ids = {m.key for m in self._accepted.find(nl)
+        accepted_ids = {m.key for m in self._accepted.find(target)
                         if not any(r.key == m.key and r.overlaps(m) and len(r.term) > len(m.term) for r in rejected)}
         # a rendering rejected for one entry is fine when it is the accepted rendering of another
         # entry the source contains ('voogdij' is wrong for 'garde' but right for 'tutelle')
@@ -348,15 +348,16 @@ class _PairMatcher:
             expects = " / ".join(_plain(t) for t in self.named(entry)[:3]) + "".join(
                 f"' or '{_plain(self.named(self._by_id[i])[0])}" for i in readings[entry_id][1:])
             flag = "term_rejected" if wrong else "term_missing"
-            spans = _spans("fr", fr, [m for m in expected if m.key == entry_id], flag) + _spans("nl", nl, wrong, flag)
+            spans = (_spans("source", source, [m for m in expected if m.key == entry_id], flag)
+                     + _spans("target", target, wrong, flag))
             if wrong:
                 n_rejected += 1
                 r = self._rejection[(entry_id, wrong[0].term)]
-                reason = (f"{self._src} '{fr_form[entry_id]}' expects '{expects}'; {self._tgt} has "
-                          f"'{_surface(nl, wrong[0])}' ({r.reason})") + _learned(entry, r)
+                reason = (f"{self._src} '{source_form[entry_id]}' expects '{expects}'; {self._tgt} has "
+                          f"'{_surface(target, wrong[0])}' ({r.reason})") + _learned(entry, r)
             else:
                 missing += 1
-                reason = (f"{self._src} '{fr_form[entry_id]}' expects '{expects}'; not found in {self._tgt}"
+                reason = (f"{self._src} '{source_form[entry_id]}' expects '{expects}'; not found in {self._tgt}"
                           + _learned(entry))
             out.append(Finding(flag, reason, spans))
         reported: list = []
@@ -368,9 +369,9 @@ class _PairMatcher:
             n_non_belgian += 1
             entry = self._by_id[m.key]
             belgian = " / ".join(_plain(t) for t in self.named(entry)[:2])
-            out.append(Finding("non_belgian", f"{self._tgt} '{_surface(nl, m)}' is Netherlands usage; Belgian law "
+            out.append(Finding("non_belgian", f"{self._tgt} '{_surface(target, m)}' is Netherlands usage; Belgian law "
                                               f"says '{belgian}' ({r.reason})" + _learned(entry, r),
-                               _spans("nl", nl, [m], "non_belgian")))
+                               _spans("target", target, [m], "non_belgian")))
         return out, (len(expected_ids), matched, missing, n_rejected, n_non_belgian)
 
 
@@ -395,7 +396,8 @@ class GlossarySignal(Declared):
     flags = FLAGS
     categories = {"term_missing": "terminology", "term_rejected": "terminology", "non_belgian": "terminology"}
     weights = {"term_rejected": 0.85, "non_belgian": 0.6, "term_missing": 0.5}
-    reads = ("fr", "nl")
+    reads = ("source", "target")
+    context = ("gl_expected", "gl_matched")
 
     def __init__(self, glossary: GlossarySource | Sequence[GlossarySource] | None = None) -> None:
         self.sources = glossary_sources(glossary)
@@ -478,7 +480,7 @@ def _learned(entry: GlossaryEntry, rejection: Rejection | None = None) -> str:
     return f" [learned rule {entry.id} from {entry.source}]" if entry.learned else ""
 
 
-def _spans(side: Literal["fr", "nl"], tokens: Tokens, matches, flag: str) -> tuple[Span, ...]:
+def _spans(side: Role, tokens: Tokens, matches, flag: str) -> tuple[Span, ...]:
     return spans_at(side, tokens.original, [tokens.offsets(m.start, m.end) for m in matches], flag)
 
 

@@ -92,10 +92,11 @@ class AuditEngine:
                  signal_cache: SignalCache | None = None, signals: Sequence[Signal] | None = None,
                  pair: LanguagePair = BBSARD, error_model: ErrorModel | None = None) -> None:
         self.pair = pair
+        """The texts' languages: the checks ask this pair's language packs; the frame `score` returns
+        names a side's columns and spans by this pair's codes (`Layout`)."""
+        self.layout = Layout(pair)
         self.error_model = error_model or perror.default_model()
         """p_error's model (audit/perror.py): `flagged` and `severity` are decisions on p_error."""
-        """The texts' languages: `score`'s `fr` / `nl` are the source / target texts (the checks ask
-        this pair's language packs; span sides are its codes)."""
         self.embedder = embedder if isinstance(embedder, MemoEmbedder) else MemoEmbedder(embedder)
         self.config = config.for_source(pair.source)
         """`config` for this pair's source language (its pack's back-translation thresholds)."""
@@ -141,27 +142,28 @@ class AuditEngine:
         yield
         self.timings[step] = round(self.timings.get(step, 0.0) + time.perf_counter() - start, 3)
 
-    def score(self, fr: Sequence[str], nl: Sequence[str], bt: Sequence[str | None] | None = None,
+    def score(self, source: Sequence[str], target: Sequence[str], bt: Sequence[str | None] | None = None,
               groups: Sequence[object] | None = None, reference: np.ndarray | None = None,
               ids: Sequence[int] | None = None, gold: Sequence[Sequence[int]] | None = None,
               progress: Progress | None = None) -> pd.DataFrame:
-        """risk/severity/flagged/flags/reasons/spans + signal columns, one row per (fr, nl[, bt]) pair.
+        """risk/severity/flagged/flags/reasons/spans + signal columns, one row per (source, target[, bt])
+        pair, the columns named as the pair's files name them (`qa_numbers_fr`).
 
         `bt[i] = None` means no back-translation for row i: its BT columns are NaN and add no risk.
         `groups` / `reference`: see crosslingual.margin_scores (used by the self-test); `ids` / `gold`
         for the retrieval-consistency signal.
         """
-        batch = Batch(list(fr), list(nl), None if bt is None else list(bt), ids, gold, groups, reference,
+        batch = Batch(list(source), list(target), None if bt is None else list(bt), ids, gold, groups, reference,
                       pair=(self.pair.source, self.pair.target))
         with self._timed("embed", progress):
-            texts = list(fr) + list(nl) + [b for b in (bt or []) if b]
+            texts = list(source) + list(target) + [b for b in (bt or []) if b]
             self.embedder.prefetch(texts, "query", advance=progress.advance if progress else None)
         results = []
         # a signal with `select` (the LLM judge) runs last, on the pairs the others' risk selects
         deferred = [s for s in self.signals if hasattr(s, "select")]
         for signal in [s for s in self.signals if s not in deferred] + deferred:
             if signal in deferred:
-                signal.select(combine(*_merged(results, len(batch)), self.config), self.config)
+                signal.select(combine(*self._merged(results, len(batch)), self.config), self.config)
             with self._timed(signal.name, progress):
                 results.append(run_signal(signal, batch, self.cache))
             if signal is self.glossary_signal:
@@ -169,28 +171,27 @@ class AuditEngine:
             for note in results[-1].meta.get("checks_unavailable", ()):
                 if note not in self.checks_unavailable:
                     self.checks_unavailable.append(note)
-        findings, columns = _merged(results, len(batch))
+        findings, columns = self._merged(results, len(batch))
         with self._timed("risk", progress):
             risk = combine(findings, columns, self.config)
             scored = perror.apply(pd.concat([risk, columns], axis=1), self.error_model, self.config)
             risk = risk.assign(p_error=scored["p_error"], flagged=scored["flagged"], severity=scored["severity"])
             risk = risk[["risk", "p_error", *(c for c in risk.columns if c not in ("risk", "p_error"))]]
-        sides = {"fr": self.pair.source, "nl": self.pair.target}  # findings name the source/target side fr/nl
-        risk["spans"] = [spans_json(row, sides) for row in findings]
+        risk["spans"] = [spans_json(row, self.layout.side_codes) for row in findings]
         return pd.concat([risk.reset_index(drop=True), columns], axis=1)
 
     def signatures(self) -> dict[str, str]:
         return {**{f"bt_{k}": v for k, v in self.bt.signatures().items()}, "xling": self.xling.signature()}
 
-
-def _merged(results: Sequence[SignalResult], n: int) -> tuple[list[list[Finding]], pd.DataFrame]:
-    """Each row's findings over the signals, in order, and all their columns side by side."""
-    findings = [[f for res in results for f in res.findings[i]] for i in range(n)]
-    columns = pd.concat([res.columns.reset_index(drop=True) for res in results], axis=1) if results \
-        else pd.DataFrame(index=range(n))
-    if columns.columns.duplicated().any():
-        raise ValueError(f"two signals wrote column(s) {sorted(set(columns.columns[columns.columns.duplicated()]))}")
-    return findings, columns
+    def _merged(self, results: Sequence[SignalResult], n: int) -> tuple[list[list[Finding]], pd.DataFrame]:
+        """Each row's findings over the signals, in order, and all their columns side by side, named as
+        the pair's files name them: risk rules, p_error and a user's config read those names."""
+        findings = [[f for res in results for f in res.findings[i]] for i in range(n)]
+        columns = pd.concat([res.columns.reset_index(drop=True) for res in results], axis=1) if results \
+            else pd.DataFrame(index=range(n))
+        if columns.columns.duplicated().any():
+            raise ValueError(f"two signals wrote column(s) {sorted(set(columns.columns[columns.columns.duplicated()]))}")
+        return findings, columns.rename(columns=self.layout.column)
 
 
 @dataclass
@@ -212,7 +213,7 @@ def default_backtranslations(dataset: str) -> Path | None:
 def check_question_lengths(ds: Dataset, pairs: Sequence[QuestionPair], max_chars: int) -> None:
     """One line naming the first question (either side) longer than `max_chars`, before any work."""
     for p in pairs:
-        for lang, text in zip((ds.pair.source, ds.pair.target), (p.question_fr, p.question_nl)):
+        for lang, text in zip((ds.pair.source, ds.pair.target), (p.source, p.target)):
             if len(text) > max_chars:
                 raise InputError(f"{lang} question of {len(text):,} characters is longer than --max-question-chars "
                                  f"{max_chars:,}; refused (raise --max-question-chars if it is one)",
@@ -264,13 +265,13 @@ def run_audit(dataset: str | Dataset, options: AuditOptions = AuditOptions(), *,
     timings["load"] = round(time.perf_counter() - t0, 3)
 
     ids = [p.id for p in pairs]
-    fr, nl = [p.question_fr for p in pairs], [p.question_nl for p in pairs]
+    source, target = [p.source for p in pairs], [p.target for p in pairs]
     bt = None
     if translator is not None:
         t0 = time.perf_counter()
         if progress:
             progress.step("backtranslate")
-        bt = translator.translate(nl, ids)
+        bt = translator.translate(target, ids)
         timings["backtranslate"] = round(time.perf_counter() - t0, 3)
     if rc:
         engine.signals.insert(0, RetrievalConsistencySignal(rc))
@@ -278,16 +279,15 @@ def run_audit(dataset: str | Dataset, options: AuditOptions = AuditOptions(), *,
         judge.pair = (ds.pair.source, ds.pair.target)
         engine.signals.append(judge)
     try:
-        scored = engine.score(fr, nl, bt, ids=ids, gold=[p.article_ids for p in pairs], progress=progress)
+        scored = engine.score(source, target, bt, ids=ids, gold=[p.article_ids for p in pairs], progress=progress)
     finally:
         if isinstance(embedder, str):  # ours: stop its worker processes now, not at interpreter exit
             emb.close()
     timings.update(engine.timings)
     base = pd.DataFrame({"id": ids, "split": [p.split for p in pairs], "category": [p.category for p in pairs],
-                         layout.question_src: fr, layout.question_tgt: nl})
+                         layout.question_src: source, layout.question_tgt: target})
     if "backtranslation" not in scored:
         scored["backtranslation"] = ""
-    scored = scored.rename(columns=layout.column)  # a column naming a side gets the pair's code
     frame = pd.concat([base, scored], axis=1)
     id_columns = ["id", "split", "category", layout.question_src, layout.question_tgt, "backtranslation"]
     signal_cols = [c for c in frame.columns if c not in id_columns + RISK_COLUMNS]

@@ -11,6 +11,6 @@ from . import backtranslation, checks, crosslingual, glossary, gold_documents, r
 from .corpus import checks as corpus_checks  # noqa: F401  (the document checks declare their doc_* flags)
 from .judge import signal as judge_signal  # noqa: F401  (declares the LLM judge)
 from .qe import signal as _qe  # noqa: F401  (declares; runs only with `audit --qe`)
-from .signals import default_signal_rules, default_weights, flag_specs
+from .signals import context_columns, default_signal_rules, default_weights, flag_specs
 
-__all__ = ["default_signal_rules", "default_weights", "flag_specs"]
+__all__ = ["context_columns", "default_signal_rules", "default_weights", "flag_specs"]

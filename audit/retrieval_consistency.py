@@ -38,7 +38,8 @@ def gold_rank(run: dict[str, list[str]], qid: int, gold: Sequence[int]) -> float
 
 
 class RetrievalConsistency:
-    """Columns rc_rank_fr, rc_rank_nl and rc_log2_rank_ratio (> 0: the Dutch question ranks gold lower)."""
+    """The columns of `RetrievalConsistencySignal` (rc_log2_rank_ratio > 0: the target question ranks
+    gold lower)."""
 
     def __init__(self, runs_fr: str | Path, runs_nl: str | Path) -> None:
         self.paths = (str(runs_fr), str(runs_nl))
@@ -47,7 +48,7 @@ class RetrievalConsistency:
     def check(self, ids: Sequence[int], gold: Sequence[Sequence[int]]) -> tuple[list[list[Finding]], pd.DataFrame]:
         fr = np.array([gold_rank(self.fr, q, g) for q, g in zip(ids, gold)])
         nl = np.array([gold_rank(self.nl, q, g) for q, g in zip(ids, gold)])
-        columns = pd.DataFrame({"rc_rank_fr": fr, "rc_rank_nl": nl, "rc_log2_rank_ratio": np.log2(nl / fr)})
+        columns = pd.DataFrame(dict(zip(RetrievalConsistencySignal.columns, (fr, nl, np.log2(nl / fr)))))
         return [[] for _ in ids], columns
 
 
@@ -56,6 +57,8 @@ class RetrievalConsistencySignal(ScorerSignal[RetrievalConsistency]):
 
     name = "retrieval_consistency"
     flags = FLAGS
+    columns = ("rc_rank_{source}", "rc_rank_{target}", "rc_log2_rank_ratio")
+    context = ("rc_rank_{source}", "rc_rank_{target}")
     reads = ("ids", "gold")
 
     def score(self, batch: Batch) -> SignalResult:

@@ -200,7 +200,7 @@ def run_selftest(dataset: str, options: SelftestOptions = SelftestOptions()) -> 
     unknown = set(wanted) - set(injector.types)
     if unknown:
         raise InputError(f"unknown error type(s) {', '.join(sorted(unknown))}; known: {', '.join(injector.types)}")
-    rows = [{"id": p.id, "error_type": "none", "question_fr": p.question_fr, "question_nl": p.question_nl}
+    rows = [{"id": p.id, "error_type": "none", "question_fr": p.source, "question_nl": p.target}
             for p in originals]
     for kind in wanted:  # each type visits the originals in its own seeded order, up to max_per_type
         made = 0
@@ -208,9 +208,9 @@ def run_selftest(dataset: str, options: SelftestOptions = SelftestOptions()) -> 
             if max_per_type is not None and made >= max_per_type:
                 break
             p = originals[i]
-            corrupted = injector.types[kind](p.question_fr, p.question_nl)
-            if corrupted and corrupted.strip() != p.question_nl.strip():
-                rows.append({"id": p.id, "error_type": kind, "question_fr": p.question_fr, "question_nl": corrupted})
+            corrupted = injector.types[kind](p.source, p.target)
+            if corrupted and corrupted.strip() != p.target.strip():
+                rows.append({"id": p.id, "error_type": kind, "question_fr": p.source, "question_nl": corrupted})
                 made += 1
     frame = pd.DataFrame(rows)
     if backtranslations is None and translator is None:
@@ -228,8 +228,8 @@ def run_selftest(dataset: str, options: SelftestOptions = SelftestOptions()) -> 
         with_bt = None
         if file_bt is not None and live is None:  # the real audit's false-flag rate, with the file's BT
             ids = [p.id for p in originals]
-            with_bt = engine.score([p.question_fr for p in originals], [p.question_nl for p in originals],
-                                   file_bt.translate([p.question_nl for p in originals], ids))
+            with_bt = engine.score([p.source for p in originals], [p.target for p in originals],
+                                   file_bt.translate([p.target for p in originals], ids))
     finally:
         if isinstance(embedder, str):  # ours: stop its worker processes now
             emb.close()

@@ -22,40 +22,46 @@ from typing import Generic, Mapping, Protocol, Sequence, TypeVar, runtime_checka
 import numpy as np
 import pandas as pd
 
+from bbsard_audit.base.languages import BBSARD
+
 from .findings import CATEGORIES, FLAG_CATEGORIES, Finding
 from .signal_cache import SignalCache
 
-BATCH_FIELDS = ("fr", "nl", "bt", "ids", "gold")
+BATCH_FIELDS = ("source", "target", "bt", "ids", "gold")
+UNTAGGED_PAIR = (BBSARD.source, BBSARD.target)
+"""The pair whose cache keys and sidecar records carry no pair tag: they were written before pairs, and
+stay as they were (another pair is another cache key, and its glossary record names it)."""
 
 
 @dataclass(frozen=True)
 class Batch:
-    """Row-aligned inputs of one audit batch. `bt[i] = None`: row i has no back-translation.
-    `groups` / `reference`: see crosslingual.margin_scores (the self-test's corrupted copies)."""
+    """Row-aligned inputs of one audit batch: the `source` texts and their translations (`target`).
+    `bt[i] = None`: row i has no back-translation. `groups` / `reference`: see
+    crosslingual.margin_scores (the self-test's corrupted copies)."""
 
-    fr: Sequence[str]
-    nl: Sequence[str]
+    source: Sequence[str]
+    target: Sequence[str]
     bt: Sequence[str | None] | None = None
     ids: Sequence[int] | None = None
     gold: Sequence[Sequence[int]] | None = None
     groups: Sequence[object] | None = None
     reference: np.ndarray | None = None
-    pair: tuple[str, str] = ("fr", "nl")
-    """(source, target) language codes of `fr` / `nl`: the QA checks ask those language packs."""
+    pair: tuple[str, str] = UNTAGGED_PAIR
+    """(source, target) language codes: the QA checks ask those language packs."""
 
     def __post_init__(self) -> None:
-        n = len(self.fr)
-        for name in ("nl", "bt", "ids", "gold"):
+        n = len(self.source)
+        for name in ("target", "bt", "ids", "gold"):
             value = getattr(self, name)
             if value is not None and len(value) != n:
-                raise ValueError(f"batch field {name} has {len(value)} rows, fr has {n}")
+                raise ValueError(f"batch field {name} has {len(value)} rows, source has {n}")
 
     def __len__(self) -> int:
-        return len(self.fr)
+        return len(self.source)
 
     @property
     def pairs(self) -> list[tuple[str, str]]:
-        return list(zip(self.fr, self.nl))
+        return list(zip(self.source, self.target))
 
     def rows(self, reads: Sequence[str]) -> list[list[str]]:
         """The texts a signal reads, per row, for its cache key (a missing value is marked, not '')."""
@@ -63,7 +69,7 @@ class Batch:
         if unknown:
             raise ValueError(f"unknown batch field(s) {sorted(unknown)}")
         columns = [getattr(self, name) or [None] * len(self) for name in reads]
-        if self.pair != ("fr", "nl"):  # another pair is another result (fr -> nl keys stay as they were)
+        if self.pair != UNTAGGED_PAIR:  # another pair is another result
             columns.append(["\0" + "-".join(self.pair)] * len(self))
         return [["\0" if v is None else str(v) for v in row] for row in zip(*columns)] if reads else []
 
@@ -85,6 +91,7 @@ class Signal(Protocol):
     name: str
     flags: Mapping[str, str]
     reads: tuple[str, ...]
+    """The batch fields it reads (`BATCH_FIELDS`)."""
 
     def signature(self) -> str | None: ...
 
@@ -201,13 +208,18 @@ def default_rules() -> list[Rule]:
 
 class Declared:
     """Base of a signal class that declares itself: defining a subclass with a `name` registers it
-    (`declare`). `categories` / `weights`: per flag; `rules`: the columns it turns into evidence."""
+    (`declare`). `categories` / `weights`: per flag; `rules`: the columns it turns into evidence;
+    `columns`: the columns it writes, a column about one side named by role (`qa_numbers_{source}`:
+    the file's `Layout` gives the code); `context`: those that describe rather than warn (counts,
+    ratios: calibration does not rank them as signals)."""
 
     name: str
     flags: Mapping[str, str] = {}
     categories: Mapping[str, str] = {}
     weights: Mapping[str, float] = {}
     rules: tuple[Rule, ...] = ()
+    columns: tuple[str, ...] = ()
+    context: tuple[str, ...] = ()
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -244,6 +256,11 @@ def run_signal(signal: Signal, batch: Batch, cache: SignalCache) -> SignalResult
     if undeclared:
         raise ValueError(f"signal {signal.name!r} raised undeclared flag(s) {sorted(undeclared)}")
     return result
+
+
+def context_columns() -> list[str]:
+    """Every declared signal's `context` columns (by role), in declaration order."""
+    return list(dict.fromkeys(c for cls in DECLARED.values() for c in cls.context))
 
 
 def flag_specs() -> dict[str, FlagSpec]:

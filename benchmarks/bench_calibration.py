@@ -88,7 +88,7 @@ def old_judge_config() -> RiskConfig:
 def perfect_judge(syn, data: Path, emb) -> dict:
     legal = set(syn.oracle.loc[syn.oracle["verdict"] == "legal", "id"])
     pairs = {p.id: p for p in syn.dataset.pairs}
-    script = {pairs[i].question_nl: [("major", "terminology", pairs[i].question_nl.split()[-1],
+    script = {pairs[i].target: [("major", "terminology", pairs[i].target.split()[-1],
                                       "wrong legal term (scripted perfect judge)")] for i in legal}
     runs = {}
     for name, config in (("before", old_judge_config()), ("after", None)):

@@ -155,7 +155,7 @@ def main() -> None:
     ap.add_argument("--json", default=None, help="also write the result here")
     args = ap.parse_args()
     ds = load_dataset(args.data, with_corpus=False)
-    pairs = [{"fr": p.question_fr, "nl": p.question_nl} for p in ds.pairs]
+    pairs = [{"fr": p.source, "nl": p.target} for p in ds.pairs]
     splits = np.array([p.split for p in ds.pairs])
     glossary = Glossary.load(args.glossary)
     result = {"glossary_version": glossary.version, "entries": len(glossary.entries),

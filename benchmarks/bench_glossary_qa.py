@@ -25,7 +25,7 @@ from bbsard_audit.base.dataset import load_dataset
 from bbsard_audit.audit.glossary import Glossary
 from bbsard_audit.audit import checks
 ds = load_dataset(sys.argv[1], with_corpus=False)
-pairs = [(p.question_fr, p.question_nl) for p in ds.pairs]
+pairs = [(p.source, p.target) for p in ds.pairs]
 t0 = time.perf_counter()
 glossary = Glossary.load()
 gl, _ = glossary.check_pairs(pairs)

@@ -57,7 +57,7 @@ def main() -> None:
     pairs = load_dataset(source, with_corpus=False).select("all")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        (tmp / "sentences.txt").write_text("\n".join(t for p in pairs for t in (p.question_fr, p.question_nl)))
+        (tmp / "sentences.txt").write_text("\n".join(t for p in pairs for t in (p.source, p.target)))
         started = time.monotonic()
         subprocess.run([str(python), "-I", str(REPO / "tests" / "comet_tiny.py"), str(tmp / "sentences.txt"),
                         str(tmp / "large"), "--kind", "kiwi", "--size", "large",
@@ -65,7 +65,7 @@ def main() -> None:
         report["build_checkpoint_s"] = round(time.monotonic() - started, 1)
         report["checkpoint_mb"] = round((tmp / "large" / "checkpoints" / "model.ckpt").stat().st_size / 2**20)
         chosen = pairs[:args.pairs]
-        (tmp / "req.jsonl").write_text("".join(json.dumps({"src": p.question_fr, "mt": p.question_nl}) + "\n"
+        (tmp / "req.jsonl").write_text("".join(json.dumps({"src": p.source, "mt": p.target}) + "\n"
                                                for p in chosen))
         started = time.monotonic()
         proc = subprocess.Popen([str(python), "-I", str(WORKER), str(tmp / "large"), "--input", str(tmp / "req.jsonl"),

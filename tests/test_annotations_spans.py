@@ -53,9 +53,9 @@ AUDIT_SPANS = [span("fr", FR, "insalubrité", "terminology", flag="term_rejected
 @pytest.fixture
 def pairs():
     """20 pairs; the first has an emoji before its spans (UTF-16 offsets would differ from Python's)."""
-    return [QuestionPair(id=1, split="test", question_fr=FR, question_nl=NL, article_ids=(1,))] + [
-        QuestionPair(id=100 + i, split="test", question_fr=f"Question juridique numéro {i} ?",
-                     question_nl=f"Juridische vraag nummer {i}?", article_ids=(i,)) for i in range(19)]
+    return [QuestionPair(id=1, split="test", source=FR, target=NL, article_ids=(1,))] + [
+        QuestionPair(id=100 + i, split="test", source=f"Question juridique numéro {i} ?",
+                     target=f"Juridische vraag nummer {i}?", article_ids=(i,)) for i in range(19)]
 
 
 def with_spans(path, spans_by_id: dict[int, list[dict]]):

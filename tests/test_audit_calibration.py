@@ -7,6 +7,7 @@ import pytest
 from conftest import audit_frame
 
 from bbsard_audit.audit.calibration import best_f1_threshold, calibrate, roc_auc
+from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT
 from bbsard_audit.base.contracts.verdicts import read_verdicts
 from bbsard_audit.audit.retrieval_consistency import RetrievalConsistency, gold_rank, load_run
 from bbsard_audit.base.errors import InputError
@@ -64,6 +65,7 @@ def test_runs_trec_and_json_agree_and_give_gold_ranks(tmp_path):
     assert np.isnan(gold_rank(trec, 8, (100,)))
     (tmp_path / "nl.json").write_text('{"7": ["300", "999", "100", "200"]}')
     _, cols = RetrievalConsistency(tmp_path / "r.json", tmp_path / "nl.json").check([7], [(200,)])
+    cols = cols.rename(columns=BBSARD_LAYOUT.column)  # its columns by role, named as bBSARD's files
     assert cols.loc[0, "rc_rank_fr"] == 1 and cols.loc[0, "rc_rank_nl"] == 4 and cols.loc[0, "rc_log2_rank_ratio"] == 2
 
 

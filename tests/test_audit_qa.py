@@ -149,10 +149,10 @@ def test_columns_numeric_one_row_per_pair():
 def test_selftest_vocabularies_are_swappable():
     # every swap the selftest may inject must be detected
     for a, b in roles.selftest_swaps():
-        fr = f"Le rôle: {roles.roles()[0].table[_role_key(a)][0][0]} ?"
+        fr = f"Le rôle: {roles.roles(('fr', 'nl'))[0].table[_role_key(a)][0][0]} ?"
         assert "role_mismatch" in flags_of(fr, f"De rol: {b}?"), (a, b)
     for a, b in institutions.selftest_swaps():
-        fr_form = institutions.institutions().table[_institution_key(a)][0][0]
+        fr_form = institutions.institutions(("fr", "nl")).table[_institution_key(a)][0][0]
         assert "institution_mismatch" in flags_of(f"Je vais au {fr_form} ?", f"Ik ga naar {b}?"), (a, b)
     names = regions.selftest_names()
     for region in names:
@@ -162,11 +162,11 @@ def test_selftest_vocabularies_are_swappable():
 
 
 def _role_key(nl: str) -> str:
-    return next(k for k, (_, nls) in roles.roles()[0].table.items() if nl in nls)
+    return next(k for k, (_, nls) in roles.roles(("fr", "nl"))[0].table.items() if nl in nls)
 
 
 def _institution_key(nl: str) -> str:
-    return next(k for k, (_, nls) in institutions.institutions().table.items() if fold(nl) in {fold(x) for x in nls})
+    return next(k for k, (_, nls) in institutions.institutions(("fr", "nl")).table.items() if fold(nl) in {fold(x) for x in nls})
 
 
 def test_flags_are_documented_in_docs():
@@ -244,7 +244,7 @@ def test_sample_flaws_are_caught_and_clean_pairs_are_not_flagged():
 
     ds = load_dataset("sample")
     flaws = pd.read_csv(sample_dir() / "flaws.csv").set_index("id")["error_type"].to_dict()
-    pairs = [(p.question_fr, p.question_nl) for p in ds.pairs]
+    pairs = [(p.source, p.target) for p in ds.pairs]
     gl, _ = Glossary.load().check_pairs(pairs)
     qa, _ = check_pairs(pairs)
     flags = {p.id: {f.flag for f in g + q} for p, g, q in zip(ds.pairs, gl, qa)}

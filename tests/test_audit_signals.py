@@ -17,6 +17,7 @@ from bbsard_audit.audit.pipeline import AuditEngine
 from bbsard_audit.audit.risk import RiskConfig
 from bbsard_audit.audit.signal_cache import SignalCache
 from bbsard_audit.audit.signals import Batch, Signal, SignalResult
+from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT
 from bbsard_audit.base.embeddings import get_embedder
 from bbsard_audit.base.errors import InputError
 
@@ -38,7 +39,7 @@ def test_every_default_signal_follows_the_protocol(embedder):
     assert {"glossary", "crosslingual", "bt_surface", "bt_cosine"} <= set(names)
     for signal in engine.signals:
         assert isinstance(signal, Signal), signal
-        assert signal.name and isinstance(signal.flags, dict) and set(signal.reads) <= {"fr", "nl", "bt", "ids", "gold"}
+        assert signal.name and isinstance(signal.flags, dict) and set(signal.reads) <= {"source", "target", "bt", "ids", "gold"}
         sig = signal.signature()
         assert sig is None or (isinstance(sig, str) and sig == signal.signature())
     # every flag a signal can raise is documented (docs/flags.md) and has a span category
@@ -67,7 +68,7 @@ class ToyExclamation:
 
     name = "toy_exclamation"
     flags = {"toy_exclaims": "The Dutch exclaims."}
-    reads = ("fr", "nl")
+    reads = ("source", "target")
 
     def __init__(self) -> None:
         self.calls = 0
@@ -77,10 +78,10 @@ class ToyExclamation:
 
     def score(self, batch: Batch) -> SignalResult:
         self.calls += 1
-        findings = [[Finding("toy_exclaims", "NL has '!'", spans_at("nl", nl, [(nl.index("!"), nl.index("!") + 1)],
+        findings = [[Finding("toy_exclaims", "NL has '!'", spans_at("target", nl, [(nl.index("!"), nl.index("!") + 1)],
                                                                     "toy_exclaims"))]
                     if "!" in nl and "!" not in fr else [] for fr, nl in batch.pairs]
-        return SignalResult(findings, pd.DataFrame({"toy_bangs": [nl.count("!") for nl in batch.nl]}))
+        return SignalResult(findings, pd.DataFrame({"toy_bangs": [nl.count("!") for nl in batch.target]}))
 
 
 def test_engine_runs_any_list_of_signals_and_a_plugged_in_one(embedder, tmp_path):
@@ -156,12 +157,13 @@ def spans_of(fr: str, nl: str, flag: str) -> list[Span]:
     assert found, (flag, [f.flag for f in qa[0] + gl[0]])
     spans = [s for f in found for s in f.spans]
     for s in spans:  # offsets into the exact strings
-        assert s.text == (fr if s.side == "fr" else nl)[s.start:s.end], s
+        assert s.text == (fr if s.side == "source" else nl)[s.start:s.end], s
     return spans
 
 
 def texts(spans: list[Span], side: str) -> list[str]:
-    return [s.text for s in spans if s.side == side]
+    """The texts of the spans on `side`, a language code as bBSARD's files name it."""
+    return [s.text for s in spans if BBSARD_LAYOUT.side_codes[s.side] == side]
 
 
 def test_number_spans_are_the_values_that_differ():

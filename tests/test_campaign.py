@@ -38,8 +38,8 @@ def runs(synthetic, embedding_cache):
 
 
 def test_the_builder_injects_clusters_the_glossary_does_not_know(synthetic):
-    original = {p.id: p.question_nl for p in load_dataset("sample", with_corpus=False).pairs}
-    now = {p.id: p.question_nl for p in synthetic.dataset.pairs}
+    original = {p.id: p.target for p in load_dataset("sample", with_corpus=False).pairs}
+    now = {p.id: p.target for p in synthetic.dataset.pairs}
     oracle = synthetic.oracle.set_index("id")
     # every pair has a verdict (a missing row is unknown): 3 x 3 clustered + 3 scattered are legal
     assert set(oracle.index) == set(original) and (oracle["verdict"] == "legal").sum() == 12

@@ -59,7 +59,7 @@ def test_valid_directory_loads_typed_pairs_corpus_and_qrels(tmp_path):
     ds = load_dataset(str(make(tmp_path)))
     assert [p.id for p in ds.pairs] == [1, 2]
     p = ds.pairs[0]
-    assert (p.split, p.question_fr, p.question_nl, p.article_ids) == (
+    assert (p.split, p.source, p.target, p.article_ids) == (
         "test", FR[0]["question"], NL[0]["question"], (101, 102))
     assert ds.corpus.ids == (101, 102, 103)
     assert ds.corpus.texts("nl")[0] == "Artikel 101 in het Nederlands."
@@ -256,7 +256,7 @@ def test_hf_source_through_datasets(tmp_path):
     (repo / "README.md").write_text(f"---\nconfigs:\n{configs}---\n# test copy\n")
     ds = load_dataset(f"hf:{repo}")
     assert [p.id for p in ds.pairs] == [1, 2] and ds.pairs[0].article_ids == (101, 102)
-    assert ds.pairs[1].question_nl == "Hoe scheiden?" and ds.corpus.ids == (101, 102, 103)
+    assert ds.pairs[1].target == "Hoe scheiden?" and ds.corpus.ids == (101, 102, 103)
     assert ds.source == f"hf:{repo}" and ds.revision.startswith("sha256:")  # a local copy: pinned by content
     assert ds.provenance()["source"] == "hf:bBSARD"  # named by folder, never by its local path
 

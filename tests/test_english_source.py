@@ -7,6 +7,7 @@ import pytest
 
 from bbsard_audit.audit.checks.negation import NegationCheck
 from bbsard_audit.audit.glossary import Glossary
+from bbsard_audit.audit.signals import Batch
 from bbsard_audit.audit.termmatch import TermMatcher, tokenize
 from bbsard_audit.base import languages
 from bbsard_audit.base.errors import InputError
@@ -71,15 +72,16 @@ def test_generic_english_words_do_not_trigger_the_glossary(glossary):
     ("I am staying illegally in Belgium (undocumented).", "Ik verblijf illegaal in België (zonder papieren)."),
 ])
 def test_ordinary_english_phrasing_does_not_raise_a_negation_mismatch(en, nl):
-    findings, _ = NegationCheck().check([en], [nl], ("en", "nl"))
+    findings = NegationCheck().score(Batch([en], [nl], pair=("en", "nl"))).findings
     assert findings == [[]]
 
 
 def test_a_real_negation_mismatch_from_english_is_still_found():
-    findings, _ = NegationCheck().check(["Can my landlord evict me if I stop paying my rent?"],
-                                        ["Kan mijn verhuurder mij uitzetten als ik mijn huur betaal?"], ("en", "nl"))
+    findings = NegationCheck().score(Batch(["Can my landlord evict me if I stop paying my rent?"],
+                                           ["Kan mijn verhuurder mij uitzetten als ik mijn huur betaal?"],
+                                           pair=("en", "nl"))).findings
     assert findings == [[]]  # lexical on one side only: too weak alone, by design
-    findings, _ = NegationCheck().check(["Can I not pay my rent?"], ["Kan ik mijn huur betalen?"], ("en", "nl"))
+    findings = NegationCheck().score(Batch(["Can I not pay my rent?"], ["Kan ik mijn huur betalen?"], pair=("en", "nl"))).findings
     assert [f.flag for f in findings[0]] == ["negation_mismatch"]
 
 

@@ -53,7 +53,7 @@ def test_lexical_retrievers_on_sample_with_corrected_reruns(tmp_path, spec):
     params = result.meta["retrievers"][f"{spec}_nl"]
     assert params["lang"] == "nl" and params["normaliser"] == "stem" and params["depth"] == 50
     ds = load_dataset("sample", with_corpus=False)
-    original = {str(p.id): p.question_nl for p in ds.pairs}
+    original = {str(p.id): p.target for p in ds.pairs}
     changed = sorted((r.id for r in verdicts.itertuples() if r.corrected_nl and r.corrected_nl != original[r.id]), key=int)
     assert changed and params["corrected_queries_rerun"] == changed
     base, fixed = result.runs[f"{spec}_nl"], result.runs[f"{spec}_nl.corrected"]

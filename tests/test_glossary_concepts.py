@@ -43,7 +43,7 @@ def test_fr_to_de_finds_a_wrong_rendering_and_accepts_the_right_one(glossary):
     assert [f.flag for f in found] == ["term_rejected"]
     assert found[0].reason.startswith("FR 'juge de paix' expects 'Friedensrichter'; DE has 'Polizeirichter'")
     spans = {s.side: s.text for s in found[0].spans}
-    assert spans == {"fr": "juge de paix", "nl": "Polizeirichter"}  # source / target side
+    assert spans == {"source": "juge de paix", "target": "Polizeirichter"}
     found, row = check(glossary, ("fr", "de"), "Le juge de paix peut-il résilier mon bail ?",
                        "Kann der Friedensrichter meinen Mietvertrag kündigen?")
     assert found == [] and row["gl_expected"] == row["gl_matched"] == 2  # juge de paix, bail (Mietvertrag)

@@ -196,7 +196,7 @@ def test_line_and_paragraph_separators_inside_a_json_string_are_text_not_line_en
     assert "not a JSON line" not in res.output
     _edit_query(tmp_path, "en", 1, PADDED[1][1])
     ds = load_dataset(str(manifest))
-    assert ds.pairs[0].question_nl == "Wat is de\u2028opzeg\x85termijn\x0c?"
+    assert ds.pairs[0].target == "Wat is de\u2028opzeg\x85termijn\x0c?"
     bt = tmp_path / "bt.jsonl"
     bt.write_text(json.dumps({"id": "001", "backtranslation": "What is the\u2028notice period?"}, ensure_ascii=False)
                   + "\n" + json.dumps({"id": "002", "backtranslation": "Who pays the roof?"}) + "\n", encoding="utf-8")

@@ -152,7 +152,7 @@ def sample():
 @pytest.fixture
 def recorded_server(sample):
     by_id = sample.by_id()
-    s = RecordedAnswerServer({by_id[i].question_nl: errors for i, errors in RECORDED.items()})
+    s = RecordedAnswerServer({by_id[i].target: errors for i, errors in RECORDED.items()})
     yield s
     s.close()
 
@@ -394,10 +394,10 @@ def test_failures_are_one_line_each_and_the_audit_goes_on(recorded_server, tmp_p
 
 def test_a_made_up_span_is_dropped_with_one_line(recorded_server, tmp_path, embedding_cache, sample):
     model = _model(tmp_path, recorded_server)
-    target = sample.by_id()[10].question_nl
+    target = sample.by_id()[10].target
     recorded_server.answers[target] = [_error("al 9 maanden", "number", "critical", "invented quote"),
                                        _error("al 6 maanden", "number", "critical", "3 months became 6 months.")]
-    recorded_server.answers[sample.by_id()[7].question_nl] = [_error("vochtig", "mistranslation", "critical", "x")]
+    recorded_server.answers[sample.by_id()[7].target] = [_error("vochtig", "mistranslation", "critical", "x")]
     result = _audit(tmp_path, embedding_cache, "--judge", f"llm:{model}", "--judge-url", recorded_server.url,
                     "--judge-on", "all")
     assert result.exit_code == 0, result.output

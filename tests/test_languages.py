@@ -277,8 +277,8 @@ def test_the_engine_records_unavailable_checks(monkeypatch, tmp_path):
 
 
 def test_another_pair_is_another_cache_key():
-    rows = Batch(["a"], ["b"]).rows(("fr", "nl"))
-    assert Batch(["a"], ["b"], pair=("en", "nl")).rows(("fr", "nl")) != rows
+    rows = Batch(["a"], ["b"]).rows(("source", "target"))
+    assert Batch(["a"], ["b"], pair=("en", "nl")).rows(("source", "target")) != rows
     assert rows == [["a", "b"]]
 
 

@@ -71,8 +71,8 @@ def test_the_example_is_the_sample_in_beir_layout_and_never_replaces_a_users_fil
     result = runner.invoke(app, ["example", "beir", str(tmp_path / "ex")])
     assert result.exit_code == 0, result.output
     ds, sample = load_dataset(str(tmp_path / "ex" / "sample-beir.yaml")), load_dataset("sample")
-    assert [(str(p.id), p.split, p.question_fr, p.question_nl, tuple(map(str, p.article_ids))) for p in ds.pairs] == \
-        [(str(p.id), p.split, p.question_fr, p.question_nl, tuple(map(str, p.article_ids))) for p in sample.pairs]
+    assert [(str(p.id), p.split, p.source, p.target, tuple(map(str, p.article_ids))) for p in ds.pairs] == \
+        [(str(p.id), p.split, p.source, p.target, tuple(map(str, p.article_ids))) for p in sample.pairs]
     assert ds.pair.source == "fr" and ds.pair.target == "nl" and len(ds.corpus) == len(sample.corpus)
     run = (tmp_path / "ex" / "runs" / "bm25_nl.trec").read_text().splitlines()
     assert {line.split()[0] for line in run} == {str(p.id) for p in sample.select("test")}

@@ -114,7 +114,7 @@ def test_calibrate_writes_the_model_the_audit_reads(tmp_path, embedding_cache):
 @pytest.fixture(scope="module")
 def sample_pairs():
     pairs = load_dataset("sample").select("all")
-    return [p.question_fr for p in pairs], [p.question_nl for p in pairs]
+    return [p.source for p in pairs], [p.target for p in pairs]
 
 
 def _engine(embedding_cache, model=None) -> AuditEngine:

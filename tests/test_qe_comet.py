@@ -63,7 +63,7 @@ def models(comet_python, offline, tmp_path_factory) -> dict[str, Path]:
     pairs = load_dataset("sample", with_corpus=False).select("all")
     bt = [json.loads(line)["backtranslation"] for line in
           (sample_dir() / "backtranslations_nl_fr.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
-    (root / "sentences.txt").write_text("\n".join([t for p in pairs for t in (p.question_fr, p.question_nl)] + bt),
+    (root / "sentences.txt").write_text("\n".join([t for p in pairs for t in (p.source, p.target)] + bt),
                                         encoding="utf-8")
     out = {}
     for kind in ("xcomet", "kiwi"):

@@ -26,7 +26,7 @@ EXCLAIM = '''\
 from __future__ import annotations
 
 from ..findings import Finding
-from .base import Check, frame
+from .base import Check
 
 
 class ExclaimCheck(Check):
@@ -35,12 +35,12 @@ class ExclaimCheck(Check):
     flags = {"exclaims": "The Dutch exclaims and the French does not."}
     categories = {"exclaims": "mistranslation"}
     weights = {"exclaims": 0.42}
+    columns = ("qa_exclaims",)
     packages = ()
 
-    def check(self, fr, nl, pair):
-        hit = ["!" in n and "!" not in f for f, n in zip(fr, nl)]
-        return ([[Finding("exclaims", "NL has '!'")] if h else [] for h in hit],
-                frame([(int(h),) for h in hit], ["qa_exclaims"]))
+    def compare(self, source, target, stats=None):
+        hit = "!" in target.text and "!" not in source.text
+        return [Finding("exclaims", "NL has '!'")] if hit else [], (int(hit),)
 '''
 
 PROBE = '''

@@ -101,8 +101,8 @@ def test_round_trip_through_the_project_loader_csv_and_hf(release):
         back = load_dataset(src)
         assert sorted(p.id for p in back.pairs) == [1, 2, 3, 4, 7, 8], src
         by_id = back.by_id()
-        assert by_id[4].question_nl == "Kan ik me verzetten tegen een beslag?"
-        assert by_id[1].question_fr == FR[1] and by_id[4].article_ids == (105, 101)
+        assert by_id[4].target == "Kan ik me verzetten tegen een beslag?"
+        assert by_id[1].source == FR[1] and by_id[4].article_ids == (105, 101)
         assert by_id[8].meta_nl["verification"] == "flagged-unverified"
         assert by_id[1].meta_nl["category"] == "Logement" and by_id[1].meta_nl["extra_description"] == "Bail, préavis"
         assert back.corpus.ids == (101, 102, 103, 104, 105) and back.corpus.texts("nl")[0] == "Artikel 101."
@@ -207,7 +207,7 @@ def test_release_from_an_hf_source_writes_the_corpus_from_the_loaded_data(releas
         verdicts, index=False)
     build_release(ds, verdicts, tmp_path / "second")
     back = load_dataset(str(tmp_path / "second"))
-    assert back.by_id()[7].question_nl == "Wat kost een pro-Deoadvocaat?"
+    assert back.by_id()[7].target == "Wat kost een pro-Deoadvocaat?"
     assert back.corpus.texts("fr") == ds.corpus.texts("fr")
     articles = pd.read_csv(tmp_path / "second" / "articles_nl.csv")
     assert list(articles.columns) == ["id", "article", "code"] and articles["code"].eq("Code civil").all()

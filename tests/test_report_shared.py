@@ -32,7 +32,7 @@ def illustrative_verdicts(ds, path):
     picked = rng.choice(len(test), size=60, replace=False)
     verdict = rng.choice(["correct", "minor", "legal"], size=60, p=[0.7, 0.15, 0.15])
     rows = [{"id": test[i].id, "verdict": v, "gold_labels_apply": "yes" if v != "legal" else "unsure",
-             "corrected_nl": test[i].question_nl.rstrip("?") + " (herzien)?" if v == "legal" and k % 2 else "",
+             "corrected_nl": test[i].target.rstrip("?") + " (herzien)?" if v == "legal" and k % 2 else "",
              "n_annotations": 2, "annotators": "reviewer_a;reviewer_b", "agreement_status": "agreed"}
             for k, (i, v) in enumerate(zip(picked, verdict))]
     pd.DataFrame(rows).to_csv(path, index=False)
@@ -112,7 +112,7 @@ def test_real_release_round_trips(real_workdir, tmp_path):
         corrected = judged[judged["corrected_nl"] != ""]
         by_id = back.by_id()
         for row in corrected.itertuples():
-            assert by_id[row.id].question_nl == row.corrected_nl
+            assert by_id[row.id].target == row.corrected_nl
             assert by_id[row.id].meta_nl["verification"] == "corrected"
         if 274 in by_id:  # the duplicated gold id of question 274 stays deduplicated
             assert by_id[274].article_ids == ds.by_id()[274].article_ids

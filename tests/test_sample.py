@@ -52,7 +52,7 @@ def test_flaws_cover_every_error_type_and_differ_from_the_fix(ds):
         pair = by_id[int(f["id"])]
         assert f["split"] == pair.split
         assert f["correct_nl"].strip() and f["description"].strip()
-        assert pair.question_nl != f["correct_nl"], f["id"]
+        assert pair.target != f["correct_nl"], f["id"]
 
 
 def test_verdicts_and_raw_annotations_are_consistent(ds):
@@ -88,6 +88,6 @@ def test_gold_articles_share_vocabulary_with_their_question(ds):
     """Lexical retrieval on the sample is meaningful: most questions share a content word with a gold article."""
     text = dict(zip(ds.corpus.ids, ds.corpus.texts("fr")))
     words = lambda s: {w for w in re.findall(r"\w+", s.lower()) if len(w) >= 5}
-    hits = [bool(words(p.question_fr) & set().union(*(words(text[a]) for a in p.article_ids)))
+    hits = [bool(words(p.source) & set().union(*(words(text[a]) for a in p.article_ids)))
             for p in ds.pairs]
     assert sum(hits) / len(hits) >= 0.6

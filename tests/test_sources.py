@@ -38,7 +38,7 @@ def as_beir(ds: Dataset, root: Path, langs=("fr", "nl")) -> Path:
     for lang, side in zip(langs, ("fr", "nl")):
         folder = root / lang
         jsonl(folder / "queries.jsonl", [
-            {"_id": str(p.id), "text": p.question_fr if side == "fr" else p.question_nl,
+            {"_id": str(p.id), "text": p.source if side == "fr" else p.target,
              "metadata": {c: getattr(p, c) for c in META} if side == "fr" else dict(p.meta_nl)} for p in ds.pairs])
         for split in ds.splits:
             qrels(folder / "qrels" / f"{split}.tsv", [(p.id, a, 1) for p in ds.select(split) for a in p.article_ids])
@@ -52,7 +52,7 @@ def as_beir(ds: Dataset, root: Path, langs=("fr", "nl")) -> Path:
 
 
 def pair_fields(ds: Dataset):
-    return [(p.id, p.split, p.question_fr, p.question_nl, p.article_ids, p.category, p.subcategory,
+    return [(p.id, p.split, p.source, p.target, p.article_ids, p.category, p.subcategory,
              p.extra_description, dict(p.meta_nl)) for p in ds.pairs]
 
 
@@ -282,7 +282,7 @@ def test_hf_bbsard_in_its_by_language_layout(tmp_path):
         datasets.DatasetDict({"test": datasets.Dataset.from_list(FR if lang == "fr" else NL),
                               "corpus": datasets.Dataset.from_list(ARTICLES[lang])}).save_to_disk(str(repo / lang))
     ds = load_dataset(f"hf:{repo}")
-    assert [(p.id, p.split, p.question_nl, p.article_ids) for p in ds.pairs] == [
+    assert [(p.id, p.split, p.target, p.article_ids) for p in ds.pairs] == [
         (1, "test", NL[0]["question"], (101, 102)), (2, "test", NL[1]["question"], (103,))]
     assert ds.corpus.ids == (101, 102, 103) and ds.provenance()["source"] == "hf:bBSARD"
     (repo / "fr").rename(repo / "en")

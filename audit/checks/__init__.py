@@ -18,6 +18,8 @@ from typing import Sequence
 
 import pandas as pd
 
+from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT
+
 from ..findings import Finding
 from ..signals import Batch, Signal
 from .base import Check
@@ -38,8 +40,9 @@ def all_checks() -> list[Signal]:
 
 
 def check_pairs(pairs: Sequence[tuple[str, str]]) -> tuple[list[list[Finding]], pd.DataFrame]:
-    """Every QA check on (French, Dutch) pairs, uncached: one findings list per pair + `qa_*` columns."""
-    batch = Batch([fr for fr, _ in pairs], [nl for _, nl in pairs])
+    """Every QA check on bBSARD's (source, target) pairs, uncached: one findings list per pair + `qa_*`
+    columns, named as bBSARD's files name them."""
+    batch = Batch([source for source, _ in pairs], [target for _, target in pairs])
     results = [check.score(batch) for check in all_checks()]
     findings = [[f for r in results for f in r.findings[i]] for i in range(len(batch))]
-    return findings, pd.concat([r.columns for r in results], axis=1)
+    return findings, pd.concat([r.columns for r in results], axis=1).rename(columns=BBSARD_LAYOUT.column)

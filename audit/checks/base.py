@@ -1,5 +1,6 @@
 """What every QA check shares: the signal base class, its data files, its language packs and
-concept matching.
+concept matching. A check sees a pair as two `Side`s named by role (source, target), never by
+language code: `Check.score` runs its one per-pair hook, `compare`, over the batch.
 
 Everything language-specific comes from the language packs of the pair (base/languages,
 docs/languages.md); `audit/data/<check>.yaml` holds what is not: the pack sections the check
@@ -14,9 +15,10 @@ from __future__ import annotations
 import hashlib
 import inspect
 from collections import Counter
-from functools import cache
+from dataclasses import dataclass
+from functools import cache, cached_property
 from pathlib import Path
-from typing import Callable, Literal, Mapping, Sequence
+from typing import Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -26,7 +28,7 @@ from bbsard_audit.base.languages import Pack, Unavailable, word_list
 from bbsard_audit.base.untrusted import load_yaml, nfc_data
 
 from .. import termmatch
-from ..findings import Finding, spans_at
+from ..findings import Finding, Role, Span, spans_at
 from ..signal_cache import fingerprint
 from ..signals import DECLARED, Batch, Declared, SignalResult
 from ..termmatch import LEMMAS, Match, TermMatcher, Tokens, fold, longest_first, tokenize
@@ -34,8 +36,7 @@ from ..termmatch import LEMMAS, Match, TermMatcher, Tokens, fold, longest_first,
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
 Pair = tuple[str, str]
-"""(source, target) ISO 639-1 codes; the audit's columns `fr` / `nl` hold the source / target texts."""
-DEFAULT_PAIR: Pair = ("fr", "nl")
+"""(source, target) ISO 639-1 codes."""
 
 Kind = Literal["words", "pairs"]
 """words: a non-empty list of texts; pairs: a list of [text, text]."""
@@ -78,20 +79,56 @@ def word_lists(name: str, schema: Mapping[str, Kind]) -> dict:
     return _cached(name, tuple(schema.items()))
 
 
+@dataclass(frozen=True)
+class Side:
+    """One side of a pair as a check reads it: its role, language and text, tokenised on first use."""
+
+    role: Role
+    lang: str
+    text: str
+
+    @cached_property
+    def tokens(self) -> Tokens:
+        return tokenize(self.text, self.lang)
+
+    @property
+    def pack(self) -> Pack:
+        return languages.get(self.lang)
+
+    @property
+    def code(self) -> str:
+        """The language code as reasons show it ('FR')."""
+        return self.lang.upper()
+
+    def spans(self, offsets: Sequence[tuple[int, int]], flag: str) -> tuple[Span, ...]:
+        """Evidence at character offsets of this side's text."""
+        return spans_at(self.role, self.text, offsets, flag)
+
+    def match_spans(self, matches: Sequence[Match], flag: str) -> tuple[Span, ...]:
+        """Evidence where term matches sit in this side's tokens."""
+        return self.spans([self.tokens.offsets(m.start, m.end) for m in matches], flag)
+
+
 class Check(Declared):
-    """Base of the QA check signals: cached on (French, Dutch), its signature hashes the check's
+    """Base of the QA check signals: cached on (source, target), its signature hashes the check's
     module, this base, the term matcher, its data file and the libraries it uses.
 
-    A check declares (signals.Declared) its flags' categories and default weights (or rules) and its
-    `order`: checks run, and their flags and reasons appear in a row, by ascending `order`."""
+    A check declares (signals.Declared) its flags' categories and default weights (or rules), its
+    `columns` (one value per pair each; a side's column named by role, `qa_numbers_{source}`) and its
+    `order`: checks run, and their flags and reasons appear in a row, by ascending `order`. It
+    implements one hook, `compare(source, target)`: a pair's findings and column values; `score`
+    runs it over the batch. A check whose verdict depends on the batch (the length check's z-scores)
+    also gives `prepare`: batch statistics, handed to each pair's `compare`."""
 
     name: str
     flags: Mapping[str, str]
     order: int
     data: str | None = None
     """Its word-list file, `audit/data/<data>.yaml`."""
+    target_needs: tuple[str, ...] = ()
+    """Pack sections the target's pack must have (its data file's `needs`: both packs)."""
     packages: tuple[str, ...] = ("simplemma",)
-    reads = ("fr", "nl")
+    reads = ("source", "target")
 
     def _own(self) -> dict:
         return word_lists(self.data, inspect.getmodule(self).SCHEMA) if self.data else {}
@@ -131,23 +168,32 @@ class Check(Declared):
         for pack in (src, tgt):
             for section in self._own().get("needs", ()):
                 pack.section(section)
+        for section in self.target_needs:
+            tgt.section(section)
         return src, tgt
 
     def score(self, batch: Batch) -> SignalResult:
-        pair = batch.pair
+        src, tgt = batch.pair
         try:
-            self.packs(pair)
-            findings, columns = self.check(batch.fr, batch.nl, pair)
+            self.packs(batch.pair)
+            findings, rows = [], []
+            for s, t, stats in zip(batch.source, batch.target, self.prepare(batch.source, batch.target, batch.pair)):
+                found, row = self.compare(Side("source", src, s), Side("target", tgt, t), stats)
+                findings.append(found)
+                rows.append(row)
         except Unavailable as exc:  # never a silent pass: the sidecar says which check did not run
             n = len(batch)
-            columns = pd.DataFrame(np.nan, index=range(n), columns=list(inspect.getmodule(self).COLUMNS))
+            columns = pd.DataFrame(np.nan, index=range(n), columns=list(self.columns))
             return SignalResult([[] for _ in range(n)], columns, {"checks_unavailable": [f"{self.name}: {exc}"]})
         LEMMAS.flush()
-        return SignalResult(findings, columns)
+        return SignalResult(findings, pd.DataFrame(rows, columns=list(self.columns)))
 
-    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
-              ) -> tuple[list[list[Finding]], pd.DataFrame]:
-        """Per source/target pair (`fr` / `nl` are the batch's source / target columns)."""
+    def prepare(self, source: Sequence[str], target: Sequence[str], pair: Pair) -> Sequence[object]:
+        """Batch statistics, one item per pair, handed to its `compare` (none by default)."""
+        return [None] * len(source)
+
+    def compare(self, source: Side, target: Side, stats: object = None) -> tuple[list[Finding], tuple]:
+        """One pair: what is wrong with the target (findings), and the pair's value of each of `columns`."""
         raise NotImplementedError
 
 
@@ -157,7 +203,7 @@ class Concepts:
     in a language with compounds (Dutch, German). A pack's `capitalised_only` forms ('Luik',
     'Namen') count only when written with a capital letter."""
 
-    def __init__(self, table: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]], pair: Pair = DEFAULT_PAIR):
+    def __init__(self, table: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]], pair: Pair):
         self.table, self.pair = table, pair
         self.matchers = {}
         for side, code in enumerate(pair):
@@ -185,41 +231,33 @@ def pair_concepts(section: str, pair: Pair) -> Concepts:
     return Concepts({k: (forms, tgt[k]) for k, forms in src.items() if k in tgt}, pair)
 
 
-def match_spans(side: Literal["fr", "nl"], tokens: Tokens, matches: Sequence[Match], flag: str):
-    return spans_at(side, tokens.original, [tokens.offsets(m.start, m.end) for m in matches], flag)
+class ConceptCheck(Check):
+    """A check for concepts named on one side only (regions, institutions): per pair, each concept
+    one side names and the other does not, with the spans where it is named, and their number."""
 
+    section: str
+    """The pack section of its concepts."""
 
-def concept_diff(fr: Counter, nl: Counter, concepts: Concepts, flag: str, fr_tokens: Tokens, nl_tokens: Tokens,
-                 fr_matches: Sequence[Match], nl_matches: Sequence[Match]) -> list[Finding]:
-    """A concept named on one side only, with the spans where it is named."""
-    out = []
-    src, tgt = (c.upper() for c in concepts.pair)
-    for key in sorted(set(fr) | set(nl)):
-        if (fr[key] > 0) != (nl[key] > 0):
-            fr_name, nl_name = concepts.name(key, 0), concepts.name(key, 1)
-            if fr[key]:
-                where = f"{src} names '{fr_name}' but {tgt} has no '{nl_name}'"
-                spans = match_spans("fr", fr_tokens, [m for m in fr_matches if m.key == key], flag)
-            else:
-                where = f"{tgt} names '{nl_name}' but {src} has no '{fr_name}'"
-                spans = match_spans("nl", nl_tokens, [m for m in nl_matches if m.key == key], flag)
-            out.append(Finding(flag, where, spans))
-    return out
+    def concepts(self, pair: Pair) -> Concepts:
+        return pair_concepts(self.section, pair)
 
+    def find(self, tokens: Tokens, pair: Pair) -> tuple[Counter, list[Match]]:
+        return self.concepts(pair).find(tokens)
 
-def one_sided(fr: Sequence[str], nl: Sequence[str], find: Callable[[Tokens], tuple[Counter, list[Match]]],
-              concepts: Concepts, flag: str, columns: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
-    """A check for concepts named on one side only (regions, institutions): per pair the findings of
-    `concept_diff` and the number of such concepts."""
-    findings, rows = [], []
-    src, tgt = concepts.pair
-    for fr_text, nl_text in zip(fr, nl):
-        fr_t, nl_t = tokenize(fr_text, src), tokenize(nl_text, tgt)
-        (fr_c, fr_m), (nl_c, nl_m) = find(fr_t), find(nl_t)
-        findings.append(concept_diff(fr_c, nl_c, concepts, flag, fr_t, nl_t, fr_m, nl_m))
-        rows.append((sum((fr_c[x] > 0) != (nl_c[x] > 0) for x in set(fr_c) | set(nl_c)),))
-    return findings, frame(rows, columns)
+    def compare(self, source: Side, target: Side, stats: object = None) -> tuple[list[Finding], tuple]:
+        pair = (source.lang, target.lang)
+        concepts, (flag,) = self.concepts(pair), self.flags
+        (src_c, src_m), (tgt_c, tgt_m) = self.find(source.tokens, pair), self.find(target.tokens, pair)
+        out = []
+        for key in sorted(set(src_c) | set(tgt_c)):
+            if (src_c[key] > 0) != (tgt_c[key] > 0):
+                src_name, tgt_name = concepts.name(key, 0), concepts.name(key, 1)
+                if src_c[key]:
+                    where = f"{source.code} names '{src_name}' but {target.code} has no '{tgt_name}'"
+                    spans = source.match_spans([m for m in src_m if m.key == key], flag)
+                else:
+                    where = f"{target.code} names '{tgt_name}' but {source.code} has no '{src_name}'"
+                    spans = target.match_spans([m for m in tgt_m if m.key == key], flag)
+                out.append(Finding(flag, where, spans))
+        return out, (sum((src_c[x] > 0) != (tgt_c[x] > 0) for x in set(src_c) | set(tgt_c)),)
 
-
-def frame(rows: list[tuple], columns: Sequence[str]) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=list(columns))

@@ -3,20 +3,13 @@ whole Dutch text is the evidence span."""
 
 from __future__ import annotations
 
-from typing import Sequence
-
-import pandas as pd
-
-from bbsard_audit.base import languages
-
-from ..findings import Finding, spans_at
+from ..findings import Finding
 from ..termmatch import fold
-from .base import DEFAULT_PAIR, Check, Pair, frame
+from .base import Check, Side
 
 FLAGS = {
     "identical_to_source": "The Dutch text is the French text (after case/accent folding).",
 }
-COLUMNS = ["qa_identical"]
 
 
 def is_identical(fr: str, nl: str) -> bool:
@@ -29,17 +22,14 @@ class IdenticalCheck(Check):
     flags = FLAGS
     categories = {"identical_to_source": "untranslated"}
     weights = {"identical_to_source": 0.9}
+    columns = ("qa_identical",)
     packages = ()
 
-    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
-              ) -> tuple[list[list[Finding]], pd.DataFrame]:
-        findings, rows = [], []
-        detail = f"the {languages.get(pair[1]).name} is the {languages.get(pair[0]).name} text unchanged"
-        for fr_text, nl_text in zip(fr, nl):
-            same = is_identical(fr_text, nl_text)
-            start = len(nl_text) - len(nl_text.lstrip())
-            findings.append([Finding("identical_to_source", detail,
-                                     spans_at("nl", nl_text, [(start, len(nl_text.rstrip()))], "identical_to_source"))]
-                            if same else [])
-            rows.append((int(same),))
-        return findings, frame(rows, COLUMNS)
+    def compare(self, source: Side, target: Side, stats: object = None) -> tuple[list[Finding], tuple]:
+        same = is_identical(source.text, target.text)
+        if not same:
+            return [], (0,)
+        text = target.text
+        detail = f"the {target.pack.name} is the {source.pack.name} text unchanged"
+        span = target.spans([(len(text) - len(text.lstrip()), len(text.rstrip()))], "identical_to_source")
+        return [Finding("identical_to_source", detail, span)], (1,)

@@ -4,25 +4,20 @@ Names: each language pack's `institutions`."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
-
-import pandas as pd
 
 from bbsard_audit.base import languages
 
-from ..findings import Finding
 from ..termmatch import Match, Tokens
-from .base import DEFAULT_PAIR, Check, Concepts, Pair, one_sided, pair_concepts, word_lists
+from .base import ConceptCheck, Concepts, Pair, pair_concepts, word_lists
 
 FLAGS = {
     "institution_mismatch": "A public body (CPAS/OCMW, ONEM/RVA, SPF/FOD, Office des étrangers/DVZ, "
                             "INAMI/RIZIV, mutuelle/ziekenfonds, commune/gemeente, …) is named on one side only.",
 }
 SCHEMA = {"needs": "words", "optional": "words", "selftest_swaps": "pairs"}
-COLUMNS = ["qa_institutions_differ"]
 
 
-def institutions(pair: Pair = DEFAULT_PAIR) -> Concepts:
+def institutions(pair: Pair) -> Concepts:
     """The institutions both packs of the pair name."""
     return pair_concepts("institutions", pair)
 
@@ -38,7 +33,7 @@ def _is_adjective(tokens: Tokens, i: int, determiners: frozenset[str]) -> bool:
     return s[i] == "commune" and (i == 0 or s[i - 1] not in determiners)
 
 
-def find_institutions(tokens: Tokens, pair: Pair = DEFAULT_PAIR) -> tuple[Counter, list[Match]]:
+def find_institutions(tokens: Tokens, pair: Pair) -> tuple[Counter, list[Match]]:
     """Counts and matches of each institution, the French adjective 'commune' left out."""
     counts, matches = institutions(pair).find(tokens)
     pack = languages.get(tokens.lang)
@@ -52,15 +47,14 @@ def find_institutions(tokens: Tokens, pair: Pair = DEFAULT_PAIR) -> tuple[Counte
     return counts, matches
 
 
-class InstitutionsCheck(Check):
+class InstitutionsCheck(ConceptCheck):
     name = "institutions"
     order = 40
     flags = FLAGS
     categories = {"institution_mismatch": "entity"}
     weights = {"institution_mismatch": 0.6}
-    data = "institutions"
+    columns = ("qa_institutions_differ",)
+    data = section = "institutions"
 
-    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
-              ) -> tuple[list[list[Finding]], pd.DataFrame]:
-        return one_sided(fr, nl, lambda tokens: find_institutions(tokens, pair), institutions(pair),
-                         "institution_mismatch", COLUMNS)
+    def find(self, tokens: Tokens, pair: Pair) -> tuple[Counter, list[Match]]:
+        return find_institutions(tokens, pair)

@@ -9,24 +9,17 @@ documents, without the two that read a question's own voice wrongly: first-perso
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
-
-import pandas as pd
-
-from bbsard_audit.base import languages
-from bbsard_audit.base.languages import Unavailable
 
 from .. import leftovers
-from ..findings import Finding, spans_at
+from ..findings import Finding
 from ..signal_cache import fingerprint
-from .base import DEFAULT_PAIR, Check, Pair, frame
+from .base import Check, Side
 
 FLAGS = {
     "leftover_text": "LLM leftovers in the translation: a preface ('Here is the translation:'), a translator's "
                      "note or remark, a chat phrase ('I hope this helps') or a refusal ('I cannot translate'), in "
                      "any pack language, that the source does not hold (audit/leftovers.py).",
 }
-COLUMNS = ["qa_leftovers"]
 
 
 class LeftoversCheck(Check):
@@ -35,6 +28,8 @@ class LeftoversCheck(Check):
     flags = FLAGS
     categories = {"leftover_text": "addition"}
     weights = {"leftover_text": 0.8}
+    columns = ("qa_leftovers",)
+    target_needs = ("meta_text",)
     packages = ()
 
     def pack_sections(self) -> tuple[str, ...]:
@@ -43,17 +38,11 @@ class LeftoversCheck(Check):
     def signature(self) -> str:
         return super().signature() + fingerprint([Path(leftovers.__file__)], ())[:16]
 
-    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
-              ) -> tuple[list[list[Finding]], pd.DataFrame]:
-        if not languages.get(pair[1]).has("meta_text"):
-            raise Unavailable(pair[1], "meta_text")
-        found_in = leftovers.detector()
-        findings, rows = [], []
-        for fr_text, nl_text in zip(fr, nl):
-            found = found_in.find(nl_text, pair[1], fr_text, pair[0], document=False)
-            shown = "; ".join(f"{x.kind} ({x.lang.upper()}) '{nl_text[x.start:x.end][:60]}'" for x in found[:3])
-            findings.append([Finding("leftover_text", f"leftover LLM text: {shown}",
-                                     spans_at("nl", nl_text, [(x.start, x.end) for x in found], "leftover_text"))]
-                            if found else [])
-            rows.append((len(found),))
-        return findings, frame(rows, COLUMNS)
+    def compare(self, source: Side, target: Side, stats: object = None) -> tuple[list[Finding], tuple]:
+        text = target.text
+        found = leftovers.detector().find(text, target.lang, source.text, source.lang, document=False)
+        if not found:
+            return [], (0,)
+        shown = "; ".join(f"{x.kind} ({x.lang.upper()}) '{text[x.start:x.end][:60]}'" for x in found[:3])
+        spans = target.spans([(x.start, x.end) for x in found], "leftover_text")
+        return [Finding("leftover_text", f"leftover LLM text: {shown}", spans)], (len(found),)

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
-import pandas as pd
 
 from bbsard_audit.base import languages
 
 from ..findings import Finding
 from ..signals import Rule
-from .base import DEFAULT_PAIR, Check, Pair, frame
+from .base import Check, Pair, Side
 
 FLAGS = {
     "omission": "The Dutch is much shorter than the French relative to the batch (robust z-score of the log "
@@ -27,7 +26,6 @@ FLAGS = {
                 "also being longer than usual.",
 }
 SCHEMA = {"needs": "words"}
-COLUMNS = ["qa_sentences_fr", "qa_sentences_nl", "qa_len_ratio", "qa_len_z", "qa_sentence_gap"]
 
 # Median and robust scale (1.4826·MAD) of log(len_nl/len_fr) in characters, measured on the bBSARD
 # train split; used when a batch is too small (< MIN_BATCH_FOR_STATS pairs) to estimate its own.
@@ -53,7 +51,7 @@ def _abbreviations(pair: Pair) -> re.Pattern:
     return re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\.", re.I)
 
 
-def count_sentences(text: str, pair: Pair = DEFAULT_PAIR) -> int:
+def count_sentences(text: str, pair: Pair) -> int:
     masked = _abbreviations(pair).sub(lambda m: m.group().replace(".", "_"), text.strip())
     return max(1, len(_SENTENCE_END.findall(masked)) + (0 if re.search(r"[.!?]\W*$", masked) else 1))
 
@@ -64,6 +62,16 @@ def _length_stats(log_ratio: np.ndarray) -> tuple[float, float]:
     median = float(np.median(log_ratio))
     scale = float(1.4826 * np.median(np.abs(log_ratio - median)))
     return median, max(scale, 0.05)
+
+
+class Lengths(NamedTuple):
+    """A pair's lengths against the batch: characters of each side (at least 1), the robust z-score
+    of its log length ratio and the batch's median log ratio."""
+
+    source: float
+    target: float
+    z: float
+    median: float
 
 
 class LengthCheck(Check):
@@ -84,32 +92,31 @@ class LengthCheck(Check):
              doc="The Dutch has fewer sentences than the French (`qa_sentence_gap` = French minus Dutch sentence "
                  "count): a context sentence such as 'Je suis locataire.' may be missing."),
     )
+    columns = ("qa_sentences_{source}", "qa_sentences_{target}", "qa_len_ratio", "qa_len_z", "qa_sentence_gap")
+    context = ("qa_sentences_{source}", "qa_sentences_{target}", "qa_len_ratio")
     data = "length"
     packages = ("numpy",)
 
-    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
-              ) -> tuple[list[list[Finding]], pd.DataFrame]:
-        n = len(fr)
-        fr_len = np.array([max(len(t.strip()), 1) for t in fr], dtype=float)
-        nl_len = np.array([max(len(t.strip()), 1) for t in nl], dtype=float)
-        log_ratio = np.log(nl_len / fr_len) if n else np.zeros(0)
+    def prepare(self, source: Sequence[str], target: Sequence[str], pair: Pair) -> list[Lengths]:
+        src_len = np.array([max(len(t.strip()), 1) for t in source], dtype=float)
+        tgt_len = np.array([max(len(t.strip()), 1) for t in target], dtype=float)
+        log_ratio = np.log(tgt_len / src_len) if len(source) else np.zeros(0)
         median, scale = _length_stats(log_ratio)
         z = (log_ratio - median) / scale
-        findings, rows = [], []
-        src, tgt = pair
-        source = languages.get(src).name
-        for k, (fr_text, nl_text) in enumerate(zip(fr, nl)):
-            fr_s, nl_s = count_sentences(fr_text, pair), count_sentences(nl_text, pair)
-            # characters the Dutch lacks (or adds) against a typical translation of this French
-            excess = nl_len[k] - fr_len[k] * np.exp(median)
-            detail = (f"{tgt.upper()} is {nl_len[k] / fr_len[k]:.0%} of the {source} length (z = {z[k]:.1f}); "
-                      f"sentences {src.upper()} {fr_s}, {tgt.upper()} {nl_s}")
-            out = []
-            if (z[k] <= -LENGTH_Z and -excess >= MIN_CHARS) or (nl_s < fr_s and z[k] <= -OMISSION_SENTENCE_Z):
-                out.append(Finding("omission", detail))
-            elif (z[k] >= LENGTH_Z and excess >= MIN_CHARS) or (nl_s > fr_s and z[k] >= ADDITION_SENTENCE_Z):
-                out.append(Finding("addition", detail))
-            findings.append(out)
-            # qa_sentence_gap: how many more sentences the French has (the `sentence_dropped` rule)
-            rows.append((fr_s, nl_s, nl_len[k] / fr_len[k], z[k], fr_s - nl_s))
-        return findings, frame(rows, COLUMNS)
+        return [Lengths(s, t, zz, median) for s, t, zz in zip(src_len, tgt_len, z)]
+
+    def compare(self, source: Side, target: Side, stats: Lengths) -> tuple[list[Finding], tuple]:
+        pair = (source.lang, target.lang)
+        src_s, tgt_s = count_sentences(source.text, pair), count_sentences(target.text, pair)
+        ratio, z = stats.target / stats.source, stats.z
+        # characters the target lacks (or adds) against a typical translation of this source
+        excess = stats.target - stats.source * np.exp(stats.median)
+        detail = (f"{target.code} is {ratio:.0%} of the {source.pack.name} length (z = {z:.1f}); "
+                  f"sentences {source.code} {src_s}, {target.code} {tgt_s}")
+        out = []
+        if (z <= -LENGTH_Z and -excess >= MIN_CHARS) or (tgt_s < src_s and z <= -OMISSION_SENTENCE_Z):
+            out.append(Finding("omission", detail))
+        elif (z >= LENGTH_Z and excess >= MIN_CHARS) or (tgt_s > src_s and z >= ADDITION_SENTENCE_Z):
+            out.append(Finding("addition", detail))
+        # qa_sentence_gap: how many more sentences the source has (the `sentence_dropped` rule)
+        return out, (src_s, tgt_s, ratio, z, src_s - tgt_s)

@@ -8,23 +8,18 @@ are in each language pack (base/languages: `negation` + the pack's `negations` h
 
 from __future__ import annotations
 
-from typing import Sequence
-
-import pandas as pd
-
 from bbsard_audit.base import languages
 from bbsard_audit.base.languages import Negations
 
-from ..findings import Finding, spans_at
-from ..termmatch import Tokens, tokenize
-from .base import DEFAULT_PAIR, Check, Pair, frame
+from ..findings import Finding
+from ..termmatch import Tokens
+from .base import Check, Side
 
 FLAGS = {
     "negation_mismatch": "One side is negated and the other is not (ne…pas/jamais/aucun/sans/ni vs "
                          "niet/geen/nooit/zonder/noch); 'ne … que' (= only) is not a negation.",
 }
 SCHEMA = {"needs": "words"}
-COLUMNS = ["qa_neg_fr", "qa_neg_nl"]
 
 
 def count_negations(tokens: Tokens) -> Negations:
@@ -33,8 +28,8 @@ def count_negations(tokens: Tokens) -> Negations:
     return languages.get(tokens.lang).negations(tokens)
 
 
-def _spans(side, tokens: Tokens, neg: Negations):
-    return spans_at(side, tokens.original, [tokens.spans[i] for i in neg.tokens], "negation_mismatch")
+def _spans(side: Side, neg: Negations):
+    return side.spans([side.tokens.spans[i] for i in neg.tokens], "negation_mismatch")
 
 
 class NegationCheck(Check):
@@ -43,20 +38,16 @@ class NegationCheck(Check):
     flags = FLAGS
     categories = {"negation_mismatch": "negation"}
     weights = {"negation_mismatch": 0.7}
+    columns = ("qa_neg_{source}", "qa_neg_{target}")
+    context = columns
     data = "negation"
 
-    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
-              ) -> tuple[list[list[Finding]], pd.DataFrame]:
-        findings, rows = [], []
-        src, tgt = pair
-        for fr_text, nl_text in zip(fr, nl):
-            fr_t, nl_t = tokenize(fr_text, src), tokenize(nl_text, tgt)
-            f, n = count_negations(fr_t), count_negations(nl_t)
-            fr_any, nl_any = f.clause + f.lexical, n.clause + n.lexical
-            out = []
-            if ((f.clause > 0) != (n.clause > 0) and (fr_any > 0) != (nl_any > 0)) or (f.clause != n.clause and fr_any != nl_any):
-                spans = _spans("fr", fr_t, f) if f.clause > n.clause else _spans("nl", nl_t, n)
-                out.append(Finding("negation_mismatch", f"{src.upper()} has {f.clause} negation(s), {tgt.upper()} has {n.clause}", spans))
-            findings.append(out)
-            rows.append((f.clause, n.clause))
-        return findings, frame(rows, COLUMNS)
+    def compare(self, source: Side, target: Side, stats: object = None) -> tuple[list[Finding], tuple]:
+        s, t = count_negations(source.tokens), count_negations(target.tokens)
+        s_any, t_any = s.clause + s.lexical, t.clause + t.lexical
+        out = []
+        if ((s.clause > 0) != (t.clause > 0) and (s_any > 0) != (t_any > 0)) or (s.clause != t.clause and s_any != t_any):
+            spans = _spans(source, s) if s.clause > t.clause else _spans(target, t)
+            out.append(Finding("negation_mismatch", f"{source.code} has {s.clause} negation(s), "
+                                                    f"{target.code} has {t.clause}", spans))
+        return out, (s.clause, t.clause)

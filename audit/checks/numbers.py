@@ -10,23 +10,18 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import cache
-from typing import Sequence
-
-import pandas as pd
 
 from bbsard_audit.base import languages
 
-from ..findings import Finding, spans_at
-from ..termmatch import Tokens, tokenize
-from .base import DEFAULT_PAIR, Check, Pair, frame
+from ..findings import Finding
+from ..termmatch import Tokens
+from .base import Check, Side
 
 FLAGS = {
     "number_mismatch": "A number, amount, date, age, duration or percentage differs between French and Dutch "
                        "(digits, number words and ordinals are compared as values: '3 mois' = 'drie maanden').",
 }
 SCHEMA = {"needs": "words"}
-COLUMNS = ["qa_numbers_fr", "qa_numbers_nl", "qa_numbers_differ"]
-
 
 
 @cache
@@ -114,30 +109,24 @@ class NumbersCheck(Check):
     flags = FLAGS
     categories = {"number_mismatch": "number"}
     weights = {"number_mismatch": 0.7}
+    columns = ("qa_numbers_{source}", "qa_numbers_{target}", "qa_numbers_differ")
+    context = ("qa_numbers_{source}", "qa_numbers_{target}")
     data = "numbers"
 
-    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
-              ) -> tuple[list[list[Finding]], pd.DataFrame]:
-        findings, rows = [], []
-        src, tgt = pair
-        for fr_text, nl_text in zip(fr, nl):
-            fr_m, nl_m = number_mentions(tokenize(fr_text, src)), number_mentions(tokenize(nl_text, tgt))
-            fr_v, nl_v = Counter(v for *_, v in fr_m), Counter(v for *_, v in nl_m)
-            # "un"/"een" vs "1": 1 is never compared
-            missing = Counter({v: c for v, c in (fr_v - nl_v).items() if v != 1})
-            added = Counter({v: c for v, c in (nl_v - fr_v).items() if v != 1})
-            out = []
-            if missing or added:
-                parts = []
-                if missing:
-                    parts.append(f"{src.upper()} has " + ", ".join(_fmt(v) for v in sorted(missing))
-                                 + f" not in {tgt.upper()}")
-                if added:
-                    parts.append(f"{tgt.upper()} has " + ", ".join(_fmt(v) for v in sorted(added))
-                                 + f" not in {src.upper()}")
-                spans = (spans_at("fr", fr_text, [(a, b) for a, b, v in fr_m if v in missing], "number_mismatch")
-                         + spans_at("nl", nl_text, [(a, b) for a, b, v in nl_m if v in added], "number_mismatch"))
-                out.append(Finding("number_mismatch", "; ".join(parts), spans))
-            findings.append(out)
-            rows.append((sum(fr_v.values()), sum(nl_v.values()), sum(missing.values()) + sum(added.values())))
-        return findings, frame(rows, COLUMNS)
+    def compare(self, source: Side, target: Side, stats: object = None) -> tuple[list[Finding], tuple]:
+        src_m, tgt_m = number_mentions(source.tokens), number_mentions(target.tokens)
+        src_v, tgt_v = Counter(v for *_, v in src_m), Counter(v for *_, v in tgt_m)
+        # "un"/"een" vs "1": 1 is never compared
+        missing = Counter({v: c for v, c in (src_v - tgt_v).items() if v != 1})
+        added = Counter({v: c for v, c in (tgt_v - src_v).items() if v != 1})
+        out = []
+        if missing or added:
+            parts = []
+            if missing:
+                parts.append(f"{source.code} has " + ", ".join(_fmt(v) for v in sorted(missing)) + f" not in {target.code}")
+            if added:
+                parts.append(f"{target.code} has " + ", ".join(_fmt(v) for v in sorted(added)) + f" not in {source.code}")
+            spans = (source.spans([(a, b) for a, b, v in src_m if v in missing], "number_mismatch")
+                     + target.spans([(a, b) for a, b, v in tgt_m if v in added], "number_mismatch"))
+            out.append(Finding("number_mismatch", "; ".join(parts), spans))
+        return out, (sum(src_v.values()), sum(tgt_v.values()), sum(missing.values()) + sum(added.values()))

@@ -5,22 +5,18 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Sequence
-
-import pandas as pd
 
 from bbsard_audit.base import languages
 
 from ..findings import Finding
-from ..termmatch import Tokens, tokenize
-from .base import DEFAULT_PAIR, Check, Pair, frame
+from ..termmatch import Tokens
+from .base import Check, Side
 
 FLAGS = {
     "not_a_question": "The French is a question (ends with '?' or starts with an interrogative) but the Dutch "
                       "is a statement.",
 }
 SCHEMA = {"needs": "words", "optional": "words"}
-COLUMNS = ["qa_question_lost"]
 
 
 @cache
@@ -50,15 +46,11 @@ class QuestionCheck(Check):
     flags = FLAGS
     categories = {"not_a_question": "mistranslation"}
     weights = {"not_a_question": 0.4}
+    columns = ("qa_question_lost",)
     data = "question"
 
-    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
-              ) -> tuple[list[list[Finding]], pd.DataFrame]:
-        findings, rows = [], []
-        src, tgt = pair
-        detail = f"the {languages.get(src).name} asks a question; the {languages.get(tgt).name} is a statement"
-        for fr_text, nl_text in zip(fr, nl):
-            lost = is_question(tokenize(fr_text, src)) and not is_question(tokenize(nl_text, tgt))
-            findings.append([Finding("not_a_question", detail)] if lost else [])
-            rows.append((int(lost),))
-        return findings, frame(rows, COLUMNS)
+    def compare(self, source: Side, target: Side, stats: object = None) -> tuple[list[Finding], tuple]:
+        if not is_question(source.tokens) or is_question(target.tokens):
+            return [], (0,)
+        detail = f"the {source.pack.name} asks a question; the {target.pack.name} is a statement"
+        return [Finding("not_a_question", detail)], (1,)

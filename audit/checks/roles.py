@@ -5,27 +5,22 @@ counterparts: audit/data/roles.yaml."""
 from __future__ import annotations
 
 from functools import cache
-from typing import Sequence
-
-import pandas as pd
 
 from bbsard_audit.base import languages
 from bbsard_audit.base.errors import InputError
 
 from ..findings import Finding
-from ..termmatch import tokenize
-from .base import DATA_DIR, DEFAULT_PAIR, Check, Concepts, Pair, frame, match_spans, pair_concepts, word_lists
+from .base import DATA_DIR, Check, Concepts, Pair, Side, pair_concepts, word_lists
 
 FLAGS = {
     "role_mismatch": "A party role was swapped for its counterpart (tenant/landlord, employer/employee, "
                      "creditor/debtor, buyer/seller, …): the Dutch has more of one role and fewer of the other.",
 }
 SCHEMA = {"needs": "words", "optional": "words", "counterparts": "pairs", "selftest_swaps": "pairs"}
-COLUMNS = ["qa_roles_swapped"]
 
 
 @cache
-def roles(pair: Pair = DEFAULT_PAIR) -> tuple[Concepts, list[tuple[str, str]]]:
+def roles(pair: Pair) -> tuple[Concepts, list[tuple[str, str]]]:
     """The roles both packs of the pair name, and the counterpart pairs among them."""
     counterparts = word_lists("roles", SCHEMA)["counterparts"]
     for code in pair:
@@ -48,26 +43,19 @@ class RolesCheck(Check):
     flags = FLAGS
     categories = {"role_mismatch": "role"}
     weights = {"role_mismatch": 0.75}
+    columns = ("qa_roles_swapped",)
     data = "roles"
 
-    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
-              ) -> tuple[list[list[Finding]], pd.DataFrame]:
-        concepts, counterparts = roles(pair)
-        src, tgt = pair
-        findings, rows = [], []
-        for fr_text, nl_text in zip(fr, nl):
-            fr_t, nl_t = tokenize(fr_text, src), tokenize(nl_text, tgt)
-            (fr_c, fr_m), (nl_c, nl_m) = concepts.find(fr_t), concepts.find(nl_t)
-            out, swapped = [], 0
-            for a, b in counterparts:
-                for x, y in ((a, b), (b, a)):
-                    if fr_c[x] > nl_c[x] and nl_c[y] > fr_c[y]:
-                        swapped += 1
-                        spans = (match_spans("fr", fr_t, [m for m in fr_m if m.key == x], "role_mismatch")
-                                 + match_spans("nl", nl_t, [m for m in nl_m if m.key == y], "role_mismatch"))
-                        out.append(Finding("role_mismatch", f"{src.upper()} '{concepts.name(x, 0)}' ({fr_c[x]}×) "
-                                                            f"became {tgt.upper()} '{concepts.name(y, 1)}' "
-                                                            f"({nl_c[y]}× vs {fr_c[y]}× in {src.upper()})", spans))
-            findings.append(out)
-            rows.append((swapped,))
-        return findings, frame(rows, COLUMNS)
+    def compare(self, source: Side, target: Side, stats: object = None) -> tuple[list[Finding], tuple]:
+        concepts, counterparts = roles((source.lang, target.lang))
+        (src_c, src_m), (tgt_c, tgt_m) = concepts.find(source.tokens), concepts.find(target.tokens)
+        out = []
+        for a, b in counterparts:
+            for x, y in ((a, b), (b, a)):
+                if src_c[x] > tgt_c[x] and tgt_c[y] > src_c[y]:
+                    spans = (source.match_spans([m for m in src_m if m.key == x], "role_mismatch")
+                             + target.match_spans([m for m in tgt_m if m.key == y], "role_mismatch"))
+                    out.append(Finding("role_mismatch", f"{source.code} '{concepts.name(x, 0)}' ({src_c[x]}×) "
+                                                        f"became {target.code} '{concepts.name(y, 1)}' "
+                                                        f"({tgt_c[y]}× vs {src_c[y]}× in {source.code})", spans))
+        return out, (len(out),)

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import re
 from functools import cache, lru_cache
-from typing import NamedTuple, Sequence
-
-import pandas as pd
+from typing import NamedTuple
 
 from bbsard_audit.base import languages
 
-from ..findings import Finding, spans_at
-from ..termmatch import Tokens, fold, tokenize
-from .base import DEFAULT_PAIR, Check, Pair, frame
+from ..findings import Finding
+from ..termmatch import Tokens, fold
+from .base import Check, Pair, Side
 from .identical import is_identical
 
 FLAGS = {
@@ -27,7 +25,6 @@ FLAGS = {
                     "appear outside quotes, parentheses and proper names.",
 }
 SCHEMA = {"needs": "words", "optional": "words"}
-COLUMNS = ["qa_nl_french_prob", "qa_french_words"]
 TEXT_FRENCH_PROB = 0.9
 """py3langid P(French) of the whole Dutch text above which it is called untranslated."""
 WINDOW_FRENCH_PROB = 0.75
@@ -70,7 +67,7 @@ class FrenchWord(NamedTuple):
     window_end: int
 
 
-def french_words_outside_names(nl_text: str, pair: Pair = DEFAULT_PAIR) -> list[FrenchWord]:
+def french_words_outside_names(nl_text: str, pair: Pair) -> list[FrenchWord]:
     """Source-only function words in the target text (French in the Dutch), ignoring quotes,
     parentheses and Capitalised names."""
     # blanked, not removed: offsets stay those of nl_text
@@ -90,7 +87,7 @@ def french_words_outside_names(nl_text: str, pair: Pair = DEFAULT_PAIR) -> list[
     return found
 
 
-def french_probability(nl_text: str, tokens: Tokens, french_words: list[FrenchWord], source: str = "fr") -> float:
+def french_probability(nl_text: str, tokens: Tokens, french_words: list[FrenchWord], source: str) -> float:
     """py3langid's P(source language) for the target text; only asked when there is some sign of it.
 
     Loading the language-id model costs ~1 s, and a text with target function words and no
@@ -101,7 +98,7 @@ def french_probability(nl_text: str, tokens: Tokens, french_words: list[FrenchWo
     return dict(_language_identifier().rank(nl_text)).get(source, 0.0)
 
 
-def untranslated_windows(french_words: list[FrenchWord], source: str = "fr") -> list[FrenchWord]:
+def untranslated_windows(french_words: list[FrenchWord], source: str) -> list[FrenchWord]:
     """Windows that language id reads as the source: "pour motif grave" left in a Dutch sentence."""
     if not french_words:
         return []
@@ -117,30 +114,24 @@ class UntranslatedCheck(Check):
     categories = {"untranslated": "untranslated"}
     weights = {"untranslated": 0.7}
     data = "untranslated"
+    columns = ("qa_{target}_{source_language}_prob", "qa_{source_language}_words")
     packages = ("simplemma", "py3langid")
 
-    def check(self, fr: Sequence[str], nl: Sequence[str], pair: Pair = DEFAULT_PAIR
-              ) -> tuple[list[list[Finding]], pd.DataFrame]:
-        findings, rows = [], []
-        src, tgt = pair
-        name = languages.get(src).name
-        for fr_text, nl_text in zip(fr, nl):
-            french_words = french_words_outside_names(nl_text, pair)
-            french_prob = french_probability(nl_text, tokenize(nl_text, tgt), french_words, src)
-            windows = untranslated_windows(french_words, src) if len(french_words) == 1 else []
-            out = []
-            if not is_identical(fr_text, nl_text) and (
-                    french_prob >= TEXT_FRENCH_PROB or len(french_words) >= 2 or windows):
-                detail, offsets = "", []
-                if len(french_words) >= 2:
-                    detail = f"{name} words: {', '.join(dict.fromkeys(f.word for f in french_words))}"
-                    offsets = [(f.start, f.start + len(f.word)) for f in french_words]
-                elif french_words and windows:
-                    detail = f"{name} left in: '{windows[0].window}'"
-                    offsets = [(windows[0].start, windows[0].window_end)]
-                out.append(Finding("untranslated", "; ".join(x for x in (
-                    f"language id: {name} {french_prob:.2f}" if french_prob >= 0.5 else "", detail) if x),
-                    spans_at("nl", nl_text, offsets, "untranslated")))
-            findings.append(out)
-            rows.append((french_prob, len(french_words)))
-        return findings, frame(rows, COLUMNS)
+    def compare(self, source: Side, target: Side, stats: object = None) -> tuple[list[Finding], tuple]:
+        src, text, name = source.lang, target.text, source.pack.name
+        words = french_words_outside_names(text, (src, target.lang))
+        prob = french_probability(text, target.tokens, words, src)
+        windows = untranslated_windows(words, src) if len(words) == 1 else []
+        out = []
+        if not is_identical(source.text, text) and (prob >= TEXT_FRENCH_PROB or len(words) >= 2 or windows):
+            detail, offsets = "", []
+            if len(words) >= 2:
+                detail = f"{name} words: {', '.join(dict.fromkeys(f.word for f in words))}"
+                offsets = [(f.start, f.start + len(f.word)) for f in words]
+            elif words and windows:
+                detail = f"{name} left in: '{windows[0].window}'"
+                offsets = [(windows[0].start, windows[0].window_end)]
+            out.append(Finding("untranslated", "; ".join(x for x in (
+                f"language id: {name} {prob:.2f}" if prob >= 0.5 else "", detail) if x),
+                target.spans(offsets, "untranslated")))
+        return out, (prob, len(words))

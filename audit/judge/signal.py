@@ -56,7 +56,7 @@ class JudgeSignal(Declared):
     # 0.007 (audit/perror.py also flags a major error by itself)
     rules = (Rule("judge_mqm", "judge_errors", threshold=4.0, scale=0.75, weight=0.85, direction="above", order=60,
                   reason="LLM judge MQM score {value:.0f} {op} {threshold:g}"),)
-    reads = ("fr", "nl")
+    reads = ("source", "target")
 
     def __init__(self, judge: Judge, url: str, on: str = "flagged", dry_run: bool = False,
                  advance: Callable[[int, int], None] | None = None) -> None:
@@ -113,11 +113,10 @@ class JudgeSignal(Declared):
 
     @staticmethod
     def _finding(error, pair: tuple[str, str]) -> Finding:
-        """Span sides are the audit's internal ones (`fr` = source, `nl` = target); audit.csv writes the
-        pair's codes (findings.spans_json)."""
+        """Span sides are roles, as the judge's; audit.csv writes the pair's codes (findings.spans_json)."""
         code = pair[0] if error.side == "source" else pair[1]
         where = f" (in the {language_name(code)} source)" if error.side == "source" else ""
-        span = Span("fr" if error.side == "source" else "nl", error.start, error.end, error.text, error.category)
+        span = Span(error.side, error.start, error.end, error.text, error.category)
         return Finding("judge_errors", f'LLM judge: {error.severity} {error.category} "{error.text}"{where}: '
                                        f"{error.explanation}", (span,))
 

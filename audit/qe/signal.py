@@ -270,7 +270,7 @@ class CometSignal(Declared):
     """The model's segment score (a rule) and its error spans (two flags by severity)."""
 
     name = "comet"
-    reads = ("fr", "nl")
+    reads = ("source", "target")
     flags = {
         "qe_low": "the COMET model's segment score for the pair is below the threshold (`--qe comet:MODEL`)",
         "qe_error_major": "the COMET model (xCOMET-style) marks a major or critical error span in the translation",
@@ -294,8 +294,7 @@ class CometSignal(Declared):
     def score(self, batch: Batch) -> SignalResult:
         pairs = batch.pairs
         results = self.scorer.score(pairs)
-        side = "nl"  # the audit's internal target side; audit.csv writes the pair's code (spans_json)
-        findings = [self._findings(side, mt, r["spans"] or []) for (_, mt), r in zip(pairs, results)]
+        findings = [self._findings("target", mt, r["spans"] or []) for (_, mt), r in zip(pairs, results)]
         columns = pd.DataFrame({  # no span count from a model without word-level tags (spans null)
             "comet_score": np.array([r["score"] for r in results], dtype=float),
             "comet_error_spans": np.array([np.nan if r["spans"] is None else len(r["spans"]) for r in results]),

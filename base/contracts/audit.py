@@ -10,7 +10,6 @@ folder, whose sidecar predates pairs, reads exactly as ever.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
@@ -23,6 +22,8 @@ from .table import Column, TableSpec
 
 SEVERITIES = ("high", "medium", "low", "none")
 QUEUES = ("risk", "control")
+ROLES = ("source", "target")
+"""The two sides of a pair, as the audit names them inside; files name them by language code."""
 SPAN_SIDES = ("fr", "nl")
 SPAN_CATEGORIES = ("terminology", "mistranslation", "omission", "addition", "untranslated", "number",
                    "negation", "entity", "role", "other")
@@ -117,19 +118,20 @@ class Layout:
         return cls.from_meta(read_sidecar(meta))
 
     def column(self, name: str) -> str:
-        """A signal column's name in this pair's files: the audit computes bBSARD's names (`qa_numbers_fr`,
-        `qa_nl_french_prob`), and a column that names a side is renamed with the pair's code (its
-        language's name where the column spells one): `qa_numbers_en`, `qa_nl_english_prob`."""
-        if self.pair == BBSARD:
-            return name
-        src, tgt = self.pair.source, self.pair.target
-        name = re.sub(r"_fr$", f"_{src}", re.sub(r"_nl$", f"_{tgt}", name))
-        name = re.sub(r"^qa_nl_", f"qa_{tgt}_", name)
-        return name.replace("french", language_name(src).lower())
+        """A column's name in this pair's files. A column that names a side is declared by role
+        (`qa_numbers_{source}`, `qa_{target}_{source_language}_prob`): here it gets the pair's codes
+        (`qa_numbers_fr`, `qa_nl_french_prob`; `qa_numbers_en`, `qa_nl_english_prob` for en -> nl)."""
+        return name.format_map(self._codes) if "{" in name else name
 
-    def canonical(self, columns) -> dict[str, str]:
-        """{file column: bBSARD name} for the signal columns of `columns` that `column` renamed."""
-        return {self.column(c): c for c in CODED_COLUMNS if self.column(c) != c and self.column(c) in columns}
+    @property
+    def _codes(self) -> dict[str, str]:
+        return {"source": self.pair.source, "target": self.pair.target,
+                "source_language": language_name(self.pair.source).lower()}
+
+    @property
+    def side_codes(self) -> dict[str, str]:
+        """{role: language code}: a span's `side` as files write it."""
+        return dict(zip(ROLES, self.sides))
 
     @property
     def audit(self) -> TableSpec:
@@ -138,11 +140,6 @@ class Layout:
     @property
     def queue(self) -> TableSpec:
         return _queue_spec(self)
-
-
-CODED_COLUMNS = ("qa_sentences_fr", "qa_sentences_nl", "qa_neg_fr", "qa_neg_nl", "qa_numbers_fr", "qa_numbers_nl",
-                 "qa_nl_french_prob", "qa_french_words", "rc_rank_fr", "rc_rank_nl")
-"""The signal columns whose names carry a side (renamed for another pair by `Layout.column`)."""
 
 
 def _audit_columns(layout: Layout) -> tuple[Column, ...]:

@@ -169,7 +169,7 @@ class Checker:
                 same_meta += all(meta_nl[c] == f[c] for c in shared)
                 compared.update(shared)
             pairs.append(QuestionPair(
-                id=qid, split=split, question_fr=f["question"], question_nl=n["question"],
+                id=qid, split=split, source=f["question"], target=n["question"],
                 article_ids=f["article_ids"], category=f.get("category", ""),
                 subcategory=f.get("subcategory", ""), extra_description=f.get("extra_description", ""),
                 meta_nl=meta_nl))

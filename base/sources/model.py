@@ -51,28 +51,19 @@ class Issue:
 
 @dataclass(frozen=True)
 class QuestionPair:
-    """One source-language question, its translation and the gold article ids both inherit. The fields
-    keep bBSARD's language-coded names (`question_fr` = the source side, `question_nl` = the target side)
-    the stages and files use; `source` / `target` name the sides by role."""
+    """One source-language question (`source`), its translation (`target`) and the gold article ids
+    both inherit. Files name the sides by language code (`question_fr`, `question_nl`: the `Layout`)."""
 
     id: Id
     split: str
-    question_fr: str
-    question_nl: str
+    source: str
+    target: str
     article_ids: tuple[Id, ...]
     category: str = ""
     subcategory: str = ""
     extra_description: str = ""
     meta_nl: Mapping[str, str] = field(default_factory=dict)
     """The Dutch file's own metadata columns, kept as found so a release writes them back."""
-
-    @property
-    def source(self) -> str:
-        return self.question_fr
-
-    @property
-    def target(self) -> str:
-        return self.question_nl
 
 
 @dataclass(frozen=True)
