@@ -145,7 +145,7 @@ class AuditEngine:
         for the retrieval-consistency signal.
         """
         batch = Batch(list(fr), list(nl), None if bt is None else list(bt), ids, gold, groups, reference,
-                      pair=(self.pair.source, self.pair.target))
+                      pair=self.pair)
         with self._timed("embed", progress):
             texts = list(fr) + list(nl) + [b for b in (bt or []) if b]
             self.embedder.prefetch(texts, "query", advance=advance)
@@ -277,7 +277,6 @@ def run_audit(dataset: str | Dataset, *, split: str = "all", backtranslations: s
     if rc:
         engine.signals.insert(0, RetrievalConsistencySignal(rc))
     if judge is not None:
-        judge.pair = (ds.pair.source, ds.pair.target)
         engine.signals.append(judge)
     try:
         scored = engine.score(fr, nl, bt, ids=ids, gold=[p.article_ids for p in pairs], progress=progress,

@@ -19,6 +19,7 @@ from bbsard_audit.audit.signal_cache import SignalCache
 from bbsard_audit.audit.signals import Batch, Signal, SignalResult
 from bbsard_audit.base.embeddings import get_embedder
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import BBSARD
 
 AUDIT = Path(__file__).resolve().parents[1] / "audit"
 
@@ -151,7 +152,7 @@ def test_shipped_word_lists_are_valid():
 
 def spans_of(fr: str, nl: str, flag: str) -> list[Span]:
     qa, _ = checks.check_pairs([(fr, nl)])
-    gl, _ = Glossary.load().check_pairs([(fr, nl)])
+    gl, _ = Glossary.load().check_pairs([(fr, nl)], BBSARD)
     found = [f for f in qa[0] + gl[0] if f.flag == flag]
     assert found, (flag, [f.flag for f in qa[0] + gl[0]])
     spans = [s for f in found for s in f.spans]

@@ -11,6 +11,7 @@ import pytest
 from bbsard_audit.audit.glossary import Glossary, GlossarySignal
 from bbsard_audit.audit.signals import Batch
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import BBSARD
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +83,8 @@ def test_fr_to_nl_is_the_first_format_glossary(glossary, tmp_path):
     assert entry.terms == {"fr": ("juge de paix",), "nl": ("vrederechter",)}
     assert entry.rejects["nl"] == shipped.rejects["nl"] and entry.source == shipped.sources["nl"]
     pairs = [("Le juge de paix ?", "De politierechter?"), ("Le juge de paix ?", "De kantonrechter?")]
-    assert [[(f.flag, f.reason) for f in row] for row in old.check_pairs(pairs)[0]] == \
-           [[(f.flag, f.reason) for f in row] for row in glossary.check_pairs(pairs)[0]]
+    assert [[(f.flag, f.reason) for f in row] for row in old.check_pairs(pairs, BBSARD)[0]] == \
+           [[(f.flag, f.reason) for f in row] for row in glossary.check_pairs(pairs, BBSARD)[0]]
 
 
 def test_a_pair_without_terms_is_recorded_as_not_available(glossary):

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from bbsard_audit.app.cli import app
 from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.dataset import load_dataset
+from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.languages import LanguagePair
 
 runner = CliRunner()
@@ -175,6 +176,24 @@ def test_fr_nl_files_keep_integer_ids_and_their_names(tmp_path):
     assert task["data"]["question_id"] == 1 and "languages" not in task["data"] and "ids" not in task["data"]
     assert {"question_fr", "question_nl"} <= set(task["data"])
     assert label_config() == (Path(__file__).parents[1] / "annotations" / "labeling_config.xml").read_text()
+
+
+def test_an_old_sidecar_reads_back_as_bbsards_pair(tmp_path):
+    """A sidecar written before pairs (no `languages`, `pair` or dataset languages) is bBSARD's fr -> nl;
+    each later shape reads back as the same one object; a bad record is one line naming the file."""
+    old = {"output": "audit.csv", "tool": "bbsard-audit", "tool_version": "0.3.0", "created": "2025-01-01T00:00:00Z",
+           "dataset": {"source": "sample", "revision": None, "files_sha256": {}}}
+    (tmp_path / "audit.csv").write_text("id\n", encoding="utf-8")
+    (tmp_path / "audit.meta.json").write_text(json.dumps(old), encoding="utf-8")
+    assert LanguagePair.from_sidecar(old) == LanguagePair("fr", "nl")
+    assert Layout.of(tmp_path).pair == LanguagePair("fr", "nl") and isinstance(Layout.of(tmp_path).pair, LanguagePair)
+    en_nl = LanguagePair("en", "nl")
+    for meta in ({"languages": {"source": "en", "target": "nl"}}, {"pair": "en->nl"},
+                 {"dataset": {"languages": {"source": "en", "target": "nl"}}}, {"languages": en_nl.record()}):
+        assert LanguagePair.from_sidecar(meta) == en_nl
+    assert LanguagePair.parse(str(en_nl)) == LanguagePair.parse("en-nl") == en_nl
+    with pytest.raises(InputError, match=r"^x.meta.json: the recorded language pair: target: unknown language 'xx'"):
+        LanguagePair.from_sidecar({"languages": {"source": "en", "target": "xx"}}, file="x.meta.json")
 
 
 FR_DE = [
