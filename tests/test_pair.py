@@ -172,10 +172,10 @@ def test_fr_nl_files_keep_integer_ids_and_their_names(tmp_path):
     assert Layout.of(tmp_path / "out") == Layout()
     from bbsard_audit.annotations.tasks import build_tasks, label_config
 
-    task = build_tasks(frame, model_version="m")[0]
+    task = build_tasks(frame, model_version="m", layout=Layout.of(tmp_path / "out"))[0]
     assert task["data"]["question_id"] == 1 and "languages" not in task["data"] and "ids" not in task["data"]
     assert {"question_fr", "question_nl"} <= set(task["data"])
-    assert label_config() == (Path(__file__).parents[1] / "annotations" / "labeling_config.xml").read_text()
+    assert label_config(Layout()) == (Path(__file__).parents[1] / "annotations" / "labeling_config.xml").read_text()
 
 
 def test_an_old_sidecar_reads_back_as_bbsards_pair(tmp_path):
