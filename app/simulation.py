@@ -43,7 +43,7 @@ from bbsard_audit.base.embeddings import Embedder, default_cache_dir, get_embedd
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.contracts.simulation import CAMPAIGN_CURVE, CAMPAIGN_SEEDS, REVIEW_ORDER
 from bbsard_audit.base.contracts.learned import LEARNED_CONFLICTS, LEARNED_RULES
-from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT, Layout
+from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.table import FileRecord, as_id
 from bbsard_audit.base.contracts.verdicts import VERDICTS_CSV, Verdicts
 from bbsard_audit.base.io import file_label, write_csv, write_sidecar, write_text
@@ -161,8 +161,8 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
     started = time.perf_counter()
     cfg = RiskConfig.load(config)
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, with_corpus=False)
-    if learning_on and ds.pair != BBSARD_LAYOUT.pair:  # audit.learn aligns French terms with Dutch renderings
-        raise InputError(f"a learning campaign learns {BBSARD_LAYOUT.pair} term rules; this dataset is {ds.pair}: "
+    if learning_on and ds.pair != learning.PAIR:
+        raise InputError(f"a learning campaign learns {learning.PAIR} term rules; this dataset is {ds.pair}: "
                          "pass --no-learning (the static campaign runs on any pair)")
     base = glossary if isinstance(glossary, Glossary) else Glossary.load(glossary)
     own = isinstance(embedder, str)

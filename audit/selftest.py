@@ -214,7 +214,7 @@ def run_selftest(dataset: str, *, split: str = "test", backtranslations=None, tr
     frame = pd.DataFrame(rows)
     if backtranslations is None and translator is None:
         backtranslations = default_backtranslations(dataset)
-    live = get_translator(None, translator) if isinstance(translator, str) else translator
+    live = get_translator(None, translator, pair=ds.pair) if isinstance(translator, str) else translator
     file_bt = FileTranslator(backtranslations) if backtranslations is not None else None
     bt_mode = ("translator: every row, corrupted or not, back-translated" if live is not None
                else "off: BT-free risk for every row (a file has no back-translation of corrupted text)")
