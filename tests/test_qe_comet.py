@@ -21,10 +21,9 @@ from bbsard_audit.audit.qe import env
 from bbsard_audit.audit.qe.signal import WORKER, _last_error, qe_signal, word_bounds
 from bbsard_audit.audit.signals import Batch
 from bbsard_audit.app.cli import app
-from bbsard_audit.base.contracts.audit import AUDIT
+from bbsard_audit.base.contracts.audit import AUDIT, Layout
 from bbsard_audit.base.dataset import load_dataset, sample_dir
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.contracts.audit import Layout
 
 from conftest import local_path_leaks, missing
 
