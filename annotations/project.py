@@ -67,8 +67,10 @@ class ReviewProject:
                              f"(ids {', '.join(str(p.id) for p in found)}): rename all but one")
         if found:
             return cls(conn, client, found[0].id, title, layout)
-        if not create or layout is None:
+        if not create:
             raise InputError(f"no Label Studio project titled {title!r} at {conn.shown_url}")
+        if layout is None:
+            raise ValueError("a new project needs the pushed audit's layout (its labelling config)")
         project = conn.call("create project", lambda: client.projects.create(
             title=title, label_config=label_config(layout),
             maximum_annotations=overlap, show_collab_predictions=True,

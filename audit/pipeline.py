@@ -205,7 +205,7 @@ def default_backtranslations(dataset: str) -> Path | None:
 def check_question_lengths(ds: Dataset, pairs: Sequence[QuestionPair], max_chars: int) -> None:
     """One line naming the first question (either side) longer than `max_chars`, before any work."""
     for p in pairs:
-        for lang, text in zip((ds.pair.source, ds.pair.target), (p.question_fr, p.question_nl)):
+        for lang, text in zip(ds.pair, (p.question_fr, p.question_nl)):
             if len(text) > max_chars:
                 raise InputError(f"{lang} question of {len(text):,} characters is longer than --max-question-chars "
                                  f"{max_chars:,}; refused (raise --max-question-chars if it is one)",

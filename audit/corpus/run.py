@@ -344,7 +344,7 @@ def _write_audit(path: Path | None, maps: list[Path], stats, ctx, phases: Phases
                 if judging:
                     judge, parts = judging
                     texts = read_input(parts[k]).select(["id", "source_text", "target_text"])
-                    scored = judge.apply(scored, texts, (ctx.pair.source, ctx.pair.target), risk_config(ctx))
+                    scored = judge.apply(scored, texts, ctx.pair, risk_config(ctx))
                 if phases.validate is not None:
                     phases.validate(scored, AUDIT)
                 if tmp is not None:
