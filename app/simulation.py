@@ -45,7 +45,7 @@ from bbsard_audit.base.contracts.simulation import CAMPAIGN_CURVE, CAMPAIGN_SEED
 from bbsard_audit.base.contracts.learned import LEARNED_CONFLICTS, LEARNED_RULES
 from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.table import FileRecord, as_id
-from bbsard_audit.base.contracts.verdicts import VERDICTS_CSV, Verdicts
+from bbsard_audit.base.contracts.verdicts import Verdicts, verdicts_spec
 from bbsard_audit.base.io import file_label, write_csv, write_sidecar, write_text
 
 CURVE_COLUMNS = ["round", "reviewed", "reviewed_risk", "reviewed_control", "found_legal", "found_minor",
@@ -421,13 +421,13 @@ class SyntheticScenario:
         """questions_{fr,nl}_<split>.csv, oracle.csv and glossary.yaml in `folder` (for the CLI)."""
         folder = Path(folder)
         pairs = [p for p in self.dataset.pairs if p.split == split]
-        for lang, column in (("fr", "question_fr"), ("nl", "question_nl")):
+        for lang, column in zip(self.dataset.pair, ("question_fr", "question_nl")):
             write_csv(folder / f"questions_{lang}_{split}.csv", pd.DataFrame({
                 "id": [p.id for p in pairs], "category": [p.category for p in pairs],
                 "subcategory": [p.subcategory for p in pairs], "question": [getattr(p, column) for p in pairs],
                 "extra_description": [p.extra_description for p in pairs],
                 "article_ids": [",".join(map(str, p.article_ids)) for p in pairs]}))
-        VERDICTS_CSV.write_file(folder / "oracle.csv", self.oracle)
+        verdicts_spec(Layout(self.dataset.pair, self.dataset.string_ids)).write_file(folder / "oracle.csv", self.oracle)
         oracle = folder / "oracle.csv"
         glossary = write_text(folder / "glossary.yaml", learning.glossary_yaml(
             [learning.entry_dict(e) for e in self.glossary.entries], version=self.glossary.version,

@@ -113,7 +113,7 @@ class JudgeSignal(Declared):
     def _finding(error, pair: LanguagePair) -> Finding:
         """Span sides are the audit's internal ones (`fr` = source, `nl` = target); audit.csv writes the
         pair's codes (findings.spans_json)."""
-        code = pair[0] if error.side == "source" else pair[1]
+        code = pair.source if error.side == "source" else pair.target
         where = f" (in the {language_name(code)} source)" if error.side == "source" else ""
         span = Span("fr" if error.side == "source" else "nl", error.start, error.end, error.text, error.category)
         return Finding("judge_errors", f'LLM judge: {error.severity} {error.category} "{error.text}"{where}: '
