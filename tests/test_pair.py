@@ -146,6 +146,24 @@ def test_en_nl_string_ids_validate_audit_eval_release(en_nl, tmp_path):
     assert f"| PLAIN-2 | test | {frame.set_index('id').loc['PLAIN-2', 'risk']:.3f} | " in md and EN_NL[1][2] in md
 
 
+def test_en_nl_corrected_subset_keeps_the_source_language_run(en_nl, tmp_path):
+    """The corrected subset re-retrieves the target (Dutch) questions and keeps a source-language run
+    as it is: `bm25_en` (the pair's source), not only a run named `_fr`."""
+    manifest, _ = en_nl
+    run = tmp_path / "bm25_en.trec"
+    run.write_text("".join(f"{q} Q0 {gold[0]} 1 2.0 bm25_en\n" for q, *_, gold in EN_NL), encoding="utf-8")
+    verdicts = tmp_path / "verdicts.csv"
+    verdicts.write_text("id,verdict,corrected_nl\nPLAIN-1,correct,\n"
+                        "PLAIN-2,legal,Wat is de opzegtermijn voor een huurder met 3 kinderen?\n", encoding="utf-8")
+    res = runner.invoke(app, ["eval", "--dataset", str(manifest), "--split", "test", "--run", f"bm25_en={run}",
+                              "--retriever", "bm25", "--lang", "nl", "--verdicts", str(verdicts), "--corrected",
+                              "--out", str(tmp_path / "ev"), "--resamples", "1000", "--null-draws", "10"])
+    assert res.exit_code == 0, res.output
+    assert "left out" not in res.output
+    metrics = pd.read_csv(tmp_path / "ev" / "metrics.csv")
+    assert set(metrics[metrics.subset == "corrected"]["system"]) == {"bm25_en", "bm25_nl"}
+
+
 def test_a_string_id_verdict_for_an_unknown_question_is_one_line(en_nl, tmp_path):
     manifest, bt = en_nl
     _audit(manifest, bt, tmp_path / "audit")
