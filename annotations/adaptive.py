@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT, Layout
+from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.campaign_design import check_record
 from bbsard_audit.base.contracts.jsonfile import read_json
 from bbsard_audit.base.contracts.table import as_id, id_order
@@ -108,7 +108,7 @@ class Campaign:
     folder: Path
     record: dict
     queue: pd.DataFrame  # every pair pushed, its audit columns + queue, stratum, batch
-    layout: Layout = BBSARD_LAYOUT
+    layout: Layout
     """The start audit's pair: the campaign's review_queue.csv keeps its language-coded columns."""
 
     @classmethod

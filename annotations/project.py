@@ -19,7 +19,7 @@ from label_studio_sdk import LabelStudio
 from bbsard_audit.base.errors import InputError
 
 from .connection import Connection, LabelStudioError
-from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT, Layout
+from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.table import id_order
 
 from .tasks import EXTERNAL_ID, IDS_FIELD, label_config
@@ -50,13 +50,15 @@ class ReviewProject:
     client: LabelStudio
     id: int
     title: str
-    layout: Layout = BBSARD_LAYOUT
-    """The audit's pair: its labelling config names the texts and controls with the pair's codes."""
+    layout: Layout | None
+    """The pushed audit's pair: its labelling config names the texts and controls with the pair's codes.
+    None for a project opened to export only (the tasks carry their pair: tasks.task_layout)."""
 
     @classmethod
-    def open(cls, conn: Connection, title: str, *, create: bool = False, overlap: int = 2,
-             layout: Layout = BBSARD_LAYOUT) -> "ReviewProject":
-        """The project with this exact title; created (with our labelling config) if asked."""
+    def open(cls, conn: Connection, title: str, *, layout: Layout | None = None, create: bool = False,
+             overlap: int = 2) -> "ReviewProject":
+        """The project with this exact title; created (with the labelling config of `layout`, the
+        pushed audit's) if asked."""
         client = conn.client()
         found = [p for p in conn.listing("list projects", lambda: client.projects.list(title=title, page_size=100))
                  if p.title == title]
@@ -67,6 +69,8 @@ class ReviewProject:
             return cls(conn, client, found[0].id, title, layout)
         if not create:
             raise InputError(f"no Label Studio project titled {title!r} at {conn.shown_url}")
+        if layout is None:
+            raise ValueError("a new project needs the pushed audit's layout (its labelling config)")
         project = conn.call("create project", lambda: client.projects.create(
             title=title, label_config=label_config(layout),
             maximum_annotations=overlap, show_collab_predictions=True,

@@ -82,7 +82,7 @@ def _user_id(annotator: str) -> int | None:
 
 # ---------------------------------------------------------------- Label Studio export -> raw rows
 
-def annotation_row(task: dict, annotation: dict, users: dict[int, str], layout: Layout = Layout()) -> dict | None:
+def annotation_row(task: dict, annotation: dict, users: dict[int, str], layout: Layout) -> dict | None:
     """One annotations_raw.csv row from one Label Studio annotation (None: cancelled or no verdict).
 
     The only place an annotation's result is read: anything else taken from it (e.g. error spans)
@@ -199,7 +199,7 @@ def read_export_file(path: str | Path) -> list[dict]:
 
 # ---------------------------------------------------------------- files (bbsard_audit.base.contracts.verdicts)
 
-def read_previous(path: Path, spans: bool = False, layout: Layout = Layout()) -> pd.DataFrame | None:
+def read_previous(path: Path, layout: Layout, spans: bool = False) -> pd.DataFrame | None:
     """The previous annotations_raw.csv (or error_spans.csv, `spans`) through its contract; none on a
     first pull. A version changed since pull wrote it holds annotations too: it is read with every
     rule but its sidecar's row count (which counts pull's version), never refused."""
@@ -209,14 +209,14 @@ def read_previous(path: Path, spans: bool = False, layout: Layout = Layout()) ->
     return spec.read(path, edited=changed_since_written(path)).rename(columns={layout.corrected: CORRECTED})
 
 
-def write_raw(path: Path, raw: pd.DataFrame, *, source: dict, n_in_this_pull: int, layout: Layout = Layout()) -> None:
+def write_raw(path: Path, raw: pd.DataFrame, *, source: dict, n_in_this_pull: int, layout: Layout) -> None:
     record = raw_spec(layout).write_file(path, raw.rename(columns={CORRECTED: layout.corrected}))
     write_sidecar(path, files=[record], source=source, n_annotations=len(raw), n_in_this_pull=n_in_this_pull,
                   **layout.meta())
 
 
 def write_verdicts(path: Path, verdicts: pd.DataFrame, *, source: dict, rule: AdjudicationRule,
-                   n_annotations: int, layout: Layout = Layout()) -> None:
+                   n_annotations: int, layout: Layout) -> None:
     record = verdicts_spec(layout).write_file(path, verdicts.rename(columns={CORRECTED: layout.corrected}))
     write_sidecar(path, files=[record], source=source,
                   adjudication=rule.describe(), n_questions=len(verdicts), n_annotations=n_annotations,
@@ -269,8 +269,8 @@ def pull(tasks: list[dict], out: str | Path, *, users: dict[int, str] | None = N
     id_type = str if layout.string_ids else int
     new = raw_from_export(tasks, users, origin=origin)
     new_spans = spans_from_export(tasks, EXTERNAL_ID, file=source.get("export_file"), layout=layout)
-    raw = merge_raw(read_previous(raw_path, layout=layout), new, users, id_type)
-    spans = merge_spans(read_previous(spans_path, True, layout), new_spans, new, raw, id_type)
+    raw = merge_raw(read_previous(raw_path, layout), new, users, id_type)
+    spans = merge_spans(read_previous(spans_path, layout, spans=True), new_spans, new, raw, id_type)
     verdicts = unresolve(adjudicate(raw, rule), choice_conflicts(tasks))
     write_raw(raw_path, raw, source=source, n_in_this_pull=len(new), layout=layout)
     write_sidecar(spans_path, files=[error_spans_spec(layout).write_file(spans_path, spans)], source=source,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
-from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT, Layout
+from bbsard_audit.base.contracts.audit import Layout
 
 from .project import ReviewProject
 from .spans import prediction_result
@@ -25,15 +25,14 @@ def ensure_reviewer(project: ReviewProject, email: str) -> int:
     return user.id
 
 
-def annotation_result(verdict: str, corrected_nl: str = "", gold_labels_apply: str = "", *,
-                      spans: list[dict] = (), texts: dict[str, str] | None = None,
-                      layout: Layout = BBSARD_LAYOUT) -> list[dict]:
+def annotation_result(verdict: str, corrected_nl: str = "", gold_labels_apply: str = "", *, layout: Layout,
+                      spans: list[dict] = (), texts: dict[str, str] | None = None) -> list[dict]:
     """A result as the labelling config's UI stores it (choice aliases; span regions with their
-    notes, `spans` as in error_spans.csv, on the task's `texts` {"fr": ..., "nl": ...}); the controls
+    notes, `spans` as in error_spans.csv, on the task's `texts` {code: question} for the pair's sides); the controls
     named for `layout`'s pair (`corrected_<target>` on `question_<target>`)."""
     target = layout.question_tgt
     result = [{"from_name": "verdict", "to_name": target, "type": "choices", "value": {"choices": [verdict]}},
-              *prediction_result(list(spans), texts or {}, prefix="review", layout=layout)]
+              *prediction_result(list(spans), texts or {}, prefix="review")]
     if corrected_nl:
         result.append({"from_name": layout.corrected, "to_name": target, "type": "textarea",
                        "value": {"text": [corrected_nl]}})

@@ -18,37 +18,37 @@ and a span that would cut a composed character in two is refused (one line).
 
 from __future__ import annotations
 
+from typing import Iterable
+
 import pandas as pd
 
-from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT, SPAN_CATEGORIES as CATEGORIES, Layout
+from bbsard_audit.base.contracts.audit import SPAN_CATEGORIES as CATEGORIES, Layout
 from bbsard_audit.base.contracts.error_spans import ERROR_SPANS, error_spans_spec
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.untrusted import nfc
 
 
+def controls(codes: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+    """side (a language code of the pair) -> (Labels control, Text object = task data field, per-region note control)."""
+    return {c: (f"{c}_spans", f"question_{c}", f"{c}_note") for c in codes}
 
-def controls(layout: Layout = BBSARD_LAYOUT) -> dict[str, tuple[str, str, str]]:
-    """side (a language code) -> (Labels control, Text object = task data field, per-region note control)."""
-    return {c: (f"{c}_spans", f"question_{c}", f"{c}_note") for c in layout.sides}
 
-
-SIDES = controls()
 SPAN_COLUMNS = ERROR_SPANS.names
 SPANS_FILE = "error_spans.csv"
 
 
-def prediction_result(spans: list[dict], texts: dict[str, str], *, prefix: str = "audit",
-                      layout: Layout = BBSARD_LAYOUT) -> list[dict]:
+def prediction_result(spans: list[dict], texts: dict[str, str], *, prefix: str = "audit") -> list[dict]:
     """Label Studio result items for spans: one `labels` region per span, plus its
     per-region note (a `textarea` item with the region's id) when the span has a `note`. The same
-    words and category raised by two flags (e.g. term_missing and term_rejected) are one region."""
-    out, seen = [], set()
+    words and category raised by two flags (e.g. term_missing and term_rejected) are one region.
+    `texts`: {language code: question} for the pair's two sides."""
+    out, seen, sides = [], set(), controls(texts)
     for k, s in enumerate(spans):
         key = (s["side"], s["start"], s["end"], s["category"])
         if key in seen:
             continue
         seen.add(key)
-        control, obj, note = controls(layout)[s["side"]]
+        control, obj, note = sides[s["side"]]
         text = texts[s["side"]]
         offsets = {"start": s["start"], "end": s["end"]}
         region = f"{prefix}-{s['side']}-{k}"
@@ -61,13 +61,14 @@ def prediction_result(spans: list[dict], texts: dict[str, str], *, prefix: str =
 
 
 def spans_from_result(result: list[dict], texts: dict[str, str], *, id: object = None,
-                      file: str | None = None, layout: Layout = BBSARD_LAYOUT) -> list[dict]:
-    """The spans one annotation submitted: dicts with side, start, end, text, category, note.
+                      file: str | None = None) -> list[dict]:
+    """The spans one annotation submitted on `texts` ({language code: question} for the pair's two
+    sides): dicts with side, start, end, text, category, note.
 
     A region whose offsets fall outside its text, whose text does not match, or whose label is
     not a category is an InputError (one line): the export does not belong to this config/data.
     """
-    sides = controls(layout)
+    sides = controls(texts)
     labels = {control: side for side, (control, _, _) in sides.items()}
     notes_from = {note for _, _, note in sides.values()}
     notes = {}
@@ -112,8 +113,8 @@ def _nfc_offsets(text: str, start: int, end: int, stored: str, side: str, *, fil
     return len(before), len(before) + len(inside)
 
 
-def spans_from_export(tasks: list[dict], external_id: str, *, file: str | None = None,
-                      layout: Layout = BBSARD_LAYOUT) -> pd.DataFrame:
+def spans_from_export(tasks: list[dict], external_id: str, *, layout: Layout,
+                      file: str | None = None) -> pd.DataFrame:
     """The spans of every submitted annotation with a verdict (the annotations pull counts) of a
     task carrying `data[external_id]`: error_spans.csv columns but `annotator`, + `annotation_id`
     (the merge names the annotator as annotations_raw.csv does)."""
@@ -123,13 +124,13 @@ def spans_from_export(tasks: list[dict], external_id: str, *, file: str | None =
         qid = data.get(external_id)
         if qid is None:
             continue
-        texts = {side: str(data.get(obj) or "") for side, (_, obj, _) in controls(layout).items()}
+        texts = {side: str(data.get(obj) or "") for side, (_, obj, _) in controls(layout.pair).items()}
         for ann in task.get("annotations", []):
             result = ann.get("result") or []
             if ann.get("was_cancelled") or not any(r.get("from_name") == "verdict" for r in result):
                 continue
             rows += [{"id": str(qid) if layout.string_ids else int(qid), "annotation_id": str(ann.get("id")), **span}
-                     for span in spans_from_result(result, texts, id=qid, file=file, layout=layout)]
+                     for span in spans_from_result(result, texts, id=qid, file=file)]
     return pd.DataFrame(rows, columns=["id", "annotation_id", *SPAN_COLUMNS[2:]])
 
 

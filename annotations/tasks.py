@@ -14,11 +14,11 @@ import re
 
 import pandas as pd
 
-from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT, Layout
+from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.sidecar import read_sidecar
 from bbsard_audit.base.dataset import Dataset
 from bbsard_audit.base.io import sidecar_path
-from bbsard_audit.base.languages import LanguagePair, language_name
+from bbsard_audit.base.languages import BBSARD, LanguagePair
 
 from .spans import prediction_result
 
@@ -31,7 +31,11 @@ PAIR_FIELD = "languages"
 """Task data field naming the pair (`en-nl`) of a task that is not fr -> nl (absent: fr -> nl)."""
 IDS_FIELD = "ids"
 """Task data field `string` on a task whose question id is a string id (absent: an integer, as ever)."""
-_CODED = re.compile(r"\b(question|corrected)_(fr|nl)\b|\b(fr|nl)_(spans|note)\b|\b(French|Dutch)\b")
+TEMPLATE_PAIR = BBSARD
+"""The pair labeling_config.xml is written for (`question_fr`, `nl_spans`, `French`); `label_config`
+gives another pair its own codes and names."""
+_CODES, _NAMES = "|".join(TEMPLATE_PAIR), "|".join(TEMPLATE_PAIR.names)
+_CODED = re.compile(rf"\b(question|corrected)_({_CODES})\b|\b({_CODES})_(spans|note)\b|\b({_NAMES})\b")
 
 
 def read_audit(path: str | Path, columns: list[str] = AUDIT_COLUMNS) -> pd.DataFrame:
@@ -44,14 +48,14 @@ def read_audit(path: str | Path, columns: list[str] = AUDIT_COLUMNS) -> pd.DataF
     return frame if "spans" in frame.columns else frame.assign(spans=[[] for _ in range(len(frame))])
 
 
-def label_config(layout: Layout = BBSARD_LAYOUT) -> str:
-    """The labelling config for the audit's pair: the shipped fr -> nl file, with its language-coded
-    names (`question_fr`, `nl_spans`, `corrected_nl`) and language names given the pair's."""
+def label_config(layout: Layout) -> str:
+    """The labelling config for the audit's pair: the shipped file (`TEMPLATE_PAIR`'s), with its
+    language-coded names (`question_fr`, `nl_spans`, `corrected_nl`) and language names given the pair's."""
     text = LABEL_CONFIG.read_text(encoding="utf-8")
-    if layout.pair == BBSARD_LAYOUT.pair:
+    if layout.pair == TEMPLATE_PAIR:
         return text
-    code = {"fr": layout.pair.source, "nl": layout.pair.target}
-    name = {"French": language_name(layout.pair.source), "Dutch": language_name(layout.pair.target)}
+    code = dict(zip(TEMPLATE_PAIR, layout.pair))
+    name = dict(zip(TEMPLATE_PAIR.names, layout.pair.names))
 
     def swap(m: re.Match) -> str:
         if m.group(1):
@@ -67,7 +71,7 @@ def task_layout(tasks: list[dict]) -> Layout:
     field (`string`; absent: integer ids, so a task with `question_id` "12a" is refused as ever)."""
     data = [t["data"] for t in tasks if isinstance(t.get("data"), dict) and t["data"].get(EXTERNAL_ID) is not None]
     named = {str(d.get(PAIR_FIELD)) for d in data if d.get(PAIR_FIELD)}
-    pair = LanguagePair(*sorted(named)[0].split("-", 1)) if named else BBSARD_LAYOUT.pair
+    pair = LanguagePair.parse(sorted(named)[0]) if named else BBSARD  # tasks pushed before pairs: fr -> nl
     return Layout(pair, any(d.get(IDS_FIELD) == "string" for d in data))
 
 
@@ -102,8 +106,8 @@ def _gold(article_ids, dataset: Dataset | None) -> str:
     return "\n".join(titles)
 
 
-def build_tasks(queue: pd.DataFrame, *, model_version: str, dataset: Dataset | None = None,
-                layout: Layout = BBSARD_LAYOUT) -> list[dict]:
+def build_tasks(queue: pd.DataFrame, *, model_version: str, layout: Layout,
+                dataset: Dataset | None = None) -> list[dict]:
     """One Label Studio import task (data + prediction) per queued question; its texts under the
     pair's language-coded names (`question_fr`, `question_nl` for bBSARD)."""
     by_id = dataset.by_id() if dataset is not None else {}
@@ -122,12 +126,12 @@ def build_tasks(queue: pd.DataFrame, *, model_version: str, dataset: Dataset | N
             "risk": float(row["risk"]), "flagged": bool(row["flagged"]), "flags": row["flags"],
             "queue": row.get("queue", ""), "stratum": row.get("stratum", ""),
         }
-        if layout.pair != BBSARD_LAYOUT.pair:
-            data[PAIR_FIELD] = f"{layout.pair.source}-{layout.pair.target}"
+        if layout.pair != BBSARD:  # bBSARD's tasks stay as they were before pairs
+            data[PAIR_FIELD] = "-".join(layout.pair)
         if layout.string_ids:
             data[IDS_FIELD] = "string"
         guess = verdict_guess(str(row["severity"]), bool(row["flagged"]))
-        spans = prediction_result(row["spans"], dict(zip(layout.sides, (row[src], row[tgt]))), layout=layout)
+        spans = prediction_result(row["spans"], dict(zip(layout.pair, (row[src], row[tgt]))))
         tasks.append({"data": data, "predictions": [{
             "model_version": model_version, "score": float(row["risk"]),
             "result": [{"from_name": "verdict", "to_name": tgt, "type": "choices",

@@ -15,14 +15,16 @@ from pathlib import Path
 
 from bbsard_audit.base.dataset import Dataset, load_dataset, sample_dir
 from bbsard_audit.base.io import write_sidecar, write_text
+from bbsard_audit.base.languages import BBSARD
 
 NAME = "sample-beir"
-LANGS = ("fr", "nl")
+PAIR = BBSARD
+"""The embedded sample's pair (it is bBSARD-shaped): the example's folders, runs and manifest sides."""
 DEPTH = 100
 SPLITS = ("train", "test")
 FILES = (f"{NAME}.yaml", f"{NAME}.meta.json", "backtranslations_nl_fr.jsonl",
-         *(f"runs/bm25_{lang}.trec" for lang in LANGS),
-         *(f"{lang}/{f}" for lang in LANGS for f in ("queries.jsonl", "corpus.jsonl", *(f"qrels/{s}.tsv" for s in SPLITS))))
+         *(f"runs/bm25_{lang}.trec" for lang in PAIR),
+         *(f"{lang}/{f}" for lang in PAIR for f in ("queries.jsonl", "corpus.jsonl", *(f"qrels/{s}.tsv" for s in SPLITS))))
 
 
 def _jsonl(rows) -> str:
@@ -54,14 +56,14 @@ def _run(ds: Dataset, lang: str, path: Path) -> dict:
 def write_beir_example(out: Path) -> Path:
     """Write the example into `out`; returns the manifest's path."""
     ds = load_dataset("sample")
-    for lang in LANGS:
+    for lang in ds.pair:
         _side(ds, lang, out / lang)
     manifest = write_text(out / f"{NAME}.yaml", (
         f"# the embedded sample as a translated BEIR benchmark (bbsard-audit example beir)\nname: {NAME}\n"
-        f"source: {{path: {LANGS[0]}, lang: {LANGS[0]}, format: beir}}\n"
-        f"target: {{path: {LANGS[1]}, lang: {LANGS[1]}, format: beir}}\n"))
+        f"source: {{path: {ds.pair.source}, lang: {ds.pair.source}, format: beir}}\n"
+        f"target: {{path: {ds.pair.target}, lang: {ds.pair.target}, format: beir}}\n"))
     bt = (sample_dir() / "backtranslations_nl_fr.jsonl").read_text(encoding="utf-8")
     write_text(out / "backtranslations_nl_fr.jsonl", bt)
-    runs = {f"bm25_{lang}": _run(ds, lang, out / "runs" / f"bm25_{lang}.trec") for lang in LANGS}
+    runs = {f"bm25_{lang}": _run(ds, lang, out / "runs" / f"bm25_{lang}.trec") for lang in ds.pair}
     write_sidecar(manifest, dataset=ds.provenance(), runs=runs, depth=DEPTH)
     return manifest

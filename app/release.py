@@ -29,6 +29,7 @@ from bbsard_audit.base.contracts.sidecar import read_sidecar
 from bbsard_audit.base.contracts.verdicts import Verdict, Verdicts, read_raw
 from bbsard_audit.app.review_figures import Figure, ReviewFigures, recorded_split
 from bbsard_audit.annotations.adaptive import CAMPAIGN_FILE as CAMPAIGN_MARK
+from bbsard_audit.base.languages import LanguagePair
 from bbsard_audit.base.io import OutputGuard, guard_outputs, sidecar_path, write_csv, write_sidecar, write_text
 
 POLICIES = ("exclude", "keep-marked")
@@ -201,7 +202,7 @@ def _build_release(dataset: Dataset, given: ReviewInputs, out: Path, policy: Rel
     rate = ReviewFigures.of(estimate=docs.get("estimate"), split=recorded_split(estimate)).legal_rate
 
     tmp = guard.scratch()  # inside the release folder, part of the command's transaction
-    _write_questions(tmp, decisions, _langs(dataset))
+    _write_questions(tmp, decisions, dataset.pair)
     _write_corpus(tmp, dataset)
     changes = _changelog(decisions)
     summary.changes = len(changes)
@@ -261,19 +262,14 @@ def _move_into_place(tmp: Path, out: Path, guard) -> None:
         guard.move_into(tmp / name, name)
 
 
-def _langs(dataset: Dataset) -> tuple[str, str]:
-    """The release's file language codes: questions_<code>_<split>.csv, articles_<code>.csv."""
-    return dataset.pair.source, dataset.pair.target
-
-
-def _question_rows(decisions: list[Decision], split: str, lang: str, source: str = "fr") -> pd.DataFrame:
+def _question_rows(decisions: list[Decision], split: str, lang: str, pair: LanguagePair) -> pd.DataFrame:
     rows = []
     extra: list[str] = []
     for d in decisions:
         if d.pair.split != split or not d.kept:
             continue
         p = d.pair
-        if lang == source:
+        if lang == pair.source:
             row = {"id": p.id, "category": p.category, "subcategory": p.subcategory, "question": p.source,
                    "extra_description": p.extra_description}
         else:  # the target file's own metadata, kept as found (still French in the published bBSARD)
@@ -285,11 +281,12 @@ def _question_rows(decisions: list[Decision], split: str, lang: str, source: str
     return pd.DataFrame(rows, columns=[*QUESTION_COLUMNS, *extra, "verification"])
 
 
-def _write_questions(root: Path, decisions: list[Decision], langs: tuple[str, str]) -> None:
+def _write_questions(root: Path, decisions: list[Decision], pair: LanguagePair) -> None:
+    """questions_<code>_<split>.csv for each language of the pair (the release's file language codes)."""
     for split in SPLITS:
         if any(d.pair.split == split for d in decisions):
-            for lang in langs:
-                write_csv(root / f"questions_{lang}_{split}.csv", _question_rows(decisions, split, lang, langs[0]))
+            for lang in pair:
+                write_csv(root / f"questions_{lang}_{split}.csv", _question_rows(decisions, split, lang, pair))
 
 
 def _source_dir(dataset: Dataset) -> Path | None:
@@ -304,12 +301,11 @@ def _write_corpus(root: Path, dataset: Dataset) -> None:
     if dataset.corpus is None:
         return
     src = _source_dir(dataset)
-    langs = _langs(dataset)
-    for lang in langs:
+    for lang in dataset.pair:
         target = root / f"articles_{lang}.csv"
         if src is not None and (src / target.name).is_file():
             shutil.copyfile(src / target.name, target)
-        elif (dataset.corpus.text_fr if lang == langs[0] else dataset.corpus.text_nl) is not None:
+        elif (dataset.corpus.text_fr if lang == dataset.pair.source else dataset.corpus.text_nl) is not None:
             meta = pd.DataFrame([dataset.corpus.meta.get(a, {}) for a in dataset.corpus.ids])
             frame = pd.DataFrame({"id": dataset.corpus.ids, "article": dataset.corpus.texts(lang)})
             write_csv(target, pd.concat([frame, meta.drop(columns=["id", "article"], errors="ignore")], axis=1))
@@ -332,9 +328,9 @@ def _write_hf(target: Path, root: Path, dataset: Dataset) -> None:
     configs: dict[str, dict[str, Path]] = {}
     for split in SPLITS:
         if (root / f"questions_{dataset.pair.source}_{split}.csv").exists():
-            configs[split] = {lang: root / f"questions_{lang}_{split}.csv" for lang in _langs(dataset)}
-    if all((root / f"articles_{lang}.csv").exists() for lang in _langs(dataset)):
-        configs["corpus"] = {lang: root / f"articles_{lang}.csv" for lang in _langs(dataset)}
+            configs[split] = {lang: root / f"questions_{lang}_{split}.csv" for lang in dataset.pair}
+    if all((root / f"articles_{lang}.csv").exists() for lang in dataset.pair):
+        configs["corpus"] = {lang: root / f"articles_{lang}.csv" for lang in dataset.pair}
     bars = datasets.is_progress_bar_enabled()
     datasets.disable_progress_bars()  # our own progress display is the CLI's
     try:
@@ -397,7 +393,7 @@ def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: 
     """The card; every statement of verification follows `summary` (how many pairs were reviewed), and a
     review file not found says where it was looked for (`looked`, shareable wording); `rate`: the
     estimate's legal-error rate with its scope (review_figures)."""
-    langs = _langs(dataset)
+    langs = dataset.pair
     pretty, title, claim = _verification_claim(summary)
     configs = [(s, {lang: f"questions_{lang}_{s}.csv" for lang in langs}) for s in splits]
     if dataset.corpus is not None:

@@ -44,9 +44,9 @@ from bbsard_audit.base.embeddings import Embedder, default_cache_dir, get_embedd
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.contracts.simulation import CAMPAIGN_CURVE, CAMPAIGN_SEEDS, REVIEW_ORDER
 from bbsard_audit.base.contracts.learned import LEARNED_CONFLICTS, LEARNED_RULES
-from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT, Layout
+from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.table import FileRecord, as_id
-from bbsard_audit.base.contracts.verdicts import VERDICTS_CSV, Verdicts
+from bbsard_audit.base.contracts.verdicts import Verdicts, verdicts_spec
 from bbsard_audit.base.io import file_label, write_csv, write_sidecar, write_text
 
 CURVE_COLUMNS = ["round", "reviewed", "reviewed_risk", "reviewed_control", "found_legal", "found_minor",
@@ -162,8 +162,8 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
     started = time.perf_counter()
     cfg = RiskConfig.load(config)
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, with_corpus=False)
-    if learning_on and ds.pair != BBSARD_LAYOUT.pair:  # audit.learn aligns French terms with Dutch renderings
-        raise InputError(f"a learning campaign learns {BBSARD_LAYOUT.pair} term rules; this dataset is {ds.pair}: "
+    if learning_on and ds.pair != learning.PAIR:
+        raise InputError(f"a learning campaign learns {learning.PAIR} term rules; this dataset is {ds.pair}: "
                          "pass --no-learning (the static campaign runs on any pair)")
     base = glossary if isinstance(glossary, Glossary) else Glossary.load(glossary)
     own = isinstance(embedder, str)
@@ -421,13 +421,13 @@ class SyntheticScenario:
         """questions_{fr,nl}_<split>.csv, oracle.csv and glossary.yaml in `folder` (for the CLI)."""
         folder = Path(folder)
         pairs = [p for p in self.dataset.pairs if p.split == split]
-        for lang, column in (("fr", "source"), ("nl", "target")):
+        for lang, column in zip(self.dataset.pair, ("source", "target")):
             write_csv(folder / f"questions_{lang}_{split}.csv", pd.DataFrame({
                 "id": [p.id for p in pairs], "category": [p.category for p in pairs],
                 "subcategory": [p.subcategory for p in pairs], "question": [getattr(p, column) for p in pairs],
                 "extra_description": [p.extra_description for p in pairs],
                 "article_ids": [",".join(map(str, p.article_ids)) for p in pairs]}))
-        VERDICTS_CSV.write_file(folder / "oracle.csv", self.oracle)
+        verdicts_spec(Layout(self.dataset.pair, self.dataset.string_ids)).write_file(folder / "oracle.csv", self.oracle)
         oracle = folder / "oracle.csv"
         glossary = write_text(folder / "glossary.yaml", learning.glossary_yaml(
             [learning.entry_dict(e) for e in self.glossary.entries], version=self.glossary.version,

@@ -23,7 +23,7 @@ from sacrebleu.metrics import BLEU, CHRF, TER
 
 from bbsard_audit.base.contracts.table import STRING_ID
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.languages import BBSARD, LanguagePair
+from bbsard_audit.base.languages import LanguagePair
 from bbsard_audit.base.untrusted import nfc, text_lines, text_problem
 
 from bbsard_audit.base.embeddings import Embedder
@@ -31,7 +31,6 @@ from .findings import Finding
 from .signal_cache import fingerprint
 from .signals import Batch, Rule, ScorerSignal, SignalResult
 
-DEFAULT_MODEL = BBSARD.back().opus_mt()  # Helsinki-NLP/opus-mt-nl-fr
 TEXT_FIELDS = ("backtranslation", "text", "translation", "fr")
 
 FLAGS = {
@@ -136,9 +135,9 @@ class TransformersTranslator:
     Marian models are one direction and need none.
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, *, device: str | None = None, batch_size: int = 16,
+    def __init__(self, model: str, *, pair: LanguagePair, device: str | None = None, batch_size: int = 16,
                  src_lang: str | None = None, tgt_lang: str | None = None, num_beams: int = 4,
-                 max_new_tokens: int = 256, pair: LanguagePair = BBSARD) -> None:
+                 max_new_tokens: int = 256) -> None:
         try:
             import torch
             from transformers import AutoModelForSeq2SeqLM, AutoTokenizer

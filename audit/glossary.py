@@ -24,7 +24,7 @@ import pandas as pd
 
 from bbsard_audit.base import languages
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.languages.pair import check_code
+from bbsard_audit.base.languages.pair import BBSARD, LanguagePair, check_code
 from bbsard_audit.base.untrusted import load_yaml, nfc_data
 
 from . import termmatch
@@ -174,14 +174,14 @@ class Glossary:
                 counts[lang] = counts.get(lang, 0) + 1
         return dict(sorted(counts.items()))
 
-    def unavailable(self, pair: tuple[str, str]) -> list[str]:
+    def unavailable(self, pair: LanguagePair) -> list[str]:
         """'not available for <lang> (...)' for each language of `pair` no entry has terms in: the
         glossary cannot check that pair, and says so instead of passing every row."""
         have = self.coverage()
         return [f"not available for {lang} (the glossary has no {lang} terms)" for lang in dict.fromkeys(pair)
                 if lang not in have]
 
-    def matcher(self, pair: tuple[str, str]) -> "_PairMatcher":
+    def matcher(self, pair: LanguagePair) -> "_PairMatcher":
         """The matchers of one (source, target) pair, built once per glossary."""
         if pair not in self._pairs:
             self._pairs[pair] = _PairMatcher(self.entries, *pair)
@@ -240,12 +240,12 @@ class Glossary:
         LEMMAS.flush()
         return glossary
 
-    def provenance(self, pair: tuple[str, str] = ("fr", "nl")) -> dict:
+    def provenance(self, pair: LanguagePair) -> dict:
         """For sidecars: each layer by file name + sha256 (never a local path), and the entry count;
         for a pair other than bBSARD's, how many entries have terms in both of its languages."""
         out = {"version": self.version, "entries": len(self.entries),
                "layers": [asdict(layer) for layer in self.layers]}
-        if pair != UNTAGGED_PAIR:
+        if pair != UNTAGGED_PAIR:  # bBSARD's sidecar stays as it was before pairs
             out["pair"] = "->".join(pair)
             out["entries_for_pair"] = sum(all(e.terms.get(lang) for lang in pair) for e in self.entries)
         return out
@@ -264,7 +264,7 @@ class Glossary:
 
     # ------------------------------------------------------------------ checking
 
-    def check_pairs(self, pairs: Sequence[tuple[str, str]], pair: tuple[str, str] = ("fr", "nl")
+    def check_pairs(self, pairs: Sequence[tuple[str, str]], pair: LanguagePair
                     ) -> tuple[list[list[Finding]], pd.DataFrame]:
         """One findings list per (source, target) text pair, plus numeric `gl_*` columns."""
         matcher = self.matcher(pair)
@@ -414,7 +414,7 @@ class GlossarySignal(Declared):
                            [source_digest(s) for s in self.sources])
 
     def score(self, batch: Batch) -> SignalResult:
-        g, pair = self.glossary, tuple(batch.pair)
+        g, pair = self.glossary, batch.pair
         meta = g.provenance(pair)
         unavailable = g.unavailable(pair)
         if unavailable:  # never a silent pass: the sidecar says the glossary did not run

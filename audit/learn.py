@@ -32,12 +32,13 @@ from typing import Iterable, Mapping, Sequence
 import pandas as pd
 import yaml
 
-from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT, Layout
+from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.error_spans import error_spans_spec
 from bbsard_audit.base.contracts.learned import LEARNED_CONFIRMING, LEARNED_CONFLICTS, RankingModel
 from bbsard_audit.base.contracts.verdicts import Verdicts
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base import languages
+from bbsard_audit.base.languages import BBSARD
 from bbsard_audit.base.contracts.table import FileRecord
 from bbsard_audit.base.io import digest_of, write_sidecar, write_text
 from bbsard_audit.base.untrusted import load_yaml
@@ -49,6 +50,9 @@ from .glossary_mining import STOPWORDS, _ngrams
 from .risk import RiskConfig
 from .termmatch import LEMMAS, TermMatcher, Tokens, fold, lemma_key, tokenize
 
+PAIR = BBSARD
+"""The one pair learning works on: its aligner and rules pair French terms with Dutch renderings
+(the fr -> nl literals below are this pair's)."""
 MAX_SPAN_TOKENS = 4
 MAX_FR_NGRAM = 3
 MIN_DICE = 0.1
@@ -286,8 +290,7 @@ class _GlossaryIndex:
         return [self.entries[i] for i in self.by_fr_key.get(lemma_key(fr_term, "fr"), [])]
 
 
-def read_spans(path: str | Path, questions: Mapping[int, tuple[str, str]],
-               layout: Layout = BBSARD_LAYOUT) -> pd.DataFrame:
+def read_spans(path: str | Path, questions: Mapping[int, tuple[str, str]], layout: Layout) -> pd.DataFrame:
     """error_spans.csv (its contract), every span checked against the audited (source, target) texts."""
     label = str(path)
     frame = error_spans_spec(layout).read(path)
@@ -295,7 +298,7 @@ def read_spans(path: str | Path, questions: Mapping[int, tuple[str, str]],
         qid, start, end = int(row["id"]), int(row["start"]), int(row["end"])
         if qid not in questions:
             raise InputError("span for a question that is not in the audit", file=label, row=row_no, id=qid)
-        text = questions[qid][layout.sides.index(row["side"])]
+        text = questions[qid][layout.pair.index(row["side"])]
         if not 0 <= start < end <= len(text):
             raise InputError(f"span {start}:{end} is outside the {row['side']} question ({len(text)} characters)",
                              file=label, row=row_no, id=qid)
@@ -482,13 +485,13 @@ def learn(audit_csv: str | Path, verdicts_csv: str | Path, spans_csv: str | Path
     if not audit_path.is_file():
         raise InputError("audit file not found", file=str(audit_path))
     layout = Layout.of(audit_path)
-    if layout.pair != BBSARD_LAYOUT.pair:  # its aligner and rules pair French terms with Dutch renderings
-        raise InputError(f"`audit learn` learns {BBSARD_LAYOUT.pair} term rules; this audit is {layout.pair}",
+    if layout.pair != PAIR:
+        raise InputError(f"`audit learn` learns {PAIR} term rules; this audit is {layout.pair}",
                          file=str(audit_path))
     audit = layout.audit.read(audit_path)
     questions = {int(i): (str(f), str(n)) for i, f, n in audit[["id", "question_fr", "question_nl"]].itertuples(index=False)}
     verdicts = Verdicts.read(verdicts_path, questions).frame()
-    spans = read_spans(spans_csv, questions) if spans_csv is not None else None
+    spans = read_spans(spans_csv, questions, layout) if spans_csv is not None else None
     base = Glossary.load(glossary)
     aligner = Aligner(questions.values())
     candidates, unaligned = derive_rules(questions, verdicts, spans, base, aligner)

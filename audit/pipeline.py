@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from bbsard_audit.base.dataset import Dataset, QuestionPair, load_dataset, sample_dir
-from bbsard_audit.base.languages import BBSARD, LanguagePair
+from bbsard_audit.base.languages import LanguagePair
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.error_model import ErrorModel
@@ -89,8 +89,8 @@ class AuditEngine:
 
     def __init__(self, embedder: Embedder, config: RiskConfig,
                  glossary: GlossarySource | Sequence[GlossarySource] | None = None,
-                 signal_cache: SignalCache | None = None, signals: Sequence[Signal] | None = None,
-                 pair: LanguagePair = BBSARD, error_model: ErrorModel | None = None) -> None:
+                 signal_cache: SignalCache | None = None, signals: Sequence[Signal] | None = None, *,
+                 pair: LanguagePair, error_model: ErrorModel | None = None) -> None:
         self.pair = pair
         """The texts' languages: the checks ask this pair's language packs; the frame `score` returns
         names a side's columns and spans by this pair's codes (`Layout`)."""
@@ -154,7 +154,7 @@ class AuditEngine:
         for the retrieval-consistency signal.
         """
         batch = Batch(list(source), list(target), None if bt is None else list(bt), ids, gold, groups, reference,
-                      pair=(self.pair.source, self.pair.target))
+                      pair=self.pair)
         with self._timed("embed", progress):
             texts = list(source) + list(target) + [b for b in (bt or []) if b]
             self.embedder.prefetch(texts, "query", advance=progress.advance if progress else None)
@@ -198,7 +198,7 @@ class AuditEngine:
 class AuditResult:
     frame: pd.DataFrame
     meta: dict
-    layout: Layout = Layout()
+    layout: Layout
     """The pair and id kind `frame`'s columns are named and typed for (also in `meta`)."""
 
 
@@ -213,7 +213,7 @@ def default_backtranslations(dataset: str) -> Path | None:
 def check_question_lengths(ds: Dataset, pairs: Sequence[QuestionPair], max_chars: int) -> None:
     """One line naming the first question (either side) longer than `max_chars`, before any work."""
     for p in pairs:
-        for lang, text in zip((ds.pair.source, ds.pair.target), (p.source, p.target)):
+        for lang, text in zip(ds.pair, (p.source, p.target)):
             if len(text) > max_chars:
                 raise InputError(f"{lang} question of {len(text):,} characters is longer than --max-question-chars "
                                  f"{max_chars:,}; refused (raise --max-question-chars if it is one)",
@@ -276,7 +276,6 @@ def run_audit(dataset: str | Dataset, options: AuditOptions = AuditOptions(), *,
     if rc:
         engine.signals.insert(0, RetrievalConsistencySignal(rc))
     if judge is not None:
-        judge.pair = (ds.pair.source, ds.pair.target)
         engine.signals.append(judge)
     try:
         scored = engine.score(source, target, bt, ids=ids, gold=[p.article_ids for p in pairs], progress=progress)

@@ -215,12 +215,13 @@ def run_selftest(dataset: str, options: SelftestOptions = SelftestOptions()) -> 
     frame = pd.DataFrame(rows)
     if backtranslations is None and translator is None:
         backtranslations = default_backtranslations(dataset)
-    live = get_translator(None, translator) if isinstance(translator, str) else translator
+    live = get_translator(None, translator, pair=ds.pair) if isinstance(translator, str) else translator
     file_bt = FileTranslator(backtranslations) if backtranslations is not None else None
     bt_mode = ("translator: every row, corrupted or not, back-translated" if live is not None
                else "off: BT-free risk for every row (a file has no back-translation of corrupted text)")
     emb = get_embedder(embedder, cache_dir) if isinstance(embedder, str) else embedder
-    engine = AuditEngine(emb, cfg, gloss, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"))
+    engine = AuditEngine(emb, cfg, gloss, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"),
+                         pair=ds.pair)
     bt = live.translate(frame["question_nl"].tolist(), frame["id"].tolist()) if live is not None else None
     try:
         scored = engine.score(frame["question_fr"].tolist(), frame["question_nl"].tolist(), bt,

@@ -22,7 +22,7 @@ from typing import Generic, Mapping, Protocol, Sequence, TypeVar, runtime_checka
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.base.languages import BBSARD
+from bbsard_audit.base.languages import BBSARD, LanguagePair
 
 from .findings import CATEGORIES, FLAG_CATEGORIES, Finding
 from .signal_cache import SignalCache
@@ -46,10 +46,11 @@ class Batch:
     gold: Sequence[Sequence[int]] | None = None
     groups: Sequence[object] | None = None
     reference: np.ndarray | None = None
-    pair: tuple[str, str] = UNTAGGED_PAIR
+    pair: LanguagePair = UNTAGGED_PAIR
     """(source, target) language codes: the QA checks ask those language packs."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "pair", LanguagePair(*self.pair))  # a (source, target) tuple becomes the pair
         n = len(self.source)
         for name in ("target", "bt", "ids", "gold"):
             value = getattr(self, name)

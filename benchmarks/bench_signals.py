@@ -23,6 +23,7 @@ from bbsard_audit.audit.risk import RiskConfig
 from bbsard_audit.audit.signal_cache import SignalCache
 from bbsard_audit.base.dataset import load_dataset
 from bbsard_audit.base.embeddings import get_embedder
+from bbsard_audit.base.languages import BBSARD
 
 LEARNED = """\
 version: "bench"
@@ -46,7 +47,7 @@ def main() -> None:
         learned = Path(tmp) / "learned.yaml"
         learned.write_text(LEARNED, encoding="utf-8")
         for label, glossary in (("cold", None), ("warm", None), ("learned_layer_added", [SHIPPED, learned])):
-            engine = AuditEngine(emb, RiskConfig.load(), glossary, SignalCache(Path(tmp) / "signals.sqlite"))
+            engine = AuditEngine(emb, RiskConfig.load(), glossary, SignalCache(Path(tmp) / "signals.sqlite"), pair=BBSARD)
             start = time.perf_counter()
             frame = engine.score(fr, nl, bt)
             results[label] = {"seconds": round(time.perf_counter() - start, 2), "cache_hits": engine.cache.hits,

@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
         console = Console(stderr=True)
         config = EvalConfig(
             runs=runs, qrels=qrels, dataset=dataset, split=split,
-            retrievers=tuple(retriever or ()), langs=tuple(lang or ("fr", "nl")), normaliser=normaliser,
+            retrievers=tuple(retriever or ()), langs=tuple(lang or ()), normaliser=normaliser,
             verdicts=verdicts, keep=tuple(v.strip() for v in keep.split(",") if v.strip()),
             corrected=corrected, audit=audit, estimate=estimate, metrics=tuple(k or DEFAULT_METRICS), resamples=resamples,
             null_draws=null_draws, seed=seed, depth=depth)

@@ -146,7 +146,7 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
     for name, ids in subsets.items():
         if not ids:
             warnings.append(f"subset {name} is empty and is not evaluated")
-    values = _subset_values(systems, subsets, corrected_runs, qrels, metrics, depth, warnings)
+    values = _subset_values(systems, subsets, corrected_runs, qrels, metrics, depth, warnings, layout.pair)
 
     progress("bootstrap, paired tests, ranking shift")
     metrics_df, pairwise_df = _metrics_and_pairs(values, subsets, metrics, config)
@@ -154,7 +154,7 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
     progress("null model")
     null_df = _null_model(values, subsets, metrics, config)
     progress("FR-NL gap")
-    gap_df = _fr_nl_gap(systems, full, metrics, verdicts, flags, config, layout.sides)
+    gap_df = _fr_nl_gap(systems, full, metrics, verdicts, flags, config, layout.pair)
     per_query_df = _per_query(values, subsets, metrics, verdicts, flags)
     fragility_df, exposure = _fragility(values, full, metrics, pairwise_df, verdicts, flags, estimate)
 
@@ -235,14 +235,14 @@ def _builtin_runs(config, dataset, qrels, verdicts, runs, progress, layout):
         raise InputError(f"{len(missing)} judged question(s) have no text in {config.dataset} "
                          f"({config.split}), e.g. {', '.join(sorted(missing)[:5])}")
     for spec in config.retrievers:
-        for lang in config.langs or layout.sides:
+        for lang in config.langs or layout.pair:
             retriever = make_retriever(spec, lang, config.normaliser)
             if retriever.name in runs or retriever.name in built:
                 raise InputError(f"system name {retriever.name!r} is given twice")
             progress(f"indexing {retriever.name}")
             retriever.index(dataset.corpus.ids, dataset.corpus.texts(lang))
-            if lang not in layout.sides:
-                raise InputError(f"--lang {lang}: the dataset's questions are in {' and '.join(layout.sides)}")
+            if lang not in layout.pair:
+                raise InputError(f"--lang {lang}: the dataset's questions are in {' and '.join(layout.pair)}")
             questions = {q: p.source if lang == layout.pair.source else p.target for q, p in pairs.items()}
             progress(f"retrieving {retriever.name}")
             run = built[retriever.name] = retriever.search(questions, config.depth)
@@ -271,7 +271,7 @@ def _score(run: Run, qrels: Qrels, qids, metrics, depth) -> _System:
     return _System(run.name, per_query_matrix(hits, metrics), hits.missing)
 
 
-def _subset_values(systems, subsets, corrected_runs, qrels, metrics, depth, warnings):
+def _subset_values(systems, subsets, corrected_runs, qrels, metrics, depth, warnings, pair):
     """subset -> {system: _System restricted to the subset's queries}."""
     index = {q: i for i, q in enumerate(subsets["full"])}
     out = {}
@@ -279,17 +279,19 @@ def _subset_values(systems, subsets, corrected_runs, qrels, metrics, depth, warn
         if not ids:
             continue
         if name == "corrected":
-            out[name] = _corrected_values(systems, corrected_runs, qrels, ids, metrics, depth, warnings)
+            out[name] = _corrected_values(systems, corrected_runs, qrels, ids, metrics, depth, warnings, pair)
             continue
         cols = np.fromiter((index[q] for q in ids), dtype=np.int64, count=len(ids))
         out[name] = {s: _System(s, v.values[:, cols], v.missing[cols]) for s, v in systems.items()}
     return out
 
 
-def _corrected_values(systems, corrected_runs, qrels, ids, metrics, depth, warnings):
-    """Dutch built-in runs re-retrieved on corrected questions; French runs are unchanged by the
-    corrections; a Dutch (or unlabelled) run from a file cannot be re-run and is left out."""
-    french = {fr for fr, _ in language_pairs(list(systems)).values()} | {s for s in systems if s.lower().endswith("_fr")}
+def _corrected_values(systems, corrected_runs, qrels, ids, metrics, depth, warnings, pair):
+    """Target-language (Dutch) built-in runs re-retrieved on corrected questions; source-language
+    (French) runs are unchanged by the corrections; a target (or unlabelled) run from a file cannot be
+    re-run and is left out."""
+    french = ({src for src, _ in language_pairs(list(systems), pair).values()}
+              | {s for s in systems if s.lower().endswith(f"_{pair.source}")})
     values, left_out = {}, []
     for name, system in systems.items():
         if name in corrected_runs:
@@ -413,13 +415,13 @@ def _null_model(values, subsets, metrics, config):
                                        "n_removed", "draws"])
 
 
-def _fr_nl_gap(systems, full, metrics, verdicts, flags, config, sides=("fr", "nl")):
+def _fr_nl_gap(systems, full, metrics, verdicts, flags, config, pair):
     """Per system pair (X_<source>, X_<target>: X_fr, X_nl for bBSARD) and metric: mean source - target
     overall, by verdict, by flag, per question (the table's `fr` / `nl` columns hold source / target)."""
     rows = []
     index = {q: i for i, q in enumerate(full)}
     groups = question_groups(full, verdicts, flags)
-    for base, (fr, nl) in language_pairs(list(systems), sides).items():
+    for base, (fr, nl) in language_pairs(list(systems), pair).items():
         gap = systems[fr].values - systems[nl].values  # (metrics x n)
         for level, by_group in groups.items():
             for group, ids in by_group.items():

@@ -10,6 +10,7 @@ from typing import Iterable, Mapping, Sequence
 from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.verdicts import VERDICTS, Verdicts
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import LanguagePair
 
 __all__ = ["Verdicts", "read_flags", "build_subsets", "language_pairs", "question_groups", "DEFAULT_KEEP", "SUBSETS"]
 DEFAULT_KEEP = ("correct", "minor")
@@ -44,16 +45,16 @@ def build_subsets(full: Sequence[str], verdicts: Verdicts | None = None,
     return subsets
 
 
-def language_pairs(names: Sequence[str], sides: tuple[str, str] = ("fr", "nl")) -> dict[str, tuple[str, str]]:
+def language_pairs(names: Sequence[str], pair: LanguagePair) -> dict[str, tuple[str, str]]:
     """System base name -> (source run, target run), from names ending in the pair's codes: _fr/_nl
     (or -fr, .fr) for bBSARD, _en/_nl for an English -> Dutch benchmark."""
-    suffix = re.compile(_LANG_SUFFIX.format("|".join(map(re.escape, sides))), re.IGNORECASE)
+    suffix = re.compile(_LANG_SUFFIX.format("|".join(map(re.escape, pair))), re.IGNORECASE)
     found: dict[str, dict[str, str]] = {}
     for name in names:
         match = suffix.match(name)
         if match:
             found.setdefault(match["base"], {})[match["lang"].lower()] = name
-    return {base: (langs[sides[0]], langs[sides[1]]) for base, langs in found.items() if len(langs) == 2}
+    return {base: (langs[pair.source], langs[pair.target]) for base, langs in found.items() if len(langs) == 2}
 
 
 def question_groups(qids: Sequence[str], verdicts: Verdicts | None,

@@ -20,6 +20,7 @@ from bbsard_audit.annotations.connection import Connection
 from bbsard_audit.annotations.project import ReviewProject
 from bbsard_audit.app.cli import app
 from bbsard_audit.base.dataset import load_dataset
+from bbsard_audit.base.contracts.audit import Layout
 from conftest import write_review_files
 from test_estimator_design import as_format2
 
@@ -42,7 +43,7 @@ def test_real_test_split_push_annotate_pull_agreement_estimate(shared_dir, ls_en
                        "--project", "bbsard-test-review", "--dataset", str(shared_dir)])
     assert res.exit_code == 0, res.output
     assert f"{n_queued} task(s) imported" in res.output
-    project = ReviewProject.open(Connection(ls_env.url, ls_env.token), "bbsard-test-review")
+    project = ReviewProject.open(Connection(ls_env.url, ls_env.token), "bbsard-test-review", layout=Layout())
     exported = project.export()
     task = exported[0]
     pair = ds.by_id()[task["data"]["question_id"]]
@@ -125,7 +126,7 @@ def test_real_campaign_estimates_at_once_and_a_queued_batch_changes_nothing(shar
                        "--campaign", str(camp)])
     assert res.exit_code == 0, res.output
     as_format2(camp)  # issue 14's design (format 2, risk batches): an older campaign folder still reads and grows
-    project = ReviewProject.open(Connection(ls_env.url, ls_env.token), name)
+    project = ReviewProject.open(Connection(ls_env.url, ls_env.token), name, layout=Layout())
     frame = pd.read_csv(audit)
     legal = dict(zip(frame["id"], np.where(np.random.default_rng(14).random(len(frame)) < frame["risk"] / 2,
                                            "legal", "correct")))

@@ -17,6 +17,7 @@ from bbsard_audit.annotations.project import ReviewProject
 from bbsard_audit.annotations.server import LabelStudioServer
 from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, build_tasks, read_audit
 from bbsard_audit.app.cli import app
+from bbsard_audit.base.contracts.audit import Layout
 from conftest import write_review_files
 
 # The first test of a session may build the private venv + template (minutes on a fresh machine).
@@ -39,7 +40,7 @@ def review(tmp_path, toy_pairs):
 
 
 def _project(server, name) -> ReviewProject:
-    return ReviewProject.open(Connection(server.url, server.token, retries=1, backoff=0.05), name)
+    return ReviewProject.open(Connection(server.url, server.token, retries=1, backoff=0.05), name, layout=Layout())
 
 
 def test_push_repush_no_duplicates_and_prediction(ls_env, review):
@@ -71,9 +72,9 @@ def test_push_repush_no_duplicates_and_prediction(ls_env, review):
 
 def test_push_interrupted_midway_then_resumed(ls_server, review):
     audit, queue = review
-    tasks = build_tasks(read_audit(queue, QUEUE_COLUMNS), model_version="audit-test")
+    tasks = build_tasks(read_audit(queue, QUEUE_COLUMNS), model_version="audit-test", layout=Layout.of(queue))
     name = title()
-    project = ReviewProject.open(Connection(ls_server.url, ls_server.token), name, create=True)
+    project = ReviewProject.open(Connection(ls_server.url, ls_server.token), name, create=True, layout=Layout())
 
     def crash_after_first_batch(n):
         raise KeyboardInterrupt  # the user hit Ctrl-C after one batch landed

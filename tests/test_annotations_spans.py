@@ -30,6 +30,7 @@ from bbsard_audit.annotations.tasks import LABEL_CONFIG, QUEUE_COLUMNS, build_ta
 from bbsard_audit.app.cli import app
 from bbsard_audit.base.dataset import QuestionPair
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.contracts.audit import Layout
 from conftest import write_review_files
 
 runner = CliRunner()
@@ -112,9 +113,9 @@ def test_audit_spans_checked_with_file_row_id(tmp_path, review):
     # no spans column: no spans, and the prediction is the verdict guess alone
     plain = pd.read_csv(queue).drop(columns="spans")
     plain.to_csv(tmp_path / "plain.csv", index=False)
-    tasks = build_tasks(read_audit(tmp_path / "plain.csv", QUEUE_COLUMNS), model_version="audit")
+    tasks = build_tasks(read_audit(tmp_path / "plain.csv", QUEUE_COLUMNS), model_version="audit", layout=Layout())
     assert all(len(t["predictions"][0]["result"]) == 1 for t in tasks)
-    task = next(t for t in build_tasks(read_audit(queue, QUEUE_COLUMNS), model_version="audit")
+    task = next(t for t in build_tasks(read_audit(queue, QUEUE_COLUMNS), model_version="audit", layout=Layout.of(queue))
                 if t["data"]["question_id"] == 1)
     assert [r["from_name"] for r in task["predictions"][0]["result"]] == ["verdict", "fr_spans", "nl_spans"]
 
@@ -142,7 +143,7 @@ def old_config() -> str:
 def export_with_spans(kept: list[dict], added: list[dict], annotator_id: int = 3, ann_id: int = 11) -> list[dict]:
     texts = {"fr": FR, "nl": NL}
     result = simulate.annotation_result("legal", "Kan de verhuurder de huurovereenkomst opzeggen wegens "
-                                        "ongezondheid?", "yes", spans=[*kept, *added], texts=texts)
+                                        "ongezondheid?", "yes", spans=[*kept, *added], texts=texts, layout=Layout())
     return [{"id": 5, "data": {"question_id": 1, "question_fr": FR, "question_nl": NL},
              "annotations": [{"id": ann_id, "completed_by": annotator_id, "result": result,
                               "was_cancelled": False, "created_at": "2026-01-01T00:00:00Z",
@@ -293,7 +294,7 @@ def test_campaign_push_mistakes_are_one_line_before_any_server_call(tmp_path, re
 # --- real Label Studio round trip ---------------------------------------------------------------------
 
 def _project(server, name) -> ReviewProject:
-    return ReviewProject.open(Connection(server.url, server.token, retries=1, backoff=0.05), name)
+    return ReviewProject.open(Connection(server.url, server.token, retries=1, backoff=0.05), name, layout=Layout())
 
 
 @pytest.mark.label_studio
@@ -336,7 +337,7 @@ def test_real_server_spans_round_trip_config_guard_and_adaptive_batches(ls_env, 
     added = span("nl", NL, "opzeggen", "mistranslation", note="ontbinden")
     user = simulate.ensure_reviewer(project, "spans.a@example.org")
     project.client.annotations.create(task["id"], result=simulate.annotation_result(
-        "legal", spans=[AUDIT_SPANS[1], added], texts={"fr": FR, "nl": NL}), completed_by=user, project=project.id)
+        "legal", spans=[AUDIT_SPANS[1], added], texts={"fr": FR, "nl": NL}, layout=Layout()), completed_by=user, project=project.id)
     verdict = {int(q): "correct" for q in start["id"]}
     simulate.annotate(project, "spans.b@example.org", verdict.get)
     res = cli("pull", "--project", name, "--out", camp / "verdicts.csv")
@@ -408,7 +409,7 @@ def test_real_ui_highlights_predicted_spans_on_their_words(ls_server):
     from selenium.webdriver.support.ui import WebDriverWait
 
     spans = [*AUDIT_SPANS, span("nl", NL, "opzeggen", "mistranslation")]
-    project = ReviewProject.open(Connection(ls_server.url, ls_server.token), f"t-{uuid.uuid4().hex[:10]}", create=True)
+    project = ReviewProject.open(Connection(ls_server.url, ls_server.token), f"t-{uuid.uuid4().hex[:10]}", create=True, layout=Layout())
     data = {"question_id": 1, "question_fr": FR, "question_nl": NL, "backtranslation": "-", "audit_summary": "-",
             "gold_articles": "-"}
     verdict = {"from_name": "verdict", "to_name": "question_nl", "type": "choices", "value": {"choices": ["legal"]}}

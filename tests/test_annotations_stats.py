@@ -18,6 +18,7 @@ from bbsard_audit.annotations.simulate import annotation_result
 from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, build_tasks, read_audit
 from bbsard_audit.app.cli import app
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.contracts.audit import Layout
 from conftest import write_review_files
 
 runner = CliRunner()
@@ -100,7 +101,7 @@ def _export(annotations: list[tuple[int, int, int, str, str]]) -> list[dict]:
     tasks: dict[int, dict] = {}
     for qid, ann_id, user, verdict, stamp in annotations:
         task = tasks.setdefault(qid, {"id": qid * 10, "data": {"question_id": qid}, "annotations": []})
-        task["annotations"].append({"id": ann_id, "completed_by": user, "result": annotation_result(verdict),
+        task["annotations"].append({"id": ann_id, "completed_by": user, "result": annotation_result(verdict, layout=Layout()),
                                     "was_cancelled": False, "created_at": stamp, "updated_at": stamp})
     return list(tasks.values())
 
@@ -131,7 +132,7 @@ def test_pull_is_additive_and_survives_a_reset(tmp_path):
 def test_cancelled_and_empty_annotations_are_ignored():
     tasks = _export([(1, 1, 1, "legal", "2026-01-01T10:00:00Z")])
     tasks[0]["annotations"].append({"id": 2, "completed_by": 2, "result": [], "was_cancelled": False})
-    tasks[0]["annotations"].append({"id": 3, "completed_by": 3, "result": annotation_result("correct"),
+    tasks[0]["annotations"].append({"id": 3, "completed_by": 3, "result": annotation_result("correct", layout=Layout()),
                                     "was_cancelled": True})
     tasks.append({"id": 99, "data": {"text": "not one of ours"}, "annotations": []})
     assert raw_from_export(tasks)["annotator"].tolist() == ["user:1"]
@@ -274,10 +275,10 @@ def test_export_tasks_offline_round_trip(tmp_path, toy_pairs):
                               "--out", str(tmp_path / "tasks.json")])
     assert res.exit_code == 0, res.output
     tasks = json.loads((tmp_path / "tasks.json").read_text())
-    assert tasks == build_tasks(read_audit(queue, QUEUE_COLUMNS), model_version="audit")
+    assert tasks == build_tasks(read_audit(queue, QUEUE_COLUMNS), model_version="audit", layout=Layout.of(queue))
     assert "<Choices name=\"verdict\"" in json.loads((tmp_path / "tasks.meta.json").read_text())["label_config"]
     exported = [dict(t, id=i + 1, annotations=[{"id": i + 1, "completed_by": {"id": 3, "email": "r@x.org"},
-                                                  "result": annotation_result("legal" if i % 2 else "correct"),
+                                                  "result": annotation_result("legal" if i % 2 else "correct", layout=Layout()),
                                                   "was_cancelled": False, "created_at": "2026-01-05T09:00:00Z", "updated_at": "2026-01-05T09:00:00Z"}])
                 for i, t in enumerate(tasks)]
     (tmp_path / "export.json").write_text(json.dumps(exported))

@@ -12,6 +12,7 @@ from conftest import need
 from bbsard_audit.audit.backtranslation import (BackTranslationScorer, BackTranslationThresholds, FileTranslator,
                                    TransformersTranslator, get_translator)
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import BBSARD
 
 
 def _jsonl(path, records):
@@ -125,7 +126,7 @@ def tiny_marian(tmp_path_factory):
 
 @pytest.mark.ml
 def test_transformers_translator_runs_a_local_marian_model_in_batches(tiny_marian):
-    tr = TransformersTranslator(str(tiny_marian), batch_size=2, num_beams=1, max_new_tokens=6, device="cpu")
+    tr = TransformersTranslator(str(tiny_marian), pair=BBSARD, batch_size=2, num_beams=1, max_new_tokens=6, device="cpu")
     out = tr.translate(["Ik ben een werknemer.", "Mag ik weigeren?", "De huurder betaalt de huur."], [1, 2, 3])
     assert len(out) == 3 and all(isinstance(t, str) for t in out)  # random weights: plumbing, not quality
     assert tr.model_id.startswith(f"transformers:{tiny_marian}")
@@ -135,7 +136,7 @@ def test_transformers_translator_runs_a_local_marian_model_in_batches(tiny_maria
 def test_transformers_translator_bad_model_is_one_input_error(tmp_path):
     need("transformers")
     with pytest.raises(InputError, match="cannot load translation model"):
-        TransformersTranslator(str(tmp_path / "no-such-model"))
+        TransformersTranslator(str(tmp_path / "no-such-model"), pair=BBSARD)
 
 
 @pytest.fixture(scope="module")
@@ -154,14 +155,14 @@ def tiny_m2m100(tmp_path_factory):
 
 @pytest.mark.ml
 def test_many_to_many_model_gets_language_codes(tiny_m2m100):
-    tr = TransformersTranslator(str(tiny_m2m100), num_beams=1, max_new_tokens=4, device="cpu")
+    tr = TransformersTranslator(str(tiny_m2m100), pair=BBSARD, num_beams=1, max_new_tokens=4, device="cpu")
     fr_token = tr.tokenizer.convert_tokens_to_ids("__fr__")
     assert tr._generate_kwargs == {"forced_bos_token_id": fr_token} and tr.tokenizer.src_lang == "nl"
     assert "[nl->fr]" in tr.model_id
     out = tr.translate(["Ik ben een werknemer.", "De huurder"], [1, 2])
     assert len(out) == 2 and not any("__fr__" in t for t in out)
     with pytest.raises(InputError, match="does not know target language code 'xx'"):
-        TransformersTranslator(str(tiny_m2m100), tgt_lang="xx")
+        TransformersTranslator(str(tiny_m2m100), pair=BBSARD, tgt_lang="xx")
     from bbsard_audit.base.languages import LanguagePair
 
     en_nl = TransformersTranslator(str(tiny_m2m100), num_beams=1, device="cpu", pair=LanguagePair("en", "nl"))

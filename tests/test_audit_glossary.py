@@ -11,6 +11,7 @@ import pytest
 from bbsard_audit.audit import glossary as glossary_module
 from bbsard_audit.audit.glossary import Glossary
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import BBSARD
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -21,7 +22,7 @@ def glossary() -> Glossary:
 
 
 def flags_of(glossary: Glossary, fr: str, nl: str) -> list[str]:
-    findings, _ = glossary.check_pairs([(fr, nl)])
+    findings, _ = glossary.check_pairs([(fr, nl)], BBSARD)
     return [f.flag for f in findings[0]]
 
 
@@ -39,7 +40,7 @@ def test_shipped_glossary_is_large_versioned_and_sourced(glossary):
 def test_rejected_rendering_is_flagged_with_a_readable_reason(glossary):
     findings, columns = glossary.check_pairs([
         ("Quelles sont les compétences du juge de paix ?", "Wat zijn de bevoegdheden van de politierechter?"),
-    ])
+    ], BBSARD)
     assert [f.flag for f in findings[0]] == ["term_rejected"]
     assert findings[0][0].reason.startswith("FR 'juge de paix' expects 'vrederechter'; NL has 'politierechter'")
     assert columns.loc[0, "gl_expected"] == 1 and columns.loc[0, "gl_matched"] == 0
@@ -59,7 +60,7 @@ def test_netherlands_usage_is_non_belgian(glossary):
 def test_missing_term_is_flagged(glossary):
     findings, _ = glossary.check_pairs([
         ("Qu'est-ce que le règlement collectif de dettes ?", "Wat is een afbetalingsregeling?"),
-    ])
+    ], BBSARD)
     assert [f.flag for f in findings[0]] == ["term_missing"]
     assert "collectieve schuldenregeling" in findings[0][0].reason
 
@@ -102,7 +103,7 @@ def test_compound_rule_does_not_confuse_different_terms(glossary):
 
 def test_columns_are_numeric_one_row_per_pair(glossary):
     pairs = [("Le juge de paix ?", "De vrederechter?"), ("Bonjour", "Hallo"), ("Le CPAS ?", "De gemeente?")]
-    findings, columns = glossary.check_pairs(pairs)
+    findings, columns = glossary.check_pairs(pairs, BBSARD)
     assert len(findings) == len(columns) == 3
     assert {"gl_expected", "gl_matched", "gl_rejected"} <= set(columns.columns)
     assert all(pd.api.types.is_numeric_dtype(columns[c]) for c in columns.columns)
@@ -165,10 +166,10 @@ def test_every_entry_accepts_its_renderings_and_flags_its_rejections(glossary):
     for e in glossary.entries:
         for fr in e.fr:
             pairs = [(f"Une question sur {fr} ici ?", f"Een vraag over {acc.lstrip('=')} hier?") for acc in e.nl_accepted]
-            findings, _ = glossary.check_pairs(pairs)
+            findings, _ = glossary.check_pairs(pairs, BBSARD)
             problems += [(e.id, fr, acc, f) for acc, f in zip(e.nl_accepted, findings) if f]
             pairs = [(f"Une question sur {fr} ici ?", f"Een vraag over {r.term} hier?") for r in e.nl_rejected]
-            findings, _ = glossary.check_pairs(pairs)
+            findings, _ = glossary.check_pairs(pairs, BBSARD)
             want = {"wrong_concept": "term_rejected", "netherlands": "non_belgian"}
             problems += [(e.id, fr, r.term, f) for r, f in zip(e.nl_rejected, findings)
                          if want[r.kind] not in {x.flag for x in f}]
@@ -180,7 +181,7 @@ def test_swaps_for_the_selftest_are_detected(glossary):
     assert len(swaps) >= 40
     by_id = {e.id: e for e in glossary.entries}
     pairs = [(f"Question : {by_id[i].fr[0]} ?", f"Vraag: {wrong}?") for i, _, wrong in swaps]
-    findings, _ = glossary.check_pairs(pairs)
+    findings, _ = glossary.check_pairs(pairs, BBSARD)
     assert all("term_rejected" in {f.flag for f in fs} for fs in findings)
 
 
@@ -230,11 +231,11 @@ def test_layered_glossary_adds_learned_rules_that_name_their_review(tmp_path):
     assert [layer.name for layer in layered.layers] == ["glossary.yaml", "learned_glossary.yaml"]
     assert all(len(layer.sha256) == 64 for layer in layered.layers)
     assert not any(e.learned for e in layered.entries[:-1]) and layered.entries[-1].learned
-    findings, _ = layered.check_pairs([("Le juge peut-il imposer une astreinte ?", "Kan de rechter een boete opleggen?")])
+    findings, _ = layered.check_pairs([("Le juge peut-il imposer une astreinte ?", "Kan de rechter een boete opleggen?")], BBSARD)
     [finding] = [f for f in findings[0] if f.flag == "term_rejected"]
     assert finding.reason.endswith("[learned rule learned-astreinte-q12 from expert review of question 12 (anna)]")
     # shipped rules name no review; the shipped glossary alone does not know this rule
-    findings, _ = shipped.check_pairs([("Le juge peut-il imposer une astreinte ?", "Kan de rechter een boete opleggen?")])
+    findings, _ = shipped.check_pairs([("Le juge peut-il imposer une astreinte ?", "Kan de rechter een boete opleggen?")], BBSARD)
     assert not any(f.flag == "term_rejected" for f in findings[0])
     # Glossary objects and paths mix
     assert len(Glossary.layered([shipped, learned]).entries) == len(layered.entries)
@@ -248,17 +249,17 @@ def test_a_learned_rule_on_a_shipped_french_term_fires_through_layered(tmp_path)
                        .replace("[dwangsom]", "[huurovereenkomst, pachtovereenkomst]"), encoding="utf-8")
     shipped = Glossary.load()
     pair = ("Puis-je résilier le bail ?", "Kan ik de boete opzeggen?")
-    assert not any(f.flag == "term_rejected" for f in shipped.check_pairs([pair])[0][0])
+    assert not any(f.flag == "term_rejected" for f in shipped.check_pairs([pair], BBSARD)[0][0])
     layered = Glossary.layered([glossary_module.SHIPPED, learned])
     assert len(layered.entries) == len(shipped.entries)  # merged, not appended
     [bail] = [e for e in layered.entries if e.id == "bail"]
     # the shipped entry wins: its rejection of 'pachtovereenkomst' stays, the learned acceptance is dropped
     assert "pachtovereenkomst" not in bail.nl_accepted and [r.term for r in bail.nl_rejected][-1] == "boete"
-    [finding] = [f for f in layered.check_pairs([pair])[0][0] if f.flag == "term_rejected"]
+    [finding] = [f for f in layered.check_pairs([pair], BBSARD)[0][0] if f.flag == "term_rejected"]
     assert finding.reason.endswith("[learned rule learned-bail-q7 from expert review of question 12 (anna)]")
     assert "'boete'" in finding.reason and finding.spans[-1].text == "boete"
     # the shipped entry's own rejections still name no rule
-    [own] = layered.check_pairs([("Le bail est-il valable ?", "Is de pachtovereenkomst geldig?")])[0][0]
+    [own] = layered.check_pairs([("Le bail est-il valable ?", "Is de pachtovereenkomst geldig?")], BBSARD)[0][0]
     assert own.flag == "term_rejected" and "learned rule" not in own.reason
 
 

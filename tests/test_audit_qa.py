@@ -11,6 +11,7 @@ from bbsard_audit.audit.checks import FLAGS, check_pairs, institutions, regions,
 from bbsard_audit.audit.checks.negation import count_negations
 from bbsard_audit.audit.checks.numbers import number_values
 from bbsard_audit.audit.termmatch import fold, tokenize
+from bbsard_audit.base.languages import BBSARD
 
 
 def negations(text: str) -> tuple[int, int]:
@@ -194,7 +195,7 @@ def test_real_data_fast_and_not_noisy(shared_dir):
         tokenize.cache_clear()  # every text is tokenised again: only the lemma cache is warm
         start = time.perf_counter()
         glossary = Glossary.load()
-        result = glossary.check_pairs(pairs), check_pairs(pairs)
+        result = glossary.check_pairs(pairs, BBSARD), check_pairs(pairs)
         return time.perf_counter() - start, result
 
     cold, _ = run()
@@ -245,7 +246,7 @@ def test_sample_flaws_are_caught_and_clean_pairs_are_not_flagged():
     ds = load_dataset("sample")
     flaws = pd.read_csv(sample_dir() / "flaws.csv").set_index("id")["error_type"].to_dict()
     pairs = [(p.source, p.target) for p in ds.pairs]
-    gl, _ = Glossary.load().check_pairs(pairs)
+    gl, _ = Glossary.load().check_pairs(pairs, BBSARD)
     qa, _ = check_pairs(pairs)
     flags = {p.id: {f.flag for f in g + q} for p, g, q in zip(ds.pairs, gl, qa)}
     missed = {i: t for i, t in flaws.items() if t in EXPECTED_FLAGS and not flags[i] & EXPECTED_FLAGS[t]}

@@ -20,6 +20,8 @@ from bbsard_audit.audit.signals import Batch, Signal, SignalResult
 from bbsard_audit.base.contracts.audit import BBSARD_LAYOUT
 from bbsard_audit.base.embeddings import get_embedder
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import BBSARD
+from bbsard_audit.base.contracts.audit import Layout
 
 AUDIT = Path(__file__).resolve().parents[1] / "audit"
 
@@ -32,7 +34,7 @@ def embedder(tmp_path_factory):
 # ------------------------------------------------------------------ protocol
 
 def test_every_default_signal_follows_the_protocol(embedder):
-    engine = AuditEngine(embedder, RiskConfig.load())
+    engine = AuditEngine(embedder, RiskConfig.load(), pair=BBSARD)
     names = [s.name for s in engine.signals]
     assert names[:9] == ["numbers", "negation", "regions", "institutions", "roles", "length", "untranslated",
                          "identical", "question"]
@@ -88,7 +90,7 @@ def test_engine_runs_any_list_of_signals_and_a_plugged_in_one(embedder, tmp_path
     config = RiskConfig.load()
     toy = ToyExclamation()
     engine = AuditEngine(embedder, config, signal_cache=SignalCache(tmp_path / "s.sqlite"),
-                         signals=[toy, checks.NumbersCheck()])
+                         signals=[toy, checks.NumbersCheck()], pair=BBSARD)
     fr, nl = ["Puis-je partir après 3 mois ?", "Puis-je partir ?"], ["Mag ik na 3 maanden weg!", "Mag ik na 4 maanden weg?"]
     out = engine.score(fr, nl)
     assert list(out["flags"]) == ["toy_exclaims", "number_mismatch"]
@@ -97,7 +99,7 @@ def test_engine_runs_any_list_of_signals_and_a_plugged_in_one(embedder, tmp_path
     spans = json.loads(out.loc[0, "spans"])
     assert spans == [{"side": "nl", "start": 23, "end": 24, "text": "!", "category": "other", "flag": "toy_exclaims"}]
     # cached by its signature: a second engine does not call it again
-    again = AuditEngine(embedder, config, signal_cache=SignalCache(tmp_path / "s.sqlite"), signals=[toy])
+    again = AuditEngine(embedder, config, signal_cache=SignalCache(tmp_path / "s.sqlite"), signals=[toy], pair=BBSARD)
     again.score(fr, nl)
     assert toy.calls == 1 and again.cache.hits == ["toy_exclamation"]
 
@@ -107,14 +109,14 @@ def test_a_signal_raising_an_undeclared_flag_or_wrong_row_count_is_caught(embedd
         flags = {"something_else": "x"}
 
     with pytest.raises(ValueError, match="undeclared flag"):
-        AuditEngine(embedder, RiskConfig.load(), signals=[Liar()]).score(["a"], ["b!"])
+        AuditEngine(embedder, RiskConfig.load(), signals=[Liar()], pair=BBSARD).score(["a"], ["b!"])
 
     class Short(ToyExclamation):
         def score(self, batch):
             return SignalResult.empty(len(batch) - 1)
 
     with pytest.raises(ValueError, match="findings rows"):
-        AuditEngine(embedder, RiskConfig.load(), signals=[Short()]).score(["a", "b"], ["c", "d"])
+        AuditEngine(embedder, RiskConfig.load(), signals=[Short()], pair=BBSARD).score(["a", "b"], ["c", "d"])
 
 
 # ------------------------------------------------------------------ word-list data files
@@ -152,7 +154,7 @@ def test_shipped_word_lists_are_valid():
 
 def spans_of(fr: str, nl: str, flag: str) -> list[Span]:
     qa, _ = checks.check_pairs([(fr, nl)])
-    gl, _ = Glossary.load().check_pairs([(fr, nl)])
+    gl, _ = Glossary.load().check_pairs([(fr, nl)], BBSARD)
     found = [f for f in qa[0] + gl[0] if f.flag == flag]
     assert found, (flag, [f.flag for f in qa[0] + gl[0]])
     spans = [s for f in found for s in f.spans]
@@ -233,14 +235,14 @@ def test_spans_column_round_trips_through_csv_and_queue(embedder, tmp_path):
 
     fr = ["Le locataire peut-il partir après 3 mois ?", "Puis-je saisir le juge de paix ?", "Quel loyer ?"] * 20
     nl = ["Mag de verhuurder na vier maanden vertrekken?", "Kan ik naar de politierechter stappen?", "Welke huur?"] * 20
-    frame = AuditEngine(embedder, RiskConfig.load()).score(fr, nl)
+    frame = AuditEngine(embedder, RiskConfig.load(), pair=BBSARD).score(fr, nl)
     frame.insert(0, "id", range(len(fr)))
     frame.insert(1, "split", "test")
     frame.insert(2, "category", "x")
     frame.insert(3, "question_fr", fr)
     frame.insert(4, "question_nl", nl)
     frame.insert(5, "backtranslation", "")
-    write_audit(AuditResult(frame, {"dataset": {}, "backtranslation": {}}), tmp_path, review_budget=5)
+    write_audit(AuditResult(frame, {"dataset": {}, "backtranslation": {}}, Layout()), tmp_path, review_budget=5)
     audit = pd.read_csv(tmp_path / "audit.csv", keep_default_na=False)
     queue = pd.read_csv(tmp_path / "review_queue.csv", keep_default_na=False)
     assert json.loads(audit.loc[2, "spans"]) == []

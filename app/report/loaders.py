@@ -67,13 +67,13 @@ class Workdir:
     """The stage outputs found in one folder; an absent file is `None`."""
 
     root: Path
+    layout: Layout
+    """The audit's pair and id kind (audit.csv's sidecar): the language-coded columns are read by it."""
     review: Path | None = None
     """The folder the review files came from, when it is not `root` (a campaign folder)."""
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     documents: dict[str, Any] = field(default_factory=dict)
     sidecars: dict[str, dict] = field(default_factory=dict)
-    layout: Layout = Layout()
-    """The audit's pair and id kind (audit.csv's sidecar): the language-coded columns are read by it."""
 
     def table(self, name: str) -> pd.DataFrame | None:
         return self.tables.get(name)

@@ -18,6 +18,7 @@ from bbsard_audit.base.contracts.calibration import Calibration
 from bbsard_audit.base.contracts.estimate import Estimate as ErrorRate
 from bbsard_audit.base.contracts.selftest import Selftest
 from bbsard_audit.eval.metrics import metric_sort_key  # report order = the metric registry's order
+from bbsard_audit.base.languages import BBSARD, LanguagePair
 from bbsard_audit.base.stats import wilson
 from bbsard_audit.app.review_figures import REVIEWED, final_verdicts
 from .corpus_section import corpus_finding
@@ -764,6 +765,6 @@ def _title(dataset: dict | None) -> str:
     if dataset is None:
         return "Translation audit report"
     manifest = any(str(name).endswith((".yaml", ".yml")) for name in dataset.get("files_sha256") or {})
-    if manifest or "languages" in dataset:
+    if manifest or LanguagePair.from_sidecar(dataset) != BBSARD:
         return f"{dataset['source']} translation audit report"
     return "bBSARD translation audit report"

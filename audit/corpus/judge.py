@@ -28,6 +28,7 @@ from bbsard_audit.audit.judge.parse import mqm_score
 from bbsard_audit.audit.judge.signal import JudgeSignal
 from bbsard_audit.audit.risk import SEVERITIES, RiskConfig, combine, default_data
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import LanguagePair
 
 FLAG = "doc_judge_errors"
 MAX_JUDGE_CHARS = 8000
@@ -61,7 +62,7 @@ class CorpusJudge:
             return scored.column("flagged").to_numpy(zero_copy_only=False).astype(bool)
         return (risk >= config.severity["low"]) & (risk < config.severity["high"])
 
-    def apply(self, scored: pa.Table, texts: pa.Table, pair: tuple[str, str], config: RiskConfig) -> pa.Table:
+    def apply(self, scored: pa.Table, texts: pa.Table, pair: LanguagePair, config: RiskConfig) -> pa.Table:
         """`scored` with judge_mqm, judge_status and the judge's findings folded into risk and its explanation."""
         rows = np.flatnonzero(self.select(scored, config))
         ids = scored.column("id").to_pylist()
@@ -132,7 +133,7 @@ class CorpusJudge:
                 "failed_ids": self.failed_ids}
 
 
-def _finding(error, pair: tuple[str, str]) -> Finding:
+def _finding(error, pair: LanguagePair) -> Finding:
     """The question judge's finding, on the documents' flag, its span side the language code."""
     found = JudgeSignal._finding(error, pair)
     codes = {"fr": pair[0], "nl": pair[1]}

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from bbsard_audit import __version__
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import atomic_path, guard_outputs, is_local_path, write_sidecar
+from bbsard_audit.base.languages import LanguagePair
 
 from .engines import ENGINES, MapJob, read_input, read_part, started
 from .reader import MAX_DOC_CHARS, Corpus, join_batches, open_corpus
@@ -87,7 +88,7 @@ class CorpusOptions:
 @dataclass(frozen=True)
 class Phases:
     """The three phase functions (audit/corpus/documents.py) and the context builder
-    `context(source, target, embedder_spec) -> CorpusContext`; tests may give others."""
+    `context(pair, embedder_spec) -> CorpusContext`; tests may give others."""
 
     map_batch: Callable
     reduce_stats: Callable
@@ -131,11 +132,10 @@ class LazyEmbedder:
         return self.model.encode(texts, kind="passage")
 
 
-def corpus_context(source: str, target: str, embedder: str):
+def corpus_context(pair: LanguagePair, embedder: str):
     from bbsard_audit.audit.corpus.documents import CorpusContext
-    from bbsard_audit.base.languages import LanguagePair
 
-    return CorpusContext(pair=LanguagePair(source, target),
+    return CorpusContext(pair=pair,
                          embedder=None if embedder == "none" else LazyEmbedder(embedder), embedder_id=embedder)
 
 
@@ -206,8 +206,7 @@ def _run(dataset: str, out: Path, options: CorpusOptions, phases: Phases, progre
     with guard_outputs(out, command=COMMAND, inputs=[dataset] if is_local_path(dataset) else [], names=names) as guard:
         corpus = open_corpus(dataset, options.max_doc_chars)
         key = _key(corpus, options, phases)
-        job = MapJob(phases.map_batch, functools.partial(phases.context, corpus.pair.source, corpus.pair.target,
-                                                         options.embedder))
+        job = MapJob(phases.map_batch, functools.partial(phases.context, corpus.pair, options.embedder))
         with (_scratch_work(guard) if dry else _work_folder(out, key)) as (work, fresh_reason), \
                 started(options.engine, job, workers=options.workers, ray_address=options.ray_address) as map_parts:
             if fresh_reason:
@@ -371,7 +370,7 @@ def _write_audit(path: Path | None, maps: list[Path], stats, ctx, phases: Phases
                 if judging:
                     judge, parts = judging
                     texts = read_input(parts[k]).select(["id", "source_text", "target_text"])
-                    scored = judge.apply(scored, texts, (ctx.pair.source, ctx.pair.target), risk_config(ctx))
+                    scored = judge.apply(scored, texts, ctx.pair, risk_config(ctx))
                 if phases.validate is not None:
                     phases.validate(scored, AUDIT)
                 if tmp is not None:

@@ -23,7 +23,7 @@ from bbsard_audit.audit.findings import Finding, Span
 from bbsard_audit.audit.signals import Batch, Declared, Rule, SignalResult
 from bbsard_audit.base.embeddings import default_cache_dir
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.languages.pair import language_name
+from bbsard_audit.base.languages.pair import LanguagePair, language_name
 
 from . import prompt
 from .cache import JudgeCache
@@ -62,8 +62,6 @@ class JudgeSignal(Declared):
                  advance: Callable[[int, int], None] | None = None) -> None:
         self.judge, self.url, self.on, self.dry_run, self.advance = judge, url, on, dry_run, advance
         self._selected: np.ndarray | None = None
-        self.pair: tuple[str, str] | None = None
-        """(source, target) codes; run_audit sets the dataset's LanguagePair, else the batch's."""
         self.meta: dict = {}
         self.notes: list[str] = []
         """One line per problem (per pair where it concerns one), for the console."""
@@ -83,7 +81,7 @@ class JudgeSignal(Declared):
             self._selected = (risk >= config.severity["low"]) & (risk < config.severity["high"])
 
     def score(self, batch: Batch) -> SignalResult:
-        n, pair = len(batch), self.pair or batch.pair
+        n, pair = len(batch), batch.pair
         selected = np.ones(n, dtype=bool) if self._selected is None else self._selected
         rows = np.flatnonzero(selected)
         ids = list(batch.ids) if batch.ids is not None else list(range(n))
@@ -112,19 +110,19 @@ class JudgeSignal(Declared):
                                                     "judge_major": severe, "judge_minor": minor}))
 
     @staticmethod
-    def _finding(error, pair: tuple[str, str]) -> Finding:
+    def _finding(error, pair: LanguagePair) -> Finding:
         """Span sides are roles, as the judge's; audit.csv writes the pair's codes (findings.spans_json)."""
-        code = pair[0] if error.side == "source" else pair[1]
+        code = pair.source if error.side == "source" else pair.target
         where = f" (in the {language_name(code)} source)" if error.side == "source" else ""
         span = Span(error.side, error.start, error.end, error.text, error.category)
         return Finding("judge_errors", f'LLM judge: {error.severity} {error.category} "{error.text}"{where}: '
                                        f"{error.explanation}", (span,))
 
-    def _header(self, pair: tuple[str, str]) -> dict:
+    def _header(self, pair: LanguagePair) -> dict:
         return {"model": self.judge.model, "url": public_url(self.url), "prompt_version": prompt.PROMPT_VERSION,
-                "on": self.on, "pair": "->".join(pair), "concurrency": self.judge.concurrency}
+                "on": self.on, "pair": str(pair), "concurrency": self.judge.concurrency}
 
-    def _dry_run(self, texts: list[tuple[str, str]], pair: tuple[str, str]) -> None:
+    def _dry_run(self, texts: list[tuple[str, str]], pair: LanguagePair) -> None:
         todo = [t for t in texts if self.judge.cached(*t, pair) is None]
         self.requests = [self.judge.request(s, t, pair) for s, t in todo]
         tokens = [prompt.estimate_tokens(r) for r in self.requests]
@@ -132,7 +130,7 @@ class JudgeSignal(Declared):
                      "requests": len(todo), "prompt_tokens_estimate": int(sum(tokens)),
                      "max_answer_tokens": prompt.MAX_TOKENS * len(todo)}
 
-    def _record(self, outcomes: list[Outcome], ids: list, pair: tuple[str, str]) -> None:
+    def _record(self, outcomes: list[Outcome], ids: list, pair: LanguagePair) -> None:
         counts = {s: sum(o.status == s for o in outcomes) for s in ("judged", "cached", "failed")}
         failed = [(i, o.reason) for i, o in zip(ids, outcomes) if o.status == "failed"]
         dropped = sum(o.dropped for o in outcomes)

@@ -91,16 +91,13 @@ class Layout:
 
     def meta(self) -> dict:
         """The sidecar fields that record this layout."""
-        return {"languages": {"source": self.pair.source, "target": self.pair.target},
+        return {"languages": self.pair.record(),
                 "ids": "string" if self.string_ids else "integer"}
 
     @classmethod
     def from_meta(cls, meta: Mapping) -> "Layout":
         """The layout a sidecar records (its own `languages`/`ids`, or its `dataset` record's languages)."""
-        dataset = meta.get("dataset")
-        langs = meta.get("languages") or (dataset.get("languages") if isinstance(dataset, dict) else None)
-        pair = LanguagePair(langs.get("source"), langs.get("target")) if isinstance(langs, dict) else BBSARD
-        return cls(pair, meta.get("ids") == "string")
+        return cls(LanguagePair.from_sidecar(meta), meta.get("ids") == "string")
 
     @classmethod
     def of(cls, path: str | Path) -> "Layout":

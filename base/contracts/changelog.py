@@ -12,7 +12,7 @@ CHANGE_STATUSES = ("corrected", "excluded", "removed")
 
 
 @cache
-def changelog_spec(layout: Layout = BBSARD_LAYOUT) -> TableSpec:
+def changelog_spec(layout: Layout) -> TableSpec:
     """CHANGELOG.csv for a dataset's pair: `old_<target>`, `new_<target>` (old_nl, new_nl for bBSARD)."""
     tgt = layout.pair.target
     return TableSpec("CHANGELOG.csv", (
@@ -28,5 +28,6 @@ def changelog_spec(layout: Layout = BBSARD_LAYOUT) -> TableSpec:
     ), key=("id",)).with_string_ids(layout.string_ids)
 
 
-CHANGELOG = changelog_spec()
+CHANGELOG = changelog_spec(BBSARD_LAYOUT)
+"""bBSARD's CHANGELOG.csv (old_nl, new_nl)."""
 COLUMNS = CHANGELOG.names

@@ -14,7 +14,7 @@ def _ordered(row: dict) -> str | None:
 
 
 @cache
-def error_spans_spec(layout: Layout = BBSARD_LAYOUT) -> TableSpec:
+def error_spans_spec(layout: Layout) -> TableSpec:
     """error_spans.csv for an audit's layout: `side` is one of its pair's codes."""
     return TableSpec("error_spans.csv", (
         Column("id", "id"),
@@ -28,4 +28,5 @@ def error_spans_spec(layout: Layout = BBSARD_LAYOUT) -> TableSpec:
     ), row_checks=(_ordered,)).with_string_ids(layout.string_ids)
 
 
-ERROR_SPANS = error_spans_spec()
+ERROR_SPANS = error_spans_spec(BBSARD_LAYOUT)
+"""bBSARD's error_spans.csv (sides fr, nl)."""

@@ -60,7 +60,7 @@ def _unresolved_only(row: dict) -> str | None:
 
 
 @cache
-def verdicts_spec(layout: Layout = BBSARD_LAYOUT) -> TableSpec:
+def verdicts_spec(layout: Layout) -> TableSpec:
     """verdicts.csv for an audit's layout (its `corrected_<target>` column and id kind)."""
     return TableSpec("verdicts.csv", (
         Column("id", "id"),
@@ -74,7 +74,8 @@ def verdicts_spec(layout: Layout = BBSARD_LAYOUT) -> TableSpec:
     ), key=("id",), row_checks=(_unresolved_only,)).with_string_ids(layout.string_ids)
 
 
-VERDICTS_CSV = verdicts_spec()
+VERDICTS_CSV = verdicts_spec(BBSARD_LAYOUT)
+"""bBSARD's verdicts.csv (fr -> nl, integer ids), as docs/formats.md shows it."""
 
 def utc_time(value: object) -> str:
     """An ISO 8601 time (offset and fraction honoured; naive = UTC) as `YYYY-MM-DDTHH:MM:SS.ffffffZ`
@@ -93,7 +94,7 @@ def utc_time(value: object) -> str:
 RAW_COLUMNS = ["id", "task_id", "annotation_id", "annotator", "verdict", "corrected_nl",
                "gold_labels_apply", "created_at", "updated_at"]
 @cache
-def raw_spec(layout: Layout = BBSARD_LAYOUT) -> TableSpec:
+def raw_spec(layout: Layout) -> TableSpec:
     """annotations_raw.csv for an audit's layout."""
     return TableSpec("annotations_raw.csv", (
         Column("id", "id"),
@@ -108,7 +109,8 @@ def raw_spec(layout: Layout = BBSARD_LAYOUT) -> TableSpec:
     )).with_string_ids(layout.string_ids)
 
 
-RAW = raw_spec()
+RAW = raw_spec(BBSARD_LAYOUT)
+"""bBSARD's annotations_raw.csv."""
 
 
 def read_verdicts(path: str | Path, layout: Layout | None = None) -> pd.DataFrame:
@@ -123,8 +125,10 @@ def read_verdicts(path: str | Path, layout: Layout | None = None) -> pd.DataFram
     return frame
 
 
-def read_raw(path: str | Path, *, missing_ok: bool = False, layout: Layout = BBSARD_LAYOUT) -> pd.DataFrame:
-    """annotations_raw.csv (its corrected column as `corrected_nl`); a first pull has none yet (`missing_ok`)."""
+def read_raw(path: str | Path, *, missing_ok: bool = False, layout: Layout | None = None) -> pd.DataFrame:
+    """annotations_raw.csv (its corrected column as `corrected_nl`); a first pull has none yet (`missing_ok`).
+    `layout`: the audit's (default: the one the file's sidecar records; none = fr -> nl, integer ids)."""
+    layout = layout or Layout.of(path)
     if missing_ok and not Path(path).exists():
         kind = object if layout.string_ids else "int64"
         return pd.DataFrame({c: pd.Series(dtype=kind if c == "id" else object) for c in RAW_COLUMNS})

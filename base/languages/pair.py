@@ -2,12 +2,13 @@
 
 A benchmark is written in its `source` language and machine-translated into its `target`; bBSARD is
 fr -> nl. Files keep language-coded names (`question_fr`, `corrected_nl`), so code speaks of source
-and target and names files with the codes.
+and target and names files with the codes. One `LanguagePair` goes from the dataset to the last
+stage: a stage that starts from files reads it back with `LanguagePair.from_sidecar`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Mapping, NamedTuple
 
 from ..errors import InputError
 
@@ -41,18 +42,54 @@ def check_code(code: object, *, file: str | None = None, key: str | None = None)
     return code
 
 
-@dataclass(frozen=True)
-class LanguagePair:
-    """The language a benchmark was written in (`source`) and the one it was translated into (`target`)."""
-
+class _Codes(NamedTuple):
     source: str
     target: str
 
-    def __post_init__(self) -> None:
-        check_code(self.source, key="source")
-        check_code(self.target, key="target")
-        if self.source == self.target:
-            raise InputError(f"source and target are both {self.source!r}; a translated benchmark needs two languages")
+
+class LanguagePair(_Codes):
+    """The language a benchmark was written in (`source`) and the one it was translated into (`target`).
+    A named tuple, so `source, target = pair` unpacks it and it keys a cache as the plain (source,
+    target) tuple did."""
+
+    __slots__ = ()
+
+    def __new__(cls, source: str, target: str) -> "LanguagePair":
+        check_code(source, key="source")
+        check_code(target, key="target")
+        if source == target:
+            raise InputError(f"source and target are both {source!r}; a translated benchmark needs two languages")
+        return super().__new__(cls, source, target)
+
+    @classmethod
+    def parse(cls, text: str) -> "LanguagePair":
+        """A pair written as text: `fr->nl` (`str(pair)`) or `fr-nl` (a review task's `languages`)."""
+        parts = text.split("->") if "->" in text else text.split("-")
+        if len(parts) != 2:
+            raise InputError(f"{text!r} is not a language pair (source->target, e.g. fr->nl)")
+        source, target = (p.strip() for p in parts)
+        return cls(source, target)
+
+    @classmethod
+    def from_sidecar(cls, meta: Mapping, *, file: str | None = None) -> "LanguagePair":
+        """The pair a sidecar records: its `languages` {source, target}, its `pair` (`fr->nl`, the
+        corpus audit's), or its `dataset` record's `languages`. None of them: a folder written before
+        pairs existed, all of them bBSARD's fr -> nl."""
+        dataset = meta.get("dataset")
+        for recorded in (meta.get("languages"), meta.get("pair"),
+                         dataset.get("languages") if isinstance(dataset, Mapping) else None):
+            try:
+                if isinstance(recorded, Mapping) and recorded:
+                    return cls(recorded.get("source"), recorded.get("target"))
+                if isinstance(recorded, str) and recorded:
+                    return cls.parse(recorded)
+            except InputError as exc:
+                raise InputError(f"the recorded language pair: {exc.message}", file=file) from None
+        return BBSARD
+
+    def record(self) -> dict[str, str]:
+        """{"source": code, "target": code}: the sidecar's `languages` record, and each role's code."""
+        return {"source": self.source, "target": self.target}
 
     def __str__(self) -> str:
         return f"{self.source}->{self.target}"
@@ -78,3 +115,4 @@ class LanguagePair:
 
 
 BBSARD = LanguagePair("fr", "nl")
+"""bBSARD's pair: what its sources load, and what a sidecar written before pairs existed records."""

@@ -146,7 +146,7 @@ def join(checker: Checker, pair: LanguagePair, src: Side, tgt: Side, *, source: 
     if src.corpus is not None or tgt.corpus is not None:
         labels = {pair.source: src.corpus_label, pair.target: tgt.corpus_label}
         corpus = checker.corpus(_articles(checker, src, dids), _articles(checker, tgt, dids), labels,
-                                langs=(pair.source, pair.target))
+                                langs=pair)
         if corpus is not None:
             checker.gold_in_corpus(pairs, corpus, split_labels)
     return Dataset(source=source, revision=revision, pairs=pairs, corpus=corpus, issues=checker.issues,

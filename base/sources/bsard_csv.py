@@ -9,6 +9,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..io import digest_of
 from ..transactions import settle
+from ..languages import BBSARD
 from .checker import Checker, read_csv, revision_of
 from .model import ARTICLE_COLUMNS, LANGS, REQUIRED_QUESTION_COLUMNS, SPLITS, Dataset, QuestionPair
 from .registry import source
@@ -47,7 +48,7 @@ def load_dir(root: Path, with_corpus: bool, label: str) -> Dataset:
         if parsed["fr"] is None or parsed["nl"] is None:
             continue
         split_labels[split] = str(paths["fr"])
-        pairs += checker.pair(split, str(paths["fr"]), str(paths["nl"]), parsed["fr"], parsed["nl"])
+        pairs += checker.pair(split, str(paths["fr"]), str(paths["nl"]), parsed["fr"], parsed["nl"], langs=BBSARD)
     if not split_labels and not checker.issues:
         checker.error("no questions_{fr,nl}_{train,test}.csv files found", file=str(root))
     corpus = None
@@ -62,8 +63,8 @@ def load_dir(root: Path, with_corpus: bool, label: str) -> Dataset:
                 arts[lang] = None if rows is None else checker.articles(str(p), rows)
             else:
                 arts[lang] = None
-        corpus = checker.corpus(arts["fr"], arts["nl"], labels)
+        corpus = checker.corpus(arts["fr"], arts["nl"], labels, langs=BBSARD)
         if corpus is not None:
             checker.gold_in_corpus(pairs, corpus, split_labels)
-    return Dataset(source=label, revision=revision_of(files), pairs=pairs, corpus=corpus,
+    return Dataset(pair=BBSARD, source=label, revision=revision_of(files), pairs=pairs, corpus=corpus,
                    issues=checker.issues, files=files)

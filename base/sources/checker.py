@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from ..io import file_problem
-from ..languages import BBSARD, LanguagePair
+from ..languages import LanguagePair
 from ..untrusted import nfc, text_lines, text_problem
-from .model import LANGS, META_COLUMNS, PLAIN_INT, STRING_ID, Corpus, Id, Issue, QuestionPair
+from .model import META_COLUMNS, PLAIN_INT, STRING_ID, Corpus, Id, Issue, QuestionPair
 
 SCORE = re.compile(r"-?[0-9]+")
 
@@ -144,7 +144,7 @@ class Checker:
         return tuple(dict.fromkeys(ints))
 
     def pair(self, split: str, fr_label: str, nl_label: str, fr: dict[Id, dict],
-             nl: dict[Id, dict], langs: LanguagePair = BBSARD) -> list[QuestionPair]:
+             nl: dict[Id, dict], langs: LanguagePair) -> list[QuestionPair]:
         """Join source (`fr`) and target (`nl`) rows of one split; they must agree on ids and gold labels."""
         src, tgt = langs.names
         for qid in sorted(set(fr) - set(nl)):
@@ -218,7 +218,7 @@ class Checker:
         return out
 
     def corpus(self, fr: dict[Id, dict] | None, nl: dict[Id, dict] | None, labels,
-               langs: tuple[str, str] = LANGS) -> Corpus | None:
+               langs: LanguagePair) -> Corpus | None:
         """Source (`fr`) and target (`nl`) articles; `labels` names their files by language code."""
         if fr is None and nl is None:
             return None

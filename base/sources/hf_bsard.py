@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError
+from ..languages import BBSARD
 from .checker import Checker
 from .hub import check_hub_reachable, pin
 from .model import ARTICLE_COLUMNS, LANGS, REQUIRED_QUESTION_COLUMNS, SPLITS, Dataset, QuestionPair
@@ -113,7 +114,7 @@ def load(src: str, with_corpus: bool) -> Dataset:
         if parsed["fr"] is None or parsed["nl"] is None:
             continue
         split_labels[split] = labels["fr"]
-        pairs += checker.pair(split, labels["fr"], labels["nl"], parsed["fr"], parsed["nl"])
+        pairs += checker.pair(split, labels["fr"], labels["nl"], parsed["fr"], parsed["nl"], langs=BBSARD)
     if not split_labels and not checker.issues:
         checker.error("no train or test config found" if not by_lang else "no train or test split found",
                       file=f"hf:{spec}")
@@ -126,8 +127,8 @@ def load(src: str, with_corpus: bool) -> Dataset:
                 arts[lang] = checker.articles(labels[lang], ((i + 1, r) for i, r in enumerate(rows)))
             else:
                 arts[lang] = None
-        corpus = checker.corpus(arts["fr"], arts["nl"], labels)
+        corpus = checker.corpus(arts["fr"], arts["nl"], labels, langs=BBSARD)
         if corpus is not None:
             checker.gold_in_corpus(pairs, corpus, split_labels)
-    return Dataset(source=f"hf:{name}", revision=pin(name, revision),
+    return Dataset(pair=BBSARD, source=f"hf:{name}", revision=pin(name, revision),
                    pairs=pairs, corpus=corpus, issues=checker.issues)

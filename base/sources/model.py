@@ -156,5 +156,5 @@ class Dataset:
             "corpus_articles": len(self.corpus) if self.corpus else 0,
         }
         if self.pair != BBSARD:  # absent: fr -> nl, as every sidecar written before pairs existed
-            record["languages"] = {"source": self.pair.source, "target": self.pair.target}
+            record["languages"] = self.pair.record()
         return record

@@ -242,7 +242,7 @@ class DocCheck(Declared):
 
     def unavailable(self, pair: LanguagePair) -> str | None:
         """Why this check cannot run on `pair` ("not available for xx ..."), else None."""
-        for code in (pair.source, pair.target):
+        for code in pair:
             if self.needs and code not in languages.codes():
                 return f"{self.name}: not available for {code} (no language pack)"
             for section in self.needs:

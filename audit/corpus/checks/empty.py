@@ -21,7 +21,7 @@ class EmptyCheck(DocCheck):
     def map(self, docs: Docs, ctx) -> Result:
         empty = {side: contentless(docs.arrow(f"{side}_text")) for side in ("source", "target")}
         findings = [[] for _ in range(len(docs))]
-        codes = {"source": docs.pair.source, "target": docs.pair.target}
+        codes = docs.pair.record()
         for i in np.flatnonzero(empty["source"] | empty["target"]):
             parts, spans = [], ()
             for side in ("source", "target"):
