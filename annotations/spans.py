@@ -23,7 +23,7 @@ from typing import Iterable
 import pandas as pd
 
 from bbsard_audit.base.contracts.audit import SPAN_CATEGORIES as CATEGORIES, Layout
-from bbsard_audit.base.contracts.error_spans import ERROR_SPANS, error_spans_spec
+from bbsard_audit.base.contracts.error_spans import ERROR_SPANS
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.untrusted import nfc
 

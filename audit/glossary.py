@@ -24,7 +24,7 @@ import pandas as pd
 
 from bbsard_audit.base import languages
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.languages.pair import BBSARD, LanguagePair, check_code
+from bbsard_audit.base.languages.pair import LanguagePair, check_code
 from bbsard_audit.base.untrusted import load_yaml, nfc_data
 
 from . import termmatch

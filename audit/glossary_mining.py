@@ -21,7 +21,7 @@ from bbsard_audit.base.dataset import Corpus
 from bbsard_audit.base.errors import InputError
 
 from .glossary import Glossary
-from .termmatch import LEMMAS, fold, tokenize
+from .termmatch import LEMMAS, tokenize
 
 STOPWORDS = {code: languages.get(code).folded("stopwords") for code in languages.codes()}
 """Each language pack's stopwords, folded: no mined term starts or ends with one."""

@@ -65,7 +65,7 @@ def timed_cli(args: list[str], env: dict) -> dict:
     stop.set()
     sampler.join()
     wall = time.perf_counter() - start
-    out, err = proc.stdout.read(), proc.stderr.read()
+    _out, err = proc.stdout.read(), proc.stderr.read()
     code = os.waitstatus_to_exitcode(status)
     if code:
         raise SystemExit(f"bbsard-audit {' '.join(args)} failed ({code}):\n{err}")

@@ -11,7 +11,6 @@ refusing response_format), recording every request it gets.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys

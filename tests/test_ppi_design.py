@@ -15,7 +15,6 @@ from bbsard_audit.annotations import draw
 from bbsard_audit.annotations.adaptive import Campaign
 from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, read_audit
 from bbsard_audit.app import ppi_study
-from bbsard_audit.base.contracts.audit import AUDIT
 
 
 def test_inclusion_grows_with_p_is_capped_at_one_and_floored_above_zero():

@@ -9,7 +9,7 @@ import typer
 
 from bbsard_audit.base.cli_options import guard_out
 
-from ..example import FILES, LANGS, write_beir_example
+from ..example import FILES, PAIR, write_beir_example
 
 
 def register(app: typer.Typer) -> None:
@@ -30,5 +30,5 @@ def register(app: typer.Typer) -> None:
         """
         guard_out(out, command="example beir", names=FILES)
         manifest = write_beir_example(out)
-        typer.echo(f"wrote {manifest} (source {out / LANGS[0]}, target {out / LANGS[1]}, "
+        typer.echo(f"wrote {manifest} (source {out / PAIR.source}, target {out / PAIR.target}, "
                    f"{out / 'backtranslations_nl_fr.jsonl'}, runs in {out / 'runs'})")

@@ -150,7 +150,7 @@ def _text(value) -> str:
 
 def review_section(wd: Workdir) -> Section:
     sec = Section("review", "Review campaign")
-    verdicts, raw, queue = wd.table("verdicts.csv"), wd.table("annotations_raw.csv"), wd.table("review_queue.csv")
+    verdicts, raw = wd.table("verdicts.csv"), wd.table("annotations_raw.csv")
     if verdicts is not None:
         figures = wd.figures  # one definition of reviewed (REVIEWED) for every section and the Findings
         verdict = final_verdicts(verdicts)["verdict"].astype(str).str.strip().str.lower()
