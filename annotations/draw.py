@@ -5,8 +5,11 @@ pairs no earlier batch drew and nobody had reviewed when it was drawn) with know
 probabilities π_i, recorded per pair in campaign.json with the prediction p_i it used (`p_error`
 when the audit has it, else `risk`). The start batch is the audit's review queue (risk queue with
 π = 1, control pairs a simple random sample of n_h of the N_h pairs of each risk band, π = n_h / N_h);
-a `--next N` batch draws N pairs with π_i = min(1, max(floor, λ·p_i)) (the `certain` likeliest with
-π = 1, floor = FLOOR_SHARE · N / |U_k| > 0 for every pair) by Poisson sampling: N pairs expected.
+a `--next N` batch draws N pairs by Poisson sampling (N pairs expected) with the trade-off rule
+π_i = min(1, max(floor, sqrt(μ·p_i(1 − p_i) / (ν − p_i)))), π_i = 1 where p_i ≥ ν (`DrawRule`: finding
+and estimating as one objective, Σ π·p − μ·V⁰), floor = FLOOR_SHARE · N / |U_k| > 0 for every pair, a
+forced `certain` share of the likeliest first; batches recorded before the rule (no `tradeoff` key)
+used π_i = min(1, max(floor, λ·p_i)) and are checked by it.
 
 Estimate (prediction-powered inference, Angelopoulos et al. 2023; active statistical inference,
 Zrnic & Candès 2024 — the difference/GREG estimator with p as auxiliary, Särndal et al. 1992 6.3):
@@ -42,18 +45,19 @@ from bbsard_audit.base.errors import InputError
 
 from .estimate import Goal, final_verdicts
 
-FLOOR_SHARE = 0.3
-"""A `--next` batch's floor inclusion probability, as a share of the uniform rate N / |pool|."""
+FLOOR_SHARE = 0.1
+"""A `--next` batch's floor inclusion probability, as a share of the uniform rate N / |pool| (0.3 before
+the trade-off rule, whose π of an unlikely pair, sqrt(μ·p(1 − p)/ν), already keeps it drawable)."""
 CERTAIN_SHARE = 0.0
 """Share of a `--next` batch taken with certainty (the likeliest pairs), before the draw. 0: the trade-off
 rule below already takes with certainty the pairs it would almost surely draw anyway; a forced share of
 0.5 widened the interval to 11.8 points and covered 86 % at a 30 % error rate (benchmarks/bench_ppi_design.md)."""
-TRADEOFF = 0.008
+TRADEOFF = 0.01
 """μ of the trade-off rule: the variance (in errors²) a lead gives up one expected error found for. The
 rule maximises Σ π·p − μ·V⁰ at Σ π = N (finding + estimating as one objective): π = min(1, sqrt(μ·p(1 − p)
 / (ν − p))), ν the batch's multiplier; p ≥ ν is certain. μ → 0 is the top-N ranking, μ → ∞ the variance-
-optimal π ∝ sqrt(p(1 − p)) (active inference, Zrnic & Candès 2024). 0.008 found the most errors at a mean
-width ≤ 10 points on the synthetic grid (benchmarks/bench_ppi_design.md)."""
+optimal π ∝ sqrt(p(1 − p)) (active inference, Zrnic & Candès 2024). 0.01 (floor 0.1) found the most
+errors of the rules measured at a mean width ≤ 10 points on the synthetic grid (benchmarks/bench_ppi_design.md)."""
 SMOOTH = 1e-3  # p is floored here, so that λ·p can reach any batch size (a p of exactly 0 happens)
 
 

@@ -44,10 +44,12 @@ def main() -> None:
                     help="share of each --next draw forced certain")
     ap.add_argument("--tradeoff", type=float, default=draw.TRADEOFF,
                     help="μ of the trade-off rule (annotations/draw.py); a negative value: the linear rule π ∝ p")
+    ap.add_argument("--floor-share", type=float, default=draw.FLOOR_SHARE,
+                    help="floor inclusion probability as a share of the uniform rate (annotations/draw.py)")
     ap.add_argument("--out", default="benchmarks/results/bench_ppi_design.json")
     args = ap.parse_args()
     t = time.perf_counter()
-    rule = draw.DrawRule(args.certain, None if args.tradeoff < 0 else args.tradeoff)
+    rule = draw.DrawRule(args.certain, None if args.tradeoff < 0 else args.tradeoff, args.floor_share)
     rows = ppi_study.run(args.n, seed=args.seed, plan=ppi_study.StudyPlan(rule=rule))
     wall = time.perf_counter() - t
     tables = {by or "all": table(rows, by) for by in (None, "prediction", "rate", "quality")}
@@ -58,7 +60,8 @@ def main() -> None:
         print(f"\n## {name}\n{tab.round(3).to_string(index=False)}")
     print(f"\n{len(rows)} populations in {wall:.0f} s")
     with open(args.out, "w") as fh:
-        json.dump({"n": args.n, "seed": args.seed, "certain_share": args.certain, "tradeoff": rule.tradeoff, "wall_s": round(wall, 1),
+        json.dump({"n": args.n, "seed": args.seed, "certain_share": args.certain, "tradeoff": rule.tradeoff,
+                   "floor_share": rule.floor_share, "wall_s": round(wall, 1),
                    **{k: v.round(4).to_dict("records") for k, v in tables.items()}}, fh, indent=1)
 
 

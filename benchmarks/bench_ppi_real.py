@@ -28,6 +28,8 @@ def main() -> None:
                     help="share of each draw forced certain (annotations/draw.py CERTAIN_SHARE)")
     ap.add_argument("--tradeoff", type=float, default=draw.TRADEOFF,
                     help="μ of the trade-off rule (annotations/draw.py); a negative value: the linear rule π ∝ p")
+    ap.add_argument("--floor-share", type=float, default=draw.FLOOR_SHARE,
+                    help="floor inclusion probability as a share of the uniform rate (annotations/draw.py)")
     ap.add_argument("--designs", default="draw,ranked")
     ap.add_argument("--out", default="benchmarks/results/bench_ppi_real.json")
     args = ap.parse_args()
@@ -37,8 +39,8 @@ def main() -> None:
     bt = f"{args.data}/backtranslations_nl_fr.jsonl"
     out = {"truth": truth, "n_legal": int((syn.oracle["verdict"] == "legal").sum()), "runs": {}}
     out["certain_share"] = args.certain
-    rule = draw.DrawRule(args.certain, None if args.tradeoff < 0 else args.tradeoff)
-    out["tradeoff"] = rule.tradeoff
+    rule = draw.DrawRule(args.certain, None if args.tradeoff < 0 else args.tradeoff, args.floor_share)
+    out["tradeoff"], out["floor_share"] = rule.tradeoff, rule.floor_share
     for design in args.designs.split(","):
         for learning in (False, True):
             result = simulate(syn.dataset, oracle=syn.make_oracle(), options=SimulationOptions(
