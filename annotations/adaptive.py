@@ -223,7 +223,7 @@ class Campaign:
         return ids
 
     def add_batch(self, audit: pd.DataFrame, audit_path: Path, n: int, exclude: set[int | str],
-                  certain_share: float = draw.CERTAIN_SHARE) -> pd.DataFrame:
+                  rule: draw.DrawRule = draw.DrawRule()) -> pd.DataFrame:
         """Queue the `n` riskiest pairs of `audit` never queued, reviewed or in `exclude` (on the server);
         format 3: a draw of expected size `n` from them (`_draw_batch`)."""
         if n < 1:
@@ -234,7 +234,7 @@ class Campaign:
                              "re-run the audit on the campaign's split", file=str(audit_path))
         taken = set(self.queue["id"]) | self.reviewed() | exclude
         if self.drawn:
-            return self._draw_batch(audit, audit_path, n, taken, certain_share)
+            return self._draw_batch(audit, audit_path, n, taken, rule)
         pool = audit[~audit["id"].isin(taken)].sort_values(["risk", "id"], ascending=[False, True])
         k = len(self.record["batches"])
         rows = pool.head(n).assign(queue="risk", stratum=f"batch{k}", batch=k)
@@ -246,17 +246,16 @@ class Campaign:
         return rows
 
     def _draw_batch(self, audit: pd.DataFrame, audit_path: Path, n: int, taken: set,
-                    certain_share: float) -> pd.DataFrame:
+                    rule: draw.DrawRule) -> pd.DataFrame:
         """A Poisson draw of expected size `n` from the pairs never queued or reviewed, π growing with
-        the audit's prediction (draw.inclusion); queued certain pairs first, then by prediction."""
+        the audit's prediction (`rule`); queued in prediction order, so the certain pairs come first."""
         column = prediction_column(audit, str(audit_path))
         pool = audit[~audit["id"].isin(taken)].sort_values([column, "id"], ascending=[False, True], kind="mergesort")
         k = len(self.record["batches"])
         p = pool[column].to_numpy(float)
-        if not 0 <= certain_share <= 1:
-            raise InputError(f"--certain must be a share in [0, 1], not {certain_share:g}")
-        certain = draw.certain_count(certain_share, n)
-        pi, scale, floor = draw.inclusion(p, n, certain)
+        if not 0 <= rule.certain <= 1:
+            raise InputError(f"--certain must be a share in [0, 1], not {rule.certain:g}")
+        pi, scale, floor, certain = rule.inclusion(p, n)
         picked = draw.poisson_draw(pi, self.record["batches"][0]["seed"], k)
         rows = pool[picked].assign(queue="risk", stratum=f"batch{k}", batch=k)
         self.record["batches"].append({
@@ -264,7 +263,8 @@ class Campaign:
             "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "risk": [as_id(i) for i in rows["id"]], "control": [], "pool": [as_id(i) for i in pool["id"]],
             "p": _floats(p), "pi": _floats(pi), "prediction": column, "seed": self.record["batches"][0]["seed"],
-            "scale": None if np.isinf(scale) else float(scale), "floor": float(floor), "certain": certain})
+            "scale": None if np.isinf(scale) else float(scale), "floor": float(floor), "certain": certain,
+            **({} if rule.tradeoff is None else {"tradeoff": float(rule.tradeoff)})})
         self.queue = pd.concat([self.queue, rows], ignore_index=True)
         return rows
 
@@ -337,7 +337,8 @@ def _check_inclusion(record: dict, source: str) -> None:
                                         set(record["design"]["census"]))
             bad = ~np.isclose(pi, want, rtol=0, atol=1e-9)
         else:
-            want = draw.expected_pi(b["p"], math.inf if b["scale"] is None else b["scale"], b["floor"] or 0.0)
+            want = draw.expected_pi(b["p"], math.inf if b["scale"] is None else b["scale"], b["floor"] or 0.0,
+                                    b.get("tradeoff"))
             bad = ~np.isclose(pi, want, rtol=0, atol=1e-9) & ~((pi == 1) & (np.arange(len(pi)) < (b["certain"] or 0)))
         if bad.any():
             j = int(np.flatnonzero(bad)[0])

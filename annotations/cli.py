@@ -17,6 +17,8 @@ from bbsard_audit.base.io import file_problem, sidecar_path, write_csv, write_js
 
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
+from .draw import CERTAIN_SHARE, DrawRule
+from .estimate import Goal, estimate as compute_estimate
 from .pull import RAW_FILE, choice_conflicts, pull as pull_verdicts, raw_from_export, read_export_file
 from .spans import SPANS_FILE
 from bbsard_audit.base.contracts.audit import Layout
@@ -107,15 +109,16 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
          next_n: Annotated[Optional[int], typer.Option("--next", metavar="N",
                                                        help="Add a batch (needs --campaign) from the pairs of --audit "
                                                             "never queued or reviewed: a probability draw of expected "
-                                                            "size N (--certain of it the likeliest errors, the rest with "
+                                                            "size N (the likeliest errors with certainty, the rest with "
                                                             "probabilities growing with p_error, else risk); an older "
                                                             "campaign folder: the N riskiest.")] = None,
          dataset: Annotated[Optional[str], dataset_option("Dataset, to show gold article ids (and titles when a "
                                                                "corpus is loaded); default: the one audit.meta.json names.",
                                                                short=False)] = None,
-         certain: Annotated[float, typer.Option(help="With --next (format-3 campaign): share of the batch taken "
-                                                     "with certainty, the likeliest errors; the rest is drawn with "
-                                                     "probabilities growing with p_error (else risk).")] = 0.0,
+         certain: Annotated[float, typer.Option(help="With --next (format-3 campaign): share of the batch forced "
+                                                     "certain, the likeliest errors, on top of those the draw rule "
+                                                     "takes with certainty; the rest is drawn with probabilities "
+                                                     "growing with p_error (else risk).")] = CERTAIN_SHARE,
          seed: Annotated[int, typer.Option(help="Seed of the campaign's draws (recorded at the start; each "
                                                 "`--next` batch draws with (seed, batch number)).")] = 0,
          overlap: Annotated[int, typer.Option(help="Annotations wanted per task.")] = 2,
@@ -143,7 +146,7 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
         typer.echo(f"project {project!r}: labelling config updated (span labels added)")
     if state is not None:
         if next_n is not None:
-            rows = state.add_batch(read_audit(audit), audit, next_n, set(proj.question_ids()), certain)
+            rows = state.add_batch(read_audit(audit), audit, next_n, set(proj.question_ids()), DrawRule(certain))
             pool = len(state.record["batches"][-1].get("pool") or [])
             typer.echo(f"campaign {campaign}: batch {len(state.record['batches']) - 1} queues {len(rows)} pair(s)"
                        + (f" (only {len(rows)} unreviewed pair(s) left)" if len(rows) < next_n and (
@@ -274,7 +277,7 @@ def status(project: Project,
     for name, n in raw.groupby("annotator").size().sort_values(ascending=False).items():
         typer.echo(f"  {name}: {n}")
     if audit is not None:
-        result, _ = _estimate(audit, verdicts, queue, campaign, split, 0.95, 0, target_halfwidth, max_missed)
+        result, _ = _estimate(audit, verdicts, queue, campaign, split, 0.95, 0, Goal(target_halfwidth, max_missed))
         _report_missed(result)
 
 
@@ -330,7 +333,8 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
     Example: `bbsard-audit annotate estimate --audit out/audit.csv --queue out/review_queue.csv --verdicts out/verdicts.csv --out out/estimate.json --split test`
     """
     guard_out(out, command="annotate estimate", inputs=[audit, verdicts, queue, campaign], folder=False)
-    result, inputs = _estimate(audit, verdicts, queue, campaign, split, level, seed, target_halfwidth, max_missed)
+    result, inputs = _estimate(audit, verdicts, queue, campaign, split, level, seed,
+                               Goal(target_halfwidth, max_missed))
     record = result.write(out)
     write_sidecar(out, files=[record], **inputs, split=split, level=level, seed=seed, method=result.method)
     typer.echo(f"legally inaccurate: {result.share_legal:.1%} [{result.ci_low:.1%}, {result.ci_high:.1%}] "
@@ -349,10 +353,8 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
 
 
 def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], campaign: Optional[Path], split: str,
-              level: float, seed: int, target_halfwidth: Optional[float], max_missed: Optional[float]):
+              level: float, seed: int, goal: Goal):
     """The estimate of `audit` + verdicts, by the campaign's design when a campaign folder is given."""
-    from .estimate import estimate as compute_estimate
-
     population = read_audit(audit)
     inputs: dict = {"audit": audit, "queue": queue}  # recorded by name + sha256 (write_sidecar)
     design = plan = None
@@ -387,11 +389,9 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
     if campaign is not None and state.drawn:
         from .draw import campaign_estimate
 
-        result = campaign_estimate(population, judged, state, level=level, target_halfwidth=target_halfwidth,
-                                   max_missed=max_missed)
+        result = campaign_estimate(population, judged, state, level=level, goal=goal)
         return result, inputs | {"verdicts": verdicts, "prediction": result.design.prediction}
-    result = compute_estimate(population, judged, design, level=level, seed=seed, design=plan,
-                              target_halfwidth=target_halfwidth, max_missed=max_missed)
+    result = compute_estimate(population, judged, design, level=level, seed=seed, design=plan, goal=goal)
     if campaign is not None:  # an older campaign.json: read with the estimator of its own format
         from bbsard_audit.base.contracts.estimate import DesignInfo
 

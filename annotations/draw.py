@@ -5,8 +5,11 @@ pairs no earlier batch drew and nobody had reviewed when it was drawn) with know
 probabilities π_i, recorded per pair in campaign.json with the prediction p_i it used (`p_error`
 when the audit has it, else `risk`). The start batch is the audit's review queue (risk queue with
 π = 1, control pairs a simple random sample of n_h of the N_h pairs of each risk band, π = n_h / N_h);
-a `--next N` batch draws N pairs with π_i = min(1, max(floor, λ·p_i)) (the `certain` likeliest with
-π = 1, floor = FLOOR_SHARE · N / |U_k| > 0 for every pair) by Poisson sampling: N pairs expected.
+a `--next N` batch draws N pairs by Poisson sampling (N pairs expected) with the trade-off rule
+π_i = min(1, max(floor, sqrt(μ·p_i(1 − p_i) / (ν − p_i)))), π_i = 1 where p_i ≥ ν (`DrawRule`: finding
+and estimating as one objective, Σ π·p − μ·V⁰), floor = FLOOR_SHARE · N / |U_k| > 0 for every pair, a
+forced `certain` share of the likeliest first; batches recorded before the rule (no `tradeoff` key)
+used π_i = min(1, max(floor, λ·p_i)) and are checked by it.
 
 Estimate (prediction-powered inference, Angelopoulos et al. 2023; active statistical inference,
 Zrnic & Candès 2024 — the difference/GREG estimator with p as auxiliary, Särndal et al. 1992 6.3):
@@ -40,16 +43,38 @@ from bbsard_audit.base.contracts.estimate import PPI_METHOD, BatchStep, DesignIn
 from bbsard_audit.base.contracts.table import as_id
 from bbsard_audit.base.errors import InputError
 
-from .estimate import final_verdicts
+from .estimate import Goal, final_verdicts
 
-FLOOR_SHARE = 0.3
-"""A `--next` batch's floor inclusion probability, as a share of the uniform rate N / |pool|."""
+FLOOR_SHARE = 0.1
+"""A `--next` batch's floor inclusion probability, as a share of the uniform rate N / |pool| (0.3 before
+the trade-off rule, whose π of an unlikely pair, sqrt(μ·p(1 − p)/ν), already keeps it drawable)."""
 CERTAIN_SHARE = 0.0
-"""Share of a `--next` batch taken with certainty (the likeliest pairs), before the π ∝ p draw. 0 keeps
-the interval valid and narrowest (94.0 %, 9.9 points at 70 of 222 reviews on synthetic populations);
-0.5 finds as many errors as the static ranking on the real test split but widened the interval
-to 11.8 points and covered 86 % at a 30 % error rate (benchmarks/bench_ppi_design.md)."""
+"""Share of a `--next` batch taken with certainty (the likeliest pairs), before the draw. 0: the trade-off
+rule below already takes with certainty the pairs it would almost surely draw anyway; a forced share of
+0.5 widened the interval to 11.8 points and covered 86 % at a 30 % error rate (benchmarks/bench_ppi_design.md)."""
+TRADEOFF = 0.01
+"""μ of the trade-off rule: the variance (in errors²) a lead gives up one expected error found for. The
+rule maximises Σ π·p − μ·V⁰ at Σ π = N (finding + estimating as one objective): π = min(1, sqrt(μ·p(1 − p)
+/ (ν − p))), ν the batch's multiplier; p ≥ ν is certain. μ → 0 is the top-N ranking, μ → ∞ the variance-
+optimal π ∝ sqrt(p(1 − p)) (active inference, Zrnic & Candès 2024). 0.01 (floor 0.1) found the most
+errors of the rules measured at a mean width ≤ 10 points on the synthetic grid (benchmarks/bench_ppi_design.md)."""
 SMOOTH = 1e-3  # p is floored here, so that λ·p can reach any batch size (a p of exactly 0 happens)
+
+
+@dataclass(frozen=True)
+class DrawRule:
+    """How a `--next` batch turns predictions into inclusion probabilities (recorded per batch)."""
+    certain: float = CERTAIN_SHARE
+    """Share of the batch forced certain (the likeliest pairs) before the draw."""
+    tradeoff: float | None = TRADEOFF
+    """μ of the trade-off rule; None: π = min(1, max(floor, λ·p)) (format-3 campaigns before the rule)."""
+    floor_share: float = FLOOR_SHARE
+
+    def inclusion(self, p: np.ndarray, n: float) -> tuple[np.ndarray, float, float, int]:
+        """(π, scale, floor, certain count) of an n-pair batch over a pool with predictions `p`."""
+        k = certain_count(self.certain, int(n))
+        pi, scale, floor = inclusion(p, n, k, self.floor_share, self.tradeoff)
+        return pi, scale, floor, k
 
 
 def certain_count(share: float, n: int) -> int:
@@ -58,9 +83,11 @@ def certain_count(share: float, n: int) -> int:
     return max(0, min(round(share * n), n - 1))
 
 
-def inclusion(p: np.ndarray, n: float, certain: int = 0, floor_share: float = FLOOR_SHARE) -> tuple[np.ndarray, float, float]:
-    """(π, λ, floor) for a pool with predictions `p` (in the pool's order; ties by that order):
-    the `certain` largest p get π = 1, the rest π = min(1, max(floor, λ·max(p, SMOOTH))) summing to n − certain."""
+def inclusion(p: np.ndarray, n: float, certain: int = 0, floor_share: float = FLOOR_SHARE,
+              tradeoff: float | None = None) -> tuple[np.ndarray, float, float]:
+    """(π, scale, floor) for a pool with predictions `p` (in the pool's order; ties by that order):
+    the `certain` largest p get π = 1, the rest π = rule(p; scale, floor) summing to n − certain, the
+    rule the linear min(1, max(floor, λ·p)) (scale λ) or with `tradeoff` μ the trade-off rule (scale ν)."""
     p = np.asarray(p, dtype=float)
     pi = np.zeros(len(p))
     order = np.argsort(-p, kind="stable")
@@ -73,20 +100,29 @@ def inclusion(p: np.ndarray, n: float, certain: int = 0, floor_share: float = FL
         pi[rest] = 1.0
         return pi, math.inf, 1.0
     floor = floor_share * m / len(rest)
-    g = np.maximum(p[rest], SMOOTH)
-    low, high = 0.0, 1.0 / SMOOTH
+    low, high = (0.0, 1.0 / SMOOTH) if tradeoff is None else (0.0, 1e6)
+    # the linear rule's π grows with λ, the trade-off rule's falls with ν: bisect on the sum
+    grows = tradeoff is None
     for _ in range(200):
-        lam = (low + high) / 2
-        low, high = (lam, high) if np.minimum(1, np.maximum(floor, lam * g)).sum() < m else (low, lam)
-    pi[rest] = np.minimum(1, np.maximum(floor, high * g))
-    return pi, high, floor
+        mid = (low + high) / 2
+        small = expected_pi(p[rest], mid, floor, tradeoff).sum() < m
+        low, high = (mid, high) if small == grows else (low, mid)
+    scale = high if grows else low
+    pi[rest] = expected_pi(p[rest], scale, floor, tradeoff)
+    return pi, scale, floor
 
 
-def expected_pi(p: np.ndarray, lam: float, floor: float) -> np.ndarray:
-    """π as a recorded (λ, floor) gives it (certain pairs aside): the check of an edited campaign.json."""
-    if math.isinf(lam):
+def expected_pi(p: np.ndarray, scale: float, floor: float, tradeoff: float | None = None) -> np.ndarray:
+    """π as a recorded (scale, floor, tradeoff) gives it (certain pairs aside): the draw rule itself, and
+    the check of an edited campaign.json."""
+    if math.isinf(scale):
         return np.ones(len(p))
-    return np.minimum(1, np.maximum(floor, lam * np.maximum(np.asarray(p, dtype=float), SMOOTH)))
+    g = np.maximum(np.asarray(p, dtype=float), SMOOTH)
+    if tradeoff is None:
+        return np.minimum(1, np.maximum(floor, scale * g))
+    gap = scale - g
+    ratio = tradeoff * g * (1 - g) / np.where(gap > 0, gap, 1.0)
+    return np.where(gap > 0, np.minimum(1, np.maximum(floor, np.sqrt(ratio))), 1.0)
 
 
 def poisson_draw(pi: np.ndarray, seed: int, batch: int) -> np.ndarray:
@@ -182,8 +218,7 @@ def start_inclusion(stratum, control: set, census: set) -> np.ndarray:
     return stratum.map(rate).to_numpy(dtype=float)
 
 
-def campaign_estimate(audit, verdicts, campaign, *, level: float = 0.95, target_halfwidth: float | None = None,
-                      max_missed: float | None = None):
+def campaign_estimate(audit, verdicts, campaign, *, level: float = 0.95, goal: Goal = Goal()):
     """estimate.json for a format-3 campaign on the pairs of `audit` (one split or all): the last complete
     batch's combined estimate, its interval, the confidence sequence and the stopping target on it."""
     final = final_verdicts(audit, verdicts)
@@ -216,11 +251,12 @@ def campaign_estimate(audit, verdicts, campaign, *, level: float = 0.95, target_
                      "until every pair they drew has a verdict")
     left = total - found
     t = None
-    if target_halfwidth is not None or max_missed is not None:
+    if goal.set:
         upper = max(0.0, last.cs[1] - found)
         half = (cs[1] - cs[0]) / 2
-        met = (target_halfwidth is None or half <= target_halfwidth) and (max_missed is None or upper <= max_missed)
-        t = Target(target_halfwidth, max_missed, half, left, met, missed_upper=upper,
+        met = ((goal.target_halfwidth is None or half <= goal.target_halfwidth)
+               and (goal.max_missed is None or upper <= goal.max_missed))
+        t = Target(goal.target_halfwidth, goal.max_missed, half, left, met, missed_upper=upper,
                    rule="confidence sequence over batches (union bound): valid when checked after every batch")
     strata = []
     for d in draws[:len(steps)]:

@@ -50,6 +50,17 @@ from bbsard_audit.base.stats import wilson
 CENSUS = "risk_queue"
 
 
+@dataclass(frozen=True)
+class Goal:
+    """A lead's stopping target (`--target-halfwidth`, `--max-missed`): none set, no Target is reported."""
+    target_halfwidth: float | None = None
+    max_missed: float | None = None
+
+    @property
+    def set(self) -> bool:
+        return self.target_halfwidth is not None or self.max_missed is not None
+
+
 @dataclass
 class Design:
     """`stratum`: id -> stratum name for every pair of the population; `control`: the probability
@@ -245,8 +256,7 @@ def final_verdicts(audit: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
 
 
 def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | None = None, *,
-             level: float = 0.95, draws: int = 20000, seed: int = 0,
-             target_halfwidth: float | None = None, max_missed: float | None = None,
+             level: float = 0.95, draws: int = 20000, seed: int = 0, goal: Goal = Goal(),
              design: Design | None = None) -> Estimate:
     """The estimate for the pairs of `audit` (one split) from `verdicts` (verdicts.csv rows; empty
     verdicts are unresolved disagreements and count as not reviewed). The design: `design` (a
@@ -282,11 +292,11 @@ def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | 
         sub_expected, sub_left = _predictive(members, rng, draws) if len(groups) > 1 else (expected, left)
         unreviewed.append(_missed(name, sum(c.unreviewed for c in members), sub_expected, sub_left, tail))
     target = None
-    if target_halfwidth is not None or max_missed is not None:
+    if goal.set:
         halfwidth = float(high - low) / 2
-        met = ((target_halfwidth is None or halfwidth <= target_halfwidth)
-               and (max_missed is None or expected <= max_missed))
-        target = Target(target_halfwidth, max_missed, halfwidth, expected, met)
+        met = ((goal.target_halfwidth is None or halfwidth <= goal.target_halfwidth)
+               and (goal.max_missed is None or expected <= goal.max_missed))
+        target = Target(goal.target_halfwidth, goal.max_missed, halfwidth, expected, met)
     extra = {"method": design.method} if design.method else {}
     return Estimate(share_legal=share, ci_low=float(low), ci_high=float(high),
                     expected_legal_pairs=found + expected, population=n_all, strata=strata,

@@ -14,6 +14,8 @@ one where more than `max_missed` errors are in fact left.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import numpy as np
 import pandas as pd
 
@@ -45,10 +47,22 @@ def world(seed: int, n: int, rate: float, quality: float):
     return frame, y, auc
 
 
-def new_design(frame: pd.DataFrame, y: np.ndarray, *, prediction: str, control: int, start: int, batch: int,
-               budget: int, seed: int, certain_share: float = draw.CERTAIN_SHARE, level: float = 0.95):
+@dataclass(frozen=True)
+class StudyPlan:
+    """One simulated campaign's shape: population size, start control sample, `--next` batches to the
+    budget, the draw rule, the stopping target."""
+    n: int = 222
+    control: int = 14
+    batch: int = 14
+    budget: int = 70
+    rule: draw.DrawRule = draw.DrawRule()
+    max_missed: float = 2.0
+    level: float = 0.95
+
+
+def new_design(frame: pd.DataFrame, y: np.ndarray, prediction: str, plan: StudyPlan, seed: int):
     """The campaign as `annotate push --campaign` + `--next batch` draws it, every batch reviewed at once."""
-    queue, _ = review_queue(frame, start, control, seed)
+    queue, _ = review_queue(frame, 0, plan.control, seed)
     design = queue_design(frame, queue)
     ids = frame["id"].to_numpy()
     p = frame[prediction].to_numpy(float)
@@ -57,17 +71,17 @@ def new_design(frame: pd.DataFrame, y: np.ndarray, *, prediction: str, control: 
     draws = [draw.BatchDraw(0, np.ones(len(ids), bool), pi0, p, drawn0)]
     seen = drawn0.copy()
     k = 0
-    while seen.sum() < budget and not seen.all():
+    while seen.sum() < plan.budget and not seen.all():
         k += 1
         pool = ~seen
-        n = min(batch, budget - int(seen.sum()))
+        n = min(plan.batch, plan.budget - int(seen.sum()))
         pi = np.zeros(len(ids))
-        pi[pool], _, _ = draw.inclusion(p[pool], n, draw.certain_count(certain_share, n))
+        pi[pool], _, _, _ = plan.rule.inclusion(p[pool], n)
         drawn = np.zeros(len(ids), bool)
         drawn[pool] = draw.poisson_draw(pi[pool], seed, k)
         draws.append(draw.BatchDraw(k, pool, pi, np.where(pool, p, 0.0), drawn))
         seen |= drawn
-    steps = draw.estimate(draws, y.astype(float), seen, np.ones(len(ids), bool), level)
+    steps = draw.estimate(draws, y.astype(float), seen, np.ones(len(ids), bool), plan.level)
     return steps, draws
 
 
@@ -81,13 +95,12 @@ def today(frame: pd.DataFrame, y: np.ndarray, *, control: int, budget: int, seed
             "found": int(y[reviewed - 1].sum())}
 
 
-def one(seed: int, rate: float, quality: float, prediction: str, n: int = 222, control: int = 14, batch: int = 14,
-        budget: int = 70, max_missed: float = 2.0, certain_share: float = draw.CERTAIN_SHARE,
+def one(seed: int, rate: float, quality: float, prediction: str, plan: StudyPlan = StudyPlan(),
         with_today: bool = True, stopping: bool = True) -> dict:
-    frame, y, auc = world(seed, n, rate, quality)
+    frame, y, auc = world(seed, plan.n, rate, quality)
+    n = plan.n
     truth = float(y.mean())
-    steps, draws = new_design(frame, y, prediction=prediction, control=control, start=0, batch=batch,
-                              budget=budget, seed=seed, certain_share=certain_share)
+    steps, draws = new_design(frame, y, prediction, plan, seed)
     last = steps[-1]
     found = int(y[np.any([d.drawn for d in draws], axis=0)].sum())
     row = {"seed": seed, "rate": rate, "quality": quality, "prediction": prediction, "auc": auc, "truth": truth,
@@ -95,19 +108,19 @@ def one(seed: int, rate: float, quality: float, prediction: str, n: int = 222, c
            "covered": last.ci[0] / n <= truth <= last.ci[1] / n, "width": (last.ci[1] - last.ci[0]) / n,
            "reviewed": last.reviewed, "found": found}
     if stopping:
-        row |= _stop(frame, y, prediction, control, batch, seed, certain_share, max_missed)
+        row |= _stop(frame, y, prediction, plan, seed)
     if with_today:
-        t = today(frame, y, control=control, budget=budget, seed=seed)
+        t = today(frame, y, control=plan.control, budget=plan.budget, seed=seed)
         row |= {f"today_{k}": v for k, v in t.items()} | {
             "today_covered": t["ci_low"] <= truth <= t["ci_high"], "today_width": t["ci_high"] - t["ci_low"]}
     return row
 
 
-def _stop(frame, y, prediction, control, batch, seed, certain_share, max_missed) -> dict:
+def _stop(frame, y, prediction, plan: StudyPlan, seed: int) -> dict:
     """A campaign run to the end, the rule checked after every batch: stop once the confidence sequence
     bounds the errors left by `max_missed`; a false stop leaves more in fact."""
-    steps, draws = new_design(frame, y, prediction=prediction, control=control, start=0, batch=batch,
-                              budget=len(frame), seed=seed + 7_000_000, certain_share=certain_share)
+    max_missed = plan.max_missed
+    steps, draws = new_design(frame, y, prediction, replace(plan, budget=len(frame)), seed + 7_000_000)
     seen = np.zeros(len(frame), bool)
     for s, d in zip(steps, draws):
         seen |= d.drawn

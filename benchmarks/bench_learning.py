@@ -30,13 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
-from bbsard_audit.app.simulation import clustered_oracle, simulate
+from bbsard_audit.app.simulation import SimulationOptions, clustered_oracle, simulate
 from bbsard_audit.base.dataset import load_dataset
 
 REPO = Path(__file__).resolve().parents[1]
 BUDGETS = (100, 200, 300)
-MODES = {"static": dict(learning_on=False), "rules": dict(learning_on=True, refit=False),
-         "learning": dict(learning_on=True)}
+MODES = {"static": dict(learning=False), "rules": dict(learning=True, refit=False),
+         "learning": dict(learning=True)}
 
 
 def found_at(curve, budgets) -> list[int]:
@@ -50,9 +50,9 @@ def compare(ds, data: Path, seeds: int, unknown: bool, batch: int, control: int)
         syn = clustered_oracle(ds, "all", clusters=6, per_cluster=6, scattered=30, seed=100 + seed,
                                unknown_terms=unknown)
         for mode, kw in MODES.items():
-            result = simulate(syn.dataset, oracle=syn.make_oracle(), split="all",
-                              backtranslations=data / "backtranslations_nl_fr.jsonl", batch=batch,
-                              budget=max(BUDGETS), control=control, seed=seed, glossary=syn.glossary, **kw)
+            result = simulate(syn.dataset, oracle=syn.make_oracle(), options=SimulationOptions(
+                split="all", backtranslations=data / "backtranslations_nl_fr.jsonl", batch=batch,
+                budget=max(BUDGETS), control=control, seed=seed, glossary=syn.glossary, **kw))
             found[mode].append(found_at(result.curve, BUDGETS))
         print(f"  {'unknown' if unknown else 'known'} seed {seed}: "
               + ", ".join(f"{m} {found[m][-1]}" for m in MODES), file=sys.stderr, flush=True)
@@ -70,9 +70,9 @@ def compare(ds, data: Path, seeds: int, unknown: bool, batch: int, control: int)
 def speed(ds, data: Path, seeds: int) -> dict:
     syn = clustered_oracle(ds, "all", clusters=6, per_cluster=6, scattered=30, seed=0)
     start = time.perf_counter()
-    result = simulate(syn.dataset, oracle=syn.make_oracle(), split="all",
-                      backtranslations=data / "backtranslations_nl_fr.jsonl", batch=20, budget=300, control=40,
-                      seed=0, seeds=seeds, glossary=syn.glossary)
+    result = simulate(syn.dataset, oracle=syn.make_oracle(), options=SimulationOptions(
+        split="all", backtranslations=data / "backtranslations_nl_fr.jsonl", batch=20, budget=300, control=40,
+        seed=0, seeds=seeds, glossary=syn.glossary))
     return {"pairs": result.meta["n_pairs"], "seeds": seeds, "wall_s": round(time.perf_counter() - start, 1),
             "round_mean_s": result.meta["timings_s"]["round_mean"], "found_legal_final": result.meta["found_legal_final"]}
 

@@ -6,7 +6,7 @@ useless to strong, the prediction either a calibrated `p_error` or the raw `risk
 mean |error|, errors found; today's design (56 riskiest + 14 control, post-stratified) on the same
 populations; the stopping rule (confidence sequence, max 2 errors left) checked after every batch.
 
-Usage: PYTHONPATH=. python benchmarks/bench_ppi_design.py [--n 1000] [--out FILE.json]
+Usage: PYTHONPATH=. python benchmarks/bench_ppi_design.py [--n 1000] [--certain SHARE] [--tradeoff MU] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import time
 
 import pandas as pd
 
+from bbsard_audit.annotations import draw
 from bbsard_audit.app import ppi_study
 
 
@@ -39,11 +40,17 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--certain", type=float, default=0.0, help="share of each --next draw taken with certainty")
+    ap.add_argument("--certain", type=float, default=draw.CERTAIN_SHARE,
+                    help="share of each --next draw forced certain")
+    ap.add_argument("--tradeoff", type=float, default=draw.TRADEOFF,
+                    help="μ of the trade-off rule (annotations/draw.py); a negative value: the linear rule π ∝ p")
+    ap.add_argument("--floor-share", type=float, default=draw.FLOOR_SHARE,
+                    help="floor inclusion probability as a share of the uniform rate (annotations/draw.py)")
     ap.add_argument("--out", default="benchmarks/results/bench_ppi_design.json")
     args = ap.parse_args()
     t = time.perf_counter()
-    rows = ppi_study.run(args.n, seed=args.seed, certain_share=args.certain)
+    rule = draw.DrawRule(args.certain, None if args.tradeoff < 0 else args.tradeoff, args.floor_share)
+    rows = ppi_study.run(args.n, seed=args.seed, plan=ppi_study.StudyPlan(rule=rule))
     wall = time.perf_counter() - t
     tables = {by or "all": table(rows, by) for by in (None, "prediction", "rate", "quality")}
     tables["p_error by rate"] = table(rows[rows["prediction"] == "p_error"], "rate")
@@ -53,7 +60,8 @@ def main() -> None:
         print(f"\n## {name}\n{tab.round(3).to_string(index=False)}")
     print(f"\n{len(rows)} populations in {wall:.0f} s")
     with open(args.out, "w") as fh:
-        json.dump({"n": args.n, "seed": args.seed, "certain_share": args.certain, "wall_s": round(wall, 1),
+        json.dump({"n": args.n, "seed": args.seed, "certain_share": args.certain, "tradeoff": rule.tradeoff,
+                   "floor_share": rule.floor_share, "wall_s": round(wall, 1),
                    **{k: v.round(4).to_dict("records") for k, v in tables.items()}}, fh, indent=1)
 
 

@@ -16,7 +16,7 @@ import json
 import numpy as np
 
 from bbsard_audit.annotations import draw
-from bbsard_audit.app.simulation import clustered_oracle, simulate
+from bbsard_audit.app.simulation import SimulationOptions, clustered_oracle, simulate
 from bbsard_audit.base.dataset import load_dataset
 
 
@@ -25,7 +25,11 @@ def main() -> None:
     ap.add_argument("--data", required=True)
     ap.add_argument("--seeds", type=int, default=6)
     ap.add_argument("--certain", type=float, default=draw.CERTAIN_SHARE,
-                    help="share of each draw taken with certainty (annotations/draw.py CERTAIN_SHARE)")
+                    help="share of each draw forced certain (annotations/draw.py CERTAIN_SHARE)")
+    ap.add_argument("--tradeoff", type=float, default=draw.TRADEOFF,
+                    help="μ of the trade-off rule (annotations/draw.py); a negative value: the linear rule π ∝ p")
+    ap.add_argument("--floor-share", type=float, default=draw.FLOOR_SHARE,
+                    help="floor inclusion probability as a share of the uniform rate (annotations/draw.py)")
     ap.add_argument("--designs", default="draw,ranked")
     ap.add_argument("--out", default="benchmarks/results/bench_ppi_real.json")
     args = ap.parse_args()
@@ -35,11 +39,13 @@ def main() -> None:
     bt = f"{args.data}/backtranslations_nl_fr.jsonl"
     out = {"truth": truth, "n_legal": int((syn.oracle["verdict"] == "legal").sum()), "runs": {}}
     out["certain_share"] = args.certain
+    rule = draw.DrawRule(args.certain, None if args.tradeoff < 0 else args.tradeoff, args.floor_share)
+    out["tradeoff"], out["floor_share"] = rule.tradeoff, rule.floor_share
     for design in args.designs.split(","):
         for learning in (False, True):
-            result = simulate(syn.dataset, oracle=syn.make_oracle(), split="test", backtranslations=bt,
-                              glossary=syn.glossary, batch=14, budget=70, control=14, seed=1, seeds=args.seeds,
-                              learning_on=learning, design=design, certain=args.certain)
+            result = simulate(syn.dataset, oracle=syn.make_oracle(), options=SimulationOptions(
+                split="test", backtranslations=bt, glossary=syn.glossary, batch=14, budget=70, control=14, seed=1,
+                seeds=args.seeds, learning=learning, design=design, rule=rule))
             seeds = result.seeds
             last = seeds.sort_values("round").groupby("seed").tail(1)
             name = f"{design}/{'learning' if learning else 'static'}"

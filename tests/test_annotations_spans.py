@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from bbsard_audit.annotations import simulate
 from bbsard_audit.annotations.adaptive import Campaign
 from bbsard_audit.annotations.connection import Connection
-from bbsard_audit.annotations.estimate import estimate
+from bbsard_audit.annotations.estimate import Goal, estimate
 from bbsard_audit.annotations.project import ReviewProject, config_controls
 from bbsard_audit.annotations.spans import CATEGORIES, prediction_result, spans_from_result
 from bbsard_audit.annotations.tasks import LABEL_CONFIG, QUEUE_COLUMNS, build_tasks, read_audit
@@ -198,7 +198,7 @@ def test_unreviewed_errors_and_targets_match_a_hand_computation():
     audit = pd.DataFrame({"id": ids, "flagged": ids < 10, "split": "test"})
     queue = pd.DataFrame({"id": ids[:20], "queue": ["risk"] * 10 + ["control"] * 10})
     verdicts = pd.DataFrame({"id": ids[:20], "verdict": ["legal"] * 4 + ["correct"] * 6 + ["legal"] + ["minor"] * 9})
-    est = estimate(audit, verdicts, queue, seed=1, draws=40000, max_missed=8)
+    est = estimate(audit, verdicts, queue, seed=1, draws=40000, goal=Goal(max_missed=8))
     total, *groups = est.unreviewed
     assert {g.name: g.unreviewed for g in groups} == {"flagged": 0, "unflagged": 80}
     flagged, unflagged = groups
@@ -212,10 +212,10 @@ def test_unreviewed_errors_and_targets_match_a_hand_computation():
     assert est.share_legal == pytest.approx((4 + 90 * 0.1) / 100)
     assert est.ci_low * 100 == pytest.approx(4 + law.ppf(0.025), abs=1)
     assert est.target.met and est.target.expected_missed == pytest.approx(8)
-    assert not estimate(audit, verdicts, queue, seed=1, max_missed=7.9).target.met
+    assert not estimate(audit, verdicts, queue, seed=1, goal=Goal(max_missed=7.9)).target.met
     half = (est.ci_high - est.ci_low) / 2
-    assert estimate(audit, verdicts, queue, seed=1, draws=40000, target_halfwidth=half + 1e-9).target.met
-    assert not estimate(audit, verdicts, queue, seed=1, draws=40000, target_halfwidth=half - 0.01).target.met
+    assert estimate(audit, verdicts, queue, seed=1, draws=40000, goal=Goal(target_halfwidth=half + 1e-9)).target.met
+    assert not estimate(audit, verdicts, queue, seed=1, draws=40000, goal=Goal(target_halfwidth=half - 0.01)).target.met
     assert estimate(audit, verdicts, queue, seed=1).target is None
 
 

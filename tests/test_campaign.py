@@ -10,7 +10,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from bbsard_audit.app.simulation import CURVE_COLUMNS, ORACLE_COLUMNS, Oracle, clustered_oracle, simulate
+from bbsard_audit.app.simulation import CURVE_COLUMNS, ORACLE_COLUMNS, Oracle, SimulationOptions, clustered_oracle, simulate
 from bbsard_audit.app.cli import app
 from bbsard_audit.base.dataset import load_dataset
 
@@ -32,8 +32,8 @@ def synthetic():
 
 @pytest.fixture(scope="module")
 def runs(synthetic, embedding_cache):
-    return {learning: simulate(synthetic.dataset, oracle=synthetic.make_oracle(), glossary=synthetic.glossary,
-                               learning_on=learning, cache_dir=embedding_cache, **SETTINGS)
+    return {learning: simulate(synthetic.dataset, oracle=synthetic.make_oracle(), options=SimulationOptions(
+                glossary=synthetic.glossary, learning=learning, cache_dir=embedding_cache, **SETTINGS))
             for learning in (True, False)}
 
 
@@ -73,8 +73,8 @@ def test_the_oracle_is_read_only_for_reviewed_pairs(synthetic, runs, embedding_c
     reviewed = synthetic.oracle[synthetic.oracle["id"].isin(order["id"])]
     assert len(reviewed) < len(synthetic.oracle)  # some oracle rows were never needed
     oracle = Oracle(reviewed.rename(columns={"annotators": "annotator"}), source="synthetic")
-    again = simulate(synthetic.dataset, oracle=oracle, glossary=synthetic.glossary, cache_dir=embedding_cache,
-                     **SETTINGS)
+    again = simulate(synthetic.dataset, oracle=oracle, options=SimulationOptions(
+        glossary=synthetic.glossary, cache_dir=embedding_cache, **SETTINGS))
     pd.testing.assert_frame_equal(again.curve, runs[True].curve)
     pd.testing.assert_frame_equal(again.order, order)
     assert oracle.revealed == order["id"].tolist()
@@ -236,8 +236,8 @@ def test_several_seeds_give_a_mean_and_a_spread(synthetic, tmp_path, embedding_c
     from bbsard_audit.app.report.simulation_section import simulation_section, load_simulations
 
     settings = {**SETTINGS, "control": 4}
-    runs = {learning: simulate(synthetic.dataset, oracle=synthetic.make_oracle(), glossary=synthetic.glossary,
-                               learning_on=learning, seeds=3, cache_dir=embedding_cache, **settings)
+    runs = {learning: simulate(synthetic.dataset, oracle=synthetic.make_oracle(), options=SimulationOptions(
+                glossary=synthetic.glossary, learning=learning, seeds=3, cache_dir=embedding_cache, **settings))
             for learning in (True, False)}
     for learning, run in runs.items():
         seeds = run.seeds

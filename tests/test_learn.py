@@ -12,6 +12,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from bbsard_audit.annotations.draw import DrawRule
 from bbsard_audit.audit import learn as L
 from bbsard_audit.audit.glossary import Glossary
 from bbsard_audit.audit.risk import RiskConfig
@@ -268,7 +269,7 @@ def test_the_refitted_ranking_orders_the_next_batch(audit_csv, tmp_path, embeddi
     campaign = Campaign.start(tmp_path / "c", project="p", audit=audit, audit_path=audit_csv, queue=queue,
                               queue_path=audit_csv)
     inside = ranked[ranked["id"].isin(campaign.population)]
-    batch = campaign.add_batch(inside, tmp_path / "a" / "audit.csv", 4, set(), certain_share=1.0)
+    batch = campaign.add_batch(inside, tmp_path / "a" / "audit.csv", 4, set(), DrawRule(certain=1.0))
     expected = [i for i in audit["id"].to_numpy()[rows] if i not in set(queue["id"]) and i in campaign.population][:3]
     assert batch["id"].tolist()[:3] == expected  # a draw: its certain part (all but one pair) in refitted order
 

@@ -29,6 +29,50 @@ def test_inclusion_grows_with_p_is_capped_at_one_and_floored_above_zero():
     assert (everything == 1).all()  # fewer pairs than the batch: every one drawn
 
 
+def test_the_tradeoff_rule_maximises_found_minus_variance_and_takes_the_likeliest_with_certainty():
+    """π = min(1, sqrt(μ p(1 − p) / (ν − p))) is the optimum of Σ π p − μ V⁰ at Σ π = n: it beats the linear
+    rule, the top-n ranking with a floor and random perturbations of itself; p ≥ ν is certain, every π > 0."""
+    rng = np.random.default_rng(4)
+    p = np.sort(rng.beta(0.6, 4, 180))[::-1]
+    mu, n = draw.TRADEOFF, 14
+    pi, nu, floor = draw.inclusion(p, n, tradeoff=mu)
+    assert pi.sum() == pytest.approx(n, abs=1e-6) and (pi > 0).all() and (pi <= 1).all() and floor > 0
+    assert (pi[p >= nu] == 1).all() and pi[0] == 1 and 0 < (pi == 1).sum() < n
+    assert np.allclose(draw.expected_pi(p, nu, floor, mu), pi)
+    objective = lambda q: float((q * p).sum() - mu * draw.model_variance(p, q))  # noqa: E731
+    linear, _, _ = draw.inclusion(p, n)
+    assert objective(pi) > objective(linear)
+    for _ in range(50):
+        other = np.clip(pi * np.exp(0.05 * rng.standard_normal(len(p))), floor, 1)
+        other *= n / other.sum()
+        if (other <= 1).all():
+            assert objective(other) <= objective(pi) + 1e-9
+    # μ → 0 tends to the ranking (more found), μ large to π ∝ sqrt(p(1 − p)) (less variance)
+    greedy, _, _ = draw.inclusion(p, n, tradeoff=1e-5)
+    careful, _, _ = draw.inclusion(p, n, tradeoff=10.0)
+    assert (greedy * p).sum() > (pi * p).sum() > (careful * p).sum()
+    assert draw.model_variance(p, greedy) > draw.model_variance(p, pi) > draw.model_variance(p, careful)
+
+
+def test_a_campaign_drawn_by_the_linear_rule_still_reads_and_an_edited_tradeoff_is_refused(campaign, tmp_path):
+    """format-3 batches before the trade-off rule record no `tradeoff`: their π is checked by the linear
+    rule; a batch that records one is checked by it, so editing μ is one line naming the pair."""
+    frame, audit, queue, camp, verdicts = campaign
+    verdicts(pd.read_csv(queue)["id"])
+    state = Campaign.load(camp)
+    state.add_batch(read_audit(audit), audit, 14, set(), draw.DrawRule(tradeoff=None))
+    state.add_batch(read_audit(audit), audit, 14, set())
+    state.save()
+    record = json.loads((camp / "campaign.json").read_text())
+    assert "tradeoff" not in record["batches"][1] and record["batches"][2]["tradeoff"] == draw.TRADEOFF
+    Campaign.load(camp)  # both rules check
+    record["batches"][2]["tradeoff"] = 2 * draw.TRADEOFF
+    (camp / "campaign.json").write_text(json.dumps(record))
+    res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "e.json")
+    assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+    assert "batches[2].pi[" in res.output and "not the design's inclusion probability" in res.output
+
+
 def test_one_batch_is_the_hand_computed_difference_estimate():
     """τ̂ = Σ p + Σ_drawn (y − p)/π, V = (HT variance + model variance)/2, by hand on 5 pairs."""
     p = np.array([0.5, 0.2, 0.1, 0.4, 0.8])
@@ -198,13 +242,14 @@ def test_small_simulation_covers_and_the_stopping_rule_rarely_stops_early():
 def test_campaign_simulate_draws_every_round_and_the_interval_narrows(embedding_cache):
     """`campaign simulate` (design `draw`, the default): rounds are draws, every round's estimate has an
     interval and a stopping bound around it, the sidecar names the design and the prediction."""
-    from bbsard_audit.app.simulation import clustered_oracle, simulate
+    from bbsard_audit.app.simulation import SimulationOptions, clustered_oracle, simulate
     from bbsard_audit.base.dataset import load_dataset
 
     syn = clustered_oracle(load_dataset("sample", with_corpus=False), "all", clusters=3, per_cluster=3,
                            scattered=3, seed=0)
-    result = simulate(syn.dataset, oracle=syn.make_oracle(), glossary=syn.glossary, split="all", batch=4,
-                      budget=24, control=4, seed=0, learning_on=False, cache_dir=embedding_cache)
+    result = simulate(syn.dataset, oracle=syn.make_oracle(), options=SimulationOptions(
+        glossary=syn.glossary, split="all", batch=4, budget=24, control=4, seed=0, learning=False,
+        cache_dir=embedding_cache))
     assert result.meta["certain_share"] == 0.0
     curve = result.curve
     assert result.meta["design"] == "draw" and result.meta["prediction"] in ("risk", "p_error")
@@ -226,15 +271,15 @@ def test_a_batch_always_keeps_a_probability_part():
 def test_campaign_simulate_without_a_control_sample_starts_with_the_first_draw(embedding_cache):
     """`--control 0` (the CLI's default) used to end in a KeyError; now round 0 has no estimate and the
     first draw starts the design."""
-    from bbsard_audit.app.simulation import clustered_oracle, simulate
+    from bbsard_audit.app.simulation import SimulationOptions, clustered_oracle, simulate
     from bbsard_audit.base.dataset import load_dataset
 
     syn = clustered_oracle(load_dataset("sample", with_corpus=False), "all", clusters=3, per_cluster=3,
                            scattered=3, seed=0)
     for design in ("draw", "ranked"):
-        curve = simulate(syn.dataset, oracle=syn.make_oracle(), glossary=syn.glossary, split="all", batch=4,
-                         budget=12, control=0, seed=0, learning_on=False, design=design,
-                         cache_dir=embedding_cache).curve
+        curve = simulate(syn.dataset, oracle=syn.make_oracle(), options=SimulationOptions(
+            glossary=syn.glossary, split="all", batch=4, budget=12, control=0, seed=0, learning=False, design=design,
+            cache_dir=embedding_cache)).curve
         assert np.isnan(curve["estimate"].iloc[0]) and curve["reviewed"].iloc[0] == 0
         if design == "draw":
             assert curve["estimate"].iloc[1:].notna().all()

@@ -19,13 +19,6 @@ from bbsard_audit.audit.options import AuditOptions, SelftestOptions
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("app", "audit", "annotations", "base", "eval")
 MAX_PARAMETERS = 8
-ALLOWED_UNTIL_THE_DESIGN_MERGE = {
-    # the `design` helper's part of issue 25 item 5 (SimulationOptions): the lead removes these entries
-    # when merging it
-    "app/simulation.py:simulate", "app/simulation.py:_one_seed", "app/simulation.py:_draw_round",
-    "app/ppi_study.py:new_design", "app/ppi_study.py:one",
-    "annotations/estimate.py:estimate", "annotations/cli.py:_estimate",
-}
 
 
 def _typer_commands() -> set[tuple[Path, str, int]]:
@@ -76,10 +69,7 @@ def test_no_function_outside_the_typer_commands_takes_more_than_8_parameters():
     assert len(files) > 100
     for path in files:
         long.update(long_signatures(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)), commands))
-    over = {k: v for k, v in long.items() if k not in ALLOWED_UNTIL_THE_DESIGN_MERGE}
-    assert not over, f"pass an options object (audit/options.py, like eval's EvalConfig) instead: {over}"
-    stale = ALLOWED_UNTIL_THE_DESIGN_MERGE - set(long)
-    assert not stale, f"no longer over {MAX_PARAMETERS} parameters: remove from the allow-list: {sorted(stale)}"
+    assert not long, f"pass an options object (audit/options.py, like eval's EvalConfig) instead: {long}"
 
 
 def test_the_count_leaves_out_self_and_flags_a_ninth_parameter():

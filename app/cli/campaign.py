@@ -36,17 +36,19 @@ def simulate(
     batch: Annotated[int, typer.Option("--batch", metavar="B", help="Pairs reviewed per round.")] = 20,
     budget: Annotated[int, typer.Option("--budget", metavar="N", help="Pairs reviewed in all, control included.")] = 100,
     control: Annotated[int, typer.Option("--control", metavar="M",
-                                         help="The start batch: M pairs drawn as a stratified random sample "
-                                              "(by split x risk band, known inclusion probabilities), reviewed "
-                                              "first; with --design draw every later round is a draw too, so 0 "
-                                              "still gives an estimate from round 1.")] = 0,
+                                         help="The control sample: the start batch, M pairs drawn as a "
+                                              "stratified random sample (by split x risk band, known inclusion "
+                                              "probabilities), reviewed first and counted in N; with --design draw "
+                                              "every later round is a draw too (the likeliest errors certain), so "
+                                              "0 still gives an estimate from round 1.")] = 0,
     design: Annotated[str, typer.Option("--design", help="draw: every round a probability draw growing with the "
                                                          "prediction + the prediction-powered estimate (annotate "
                                                          "push --next); ranked: the B riskiest, post-stratified "
                                                          "estimate (before issue 24).")] = "draw",
     certain: Annotated[float, typer.Option("--certain", metavar="SHARE",
-                                           help="--design draw: share of each round taken with certainty "
-                                                "(the likeliest errors), as `annotate push --certain`.")] = 0.0,
+                                           help="--design draw: share of each round forced certain (the "
+                                                "likeliest errors) on top of those the draw rule takes with "
+                                                "certainty, as `annotate push --certain`.")] = 0.0,
     seed: Annotated[int, typer.Option("--seed", metavar="K", help="Seed of the control sample.")] = 0,
     seeds: Annotated[int, typer.Option("--seeds", metavar="S",
                                        help="Run seeds K .. K+S-1 (control samples); report mean and spread.")] = 1,
@@ -80,7 +82,8 @@ def simulate(
     Example: `bbsard-audit campaign simulate --dataset ../shared/data/bbsard --split test --backtranslations ../shared/data/bbsard/backtranslations_nl_fr.jsonl --oracle reports/verdicts.csv --allow-partial-oracle --batch 20 --budget 100 --control 20 --seed 0 --seeds 20 --out reports/campaign/learning`
     """
     from bbsard_audit.base.contracts.audit import Layout
-    from ..simulation import OUTPUTS, Oracle, simulate as run_simulation, write_simulation
+    from bbsard_audit.annotations.draw import DrawRule
+    from ..simulation import OUTPUTS, Oracle, SimulationOptions, simulate as run_simulation, write_simulation
     from bbsard_audit.base.dataset import load_dataset
 
     guard_out(out, command="campaign simulate", inputs=[oracle, oracle_spans, backtranslations, glossary, config],
@@ -93,10 +96,11 @@ def simulate(
                    console=console, transient=True)
     task = bar.add_task("campaign", total=budget * seeds)
     with bar:
-        result = run_simulation(ds, oracle=the_oracle, split=split, backtranslations=backtranslations,
-                                batch=batch, budget=budget, control=control, seed=seed, seeds=seeds,
-                                learning_on=not no_learning, refit=not no_refit, explore=explore,
-                                allow_partial=allow_partial, design=design, certain=certain, glossary=glossary, config=config, cache_dir=cache_dir,
+        options = SimulationOptions(split=split, backtranslations=backtranslations, batch=batch, budget=budget,
+                                    control=control, seed=seed, seeds=seeds, learning=not no_learning,
+                                    refit=not no_refit, explore=explore, allow_partial=allow_partial, design=design,
+                                    rule=DrawRule(certain), glossary=glossary, config=config, cache_dir=cache_dir)
+        result = run_simulation(ds, oracle=the_oracle, options=options,
                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
     for path in write_simulation(result, out):
         console.print(f"  wrote {path}")

@@ -34,9 +34,10 @@ class Batch:
     pi: list[float] | None = None
     prediction: str | None = None
     seed: int | None = None
-    scale: float | None = None   # λ of π = min(1, max(floor, λ·p)); null: every pool pair drawn
+    scale: float | None = None   # λ of π = min(1, max(floor, λ·p)) (ν of the trade-off rule); null: every pool pair drawn
     floor: float | None = None
     certain: int | None = None
+    tradeoff: float | None = None  # μ of the trade-off rule (annotations/draw.py); absent: the linear rule
 
 
 @dataclass
