@@ -136,7 +136,7 @@ class CorpusJudge:
 def _finding(error, pair: LanguagePair) -> Finding:
     """The question judge's finding, on the documents' flag, its span side the language code."""
     found = JudgeSignal._finding(error, pair)
-    codes = {"fr": pair[0], "nl": pair[1]}
+    codes = {"source": pair.source, "target": pair.target}
     return Finding(FLAG, found.reason, tuple(replace(s, side=codes[s.side]) for s in found.spans))
 
 
