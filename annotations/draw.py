@@ -58,6 +58,9 @@ rule maximises Σ π·p − μ·V⁰ at Σ π = N (finding + estimating as one o
 / (ν − p))), ν the batch's multiplier; p ≥ ν is certain. μ → 0 is the top-N ranking, μ → ∞ the variance-
 optimal π ∝ sqrt(p(1 − p)) (active inference, Zrnic & Candès 2024). 0.01 (floor 0.1) found the most
 errors of the rules measured at a mean width ≤ 10 points on the synthetic grid (benchmarks/bench_ppi_design.md)."""
+RECALIBRATE = True
+"""A `--next` batch's prediction is recalibrated from the verdicts of the batches before it (sequential
+active inference; annotations/recalibration.py): narrower with a raw `risk`, valid either way."""
 SMOOTH = 1e-3  # p is floored here, so that λ·p can reach any batch size (a p of exactly 0 happens)
 
 
@@ -69,6 +72,8 @@ class DrawRule:
     tradeoff: float | None = TRADEOFF
     """μ of the trade-off rule; None: π = min(1, max(floor, λ·p)) (format-3 campaigns before the rule)."""
     floor_share: float = FLOOR_SHARE
+    recalibrate: bool = RECALIBRATE
+    """Recalibrate the prediction from earlier batches' verdicts before the draw (annotations/recalibration.py)."""
 
     def inclusion(self, p: np.ndarray, n: float) -> tuple[np.ndarray, float, float, int]:
         """(π, scale, floor, certain count) of an n-pair batch over a pool with predictions `p`."""
