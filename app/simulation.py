@@ -305,7 +305,8 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, o: SimulationOptions, pr
             model = ranking.fit(frame, pd.DataFrame(verdicts, columns=ORACLE_COLUMNS), explore=o.explore)
         n = min(o.batch, budget - len(order))
         if how == "draw":
-            p = ranking.predict(pool, model)[0] if model is not None else _recalibrated(frame, pool, column, verdicts, o.rule)
+            p = ranking.predict(pool, model)[0] if model is not None else \
+                _recalibrated(frame, pool, column, verdicts, o.rule)
             batch_draw, pick = _draw_round(frame["id"], pool["id"], p, n, (seed, round_no), o.rule)
             draws.append(batch_draw)
         else:

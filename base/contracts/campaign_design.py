@@ -48,7 +48,7 @@ class Batch:
     floor: float | None = None
     certain: int | None = None
     tradeoff: float | None = None  # μ of the trade-off rule (annotations/draw.py); absent: the linear rule
-    recalibration: Recalibration | None = None  # absent: the batch drew and is estimated with its raw p
+    recalibration: Recalibration | None = None  # absent: drawn and estimated with the raw p
 
 
 @dataclass
