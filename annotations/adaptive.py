@@ -41,7 +41,7 @@ from bbsard_audit.base.io import digest_of, write_json, write_sidecar
 
 import numpy as np
 
-from . import draw
+from . import draw, recalibration
 from .estimate import CENSUS, Design, queue_design
 from .pull import RAW_FILE
 from .tasks import QUEUE_COLUMNS, read_audit
@@ -255,7 +255,8 @@ class Campaign:
         p = pool[column].to_numpy(float)
         if not 0 <= rule.certain <= 1:
             raise InputError(f"--certain must be a share in [0, 1], not {rule.certain:g}")
-        pi, scale, floor, certain = rule.inclusion(p, n)
+        fitted = self._recalibration(audit, column) if rule.recalibrate else None
+        pi, scale, floor, certain = rule.inclusion(p if fitted is None else fitted.apply(p), n)
         picked = draw.poisson_draw(pi, self.record["batches"][0]["seed"], k)
         rows = pool[picked].assign(queue="risk", stratum=f"batch{k}", batch=k)
         self.record["batches"].append({
@@ -264,12 +265,25 @@ class Campaign:
             "risk": [as_id(i) for i in rows["id"]], "control": [], "pool": [as_id(i) for i in pool["id"]],
             "p": _floats(p), "pi": _floats(pi), "prediction": column, "seed": self.record["batches"][0]["seed"],
             "scale": None if np.isinf(scale) else float(scale), "floor": float(floor), "certain": certain,
-            **({} if rule.tradeoff is None else {"tradeoff": float(rule.tradeoff)})})
+            **({} if rule.tradeoff is None else {"tradeoff": float(rule.tradeoff)}),
+            **({} if fitted is None else {"recalibration": fitted.record()})})
         self.queue = pd.concat([self.queue, rows], ignore_index=True)
         return rows
 
+    def _recalibration(self, audit: pd.DataFrame, column: str) -> recalibration.Recalibration:
+        """The next batch's recalibration: fitted on this audit's prediction of the pairs earlier batches drew
+        that have a final verdict now (never a pair reviewed outside the design)."""
+        drawn = {i for b in self.record["batches"] for i in [*b["risk"], *b["control"]]}
+        legal: dict = {}
+        if (self.folder / VERDICTS_FILE).exists():
+            final = read_verdicts(self.folder / VERDICTS_FILE, layout=self.layout)
+            final = final[(final["verdict"] != "") & final["id"].isin(drawn)]
+            legal = dict(zip(final["id"].map(as_id), final["verdict"] == "legal"))
+        return recalibration.fit_known(audit["id"].map(as_id).tolist(), audit[column].to_numpy(float), legal)
+
     def batch_draws(self, ids) -> list[draw.BatchDraw]:
-        """Every batch's draw over the population `ids` (arrays in that order)."""
+        """Every batch's draw over the population `ids` (arrays in that order); p the prediction the batch
+        used (its recorded recalibration applied to the recorded raw p)."""
         index = {i: j for j, i in enumerate(ids)}
         out = []
         for b in self.record["batches"]:
@@ -279,7 +293,7 @@ class Campaign:
             keep = at >= 0
             pool[at[keep]] = True
             pi[at[keep]] = np.asarray(b["pi"], float)[keep]
-            p[at[keep]] = np.asarray(b["p"], float)[keep]
+            p[at[keep]] = _prediction(b)[keep]
             picked = [index[i] for i in [*b["risk"], *b["control"]] if i in index]
             drawn[picked] = True
             out.append(draw.BatchDraw(b["batch"], pool, pi, p, drawn))
@@ -326,6 +340,12 @@ class Campaign:
         write_sidecar(self.folder / CAMPAIGN_FILE, project=self.record["project"])
 
 
+def _prediction(batch: dict) -> np.ndarray:
+    """The prediction a batch drew and is estimated with: its raw p, recalibrated when it records a fit."""
+    fitted = batch.get("recalibration")
+    return recalibration.Recalibration(**fitted).apply(batch["p"]) if fitted else np.asarray(batch["p"], float)
+
+
 def _check_inclusion(record: dict, source: str) -> None:
     """An edited inclusion probability is one line naming the pair: the start batch's π must be the
     design's (1 in the census, n_h / N_h in a band), a `--next` batch's the draw rule's."""
@@ -337,7 +357,7 @@ def _check_inclusion(record: dict, source: str) -> None:
                                         set(record["design"]["census"]))
             bad = ~np.isclose(pi, want, rtol=0, atol=1e-9)
         else:
-            want = draw.expected_pi(b["p"], math.inf if b["scale"] is None else b["scale"], b["floor"] or 0.0,
+            want = draw.expected_pi(_prediction(b), math.inf if b["scale"] is None else b["scale"], b["floor"] or 0.0,
                                     b.get("tradeoff"))
             bad = ~np.isclose(pi, want, rtol=0, atol=1e-9) & ~((pi == 1) & (np.arange(len(pi)) < (b["certain"] or 0)))
         if bad.any():

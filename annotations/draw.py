@@ -9,7 +9,9 @@ a `--next N` batch draws N pairs by Poisson sampling (N pairs expected) with the
 π_i = min(1, max(floor, sqrt(μ·p_i(1 − p_i) / (ν − p_i)))), π_i = 1 where p_i ≥ ν (`DrawRule`: finding
 and estimating as one objective, Σ π·p − μ·V⁰), floor = FLOOR_SHARE · N / |U_k| > 0 for every pair, a
 forced `certain` share of the likeliest first; batches recorded before the rule (no `tradeoff` key)
-used π_i = min(1, max(floor, λ·p_i)) and are checked by it.
+used π_i = min(1, max(floor, λ·p_i)) and are checked by it. A `--next` batch's prediction is the raw p
+recalibrated on the verdicts of pairs the earlier batches drew (annotations/recalibration.py, recorded as
+`recalibration`); its π and its estimate both use that q.
 
 Estimate (prediction-powered inference, Angelopoulos et al. 2023; active statistical inference,
 Zrnic & Candès 2024 — the difference/GREG estimator with p as auxiliary, Särndal et al. 1992 6.3):
@@ -18,7 +20,9 @@ batch k alone gives an unbiased estimate of the number of legal errors in the po
     τ̂_k = Σ_{i∉U_k} y_i + Σ_{i∈U_k} q_i + Σ_{i∈S_k} (y_i − q_i) / π_i     (q = p; q = y for a pair
                                                                            reviewed outside the design)
 
-whatever the predictions, however they were refitted from earlier verdicts. The τ̂_k are
+whatever the predictions, however they were refitted from earlier verdicts: q_k and π_k are fixed before
+batch k is drawn (functions of the verdicts of batches < k only), S_k is a Poisson draw with those π_k, so
+E[τ̂_k | everything before batch k] = τ (sequential active inference, Zrnic & Candès 2024). The τ̂_k − τ are
 martingale differences, so their combination with weights fixed at draw time, w_k ∝ 1 / V⁰_k
 (V⁰_k = Σ_{U_k} (1 − π)/π · p(1 − p), the variance the predictions expect), is unbiased with variance
 Σ w_k² V_k. V_k = (V̂_k + V⁰_k) / 2, the mean of the design-unbiased Horvitz-Thompson estimate
@@ -58,6 +62,9 @@ rule maximises Σ π·p − μ·V⁰ at Σ π = N (finding + estimating as one o
 / (ν − p))), ν the batch's multiplier; p ≥ ν is certain. μ → 0 is the top-N ranking, μ → ∞ the variance-
 optimal π ∝ sqrt(p(1 − p)) (active inference, Zrnic & Candès 2024). 0.01 (floor 0.1) found the most
 errors of the rules measured at a mean width ≤ 10 points on the synthetic grid (benchmarks/bench_ppi_design.md)."""
+RECALIBRATE = True
+"""A `--next` batch's prediction is recalibrated from the verdicts of the batches before it (sequential
+active inference; annotations/recalibration.py): narrower with a raw `risk`, valid either way."""
 SMOOTH = 1e-3  # p is floored here, so that λ·p can reach any batch size (a p of exactly 0 happens)
 
 
@@ -69,6 +76,8 @@ class DrawRule:
     tradeoff: float | None = TRADEOFF
     """μ of the trade-off rule; None: π = min(1, max(floor, λ·p)) (format-3 campaigns before the rule)."""
     floor_share: float = FLOOR_SHARE
+    recalibrate: bool = RECALIBRATE
+    """Recalibrate the prediction from earlier batches' verdicts before the draw (annotations/recalibration.py)."""
 
     def inclusion(self, p: np.ndarray, n: float) -> tuple[np.ndarray, float, float, int]:
         """(π, scale, floor, certain count) of an n-pair batch over a pool with predictions `p`."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.annotations import draw
+from bbsard_audit.annotations import draw, recalibration
 from bbsard_audit.annotations.estimate import estimate as poststratified, queue_design
 from bbsard_audit.app.estimator_study import population
 from bbsard_audit.audit.pipeline import review_queue
@@ -75,11 +75,12 @@ def new_design(frame: pd.DataFrame, y: np.ndarray, prediction: str, plan: StudyP
         k += 1
         pool = ~seen
         n = min(plan.batch, plan.budget - int(seen.sum()))
+        q = recalibration.fit(p[seen], y[seen]).apply(p) if plan.rule.recalibrate else p
         pi = np.zeros(len(ids))
-        pi[pool], _, _, _ = plan.rule.inclusion(p[pool], n)
+        pi[pool], _, _, _ = plan.rule.inclusion(q[pool], n)
         drawn = np.zeros(len(ids), bool)
         drawn[pool] = draw.poisson_draw(pi[pool], seed, k)
-        draws.append(draw.BatchDraw(k, pool, pi, np.where(pool, p, 0.0), drawn))
+        draws.append(draw.BatchDraw(k, pool, pi, np.where(pool, q, 0.0), drawn))
         seen |= drawn
     steps = draw.estimate(draws, y.astype(float), seen, np.ones(len(ids), bool), plan.level)
     return steps, draws

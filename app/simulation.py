@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.annotations import draw as drawing
+from bbsard_audit.annotations import draw as drawing, recalibration
 from bbsard_audit.annotations.adaptive import prediction_column
 from bbsard_audit.annotations.estimate import Design, queue_design
 from bbsard_audit.annotations.estimate import estimate as estimate_error_rate
@@ -305,7 +305,8 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, o: SimulationOptions, pr
             model = ranking.fit(frame, pd.DataFrame(verdicts, columns=ORACLE_COLUMNS), explore=o.explore)
         n = min(o.batch, budget - len(order))
         if how == "draw":
-            p = ranking.predict(pool, model)[0] if model is not None else pool[column].to_numpy(float)
+            p = ranking.predict(pool, model)[0] if model is not None else \
+                _recalibrated(frame, pool, column, verdicts, o.rule)
             batch_draw, pick = _draw_round(frame["id"], pool["id"], p, n, (seed, round_no), o.rule)
             draws.append(batch_draw)
         else:
@@ -324,6 +325,17 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, o: SimulationOptions, pr
             "prediction": "refitted ranking" if model is not None and how == "draw" else column,
             "ranking": None if model is None else {"features": len(model.features), "n_verdicts": model.n_verdicts,
                                                    "n_positive": model.n_positive}}
+
+
+def _recalibrated(frame: pd.DataFrame, pool: pd.DataFrame, column: str, verdicts: list[dict],
+                  rule: drawing.DrawRule) -> np.ndarray:
+    """The static prediction of the `pool`, recalibrated on the verdicts so far (every one a drawn pair) as
+    `annotate push --next` does (annotations/recalibration.py); a refitted ranking is used as it is."""
+    p = pool[column].to_numpy(float)
+    if not rule.recalibrate:
+        return p
+    legal = {as_id(v["id"]): v["verdict"] == "legal" for v in verdicts if v["verdict"]}
+    return recalibration.fit_known(frame["id"].map(as_id).tolist(), frame[column].to_numpy(float), legal).apply(p)
 
 
 def _draw_round(population: pd.Series, pool: pd.Series, p: np.ndarray, n: int, key: tuple[int, int],

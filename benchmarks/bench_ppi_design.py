@@ -6,7 +6,7 @@ useless to strong, the prediction either a calibrated `p_error` or the raw `risk
 mean |error|, errors found; today's design (56 riskiest + 14 control, post-stratified) on the same
 populations; the stopping rule (confidence sequence, max 2 errors left) checked after every batch.
 
-Usage: PYTHONPATH=. python benchmarks/bench_ppi_design.py [--n 1000] [--certain SHARE] [--tradeoff MU] [--out FILE.json]
+Usage: PYTHONPATH=. python benchmarks/bench_ppi_design.py [--n 1000] [--certain SHARE] [--tradeoff MU] [--floor-share F] [--no-recalibration] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -46,10 +46,13 @@ def main() -> None:
                     help="μ of the trade-off rule (annotations/draw.py); a negative value: the linear rule π ∝ p")
     ap.add_argument("--floor-share", type=float, default=draw.FLOOR_SHARE,
                     help="floor inclusion probability as a share of the uniform rate (annotations/draw.py)")
+    ap.add_argument("--no-recalibration", action="store_true",
+                    help="draw and estimate every batch with the raw prediction (before annotations/recalibration.py)")
     ap.add_argument("--out", default="benchmarks/results/bench_ppi_design.json")
     args = ap.parse_args()
     t = time.perf_counter()
-    rule = draw.DrawRule(args.certain, None if args.tradeoff < 0 else args.tradeoff, args.floor_share)
+    rule = draw.DrawRule(args.certain, None if args.tradeoff < 0 else args.tradeoff, args.floor_share,
+                         not args.no_recalibration)
     rows = ppi_study.run(args.n, seed=args.seed, plan=ppi_study.StudyPlan(rule=rule))
     wall = time.perf_counter() - t
     tables = {by or "all": table(rows, by) for by in (None, "prediction", "rate", "quality")}
@@ -61,7 +64,7 @@ def main() -> None:
     print(f"\n{len(rows)} populations in {wall:.0f} s")
     with open(args.out, "w") as fh:
         json.dump({"n": args.n, "seed": args.seed, "certain_share": args.certain, "tradeoff": rule.tradeoff,
-                   "floor_share": rule.floor_share, "wall_s": round(wall, 1),
+                   "floor_share": rule.floor_share, "recalibrate": rule.recalibrate, "wall_s": round(wall, 1),
                    **{k: v.round(4).to_dict("records") for k, v in tables.items()}}, fh, indent=1)
 
 

@@ -5,7 +5,7 @@ draws, prediction-powered estimate) vs `ranked` (today's), static and learning. 
 95 % interval width and |error| at 70 reviews, coverage over seeds, errors found, and the first seed's
 interval round by round.
 
-Usage: PYTHONPATH=. python benchmarks/bench_ppi_real.py --data ../shared/data/bbsard
+Usage: PYTHONPATH=. python benchmarks/bench_ppi_real.py --data ../shared/data/bbsard [--no-recalibration]
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ def main() -> None:
                     help="μ of the trade-off rule (annotations/draw.py); a negative value: the linear rule π ∝ p")
     ap.add_argument("--floor-share", type=float, default=draw.FLOOR_SHARE,
                     help="floor inclusion probability as a share of the uniform rate (annotations/draw.py)")
+    ap.add_argument("--no-recalibration", action="store_true",
+                    help="draw and estimate every batch with the raw prediction (before annotations/recalibration.py)")
     ap.add_argument("--designs", default="draw,ranked")
     ap.add_argument("--out", default="benchmarks/results/bench_ppi_real.json")
     args = ap.parse_args()
@@ -39,8 +41,9 @@ def main() -> None:
     bt = f"{args.data}/backtranslations_nl_fr.jsonl"
     out = {"truth": truth, "n_legal": int((syn.oracle["verdict"] == "legal").sum()), "runs": {}}
     out["certain_share"] = args.certain
-    rule = draw.DrawRule(args.certain, None if args.tradeoff < 0 else args.tradeoff, args.floor_share)
-    out["tradeoff"], out["floor_share"] = rule.tradeoff, rule.floor_share
+    rule = draw.DrawRule(args.certain, None if args.tradeoff < 0 else args.tradeoff, args.floor_share,
+                         not args.no_recalibration)
+    out["tradeoff"], out["floor_share"], out["recalibrate"] = rule.tradeoff, rule.floor_share, rule.recalibrate
     for design in args.designs.split(","):
         for learning in (False, True):
             result = simulate(syn.dataset, oracle=syn.make_oracle(), options=SimulationOptions(

@@ -20,6 +20,16 @@ Id = Any  # an int or a string id, one kind per file as the audit's: checked by 
 
 
 @dataclass
+class Recalibration:
+    """A `--next` batch's recalibration of its raw p (annotations/recalibration.py): logit q = a + b·logit p,
+    fitted on `verdicts` verdicts (`legal` of them legal errors) of pairs earlier batches drew."""
+    a: float
+    b: float
+    verdicts: int
+    legal: int
+
+
+@dataclass
 class Batch:
     batch: int
     kind: str
@@ -38,6 +48,7 @@ class Batch:
     floor: float | None = None
     certain: int | None = None
     tradeoff: float | None = None  # μ of the trade-off rule (annotations/draw.py); absent: the linear rule
+    recalibration: Recalibration | None = None  # absent: drawn and estimated with the raw p
 
 
 @dataclass
@@ -156,3 +167,12 @@ def _check_draws(record: RecordV2, source: str) -> None:
         outside = [i for i in [*b.risk, *b.control] if i not in pool]
         if outside:
             raise InputError(f"{key}: drawn pair not in the batch's pool", file=source, id=outside[0])
+    drawn = 0
+    for b in record.batches:
+        fit = b.recalibration
+        if fit is not None and (b.kind == "start" or not 0 <= fit.legal <= fit.verdicts <= drawn):
+            raise InputError(f"batches[{b.batch}].recalibration: " + (
+                "the start batch has no earlier verdict to be recalibrated on" if b.kind == "start" else
+                f"{fit.verdicts} verdict(s), {fit.legal} legal, where earlier batches drew {drawn} pair(s)"),
+                file=source)
+        drawn += len(b.risk) + len(b.control)
