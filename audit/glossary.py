@@ -41,7 +41,8 @@ FLAGS: dict[str, str] = {
                     "renderings is in the Dutch translation (and no known wrong rendering either).",
     "term_rejected": "A French glossary term is in the question, none of its accepted renderings is in the "
                      "Dutch, and a known wrong-concept rendering is (e.g. FR 'juge de paix' with NL "
-                     "'politierechter').",
+                     "'politierechter'); with a learned rejection, also when the accepted renderings do "
+                     "not cover each occurrence of the term (once right, once wrong).",
     "non_belgian": "The Dutch uses a Netherlands-only legal word where Belgian law has its own term "
                    "(e.g. 'kantonrechter' for 'vrederechter'); fires whatever the French says.",
 }

@@ -7,7 +7,8 @@ From each non-correct verdict with a `corrected_nl`:
    audit/termmatch.py) of the translation against the expert's correction; each replaced run of at
    most `MAX_SPAN_TOKENS` content words gives the rejected rendering (the translation's) and the
    accepted one (the expert's). With the expert's error spans (error_spans.csv), only replaced runs
-   that overlap a Dutch span are kept, and a French span names the French term directly.
+   that overlap a Dutch span are kept, and a French span names the French term directly. A run
+   inside an accepted rendering of a glossary term of the question is widened to that rendering.
 2. **Which French term it renders.** First the glossary: a glossary term of the French whose
    accepted or rejected renderings include either Dutch side. Otherwise co-occurrence alignment
    learned from the dataset's own FR-NL question pairs: the French lemma n-gram of this question
