@@ -226,7 +226,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, options: SimulationOptio
     first_run = runs[0]
     round_times = [t for run in runs for t in run["round_times"]]
     meta = {"dataset": ds.provenance(), **Layout(ds.pair, ds.string_ids).meta(), "split": o.split, "oracle": oracle.source, "learning": learning_on,
-            "refit": o.refit, "explore_share": o.explore if o.refit else 0.0,
+            "refit": o.refit, "explore_share": o.explore if o.refit and o.design == "ranked" else 0.0,
             "batch": o.batch, "budget": budget, "control": o.control, "seed": o.seed, "design": o.design,
             "certain_share": o.rule.certain if o.design == "draw" else None,
             "prediction": first_run["prediction"],
