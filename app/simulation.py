@@ -2,12 +2,14 @@
 
 Draw the control sample once (the audit's own stratified review-queue code), then rounds of
 `batch` unreviewed pairs — design `draw` (the default, as `annotate push --next` draws them): a
-Poisson draw with inclusion probabilities growing with the prediction (the refitted ranking's
-probability, else the audit's `p_error`, else its `risk`) and the prediction-powered estimate
+Poisson draw with inclusion probabilities growing with the prediction (`p_error` refitted on the
+verdicts so far, audit/perror.py as `audit calibrate` fits it, else the audit's `p_error`, else its
+`risk`; each round's π recorded when it is drawn) and the prediction-powered estimate
 (annotations/draw.py); design `ranked` (before issue 24): the `batch` riskiest, post-stratified estimate — reveal their oracle verdicts, learn term rules from the
 corrections (audit.learn), re-audit with the learned rules layered on the glossary (the audit
 engine; every signal but the glossary comes from the signal cache or the in-memory embeddings),
-refit the ranking on the verdicts so far (audit/ranking.py, with an exploration share) — until
+refit on the verdicts so far (design `draw`: p_error; `ranked`: the ranking, audit/ranking.py, with
+an exploration share) — until
 `budget` pairs (control included) are reviewed. `learning=False` keeps the first ranking: the
 static baseline. Several seeds (control samples) give a spread. Formats: docs/formats.md
 ("Campaign simulator").
@@ -32,7 +34,7 @@ from bbsard_audit.annotations.adaptive import prediction_column
 from bbsard_audit.annotations.estimate import Design, queue_design
 from bbsard_audit.annotations.estimate import estimate as estimate_error_rate
 from bbsard_audit.audit import learn as learning
-from bbsard_audit.audit import ranking
+from bbsard_audit.audit import perror, ranking
 from bbsard_audit.audit.glossary import Glossary
 from bbsard_audit.audit.options import AuditOptions
 from bbsard_audit.audit.pipeline import AuditEngine, MemoEmbedder, review_queue, run_audit
@@ -172,8 +174,9 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, options: SimulationOptio
              progress: Callable[[int, int], None] | None = None) -> SimulationResult:
     """Run a whole simulated campaign for seeds `seed .. seed + seeds - 1`; nothing is written (see
     `write_simulation`). A seed draws the control sample. With `learning`, each round learns term
-    rules and (`refit`) refits the ranking on the verdicts so far (audit/ranking.py, `explore` share
-    of each batch where it is least sure); else the first ranking stays (the static baseline).
+    rules and (`refit`) refits on the verdicts so far: design `draw` p_error (audit/perror.py), the
+    next draw's prediction; `ranked` the ranking (audit/ranking.py, `explore` share of each batch
+    where it is least sure); else the first ranking stays (the static baseline).
 
     An oracle without a row for a pair the campaign reviews -> InputError naming the ids, unless
     `allow_partial`: then such pairs are left out (not reviewed, not in the budget) and counted.
@@ -223,7 +226,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, options: SimulationOptio
     first_run = runs[0]
     round_times = [t for run in runs for t in run["round_times"]]
     meta = {"dataset": ds.provenance(), **Layout(ds.pair, ds.string_ids).meta(), "split": o.split, "oracle": oracle.source, "learning": learning_on,
-            "refit": o.refit, "explore_share": o.explore if o.refit else 0.0,
+            "refit": o.refit, "explore_share": o.explore if o.refit and o.design == "ranked" else 0.0,
             "batch": o.batch, "budget": budget, "control": o.control, "seed": o.seed, "design": o.design,
             "certain_share": o.rule.certain if o.design == "draw" else None,
             "prediction": first_run["prediction"],
@@ -302,10 +305,13 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, o: SimulationOptions, pr
         if pool.empty:
             break
         if o.refit and verdicts:
-            model = ranking.fit(frame, pd.DataFrame(verdicts, columns=ORACLE_COLUMNS), explore=o.explore)
+            judged = pd.DataFrame(verdicts, columns=ORACLE_COLUMNS)
+            # a draw needs a calibrated probability (π grows with it): p_error refitted as `audit
+            # calibrate` does; the ranked design orders by the refitted ranking (with its exploration)
+            model = perror.fit(frame, judged) if how == "draw" else ranking.fit(frame, judged, explore=o.explore)
         n = min(o.batch, budget - len(order))
         if how == "draw":
-            p = ranking.predict(pool, model)[0] if model is not None else \
+            p = perror.predict(pool, model) if model is not None else \
                 _recalibrated(frame, pool, column, verdicts, o.rule)
             batch_draw, pick = _draw_round(frame["id"], pool["id"], p, n, (seed, round_no), o.rule)
             draws.append(batch_draw)
@@ -322,7 +328,7 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, o: SimulationOptions, pr
     return {"curve": pd.DataFrame(curve, columns=CURVE_COLUMNS), "order": order, "queue_info": queue_info,
             "rules": _rules_table(final, frame), "entries": entries, "conflicts": conflicts,
             "round_times": round_times, "unknown": list(oracle.unknown), "asked": list(oracle.revealed),
-            "prediction": "refitted ranking" if model is not None and how == "draw" else column,
+            "prediction": "refitted p_error" if model is not None and how == "draw" else column,
             "ranking": None if model is None else {"features": len(model.features), "n_verdicts": model.n_verdicts,
                                                    "n_positive": model.n_positive}}
 

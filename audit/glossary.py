@@ -31,7 +31,7 @@ from . import termmatch
 from .findings import Finding, Role, Span, spans_at
 from .signal_cache import fingerprint
 from .signals import UNTAGGED_PAIR, Batch, Declared, SignalResult
-from .termmatch import LEMMAS, TermMatcher, Tokens, lemma_key, longest_first, tokenize
+from .termmatch import LEMMAS, Match, TermMatcher, Tokens, lemma_key, longest_first, tokenize
 
 SHIPPED = Path(__file__).parent / "data" / "glossary.yaml"
 REJECTION_KINDS = ("wrong_concept", "netherlands")
@@ -41,7 +41,8 @@ FLAGS: dict[str, str] = {
                     "renderings is in the Dutch translation (and no known wrong rendering either).",
     "term_rejected": "A French glossary term is in the question, none of its accepted renderings is in the "
                      "Dutch, and a known wrong-concept rendering is (e.g. FR 'juge de paix' with NL "
-                     "'politierechter').",
+                     "'politierechter'); with a learned rejection, also when the accepted renderings do "
+                     "not cover each occurrence of the term (once right, once wrong).",
     "non_belgian": "The Dutch uses a Netherlands-only legal word where Belgian law has its own term "
                    "(e.g. 'kantonrechter' for 'vrederechter'); fires whatever the French says.",
 }
@@ -328,8 +329,9 @@ class _PairMatcher:
         rejected = self._rejected.find(target)
         # a longer rejected word beats a shorter accepted part inside it: 'huurwaarborg' is not a
         # 'huur' (loyer), 'ontslagname' is not an 'ontslag' (licenciement)
-        accepted_ids = {m.key for m in self._accepted.find(target)
-                        if not any(r.key == m.key and r.overlaps(m) and len(r.term) > len(m.term) for r in rejected)}
+        accepted = [m for m in self._accepted.find(target)
+                    if not any(r.key == m.key and r.overlaps(m) and len(r.term) > len(m.term) for r in rejected)]
+        accepted_ids = {m.key for m in accepted}
         # a rendering rejected for one entry is fine when it is the accepted rendering of another
         # entry the source contains ('voogdij' is wrong for 'garde' but right for 'tutelle')
         readings = {i: [i, *sorted(alternatives.get(i, ()))] for i in expected_ids}
@@ -339,12 +341,14 @@ class _PairMatcher:
         matched = missing = n_rejected = n_non_belgian = 0
         for entry_id in expected_ids:
             entry = self._by_id[entry_id]
-            if accepted_ids.intersection(readings[entry_id]):
-                matched += 1
-                continue
             wrong = [m for m in rejected if m.key == entry_id
                      and self._rejection[(entry_id, m.term)].kind == "wrong_concept"
                      and m.term.lower() not in legit_elsewhere]
+            learned = [m for m in wrong if entry.learned or self._rejection[(entry_id, m.term)].learned_from]
+            if accepted_ids.intersection(readings[entry_id]) and not (
+                    learned and _unrendered(entry_id, readings, expected, accepted)):
+                matched += 1
+                continue
             expects = " / ".join(_plain(t) for t in self.named(entry)[:3]) + "".join(
                 f"' or '{_plain(self.named(self._by_id[i])[0])}" for i in readings[entry_id][1:])
             flag = "term_rejected" if wrong else "term_missing"
@@ -373,6 +377,23 @@ class _PairMatcher:
                                               f"says '{belgian}' ({r.reason})" + _learned(entry, r),
                                _spans("target", target, [m], "non_belgian")))
         return out, (len(expected_ids), matched, missing, n_rejected, n_non_belgian)
+
+
+def _unrendered(entry_id: str, readings: dict[str, list[str]], expected: Sequence[Match],
+                accepted: Sequence[Match]) -> bool:
+    """Whether some occurrence of the entry's source term has no accepted rendering of its own: fewer
+    accepted target occurrences than source ones, an occurrence another term of the question also
+    accepts not counted ('wettelijk samenwonend' renders 'cohabitants légaux' beside a 'cohabitation
+    légale' rendered 'feitelijke samenwoning'). Asked only when a learned rejection is present (the
+    rendering an expert rejected for this term in these translations): the term once right and once
+    wrong is then an error, not a match. A shipped rejection keeps "any accepted rendering matches":
+    its reason can hold for the term but not for a longer phrase around it ('samenlevingscontract'
+    is wrong for 'cohabitation légale', right for 'convention de cohabitation légale', question 429)."""
+    mine = set(readings[entry_id])
+    others = {k for i in readings if i != entry_id for k in readings[i]} - mine
+    own = [m for m in longest_first([m for m in accepted if m.key in mine])
+           if not any(o.key in others and o.overlaps(m) for o in accepted)]
+    return len(own) < sum(m.key == entry_id for m in expected)
 
 
 def glossary_sources(glossary: GlossarySource | Sequence[GlossarySource] | None) -> list[GlossarySource]:

@@ -7,7 +7,8 @@ From each non-correct verdict with a `corrected_nl`:
    audit/termmatch.py) of the translation against the expert's correction; each replaced run of at
    most `MAX_SPAN_TOKENS` content words gives the rejected rendering (the translation's) and the
    accepted one (the expert's). With the expert's error spans (error_spans.csv), only replaced runs
-   that overlap a Dutch span are kept, and a French span names the French term directly.
+   that overlap a Dutch span are kept, and a French span names the French term directly. A run
+   inside an accepted rendering of a glossary term of the question is widened to that rendering.
 2. **Which French term it renders.** First the glossary: a glossary term of the French whose
    accepted or rejected renderings include either Dutch side. Otherwise co-occurrence alignment
    learned from the dataset's own FR-NL question pairs: the French lemma n-gram of this question
@@ -48,7 +49,7 @@ from .calibration import calibrate, write_calibration
 from .glossary import Glossary, GlossaryEntry, has_letter, parse_entry
 from .glossary_mining import STOPWORDS, _ngrams
 from .risk import RiskConfig
-from .termmatch import LEMMAS, TermMatcher, Tokens, fold, lemma_key, tokenize
+from .termmatch import LEMMAS, TermMatcher, Tokens, fold, lemma_key, longest_first, tokenize
 
 PAIR = BBSARD
 """The one pair learning works on: its aligner and rules pair French terms with Dutch renderings
@@ -240,15 +241,36 @@ def _change_blocks(t: Tokens, c: Tokens) -> list[list[int]]:
     return blocks
 
 
-def changed_renderings(translation: str, correction: str,
-                       nl_spans: Sequence[tuple[int, int]] = ()) -> list[tuple[str, str, float]]:
+def _widen(t: Tokens, c: Tokens, block: tuple[int, int, int, int], terms: TermMatcher | None) -> tuple[int, int, int, int]:
+    """The change widened to the whole term when it replaces part of one: an occurrence of `terms`
+    in the correction strictly around the changed words, whose other words the translation shares
+    ('feitelijke samenwoning' -> 'wettelijke samenwoning', not 'feitelijke' -> 'wettelijke': a rule on
+    one word of a term is hidden by the term's longer glossary match, and the word alone recurs in
+    the term's other renderings)."""
+    i1, i2, j1, j2 = block
+    if terms is None:
+        return block
+    for m in longest_first(terms.find(c)):
+        left, right = j1 - m.start, m.end - j2
+        if left < 0 or right < 0 or not left + right or i1 - left < 0 or i2 + right > len(t):
+            continue
+        if (t.lemmas[i1 - left:i1] == c.lemmas[m.start:j1] and t.lemmas[i2:i2 + right] == c.lemmas[j2:m.end]):
+            return i1 - left, i2 + right, m.start, m.end
+    return block
+
+
+def changed_renderings(translation: str, correction: str, nl_spans: Sequence[tuple[int, int]] = (),
+                       terms: TermMatcher | None = None) -> list[tuple[str, str, float]]:
     """(rejected, accepted, relative position) for each replaced run of content words; with
-    `nl_spans` (character ranges in the translation) only the runs overlapping one of them."""
+    `nl_spans` (character ranges in the translation) only the runs overlapping one of them; with
+    `terms` (Dutch renderings of the question's glossary terms) a run inside one of them is widened
+    to it (`_widen`)."""
     t, c = tokenize(translation, "nl"), tokenize(correction, "nl")
     out = []
     for i1, i2, j1, j2 in _change_blocks(t, c):
         i1, i2 = _trim(t, i1, i2)
         j1, j2 = _trim(c, j1, j2)
+        i1, i2, j1, j2 = _widen(t, c, (i1, i2, j1, j2), terms)
         if not (0 < i2 - i1 <= MAX_SPAN_TOKENS and 0 < j2 - j1 <= MAX_SPAN_TOKENS):
             continue
         start, end = t.spans[i1][0], t.spans[i2 - 1][1]
@@ -286,6 +308,11 @@ class _GlossaryIndex:
                 best, best_score = toks.text[toks.spans[m.start][0]:toks.spans[m.end - 1][1]].lower(), score
         return best
 
+    def renderings(self, fr: str) -> TermMatcher:
+        """The accepted Dutch renderings of the glossary terms found in the French `fr`."""
+        found = {m.key for m in self.fr.find(tokenize(fr, "fr"))}
+        return TermMatcher(((i, t) for i in sorted(found) for t in self.entries[i].nl_accepted), "nl")
+
     def entries_for(self, fr_term: str) -> list[GlossaryEntry]:
         return [self.entries[i] for i in self.by_fr_key.get(lemma_key(fr_term, "fr"), [])]
 
@@ -320,7 +347,7 @@ def derive_rules(questions: Mapping[int, tuple[str, str]], verdicts: pd.DataFram
         mine = spans[spans["id"] == row.id] if spans is not None and len(spans) else None
         nl_spans = [] if mine is None else [(s, e) for s, e in mine.loc[mine["side"] == "nl", ["start", "end"]].itertuples(index=False)]
         fr_spans = [] if mine is None else [str(t).lower() for t in mine.loc[mine["side"] == "fr", "text"]]
-        changes = changed_renderings(nl, row.corrected_nl, nl_spans)
+        changes = changed_renderings(nl, row.corrected_nl, nl_spans, index.renderings(fr))
         if not changes:
             unaligned.append({"id": row.id, "why": "no replaced term in the correction"})
         translation, correction = tokenize(nl, "nl"), tokenize(row.corrected_nl, "nl")

@@ -23,6 +23,7 @@ from bbsard_audit.base.dataset import load_dataset
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True)
+    ap.add_argument("--seed", type=int, default=1, help="first control-sample seed")
     ap.add_argument("--seeds", type=int, default=6)
     ap.add_argument("--certain", type=float, default=draw.CERTAIN_SHARE,
                     help="share of each draw forced certain (annotations/draw.py CERTAIN_SHARE)")
@@ -39,7 +40,7 @@ def main() -> None:
     syn = clustered_oracle(ds, "test", clusters=3, per_cluster=3, scattered=10, seed=0)
     truth = float((syn.oracle["verdict"] == "legal").mean())
     bt = f"{args.data}/backtranslations_nl_fr.jsonl"
-    out = {"truth": truth, "n_legal": int((syn.oracle["verdict"] == "legal").sum()), "runs": {}}
+    out = {"seed": args.seed, "truth": truth, "n_legal": int((syn.oracle["verdict"] == "legal").sum()), "runs": {}}
     out["certain_share"] = args.certain
     rule = draw.DrawRule(args.certain, None if args.tradeoff < 0 else args.tradeoff, args.floor_share,
                          not args.no_recalibration)
@@ -47,7 +48,7 @@ def main() -> None:
     for design in args.designs.split(","):
         for learning in (False, True):
             result = simulate(syn.dataset, oracle=syn.make_oracle(), options=SimulationOptions(
-                split="test", backtranslations=bt, glossary=syn.glossary, batch=14, budget=70, control=14, seed=1,
+                split="test", backtranslations=bt, glossary=syn.glossary, batch=14, budget=70, control=14, seed=args.seed,
                 seeds=args.seeds, learning=learning, design=design, rule=rule))
             seeds = result.seeds
             last = seeds.sort_values("round").groupby("seed").tail(1)
@@ -57,6 +58,7 @@ def main() -> None:
                 "abs_error_pts": round(100 * float((last["estimate"] - truth).abs().mean()), 2),
                 "covered": int(((last["ci_low"] <= truth) & (truth <= last["ci_high"])).sum()),
                 "seeds": int(len(last)), "found": round(float(last["found_legal"].mean()), 2),
+                "found_per_seed": last["found_legal"].astype(int).tolist(),
                 "reviewed": round(float(last["reviewed"].mean()), 1),
                 "first_seed": result.curve[["round", "reviewed", "found_legal", "estimate", "ci_low", "ci_high",
                                             "cs_low", "cs_high"]].round(4).to_dict("records")}

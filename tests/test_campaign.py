@@ -278,3 +278,15 @@ def test_the_plot_keeps_two_coinciding_curves_visible(runs, tmp_path):
     alone = pixels(found_curve([first]), OKABE_ITO[0])
     together = pixels(found_curve([first, second]), OKABE_ITO[0])
     assert alone > 200 and together > 0.5 * alone, (alone, together)
+
+
+def test_a_learning_draw_refits_p_error_after_each_batch(synthetic, embedding_cache):
+    """Design `draw`: each round's inclusion probabilities come from p_error refitted on the verdicts
+    so far (audit/perror.py, as `audit calibrate`), the model of the last draw fitted on every verdict
+    before it; without learning the audit's own prediction."""
+    options = dict(SETTINGS, design="draw")
+    learned, static = (simulate(synthetic.dataset, oracle=synthetic.make_oracle(), options=SimulationOptions(
+        glossary=synthetic.glossary, learning=learning, cache_dir=embedding_cache, **options)) for learning in (True, False))
+    assert learned.meta["prediction"] == "refitted p_error" and static.meta["prediction"] in ("p_error", "risk")
+    before_last = learned.curve["reviewed"].iloc[-2]
+    assert learned.meta["ranking"]["n_verdicts"] == before_last and static.meta["ranking"] is None

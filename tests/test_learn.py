@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from bbsard_audit.annotations.draw import DrawRule
 from bbsard_audit.audit import learn as L
-from bbsard_audit.audit.glossary import Glossary
+from bbsard_audit.audit.glossary import Glossary, _PairMatcher
 from bbsard_audit.audit.risk import RiskConfig
 from bbsard_audit.audit.termmatch import tokenize
 from bbsard_audit.app.cli import app
@@ -332,3 +332,40 @@ def test_learn_reruns_replace_only_its_own_set(audit_csv, tmp_path):
                                  "--out", str(fresh)])
     assert result.exit_code == 2 and "learned_glossary.yaml exists and was changed since" in result.output
     assert (fresh / "learned_glossary.yaml").read_text(encoding="utf-8") == "version: 1\nentries: []\n"
+
+
+COHAB_FR = "J'ai signé une déclaration de cohabitation légale. A qui appartiennent les biens achetés pendant la cohabitation légale ?"
+COHAB_NL = ("Ik heb een verklaring van feitelijke samenwoning ondertekend. Aan wie behoren de goederen die "
+            "tijdens de wettelijke samenwoning zijn gekocht?")
+COHAB_FIXED = COHAB_NL.replace("feitelijke", "wettelijke")
+
+
+def test_a_correction_of_one_word_of_a_glossary_term_learns_the_whole_term():
+    """'feitelijke' -> 'wettelijke' inside 'wettelijke samenwoning' used to give the rule 'légale':
+    'wettelijke' / not 'feitelijke' (dice), which the longer 'cohabitation légale' hides and every
+    'wettelijk(e) ...' in the question satisfies: it flagged no other pair."""
+    verdicts = pd.DataFrame([{"id": 1, "verdict": "legal", "corrected_nl": COHAB_FIXED, "annotator": "a"}])
+    questions = {1: (COHAB_FR, COHAB_NL), 2: ("Qu'est-ce que la cohabitation légale ?", "Wat is wettelijke samenwoning?")}
+    [rule], _ = L.derive_rules(questions, verdicts, None, Glossary.load(), L.Aligner(questions.values()))
+    assert (rule.fr, rule.accepted, rule.rejected, rule.method) == (
+        "cohabitation légale", "wettelijke samenwoning", "feitelijke samenwoning", "glossary")
+
+
+def _findings(glossary, fr, nl):
+    return [f.flag for f in _PairMatcher(glossary.entries, "fr", "nl").check(tokenize(fr, "fr"), tokenize(nl, "nl"))[0]]
+
+
+def test_a_learned_rejection_flags_a_term_rendered_once_right_and_once_wrong():
+    """The French term twice, its Dutch once right and once the rendering an expert rejected: an
+    error (it used to count as matched); a 'wettelijk samenwonend' that renders the question's
+    'cohabitants légaux' does not render its 'cohabitation légale' too."""
+    base = Glossary.load()
+    rule = L.TermRule("cohabitation légale", "wettelijke samenwoning", "vrije samenwoning", 7, "a", "glossary", 1.0)
+    layered = Glossary.layered([base, L.to_glossary(L.learned_entries([rule], base), "t")])
+    wrong_once = COHAB_NL.replace("feitelijke", "vrije")
+    assert _findings(base, COHAB_FR, wrong_once) == []  # the shipped glossary alone: matched
+    assert _findings(layered, COHAB_FR, wrong_once) == ["term_rejected"]
+    shared = ("J'ai signé une déclaration de cohabitation légale. Nous sommes cohabitants légaux, quelles conséquences ?",
+              "Ik heb een verklaring van vrije samenwoning ondertekend. We zijn wettelijk samenwonend, welke gevolgen?")
+    assert _findings(layered, *shared) == ["term_rejected"]
+    assert _findings(layered, COHAB_FR, COHAB_FIXED) == []  # rendered right twice: nothing

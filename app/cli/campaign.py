@@ -58,7 +58,7 @@ def simulate(
     no_refit: Annotated[bool, typer.Option("--no-refit", help="Learn term rules but keep the audit's risk "
                                                               "as the ranking (no refitted model).")] = False,
     explore: Annotated[float, typer.Option("--explore", metavar="SHARE",
-                                           help="Share of each batch where the refitted ranking is least sure.")] = 0.1,
+                                           help="Share of each batch where the refitted ranking is least sure (--design ranked; a draw explores through its floor).")] = 0.1,
     no_learning: Annotated[bool, typer.Option("--no-learning",
                                               help="Keep the first ranking (the static baseline).")] = False,
     glossary: Annotated[Optional[Path], typer.Option("--glossary", metavar="FILE",
