@@ -155,6 +155,6 @@ class Dataset:
             "n_pairs": {s: len(self.select(s)) for s in self.splits},
             "corpus_articles": len(self.corpus) if self.corpus else 0,
         }
-        if self.pair != BBSARD:  # absent: fr -> nl, as every sidecar written before pairs existed
+        if not self.pair.implicit:  # absent: the pair of every sidecar written before pairs existed
             record["languages"] = self.pair.record()
         return record
