@@ -235,8 +235,8 @@ def run_selftest(dataset: str, options: SelftestOptions = SelftestOptions()) -> 
         if isinstance(embedder, str):  # ours: stop its worker processes now
             emb.close()
     result = pd.concat([frame, scored], axis=1)
-    by_type, summary = _summarise(result, cfg, bt_mode, ds.provenance(), split, options.seed, engine.embedder.model_id,
-                                  live.model_id if live is not None else None)
+    by_type, summary = _summarise(result, engine.config, bt_mode, ds.provenance(), split, options.seed,
+                                  engine.embedder.model_id, live.model_id if live is not None else None)
     if with_bt is not None:
         summary["false_flag_rate_with_file_bt"] = float(with_bt["flagged"].mean())
         summary["backtranslation_file"] = file_bt.model_id

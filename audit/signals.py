@@ -99,6 +99,8 @@ S = TypeVar("S")
 
 
 DEFAULT_REASON = "{column} = {value:.2f} {op} {threshold:g}"
+SIDE_NAMES = ("{source}", "{target}")
+"""A reason's placeholders for the pair's language names, filled in by `Rule.named`."""
 
 
 @dataclass(frozen=True)
@@ -114,14 +116,23 @@ class Rule:
     scale: float
     weight: float
     direction: str = "below"
-    reason: str = DEFAULT_REASON  # for a person; placeholders as named
+    reason: str = DEFAULT_REASON  # for a person; placeholders as named, {source} {target} by `named`
     order: int | None = None
     doc: str | None = None
     category: str | None = None
 
     def explain(self, value: float) -> str:
+        """The reason for one value; {source} and {target} stay as written until `named`."""
         op = "<" if self.direction == "below" else ">"
-        return self.reason.format(column=self.column, value=value, op=op, threshold=self.threshold)
+        return self.reason.format(column=self.column, value=value, op=op, threshold=self.threshold,
+                                  **{side[1:-1]: side for side in SIDE_NAMES})
+
+    @staticmethod
+    def named(reason: str, names: tuple[str, str]) -> str:
+        """`reason` with {source} and {target} replaced by the pair's language names."""
+        for side, name in zip(SIDE_NAMES, names):
+            reason = reason.replace(side, name)
+        return reason
 
     def probability(self, values: np.ndarray) -> np.ndarray:
         sign = 1.0 if self.direction == "below" else -1.0
