@@ -22,8 +22,9 @@ from bbsard_audit.base.languages import BBSARD, UNRECORDED, LanguagePair
 
 from .spans import prediction_result
 
-AUDIT_COLUMNS = ["id", "split", "question_fr", "question_nl", "backtranslation", "risk", "severity",
+AUDIT_COLUMNS = ["id", "split", "question_{source}", "question_{target}", "backtranslation", "risk", "severity",
                  "flagged", "flags", "reasons"]
+"""The audit columns tasks use, sides by role (the `Layout` names them: question_fr, question_nl for bBSARD)."""
 QUEUE_COLUMNS = AUDIT_COLUMNS + ["queue", "stratum"]
 LABEL_CONFIG = Path(__file__).with_name("labeling_config.xml")
 EXTERNAL_ID = "question_id"
