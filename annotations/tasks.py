@@ -18,12 +18,13 @@ from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.sidecar import read_sidecar
 from bbsard_audit.base.dataset import Dataset
 from bbsard_audit.base.io import sidecar_path
-from bbsard_audit.base.languages import BBSARD, LanguagePair
+from bbsard_audit.base.languages import BBSARD, UNRECORDED, LanguagePair
 
 from .spans import prediction_result
 
-AUDIT_COLUMNS = ["id", "split", "question_fr", "question_nl", "backtranslation", "risk", "severity",
+AUDIT_COLUMNS = ["id", "split", "question_{source}", "question_{target}", "backtranslation", "risk", "severity",
                  "flagged", "flags", "reasons"]
+"""The audit columns tasks use, sides by role (the `Layout` names them: question_fr, question_nl for bBSARD)."""
 QUEUE_COLUMNS = AUDIT_COLUMNS + ["queue", "stratum"]
 LABEL_CONFIG = Path(__file__).with_name("labeling_config.xml")
 EXTERNAL_ID = "question_id"
@@ -71,7 +72,7 @@ def task_layout(tasks: list[dict]) -> Layout:
     field (`string`; absent: integer ids, so a task with `question_id` "12a" is refused as ever)."""
     data = [t["data"] for t in tasks if isinstance(t.get("data"), dict) and t["data"].get(EXTERNAL_ID) is not None]
     named = {str(d.get(PAIR_FIELD)) for d in data if d.get(PAIR_FIELD)}
-    pair = LanguagePair.parse(sorted(named)[0]) if named else BBSARD  # tasks pushed before pairs: fr -> nl
+    pair = LanguagePair.parse(sorted(named)[0]) if named else UNRECORDED  # tasks pushed before pairs
     return Layout(pair, any(d.get(IDS_FIELD) == "string" for d in data))
 
 
@@ -126,7 +127,7 @@ def build_tasks(queue: pd.DataFrame, *, model_version: str, layout: Layout,
             "risk": float(row["risk"]), "flagged": bool(row["flagged"]), "flags": row["flags"],
             "queue": row.get("queue", ""), "stratum": row.get("stratum", ""),
         }
-        if layout.pair != BBSARD:  # bBSARD's tasks stay as they were before pairs
+        if not layout.pair.implicit:  # such tasks stay as they were before pairs
             data[PAIR_FIELD] = "-".join(layout.pair)
         if layout.string_ids:
             data[IDS_FIELD] = "string"

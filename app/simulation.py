@@ -519,7 +519,7 @@ def clustered_oracle(dataset: Dataset, split: str, *, clusters: int = 3, per_clu
             break
     if len(made) < clusters:
         raise InputError(f"only {len(made)} clusters of {per_cluster} questions found in split {split!r}")
-    injector = ErrorInjector(gloss, seed)
+    injector = ErrorInjector(gloss, seed, dataset.pair.source)
     kinds = [k for k in injector.types if k != "term_swap"]
     for i in rng.permutation(len(pairs)):
         if sum(1 for j in corrupted if j not in used) >= scattered:

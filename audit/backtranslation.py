@@ -204,7 +204,8 @@ class BackTranslationThresholds:
 
 
 class BackTranslationScorer:
-    """Sentence-level chrF++, BLEU (effective order) and TER of back-translation vs French, plus cosine."""
+    """Sentence-level chrF++, BLEU (effective order) and TER of back-translation vs source, plus cosine.
+    `languages`: the pair whose source the back-translation returns to (its reasons name it)."""
 
     def __init__(self, embedder: Embedder | None = None,
                  thresholds: BackTranslationThresholds = BackTranslationThresholds()) -> None:
@@ -220,49 +221,53 @@ class BackTranslationScorer:
             sigs["cosine"] = f"{self.embedder.model_id}|kind:query"
         return sigs
 
-    def score(self, french: Sequence[str], back: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
+    def score(self, source: Sequence[str], back: Sequence[str], languages: LanguagePair
+              ) -> tuple[list[list[Finding]], pd.DataFrame]:
         """backtranslation, bt_chrf, bt_bleu, bt_ter (+ bt_cosine with an embedder), one row per pair."""
-        findings, columns = self.surface_scores(french, back)
+        findings, columns = self.surface_scores(source, back, languages)
         if self.embedder is not None:
-            more, cosine = self.cosine_scores(french, back)
+            more, cosine = self.cosine_scores(source, back, languages)
             findings = [a + b for a, b in zip(findings, more)]
             columns = pd.concat([columns, cosine], axis=1)
         return findings, columns
 
-    def surface_scores(self, french: Sequence[str], back: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
-        if len(french) != len(back):
-            raise ValueError("french and back-translations differ in length")
+    def surface_scores(self, source: Sequence[str], back: Sequence[str], languages: LanguagePair
+                       ) -> tuple[list[list[Finding]], pd.DataFrame]:
+        if len(source) != len(back):
+            raise ValueError("source texts and back-translations differ in length")
         columns = pd.DataFrame({
             "backtranslation": list(back),
-            "bt_chrf": [self.chrf.sentence_score(b, [f]).score for f, b in zip(french, back)],
-            "bt_bleu": [self.bleu.sentence_score(b, [f]).score for f, b in zip(french, back)],
-            "bt_ter": [self.ter.sentence_score(b, [f]).score for f, b in zip(french, back)],
+            "bt_chrf": [self.chrf.sentence_score(b, [s]).score for s, b in zip(source, back)],
+            "bt_bleu": [self.bleu.sentence_score(b, [s]).score for s, b in zip(source, back)],
+            "bt_ter": [self.ter.sentence_score(b, [s]).score for s, b in zip(source, back)],
         })
-        limit = self.thresholds.chrf
-        findings = [[Finding("bt_divergent", f"back-translation '{b}' diverges from the French "
+        limit, name = self.thresholds.chrf, languages.names[0]
+        findings = [[Finding("bt_divergent", f"back-translation '{b}' diverges from the {name} "
                              f"(chrF++ {c:.1f} < {limit:g})")] if c < limit else []
                     for b, c in zip(back, columns["bt_chrf"])]
         return findings, columns
 
-    def cosine_scores(self, french: Sequence[str], back: Sequence[str]) -> tuple[list[list[Finding]], pd.DataFrame]:
-        fr_vec = self.embedder.encode(list(french), "query")
+    def cosine_scores(self, source: Sequence[str], back: Sequence[str], languages: LanguagePair
+                      ) -> tuple[list[list[Finding]], pd.DataFrame]:
+        src_vec = self.embedder.encode(list(source), "query")
         bt_vec = self.embedder.encode(list(back), "query")
-        cosine = np.einsum("ij,ij->i", fr_vec, bt_vec) if len(back) else np.zeros(0)
-        limit = self.thresholds.cosine
-        findings = [[Finding("bt_meaning_drift", f"back-translation's meaning drifts from the French "
+        cosine = np.einsum("ij,ij->i", src_vec, bt_vec) if len(back) else np.zeros(0)
+        limit, name = self.thresholds.cosine, languages.names[0]
+        findings = [[Finding("bt_meaning_drift", f"back-translation's meaning drifts from the {name} "
                              f"(cosine {c:.3f} < {limit:g})")] if c < limit else [] for c in cosine]
         return findings, pd.DataFrame({"bt_cosine": cosine})
 
 
-def _score_bt_rows(batch: Batch, score: Callable[[list[str], list[str]], tuple[list[list[Finding]], pd.DataFrame]],
+def _score_bt_rows(batch: Batch, score: Callable[[list[str], list[str], LanguagePair],
+                                                 tuple[list[list[Finding]], pd.DataFrame]],
                    keep: Sequence[str] | None = None) -> SignalResult:
-    """`score(sources, back-translations)` of the rows that have a back-translation (its `keep`
+    """`score(sources, back-translations, pair)` of the rows that have a back-translation (its `keep`
     columns); the other rows get no findings and NaN columns (no evidence), a batch without any
     back-translations nothing at all."""
     if batch.bt is None:
         return SignalResult.empty(len(batch))
     have = [i for i, b in enumerate(batch.bt) if b]
-    findings, columns = score([batch.source[i] for i in have], [batch.bt[i] for i in have])
+    findings, columns = score([batch.source[i] for i in have], [batch.bt[i] for i in have], batch.pair)
     columns = columns[list(keep)] if keep is not None else columns
     full = pd.DataFrame(np.nan, index=range(len(batch)), columns=columns.columns)
     if have:
@@ -272,7 +277,7 @@ def _score_bt_rows(batch: Batch, score: Callable[[list[str], list[str]], tuple[l
 
 
 class BackTranslationSurfaceSignal(ScorerSignal[BackTranslationScorer]):
-    """chrF++ / BLEU / TER of back-translation vs French (signal-cached); adds the `backtranslation`
+    """chrF++ / BLEU / TER of back-translation vs source (signal-cached); adds the `backtranslation`
     column. A batch without back-translations gets nothing."""
 
     name = "bt_surface"
@@ -283,7 +288,7 @@ class BackTranslationSurfaceSignal(ScorerSignal[BackTranslationScorer]):
 
     def signature(self) -> str:
         sigs = {k: v for k, v in self.scorer.signatures().items() if k != "cosine"}
-        return fingerprint(packages=("sacrebleu",), settings=[sigs, self.scorer.thresholds.chrf])
+        return fingerprint([Path(__file__)], ("sacrebleu",), [sigs, self.scorer.thresholds.chrf])
 
     def score(self, batch: Batch) -> SignalResult:
         result = _score_bt_rows(batch, self.scorer.surface_scores, ["bt_chrf", "bt_bleu", "bt_ter"])
@@ -293,7 +298,7 @@ class BackTranslationSurfaceSignal(ScorerSignal[BackTranslationScorer]):
 
 
 class BackTranslationCosineSignal(ScorerSignal[BackTranslationScorer]):
-    """Embedding cosine of back-translation vs French (embeddings are cached by the embedder)."""
+    """Embedding cosine of back-translation vs source (embeddings are cached by the embedder)."""
 
     name = "bt_cosine"
     flags = {"bt_meaning_drift": FLAGS["bt_meaning_drift"]}

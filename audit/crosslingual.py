@@ -1,4 +1,4 @@
-"""Reference-free signal: French vs Dutch question embeddings, scored relatively.
+"""Reference-free signal: source vs target question embeddings, scored relatively.
 
 Raw e5 cosines of any two legal questions crowd into ~0.75-0.93, so a low raw cosine means little.
 Like LASER / Bicleaner margin scoring, each pair's cosine is compared with how close each side is to
@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from bbsard_audit.base.embeddings import Embedder
+from bbsard_audit.base.languages import LanguagePair
 from .findings import Finding
 from .signals import Batch, Rule, ScorerSignal, SignalResult
 
@@ -34,35 +35,35 @@ class CrossLingualConfig:
     z_threshold: float = -2.5
 
 
-def margin_scores(fr: np.ndarray, nl: np.ndarray, k: int = 4, margin: str = "ratio",
+def margin_scores(src: np.ndarray, tgt: np.ndarray, k: int = 4, margin: str = "ratio",
                   groups: Sequence[object] | None = None, reference: np.ndarray | None = None
                   ) -> tuple[np.ndarray, np.ndarray]:
     """(cosine, margin) per row for L2-normalised row-aligned matrices.
 
     Neighbours come from the `reference` rows (default: all). Rows with the same `groups` value
     (e.g. a question and its corrupted copies in the self-test) are never each other's neighbours:
-    a copy's French is the original's French and would otherwise be its nearest non-partner.
+    a copy's source is the original's source and would otherwise be its nearest non-partner.
     """
     if margin not in ("ratio", "distance"):
         raise ValueError(f"unknown margin {margin!r}; use ratio or distance")
-    n = len(fr)
+    n = len(src)
     ref = np.ones(n, dtype=bool) if reference is None else np.asarray(reference, dtype=bool)
     group = np.asarray(groups if groups is not None else np.arange(n))
-    cosine = np.einsum("ij,ij->i", fr, nl)
+    cosine = np.einsum("ij,ij->i", src, tgt)
     same = group[:, None] == group[ref][None, :]
     kk = min(k, int(ref.sum()) - 1)
     if kk < 1:
         return cosine, (np.ones_like(cosine) if margin == "ratio" else np.zeros_like(cosine))
-    # French side: its k most similar Dutch non-partners; Dutch side: its k most similar French ones.
-    fr_side = np.where(same, -np.inf, fr @ nl[ref].T)
-    nl_side = np.where(same, -np.inf, nl @ fr[ref].T)
-    fr_nn = -np.partition(-fr_side, kk - 1, axis=1)[:, :kk]
-    nl_nn = -np.partition(-nl_side, kk - 1, axis=1)[:, :kk]
+    # source side: its k most similar target non-partners; target side: its k most similar sources.
+    src_side = np.where(same, -np.inf, src @ tgt[ref].T)
+    tgt_side = np.where(same, -np.inf, tgt @ src[ref].T)
+    src_nn = -np.partition(-src_side, kk - 1, axis=1)[:, :kk]
+    tgt_nn = -np.partition(-tgt_side, kk - 1, axis=1)[:, :kk]
     with warnings.catch_warnings():  # a row with < k candidates averages the ones it has
         warnings.simplefilter("ignore", RuntimeWarning)
-        fr_mean = np.nanmean(np.where(np.isfinite(fr_nn), fr_nn, np.nan), axis=1)
-        nl_mean = np.nanmean(np.where(np.isfinite(nl_nn), nl_nn, np.nan), axis=1)
-    neighbourhood = np.nan_to_num((fr_mean + nl_mean) / 2, nan=0.0)
+        src_mean = np.nanmean(np.where(np.isfinite(src_nn), src_nn, np.nan), axis=1)
+        tgt_mean = np.nanmean(np.where(np.isfinite(tgt_nn), tgt_nn, np.nan), axis=1)
+    neighbourhood = np.nan_to_num((src_mean + tgt_mean) / 2, nan=0.0)
     if margin == "ratio":
         return cosine, cosine / np.maximum(neighbourhood, 1e-6)
     return cosine, cosine - neighbourhood
@@ -78,7 +79,7 @@ def robust_z(values: np.ndarray, reference: np.ndarray | None = None) -> np.ndar
 
 
 class CrossLingualScorer:
-    """French vs Dutch similarity with one Embedder (both sides as `query`, as e5 recommends)."""
+    """Source vs target similarity with one Embedder (both sides as `query`, as e5 recommends)."""
 
     def __init__(self, embedder: Embedder, config: CrossLingualConfig = CrossLingualConfig()) -> None:
         self.embedder, self.config = embedder, config
@@ -87,15 +88,17 @@ class CrossLingualScorer:
         c = self.config
         return f"{self.embedder.model_id}|kind:query|margin:{c.margin}|k:{c.k}|z:median-mad"
 
-    def score(self, pairs: Sequence[tuple[str, str]], groups: Sequence[object] | None = None,
+    def score(self, pairs: Sequence[tuple[str, str]], languages: LanguagePair, groups: Sequence[object] | None = None,
               reference: np.ndarray | None = None) -> tuple[list[list[Finding]], pd.DataFrame]:
-        """`reference` marks the rows that define neighbours and the z-score scale (default: all)."""
-        fr = self.embedder.encode([p[0] for p in pairs], "query")
-        nl = self.embedder.encode([p[1] for p in pairs], "query")
-        cosine, margin = margin_scores(fr, nl, self.config.k, self.config.margin, groups, reference)
+        """(source, target) text `pairs` in `languages` (the reasons name them); `reference` marks the
+        rows that define neighbours and the z-score scale (default: all)."""
+        src = self.embedder.encode([p[0] for p in pairs], "query")
+        tgt = self.embedder.encode([p[1] for p in pairs], "query")
+        cosine, margin = margin_scores(src, tgt, self.config.k, self.config.margin, groups, reference)
         z = robust_z(margin, reference) if len(margin) else margin
         columns = pd.DataFrame({"xling_cosine": cosine, "xling_margin": margin, "xling_z": z})
-        findings = [[Finding("xling_outlier", f"French and Dutch embeddings agree unusually little "
+        source, target = languages.names
+        findings = [[Finding("xling_outlier", f"{source} and {target} embeddings agree unusually little "
                              f"(cosine {c:.3f}, margin {m:.3f}, z {zz:.1f} < {self.config.z_threshold:g})")]
                     if zz < self.config.z_threshold else []
                     for c, m, zz in zip(cosine, margin, z)]
@@ -113,4 +116,4 @@ class CrossLingualSignal(ScorerSignal[CrossLingualScorer]):
     reads = ("source", "target")
 
     def score(self, batch: Batch) -> SignalResult:
-        return SignalResult(*self.scorer.score(batch.pairs, batch.groups, batch.reference))
+        return SignalResult(*self.scorer.score(batch.pairs, batch.pair, batch.groups, batch.reference))

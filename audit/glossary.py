@@ -30,7 +30,7 @@ from bbsard_audit.base.untrusted import load_yaml, nfc_data
 from . import termmatch
 from .findings import Finding, Role, Span, spans_at
 from .signal_cache import fingerprint
-from .signals import UNTAGGED_PAIR, Batch, Declared, SignalResult
+from .signals import Batch, Declared, SignalResult
 from .termmatch import LEMMAS, Match, TermMatcher, Tokens, lemma_key, longest_first, tokenize
 
 SHIPPED = Path(__file__).parent / "data" / "glossary.yaml"
@@ -243,10 +243,11 @@ class Glossary:
 
     def provenance(self, pair: LanguagePair) -> dict:
         """For sidecars: each layer by file name + sha256 (never a local path), and the entry count;
-        for a pair other than bBSARD's, how many entries have terms in both of its languages."""
+        for a pair a record names (not `implicit`), the pair and how many entries have terms in both of
+        its languages (the record of the implicit pair stays as records written before pairs)."""
         out = {"version": self.version, "entries": len(self.entries),
                "layers": [asdict(layer) for layer in self.layers]}
-        if pair != UNTAGGED_PAIR:  # bBSARD's sidecar stays as it was before pairs
+        if not pair.implicit:
             out["pair"] = "->".join(pair)
             out["entries_for_pair"] = sum(all(e.terms.get(lang) for lang in pair) for e in self.entries)
         return out

@@ -98,8 +98,8 @@ class AuditEngine:
         self.error_model = error_model or perror.default_model()
         """p_error's model (audit/perror.py): `flagged` and `severity` are decisions on p_error."""
         self.embedder = embedder if isinstance(embedder, MemoEmbedder) else MemoEmbedder(embedder)
-        self.config = config.for_source(pair.source)
-        """`config` for this pair's source language (its pack's back-translation thresholds)."""
+        self.config = config.for_pair(pair)
+        """`config` for this pair: its source language's pack thresholds, reasons naming its languages."""
         self.cache = signal_cache or SignalCache(None)
         self.timings: dict[str, float] = {}
         self.glossary_meta: dict = {}

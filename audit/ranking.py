@@ -21,7 +21,10 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from bbsard_audit.base import languages
+from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.learned import RankingModel
+from bbsard_audit.base.languages import LanguagePair
 
 from .signals import flag_specs
 
@@ -39,7 +42,11 @@ INTERCEPT_PRECISION = 0.01
 EXPLORE_SHARE = 0.1
 EXPLORE_Z = 2.0
 RISK_CLIP = 1e-3
-NUMERIC = ("qa_len_z", "qa_sentence_gap", "qa_nl_french_prob", "gl_expected", "gl_matched", "gl_missing",
+SOURCE_PROB = tuple(dict.fromkeys(Layout(LanguagePair(s, t)).column("qa_{target}_{source_language}_prob")
+                                   for s in languages.codes() for t in languages.codes() if s != t))
+"""The untranslated check's P(source language) column as each pack pair's files name it
+(`qa_nl_french_prob` for fr -> nl): an audit holds the one of its pair."""
+NUMERIC = ("qa_len_z", "qa_sentence_gap", *SOURCE_PROB, "gl_expected", "gl_matched", "gl_missing",
            "gl_rejected", "gl_non_belgian", "xling_z", "bt_chrf", "bt_cosine")
 RULE_LOGIT, LEARNED_HITS = "rule_logit", "learned_rule_hits"
 NEWTON_STEPS = 50

@@ -41,14 +41,15 @@ class RetrievalConsistency:
     """The columns of `RetrievalConsistencySignal` (rc_log2_rank_ratio > 0: the target question ranks
     gold lower)."""
 
-    def __init__(self, runs_fr: str | Path, runs_nl: str | Path) -> None:
-        self.paths = (str(runs_fr), str(runs_nl))
-        self.fr, self.nl = load_run(runs_fr), load_run(runs_nl)
+    def __init__(self, source_run: str | Path, target_run: str | Path) -> None:
+        """One system's run on the source questions and its run on their translations."""
+        self.paths = (str(source_run), str(target_run))
+        self.source, self.target = load_run(source_run), load_run(target_run)
 
     def check(self, ids: Sequence[int], gold: Sequence[Sequence[int]]) -> tuple[list[list[Finding]], pd.DataFrame]:
-        fr = np.array([gold_rank(self.fr, q, g) for q, g in zip(ids, gold)])
-        nl = np.array([gold_rank(self.nl, q, g) for q, g in zip(ids, gold)])
-        columns = pd.DataFrame(dict(zip(RetrievalConsistencySignal.columns, (fr, nl, np.log2(nl / fr)))))
+        source = np.array([gold_rank(self.source, q, g) for q, g in zip(ids, gold)])
+        target = np.array([gold_rank(self.target, q, g) for q, g in zip(ids, gold)])
+        columns = pd.DataFrame(dict(zip(RetrievalConsistencySignal.columns, (source, target, np.log2(target / source)))))
         return [[] for _ in ids], columns
 
 

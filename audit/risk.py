@@ -23,6 +23,7 @@ import pandas as pd
 from bbsard_audit.base.config import check_against, read_toml
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base import languages
+from bbsard_audit.base.languages import LanguagePair
 
 from .findings import Finding
 from .signals import Rule, default_signal_rules, default_weights, flag_specs
@@ -121,6 +122,16 @@ class RiskConfig:
         if self.overrides is None or self.language == language:
             return self
         return RiskConfig(_deep_merge(default_data(language), self.overrides), self.source, self.overrides, language)
+
+    def for_pair(self, pair: LanguagePair) -> "RiskConfig":
+        """This config for one pair's texts, final: its source's pack defaults (`for_source`) and each
+        rule's reason naming the pair's languages where it says {source} and {target}."""
+        config = self.for_source(pair.source)
+        data = copy.deepcopy(config.data)
+        for table in data.get("signals", {}).values():
+            if "reason" in table:
+                table["reason"] = Rule.named(str(table["reason"]), pair.names)
+        return RiskConfig(data, config.source, None, config.language)
 
     def section(self, name: str) -> dict:
         return dict(self.data.get(name, {}))

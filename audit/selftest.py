@@ -85,9 +85,10 @@ def _swap_pairs(text: str, pairs: Sequence[tuple[str, str]], both_ways: bool) ->
 class ErrorInjector:
     """Typed corruptions of a Dutch question; each returns the corrupted text or None if not applicable."""
 
-    def __init__(self, glossary: Glossary, seed: int = 0, source: str = "fr") -> None:
+    def __init__(self, glossary: Glossary, seed: int, source: str) -> None:
         """`source`: the language of the untouched side, whose glossary terms pick the term swaps
-        (French for bBSARD; `benchmarks/bench_en_nl.py` corrupts the Dutch of English sources)."""
+        (the dataset's source: fr for bBSARD; `benchmarks/bench_en_nl.py` corrupts the Dutch of
+        English sources)."""
         self.rng = np.random.default_rng(seed)
         self.term_swaps = [(tuple(f.lower() for f in e.triggers(source)), acc.lstrip("="), rej.term.lstrip("="))
                            for e in glossary.entries for acc in e.nl_accepted for rej in e.nl_rejected
@@ -195,7 +196,7 @@ def run_selftest(dataset: str, options: SelftestOptions = SelftestOptions()) -> 
     if not originals:
         raise InputError(f"split {split!r} of {ds.source} has no question pairs")
     gloss = Glossary.layered(glossary_sources(options.glossary))  # one file or a list of layers
-    injector = ErrorInjector(gloss, options.seed)
+    injector = ErrorInjector(gloss, options.seed, ds.pair.source)
     wanted = list(options.types or injector.types)
     unknown = set(wanted) - set(injector.types)
     if unknown:
@@ -235,8 +236,8 @@ def run_selftest(dataset: str, options: SelftestOptions = SelftestOptions()) -> 
         if isinstance(embedder, str):  # ours: stop its worker processes now
             emb.close()
     result = pd.concat([frame, scored], axis=1)
-    by_type, summary = _summarise(result, cfg, bt_mode, ds.provenance(), split, options.seed, engine.embedder.model_id,
-                                  live.model_id if live is not None else None)
+    by_type, summary = _summarise(result, engine.config, bt_mode, ds.provenance(), split, options.seed,
+                                  engine.embedder.model_id, live.model_id if live is not None else None)
     if with_bt is not None:
         summary["false_flag_rate_with_file_bt"] = float(with_bt["flagged"].mean())
         summary["backtranslation_file"] = file_bt.model_id

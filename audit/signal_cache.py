@@ -2,7 +2,8 @@
 
 Some checks are batch-dependent (the length check's z-scores use the batch's own statistics), so the
 unit cached is one signal on one exact batch: the key hashes the signal's code and data files, the
-library versions it relies on, its settings and every input text. Any change means a miss.
+library versions it relies on, its settings, the batch's language pair and every input text. Any
+change means a miss.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def fingerprint(files: Iterable[Path] = (), packages: Iterable[str] = (), settin
 
 
 class SignalCache:
-    """`get_or_compute(name, fingerprint, inputs, compute)`; `path=None` disables caching."""
+    """`get_or_compute(name, fingerprint, pair, inputs, compute)`; `path=None` disables caching."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = Path(path) if path else None
@@ -46,15 +47,12 @@ class SignalCache:
         db.execute("PRAGMA journal_mode=WAL")
         return db
 
-    def get_or_compute(self, name: str, fp: str, inputs: Sequence[Sequence[str]],
+    def get_or_compute(self, name: str, fp: str, pair: tuple[str, str], inputs: Sequence[Sequence[str]],
                        compute: Callable[[], tuple[list[list[Finding]], pd.DataFrame, dict]]
                        ) -> tuple[list[list[Finding]], pd.DataFrame, dict]:
         if self.path is None:
             return compute()
-        h = hashlib.sha256(f"{name}\0{fp}".encode())
-        for row in inputs:
-            h.update("\x1f".join(row).encode() + b"\x1e")
-        key = h.hexdigest()
+        key = self.key(name, fp, pair, inputs)
         with self._connect() as db:
             hit = db.execute("SELECT payload FROM results WHERE key = ?", (key,)).fetchone()
         if hit:
@@ -74,6 +72,16 @@ class SignalCache:
             db.execute("INSERT OR REPLACE INTO results VALUES (?, ?)",
                        (key, zlib.compress(json.dumps(payload, default=_plain).encode())))
         return findings, columns, meta
+
+    @staticmethod
+    def key(name: str, fp: str, pair: tuple[str, str], inputs: Sequence[Sequence[str]]) -> str:
+        """One result's identity: the signal, its fingerprint and the (source, target) pair it read
+        the texts in (every pair alike), then the texts row by row."""
+        source, target = pair
+        h = hashlib.sha256(f"{name}\0{fp}\0{source}->{target}".encode())
+        for row in inputs:
+            h.update("\x1f".join(row).encode() + b"\x1e")
+        return h.hexdigest()
 
 
 def _plain(value):

@@ -22,15 +22,12 @@ from typing import Generic, Mapping, Protocol, Sequence, TypeVar, runtime_checka
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.base.languages import BBSARD, LanguagePair
+from bbsard_audit.base.languages import LanguagePair
 
 from .findings import CATEGORIES, FLAG_CATEGORIES, Finding
 from .signal_cache import SignalCache
 
 BATCH_FIELDS = ("source", "target", "bt", "ids", "gold")
-UNTAGGED_PAIR = (BBSARD.source, BBSARD.target)
-"""The pair whose cache keys and sidecar records carry no pair tag: they were written before pairs, and
-stay as they were (another pair is another cache key, and its glossary record names it)."""
 
 
 @dataclass(frozen=True)
@@ -46,8 +43,9 @@ class Batch:
     gold: Sequence[Sequence[int]] | None = None
     groups: Sequence[object] | None = None
     reference: np.ndarray | None = None
-    pair: LanguagePair = UNTAGGED_PAIR
-    """(source, target) language codes: the QA checks ask those language packs."""
+    pair: LanguagePair = field(kw_only=True)
+    """(source, target) language codes: the QA checks ask those language packs, and the signal cache
+    keys a result by it (the same texts in another pair are another result)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pair", LanguagePair(*self.pair))  # a (source, target) tuple becomes the pair
@@ -70,8 +68,6 @@ class Batch:
         if unknown:
             raise ValueError(f"unknown batch field(s) {sorted(unknown)}")
         columns = [getattr(self, name) or [None] * len(self) for name in reads]
-        if self.pair != UNTAGGED_PAIR:  # another pair is another result
-            columns.append(["\0" + "-".join(self.pair)] * len(self))
         return [["\0" if v is None else str(v) for v in row] for row in zip(*columns)] if reads else []
 
 
@@ -103,6 +99,8 @@ S = TypeVar("S")
 
 
 DEFAULT_REASON = "{column} = {value:.2f} {op} {threshold:g}"
+SIDE_NAMES = ("{source}", "{target}")
+"""A reason's placeholders for the pair's language names, filled in by `Rule.named`."""
 
 
 @dataclass(frozen=True)
@@ -118,14 +116,23 @@ class Rule:
     scale: float
     weight: float
     direction: str = "below"
-    reason: str = DEFAULT_REASON  # for a person; placeholders as named
+    reason: str = DEFAULT_REASON  # for a person; placeholders as named, {source} {target} by `named`
     order: int | None = None
     doc: str | None = None
     category: str | None = None
 
     def explain(self, value: float) -> str:
+        """The reason for one value; {source} and {target} stay as written until `named`."""
         op = "<" if self.direction == "below" else ">"
-        return self.reason.format(column=self.column, value=value, op=op, threshold=self.threshold)
+        return self.reason.format(column=self.column, value=value, op=op, threshold=self.threshold,
+                                  **{side[1:-1]: side for side in SIDE_NAMES})
+
+    @staticmethod
+    def named(reason: str, names: tuple[str, str]) -> str:
+        """`reason` with {source} and {target} replaced by the pair's language names."""
+        for side, name in zip(SIDE_NAMES, names):
+            reason = reason.replace(side, name)
+        return reason
 
     def probability(self, values: np.ndarray) -> np.ndarray:
         sign = 1.0 if self.direction == "below" else -1.0
@@ -249,7 +256,8 @@ def run_signal(signal: Signal, batch: Batch, cache: SignalCache) -> SignalResult
         def compute():
             r = signal.score(batch)
             return r.findings, r.columns, r.meta
-        result = SignalResult(*cache.get_or_compute(signal.name, signature, batch.rows(signal.reads), compute))
+        result = SignalResult(*cache.get_or_compute(signal.name, signature, batch.pair, batch.rows(signal.reads),
+                                                    compute))
     if len(result.findings) != len(batch) or len(result.columns) != len(batch):
         raise ValueError(f"signal {signal.name!r} returned {len(result.findings)} findings rows and "
                          f"{len(result.columns)} column rows for a batch of {len(batch)}")

@@ -73,7 +73,7 @@ def load_pairs(data: Path) -> pd.DataFrame:
 
 def corruptions(pairs: pd.DataFrame, src: str, seed: int = 0) -> dict[str, list[tuple[int, str]]]:
     """error type -> [(row, corrupted Dutch)] for every pair the type applies to."""
-    injector = ErrorInjector(Glossary.load(), seed, source=src)
+    injector = ErrorInjector(Glossary.load(), seed, src)
     out = {}
     for kind, make in injector.types.items():
         made = []

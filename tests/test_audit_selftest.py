@@ -11,7 +11,7 @@ from bbsard_audit.audit.selftest import ErrorInjector
 
 @pytest.fixture(scope="module")
 def injector():
-    return ErrorInjector(Glossary.load(), seed=0)
+    return ErrorInjector(Glossary.load(), seed=0, source="fr")
 
 
 def test_role_swap_swaps_both_ways(injector):

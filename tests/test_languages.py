@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pandas as pd
 import pytest
 
 from bbsard_audit.base import languages
@@ -18,11 +19,12 @@ from bbsard_audit.audit.checks.roles import RolesCheck
 from bbsard_audit.audit.checks.untranslated import cues
 from bbsard_audit.audit.pipeline import AuditEngine
 from bbsard_audit.audit.risk import RiskConfig
+from bbsard_audit.audit.signal_cache import SignalCache
 from bbsard_audit.audit.signals import Batch
 from bbsard_audit.audit.termmatch import TermMatcher, tokenize
 from bbsard_audit.base.embeddings import get_embedder
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.languages import BBSARD
+from bbsard_audit.base.languages import BBSARD, LanguagePair
 
 PACKS = ("fr", "nl", "en", "de")
 
@@ -277,10 +279,20 @@ def test_the_engine_records_unavailable_checks(monkeypatch, tmp_path):
     assert engine.checks_unavailable == ["numbers: not available for nl (its language pack has no `numbers`)"]
 
 
-def test_another_pair_is_another_cache_key():
-    rows = Batch(["a"], ["b"]).rows(("source", "target"))
-    assert Batch(["a"], ["b"], pair=("en", "nl")).rows(("source", "target")) != rows
+def test_another_pair_is_another_cache_key(tmp_path):
+    """The same texts in another pair are another result; the rows hold the texts only, every pair alike."""
+    rows = Batch(["a"], ["b"], pair=BBSARD).rows(("source", "target"))
+    assert Batch(["a"], ["b"], pair=("en", "nl")).rows(("source", "target")) == rows
     assert rows == [["a", "b"]]
+    cache, computed = SignalCache(tmp_path / "s.sqlite"), []
+
+    def compute():
+        computed.append(1)
+        return [[]], pd.DataFrame({"x": [1.0]}), {}
+    for pair in (BBSARD, LanguagePair("en", "nl"), BBSARD, LanguagePair("nl", "fr")):
+        cache.get_or_compute("toy", "fp", pair, rows, compute)
+    assert len(computed) == 3 and cache.hits == ["toy"]
+    assert SignalCache.key("toy", "fp", BBSARD, rows) != SignalCache.key("toy", "fp", ("en", "nl"), rows)
 
 
 @pytest.mark.parametrize("lang, text, concepts", [

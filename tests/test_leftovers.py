@@ -62,7 +62,7 @@ def test_a_question_pair_with_a_leftover_is_flagged_and_a_plain_one_is_not():
     nl = ["Here is the Dutch translation:\nMag mijn verhuurder zonder verwittiging mijn woning betreden?",
           "Mag mijn verhuurder zonder verwittiging mijn woning betreden? (Opmerking: 'propriétaire' is vertaald als 'verhuurder'.)",
           "Kan ik niet weigeren als mijn verhuurder zonder verwittiging mijn woning wil betreden?"]
-    result = LeftoversCheck().score(Batch(fr, nl))
+    result = LeftoversCheck().score(Batch(fr, nl, pair=LanguagePair("fr", "nl")))
     assert [bool(f) for f in result.findings] == [True, True, False]
     assert result.findings[0][0].spans[0].text == "Here is the Dutch translation:"
     assert result.findings[1][0].spans[0].text.startswith("(Opmerking:")
@@ -75,7 +75,7 @@ def test_an_askers_kan_ik_nog_question_is_not_chat():
     fr = ["Puis-je encore faire opposition et dans quel délai ?", "Puis-je encore vous aider ?"]
     nl = ["Kan ik nog verzet aantekenen en binnen welke termijn?",
           "Mag ik nog opmerken dat... Kan ik nog iets voor u doen?"]
-    result = LeftoversCheck().score(Batch(fr, nl))
+    result = LeftoversCheck().score(Batch(fr, nl, pair=LanguagePair("fr", "nl")))
     assert not result.findings[0]
 
 

@@ -24,6 +24,7 @@ from bbsard_audit.app.cli import app
 from bbsard_audit.base.contracts.audit import AUDIT, Layout
 from bbsard_audit.base.dataset import load_dataset, sample_dir
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import BBSARD
 
 from conftest import local_path_leaks, missing
 
@@ -196,7 +197,7 @@ def test_progress_follows_the_worker_and_a_repeated_pair_is_scored_once(models, 
     signal = qe_signal(f"comet:{models['kiwi']}", tmp_path, advance=lambda n, total: calls.append((n, total)))
     fr = ["Quelle est la procédure ?", "Puis-je résilier mon bail ?", "Quelle est la procédure ?"]
     nl = ["Wat is de procedure?", "Mag ik mijn huurcontract opzeggen?", "Wat is de procedure?"]
-    result = signal.score(Batch(fr, nl))
+    result = signal.score(Batch(fr, nl, pair=BBSARD))
     assert calls == [(1, 2), (1, 2)] and signal.meta["n_scored"] == 2
     scores = result.columns["comet_score"].tolist()
     assert scores[0] == scores[2] and len(result.findings) == 3

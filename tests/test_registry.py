@@ -17,6 +17,7 @@ from bbsard_audit.audit.findings import FLAG_CATEGORIES
 from bbsard_audit.audit.risk import DEFAULT_CONFIG, RiskConfig
 from bbsard_audit.audit.signals import DECLARED, FLAG_SPECS, Declared, Rule
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.languages import BBSARD
 from bbsard_audit.eval import metrics, retrievers
 from bbsard_audit.app.report.sections import metric_sort_key
 
@@ -167,7 +168,7 @@ def test_a_user_config_that_worked_before_still_works(tmp_path):
     cfg = RiskConfig.load(path)
     assert (cfg.weights["omission"], cfg.weights["term_missing"], cfg.weights["role_mismatch"]) == (0.3, 0.4, 0.75)
     assert (cfg.rules["bt_chrf"].threshold, cfg.rules["bt_chrf"].scale, cfg.rules["qa_len_z"].weight) == (30.0, 6.0, 0.2)
-    assert cfg.rules["qa_len_z"].reason.startswith("Dutch is shorter than usual")
+    assert cfg.for_pair(BBSARD).rules["qa_len_z"].reason.startswith("Dutch is shorter than usual")
     path.write_text("[weights]\nomision = 0.3\n", encoding="utf-8")
     with pytest.raises(InputError, match="did you mean 'omission'"):
         RiskConfig.load(path)

@@ -69,7 +69,7 @@ def test_a_new_source_is_one_registration(monkeypatch):
     @registry.source("echo", "a test source", matches=lambda src: src.startswith("echo:"), order=1)
     def load(src, with_corpus):
         calls.append((src, with_corpus))
-        return Dataset(source=src, revision="r", pairs=[])
+        return Dataset(source=src, revision="r", pairs=[], pair=BBSARD)
 
     assert load_dataset("echo:x", with_corpus=False).source == "echo:x" and calls == [("echo:x", False)]
     assert load_dataset("sample").source == "sample"

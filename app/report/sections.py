@@ -159,9 +159,10 @@ def review_section(wd: Workdir) -> Section:
             items.append(("queued pairs reviewed", figures.progress_text))
         for v in ("correct", "minor", "legal"):
             items.append((f"verdict {v} (share of reviewed)", pct(int((verdict == v).sum()), len(verdict))))
-        if "corrected_nl" in verdicts.columns:
-            items.append(("with a corrected Dutch text",
-                          f"{int(verdicts['corrected_nl'].fillna('').astype(str).str.strip().ne('').sum()):,}"))
+        corrected = wd.layout.corrected
+        if corrected in verdicts.columns:
+            items.append((f"with a corrected {wd.layout.pair.names[1]} text",
+                          f"{int(verdicts[corrected].fillna('').astype(str).str.strip().ne('').sum()):,}"))
         sec.add(Figures(tuple(items)))
         sec.add(Text(f"Reviewed means {REVIEWED}; every count of reviewed pairs in this report means that."))
         breakdown = [c for c in ("gold_labels_apply", "agreement_status") if c in verdicts.columns]
@@ -378,11 +379,12 @@ def evaluation_section(wd: Workdir) -> Section:
                                 "System pairs whose order flips, with paired-test p-values"))
     gap = wd.table("fr_nl_gap.csv")
     if gap is not None:
-        sub = sec.sub("French − Dutch gap by verdict")
-        sub.add(Text("Per system, the French score minus the Dutch score on the same questions: a gap that grows on "
-                     "pairs the experts judged inaccurate points at translation damage."))
-        sub.add(_gap_table(gap))
-        plot = _gap_plot(gap)
+        source, target = wd.layout.pair.names
+        sub = sec.sub(f"{source} − {target} gap by verdict")
+        sub.add(Text(f"Per system, the {source} score minus the {target} score on the same questions: a gap that "
+                     "grows on pairs the experts judged inaccurate points at translation damage."))
+        sub.add(_gap_table(gap, wd.layout.pair))
+        plot = _gap_plot(gap, wd.layout.pair)
         if plot is not None:
             sub.add(plot)
     return sec
@@ -460,7 +462,7 @@ def _ranks(metrics: pd.DataFrame, names: list[str], a: str, b: str) -> pd.DataFr
     return pd.DataFrame(out, columns=["metric", "system", "rank_a", "rank_b"])
 
 
-def _gap_table(gap: pd.DataFrame) -> Table:
+def _gap_table(gap: pd.DataFrame, pair: LanguagePair) -> Table:
     """One row per system and group, one column per metric: `gap [ci_low, ci_high]`."""
     rows = gap[gap["level"] != "question"]
     names = sorted(set(rows["metric"]), key=metric_sort_key)
@@ -470,15 +472,20 @@ def _gap_table(gap: pd.DataFrame) -> Table:
         by_metric = part.set_index("metric")
         out.append((*map(str, key), *(with_ci(by_metric.at[m, "gap"], by_metric.at[m, "ci_low"], by_metric.at[m, "ci_high"])
                                       if m in by_metric.index else "–" for m in names)))
-    return Table("FR − NL difference (bootstrap 95% CI) per system and question group; positive = French "
-                 "retrieves better", (*keys, *names), tuple(out), visible=0)
+    return Table(f"{_minus(pair)} difference (bootstrap 95% CI) per system and question group; positive = "
+                 f"{pair.names[0]} retrieves better", (*keys, *names), tuple(out), visible=0)
 
 
 HEADLINE_METRICS = ("ndcg@10", "map@100", "mrr@100")
 
 
-def _gap_plot(gap: pd.DataFrame) -> Plot | None:
-    """FR−NL gap per verdict (else flag) group and system, for the headline metric."""
+def _minus(pair: LanguagePair, spaced: bool = True) -> str:
+    """`FR − NL`: the gap's sides by code, source first."""
+    return (" − " if spaced else "−").join(code.upper() for code in pair)
+
+
+def _gap_plot(gap: pd.DataFrame, pair: LanguagePair) -> Plot | None:
+    """Source − target gap per verdict (else flag) group and system, for the headline metric."""
     level = next((lv for lv in ("verdict", "flag") if (gap["level"] == lv).any()), None)
     if level is None:
         return None
@@ -486,9 +493,10 @@ def _gap_plot(gap: pd.DataFrame) -> Plot | None:
     present = sorted(set(frame["metric"]), key=metric_sort_key)
     metric = next((m for m in HEADLINE_METRICS if m in present), present[0])
     frame = frame[frame["metric"] == metric]
-    return Plot(f"French − Dutch difference by {level} ({metric}, 95% CI)",
-                f"Bar chart of the FR−NL difference per {level} and system for {metric}",
-                plots.grouped_bars(frame, level, "system", "gap", f"FR − NL {metric}", "ci_low", "ci_high"))
+    source, target = pair.names
+    return Plot(f"{source} − {target} difference by {level} ({metric}, 95% CI)",
+                f"Bar chart of the {_minus(pair, spaced=False)} difference per {level} and system for {metric}",
+                plots.grouped_bars(frame, level, "system", "gap", f"{_minus(pair)} {metric}", "ci_low", "ci_high"))
 
 
 # ---------------------------------------------------------------- Provenance

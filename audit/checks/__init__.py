@@ -42,7 +42,7 @@ def all_checks() -> list[Signal]:
 def check_pairs(pairs: Sequence[tuple[str, str]]) -> tuple[list[list[Finding]], pd.DataFrame]:
     """Every QA check on bBSARD's (source, target) pairs, uncached: one findings list per pair + `qa_*`
     columns, named as bBSARD's files name them."""
-    batch = Batch([source for source, _ in pairs], [target for _, target in pairs])
+    batch = Batch([source for source, _ in pairs], [target for _, target in pairs], pair=BBSARD_LAYOUT.pair)
     results = [check.score(batch) for check in all_checks()]
     findings = [[f for r in results for f in r.findings[i]] for i in range(len(batch))]
     return findings, pd.concat([r.columns for r in results], axis=1).rename(columns=BBSARD_LAYOUT.column)

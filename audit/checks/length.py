@@ -82,13 +82,13 @@ class LengthCheck(Check):
     weights = {"omission": 0.55, "addition": 0.35}
     rules = (
         Rule("qa_len_z", "short_translation", threshold=-2.0, scale=0.4, weight=0.45, order=40, category="omission",
-             reason="Dutch is shorter than usual for its French (length z {value:.1f} < {threshold:g})",
+             reason="{target} is shorter than usual for its {source} (length z {value:.1f} < {threshold:g})",
              doc="The Dutch is shorter than the French by more than the configured number of robust deviations of "
                  "the batch's log length ratio (`qa_len_z`), below the QA check's own `omission` cut-off: weak "
                  "evidence alone, strong together with a dropped sentence."),
         Rule("qa_sentence_gap", "sentence_dropped", threshold=0.5, scale=0.1, weight=0.45, order=50,
              direction="above", category="omission",
-             reason="French has {value:.0f} more sentence(s) than the Dutch: a context sentence may be missing",
+             reason="{source} has {value:.0f} more sentence(s) than the {target}: a context sentence may be missing",
              doc="The Dutch has fewer sentences than the French (`qa_sentence_gap` = French minus Dutch sentence "
                  "count): a context sentence such as 'Je suis locataire.' may be missing."),
     )

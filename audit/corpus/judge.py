@@ -27,6 +27,7 @@ from bbsard_audit.audit.judge.judging import Judge
 from bbsard_audit.audit.judge.parse import mqm_score
 from bbsard_audit.audit.judge.signal import JudgeSignal
 from bbsard_audit.audit.risk import SEVERITIES, RiskConfig, combine, default_data
+from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.languages import LanguagePair
 
@@ -134,9 +135,9 @@ class CorpusJudge:
 
 
 def _finding(error, pair: LanguagePair) -> Finding:
-    """The question judge's finding, on the documents' flag, its span side the language code."""
+    """The question judge's finding, on the documents' flag, its span side (a role) the language code."""
     found = JudgeSignal._finding(error, pair)
-    codes = {"source": pair.source, "target": pair.target}
+    codes = Layout(pair).side_codes
     return Finding(FLAG, found.reason, tuple(replace(s, side=codes[s.side]) for s in found.spans))
 
 

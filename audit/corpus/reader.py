@@ -1,8 +1,9 @@
 """The corpus of a translated benchmark, source and target joined by document id, streamed to disk as
 batch files of the map phase's input columns (docs/scale.md, "Reading and joining").
 
-Sources: a manifest (docs/formats.md) whose sides are BEIR folders (`corpus.jsonl`) or HF datasets
-(config `corpus`, split `corpus`), `sample`, or a bBSARD CSV folder (`articles_{fr,nl}.csv`).
+Sources: whatever the source registry opens (base/sources/registry.py `open_corpus`, each source's
+`corpus` hook): a manifest (docs/formats.md) whose sides are BEIR folders or HF datasets, `sample`,
+or a bBSARD CSV folder.
 
 The two sides need not be in the same order, and neither is ever held in memory: a bounded-memory
 hash join. Pass 1 streams each side once, checks every line and appends it to one of P partition
@@ -15,12 +16,10 @@ partition pair plus one batch, whatever the corpus size; disk: about twice the c
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shutil
 import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -30,14 +29,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.io import digest_of
-from bbsard_audit.base.languages import BBSARD, LanguagePair
-from bbsard_audit.base.sources.checker import revision_of
-from bbsard_audit.base.sources.corpus import CorpusSide, Record, check_file, record, too_long
-from bbsard_audit.base.sources.manifest import is_manifest, side_spec
-from bbsard_audit.base.sources.registry import side_reader
-from bbsard_audit.base.sources.sample import sample_dir
-from bbsard_audit.base.untrusted import load_yaml
+from bbsard_audit.base.sources.corpus import CorpusPair, CorpusSide
+from bbsard_audit.base.sources import registry
 
 INPUT_SCHEMA = pa.schema([("id", pa.string()), ("source_title", pa.string()), ("source_text", pa.string()),
                           ("target_title", pa.string()), ("target_text", pa.string())])
@@ -50,90 +43,16 @@ FLUSH_BYTES = 4 << 20
 _RUN_BATCH = 64
 """Rows per record batch of a sorted run: the merge holds one batch of each run at a time."""
 
-@dataclass(frozen=True)
-class Corpus:
-    """A source corpus and its translation, opened (files found and hashed), not yet read."""
-
-    source: str
-    """The dataset as outputs name it: a manifest's file name, `sample`, a folder's name or hf:NAME."""
-    pair: LanguagePair
-    sides: tuple[CorpusSide, CorpusSide]
-    files: dict[str, str] = field(default_factory=dict)
-    """provenance name -> sha256 (or an HF revision)"""
-
-    @property
-    def revision(self) -> str:
-        return revision_of(self.files)
-
-
-def open_corpus(src: str, max_doc_chars: int = MAX_DOC_CHARS) -> Corpus:
-    """The corpus of a `--dataset` value; a missing or unreadable file is one line, before any work."""
-    if is_manifest(src):
-        return _manifest(src, max_doc_chars)
-    if src == "sample":
-        return _csv_folder(sample_dir(), "sample", max_doc_chars)
-    if src.startswith("hf:"):
-        raise InputError("the corpus audit reads an HF dataset through a manifest (format: beir); "
-                         "bBSARD's own corpus: give its CSV folder", file=src)
-    path = Path(src)
-    if not path.is_dir():
-        raise InputError("not a manifest (.yaml), 'sample' or a CSV folder with articles_{fr,nl}.csv", file=src)
-    return _csv_folder(path, path.name, max_doc_chars)
-
-
-def _manifest(src: str, max_doc_chars: int) -> Corpus:
-    path = Path(src)
-    spec = load_yaml(path, "dataset manifest")
-    if not isinstance(spec, dict) or not {"source", "target"} <= set(spec):
-        raise InputError("a dataset manifest must be a mapping with keys name, source, target", file=src)
-    sides, files = [], {path.name: digest_of(path)}
-    for key in ("source", "target"):
-        s = side_spec(spec[key], src, key, path.parent)
-        side, name, pin = side_reader(s["format"], s["path"]).open_corpus(s["path"], s["lang"], max_doc_chars,
-                                                                          s.get("revision"))
-        sides.append(side)
-        files[f"{key}/{name}"] = pin
-    try:
-        pair = LanguagePair(sides[0].lang, sides[1].lang)
-    except InputError as exc:
-        raise InputError(exc.message, file=src) from None
-    return Corpus(path.name, pair, (sides[0], sides[1]), files)
-
-
-def _csv_folder(root: Path, source: str, max_doc_chars: int) -> Corpus:
-    sides, files = [], {}
-    for lang in (BBSARD.source, BBSARD.target):
-        p = root / f"articles_{lang}.csv"
-        check_file(p)
-        sides.append(CorpusSide(str(p), lang, lambda p=p: _csv_records(p, max_doc_chars), p.stat().st_size))
-        files[p.name] = digest_of(p)
-    return Corpus(source, BBSARD, (sides[0], sides[1]), files)
-
-
-def _csv_records(path: Path, max_doc_chars: int) -> Iterator[Record]:
-    """bBSARD `articles_<lang>.csv` rows (id, article, ...): the article is the text, no title."""
-    label = str(path)
-    csv.field_size_limit(max(csv.field_size_limit(), max_doc_chars * 4 + 1))
-    with open(path, encoding="utf-8", newline="") as f:
-        rows = csv.DictReader(f)
-        try:
-            missing = [c for c in ("id", "article") if c not in (rows.fieldnames or [])]
-            if missing:
-                raise InputError(f"missing column(s) {', '.join(missing)}", file=label, row=1)
-            for row in rows:
-                yield record({"_id": (row.get("id") or "").strip(), "text": row.get("article")}, label,
-                              rows.line_num, max_doc_chars)
-        except csv.Error as exc:
-            raise InputError(too_long("more", max_doc_chars) if "field limit" in str(exc) else f"not CSV ({exc})",
-                             file=label, row=rows.line_num) from None
-        except UnicodeDecodeError:
-            raise InputError("not UTF-8 text", file=label, row=rows.line_num + 1) from None
+def open_corpus(src: str, max_doc_chars: int = MAX_DOC_CHARS) -> CorpusPair:
+    """The corpus of a `--dataset` value, opened by the source that reads it (the source registry);
+    a missing or unreadable file is one line, before any work."""
+    return registry.open_corpus(src, max_doc_chars)
 
 
 # ------------------------------------------------------------------ the join
 
 
-def join_batches(corpus: Corpus, folder: Path, batch_size: int,
+def join_batches(corpus: CorpusPair, folder: Path, batch_size: int,
                  progress: Callable[[str, int], None] = lambda step, n: None) -> list[tuple[Path, int]]:
     """Write the joined corpus as `folder/part-NNNNN.parquet` files of `batch_size` rows (INPUT_SCHEMA,
     source order); return [(path, rows)]. Bad input raises InputError before any part is written."""
@@ -214,7 +133,7 @@ def _load_partition(path: Path, label: str) -> tuple[dict[str, list], tuple | No
     return docs, duplicate
 
 
-def _join_partition(corpus: Corpus, scratch: Path, p: int) -> tuple[Path, tuple | None]:
+def _join_partition(corpus: CorpusPair, scratch: Path, p: int) -> tuple[Path, tuple | None]:
     """Pass 2 for one partition: the joined rows sorted by source order, as an Arrow file; plus the
     first problem found ((rank, line), InputError) or None."""
     (s_label, t_label) = (side.label for side in corpus.sides)
@@ -289,4 +208,4 @@ def _merge(paths: list[Path], n_rows: int, folder: Path, batch_size: int,
     return parts
 
 
-__all__ = ["INPUT_SCHEMA", "MAX_DOC_CHARS", "Corpus", "CorpusSide", "join_batches", "open_corpus"]
+__all__ = ["INPUT_SCHEMA", "MAX_DOC_CHARS", "CorpusPair", "CorpusSide", "join_batches", "open_corpus"]

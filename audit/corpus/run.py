@@ -35,7 +35,7 @@ from bbsard_audit.base.io import atomic_path, guard_outputs, is_local_path, writ
 from bbsard_audit.base.languages import LanguagePair
 
 from .engines import ENGINES, MapJob, read_input, read_part, started
-from .reader import MAX_DOC_CHARS, Corpus, join_batches, open_corpus
+from .reader import MAX_DOC_CHARS, CorpusPair, join_batches, open_corpus
 
 WORK = ".bbsard-audit-corpus-work"
 AUDIT, QUEUE = "corpus_audit.parquet", "corpus_review_queue.csv"
@@ -258,7 +258,7 @@ def _run(dataset: str, out: Path, options: CorpusOptions, phases: Phases, progre
                      judge.meta() if judge is not None else None)
 
 
-def _key(corpus: Corpus, options: CorpusOptions, phases: Phases) -> dict:
+def _key(corpus: CorpusPair, options: CorpusOptions, phases: Phases) -> dict:
     return {"tool": "bbsard-audit", "tool_version": __version__, "dataset": corpus.source,
             "revision": corpus.revision, "pair": str(corpus.pair), "batch_size": options.batch_size,
             "embedder": options.embedder, "max_doc_chars": options.max_doc_chars, "phases": phases.key()}
@@ -334,7 +334,7 @@ def _remove_work(work: Path) -> None:
         os.close(fd)
 
 
-def _inputs(corpus: Corpus, work: Path, batch_size: int, progress: "RunProgress") -> list[tuple[Path, int]]:
+def _inputs(corpus: CorpusPair, work: Path, batch_size: int, progress: "RunProgress") -> list[tuple[Path, int]]:
     """The joined input parts: from the work folder when a previous run finished joining, else read."""
     done = work / "input.json"
     if done.is_file():

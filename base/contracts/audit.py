@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Mapping
 
 from bbsard_audit.base.io import sidecar_path
-from bbsard_audit.base.languages import BBSARD, LanguagePair, language_name
+from bbsard_audit.base.languages import BBSARD, UNRECORDED, LanguagePair, language_name
 
 from .table import Column, TableSpec
 
@@ -24,14 +24,14 @@ SEVERITIES = ("high", "medium", "low", "none")
 QUEUES = ("risk", "control")
 ROLES = ("source", "target")
 """The two sides of a pair, as the audit names them inside; files name them by language code."""
-SPAN_SIDES = ("fr", "nl")
 SPAN_CATEGORIES = ("terminology", "mistranslation", "omission", "addition", "untranslated", "number",
                    "negation", "entity", "role", "other")
 SPAN_KEYS = {"side": str, "start": int, "end": int, "text": str, "category": str, "flag": str}
 
 
-def parse_spans(text: str, sides: tuple[str, str] = SPAN_SIDES) -> list[dict]:
-    """The `spans` cell: a JSON array of {side, start, end, text, category, flag} objects."""
+def parse_spans(text: str, sides: tuple[str, str]) -> list[dict]:
+    """The `spans` cell: a JSON array of {side, start, end, text, category, flag} objects, each side one
+    of the file's language codes (`sides`)."""
     try:
         spans = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(f"{c} is not JSON")))
     except ValueError as exc:
@@ -69,7 +69,7 @@ class Layout:
     `question_<target>`, `corrected_<target>`, span sides) and whether ids are strings. In the audit
     sidecar as `languages` and `ids`; absent = fr -> nl with integer ids (folders from before pairs)."""
 
-    pair: LanguagePair = BBSARD
+    pair: LanguagePair = UNRECORDED
     string_ids: bool = False
 
     @property
@@ -176,7 +176,7 @@ def _queue_spec(layout: Layout) -> TableSpec:
     ), key=("id",), row_checks=(_spans_match_text,)).with_string_ids(layout.string_ids)
 
 
-BBSARD_LAYOUT = Layout()
+BBSARD_LAYOUT = Layout(BBSARD)
 AUDIT_COLUMNS = _audit_columns(BBSARD_LAYOUT)
 AUDIT = BBSARD_LAYOUT.audit
 QUEUE = BBSARD_LAYOUT.queue

@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import InputError
 from ..untrusted import load_yaml, nfc_data
-from .pair import BBSARD, ISO_639_1, NLLB, LanguagePair, check_code, language_name  # noqa: F401
+from .pair import BBSARD, ISO_639_1, NLLB, UNRECORDED, LanguagePair, check_code, language_name  # noqa: F401
 
 PACK_DIR = Path(__file__).resolve().parent
 SECTIONS: dict[str, str] = {

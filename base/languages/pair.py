@@ -85,7 +85,7 @@ class LanguagePair(_Codes):
                     return cls.parse(recorded)
             except InputError as exc:
                 raise InputError(f"the recorded language pair: {exc.message}", file=file) from None
-        return BBSARD
+        return UNRECORDED
 
     def record(self) -> dict[str, str]:
         """{"source": code, "target": code}: the sidecar's `languages` record, and each role's code."""
@@ -93,6 +93,12 @@ class LanguagePair(_Codes):
 
     def __str__(self) -> str:
         return f"{self.source}->{self.target}"
+
+    @property
+    def implicit(self) -> bool:
+        """Whether a record leaves this pair out: it is `UNRECORDED`, what a reader takes a record
+        without a pair for, so a file written for it stays as files written before pairs were."""
+        return self == UNRECORDED
 
     @property
     def names(self) -> tuple[str, str]:
@@ -115,4 +121,7 @@ class LanguagePair(_Codes):
 
 
 BBSARD = LanguagePair("fr", "nl")
-"""bBSARD's pair: what its sources load, and what a sidecar written before pairs existed records."""
+"""bBSARD's pair: what its sources load."""
+UNRECORDED = BBSARD
+"""The pair of a file that records none (a sidecar, a dataset record, a pushed task): every file
+written before pairs existed was bBSARD's. The one place a record format's default pair is set."""

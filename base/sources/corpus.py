@@ -1,19 +1,22 @@
-"""What a side reader gives the corpus audit: a `CorpusSide` whose records stream one checked document
-at a time (never the whole corpus in memory), and the checks every format's records share. A format's
-own reader lives in its source module (beir_folder, hf_beir) and is declared with its `side(...)`."""
+"""What a source gives the corpus audit: a `CorpusPair` of two `CorpusSide`s whose records stream one
+checked document at a time (never the whole corpus in memory), and the checks every format's records
+share. A format's own reader lives in its source module and is declared with its `side(...)`
+(beir_folder, hf_beir) or its `source(...)` (bsard_csv, sample, manifest)."""
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
 from ..errors import InputError
 from ..io import file_problem
+from ..languages import LanguagePair
 from ..untrusted import text_problem
 from .beir import document_text
+from .checker import revision_of
 
 _ID_PREFIX = re.compile(rb'"_id"\s*:\s*"?([^",}]{1,80})')
 
@@ -30,6 +33,22 @@ class CorpusSide:
     lang: str
     records: Callable[[], Iterator[Record]]
     nbytes: int
+
+
+@dataclass(frozen=True)
+class CorpusPair:
+    """A source corpus and its translation, opened (files found and hashed), not yet read."""
+
+    source: str
+    """The dataset as outputs name it: a manifest's file name, `sample`, a folder's name or hf:NAME."""
+    pair: LanguagePair
+    sides: tuple[CorpusSide, CorpusSide]
+    files: dict[str, str] = field(default_factory=dict)
+    """provenance name -> sha256 (or an HF revision)"""
+
+    @property
+    def revision(self) -> str:
+        return revision_of(self.files)
 
 
 def check_file(path: Path) -> None:

@@ -53,8 +53,14 @@ def layout(name: str, revision: str | None, label: str) -> str:
                      f"expected {BY_SPLIT}, or {BY_LANG})", file=label)
 
 
+def corpus(src: str, max_doc_chars: int):
+    """Not streamed from this layout: a manifest side (format beir) reads an HF corpus."""
+    raise InputError("the corpus audit reads an HF dataset through a manifest (format: beir); "
+                     "bBSARD's own corpus: give its CSV folder", file=src)
+
+
 @source("hf", "hf:NAME[@REV]: bBSARD on the hub or a local copy in its layout (either of the card's two)",
-        matches=lambda src: src.startswith("hf:"), order=10)
+        matches=lambda src: src.startswith("hf:"), order=10, corpus=corpus)
 def load(src: str, with_corpus: bool) -> Dataset:
     spec = src[3:]
     try:

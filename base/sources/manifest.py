@@ -14,6 +14,7 @@ from ..languages import LanguagePair, check_code
 from ..untrusted import load_yaml
 from .beir import join
 from .checker import Checker, revision_of
+from .corpus import CorpusPair
 from .model import Dataset
 from .registry import formats, side_reader, source
 
@@ -71,8 +72,28 @@ def _located(value: str, base: Path, label: str, key: str) -> str:
     return value
 
 
+def corpus(src: str, max_doc_chars: int) -> CorpusPair:
+    """Each side's documents from its format's side reader (SideReader.open_corpus)."""
+    path = Path(src)
+    spec = load_yaml(path, "dataset manifest")
+    if not isinstance(spec, dict) or not {"source", "target"} <= set(spec):
+        raise InputError("a dataset manifest must be a mapping with keys name, source, target", file=src)
+    sides, files = [], {path.name: digest_of(path)}
+    for key in ("source", "target"):
+        s = side_spec(spec[key], src, key, path.parent)
+        side, name, pin = side_reader(s["format"], s["path"]).open_corpus(s["path"], s["lang"], max_doc_chars,
+                                                                          s.get("revision"))
+        sides.append(side)
+        files[f"{key}/{name}"] = pin
+    try:
+        pair = LanguagePair(sides[0].lang, sides[1].lang)
+    except InputError as exc:
+        raise InputError(exc.message, file=src) from None
+    return CorpusPair(path.name, pair, (sides[0], sides[1]), files)
+
+
 @source("manifest", "a YAML manifest (.yaml/.yml) joining a source and a target benchmark side",
-        matches=is_manifest, order=20)
+        matches=is_manifest, order=20, corpus=corpus)
 def load(src: str, with_corpus: bool) -> Dataset:
     path = Path(src)
     data = path.read_bytes() if path.is_file() else None

@@ -10,7 +10,7 @@ from typing import Mapping
 from bbsard_audit.base.contracts.table import STRING_ID  # noqa: F401  (the one string-id rule, re-exported)
 from ..errors import InputError
 from ..io import is_local_path
-from ..languages import BBSARD, LanguagePair
+from ..languages import LanguagePair
 
 SPLITS = ("train", "test")
 LANGS = ("fr", "nl")
@@ -98,7 +98,8 @@ class Dataset:
     issues: list[Issue] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
     """File label -> sha256, the revision of a local source."""
-    pair: LanguagePair = BBSARD
+    pair: LanguagePair = field(kw_only=True)
+    """The pair the source gives its questions in."""
     name: str | None = None
     """The name shareable outputs use instead of `source` (a manifest's `name`)."""
 
@@ -155,6 +156,6 @@ class Dataset:
             "n_pairs": {s: len(self.select(s)) for s in self.splits},
             "corpus_articles": len(self.corpus) if self.corpus else 0,
         }
-        if self.pair != BBSARD:  # absent: fr -> nl, as every sidecar written before pairs existed
+        if not self.pair.implicit:  # absent: the pair of every sidecar written before pairs existed
             record["languages"] = self.pair.record()
         return record

@@ -1,9 +1,10 @@
 """The registry of sources: each module of `bbsard_audit.base.sources` declares what it reads.
 
-A `Source` recognises a `--dataset` string and loads it into a `Dataset`; a `SideReader` reads one
-language side of a manifest (`format` + a folder or an HF id): its questions and qrels, and for the
-corpus audit its documents, streamed (`open_corpus`). Adding a source is adding one module
-that calls `source(...)` or `side(...)`; the package imports every module, so no list names them.
+A `Source` recognises a `--dataset` string and loads it into a `Dataset`, and opens its corpus for
+the corpus audit (`open_corpus`); a `SideReader` reads one language side of a manifest (`format` + a
+folder or an HF id): its questions and qrels, and for the corpus audit its documents, streamed
+(`SideReader.open_corpus`). Adding a source is adding one module that calls `source(...)` or
+`side(...)`; the package imports every module, so no list names them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ class Source:
     matches: Callable[[str], bool]
     load: Callable[[str, bool], Dataset]
     order: int
+    corpus: Callable | None = None
+    """corpus(src, max_doc_chars) -> corpus.CorpusPair: both sides' documents, opened, for the corpus audit."""
 
 
 @dataclass(frozen=True)
@@ -49,11 +52,13 @@ SOURCES: list[Source] = []
 SIDES: list[SideReader] = []
 
 
-def source(name: str, doc: str, *, matches: Callable[[str], bool], order: int = 50):
-    """Declare a `--dataset` source: the decorated `load(src, with_corpus)` reads what `matches` accepts.
-    Lower `order` is asked first (a catch-all such as a CSV folder comes last)."""
+def source(name: str, doc: str, *, matches: Callable[[str], bool], order: int = 50,
+           corpus: Callable | None = None):
+    """Declare a `--dataset` source: the decorated `load(src, with_corpus)` reads what `matches` accepts;
+    `corpus` opens its documents for the corpus audit (Source.corpus). Lower `order` is asked first (a
+    catch-all such as a CSV folder comes last)."""
     def declare(load):
-        SOURCES.append(Source(name, doc, matches, load, order))
+        SOURCES.append(Source(name, doc, matches, load, order, corpus))
         SOURCES.sort(key=lambda s: s.order)
         return load
     return declare
@@ -84,6 +89,15 @@ def load_dataset(src: str = SAMPLE, *, strict: bool = True, with_corpus: bool = 
         raise InputError(first.message + (f" (and {more} more error(s); run `bbsard-audit validate`)"
                                           if more else ""), file=first.file, row=first.row, id=first.id)
     return ds
+
+
+def open_corpus(src: str, max_doc_chars: int):
+    """The corpus of a `--dataset` value (a corpus.CorpusPair), from the source that reads it; a missing
+    or unreadable file is one line, before any work."""
+    found = next(s for s in SOURCES if s.matches(src))
+    if found.corpus is None:
+        raise InputError(f"the {found.name} source gives no corpus for the corpus audit", file=src)
+    return found.corpus(src, max_doc_chars)
 
 
 def side_reader(format: str, path: str) -> SideReader | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from .bsard_csv import load_dir
+from .bsard_csv import folder_corpus, load_dir
+from .corpus import CorpusPair
 from .model import SAMPLE, Dataset
 from .registry import source
 
@@ -14,6 +15,11 @@ def sample_dir() -> Path:
     return Path(str(resources.files("bbsard_audit.base") / "sample"))
 
 
-@source(SAMPLE, "the embedded sample (a CSV folder inside the package)", matches=lambda src: src == SAMPLE, order=0)
+def corpus(src: str, max_doc_chars: int) -> CorpusPair:
+    return folder_corpus(sample_dir(), SAMPLE, max_doc_chars)
+
+
+@source(SAMPLE, "the embedded sample (a CSV folder inside the package)", matches=lambda src: src == SAMPLE, order=0,
+        corpus=corpus)
 def load(src: str, with_corpus: bool) -> Dataset:
     return load_dir(sample_dir(), with_corpus, label=SAMPLE)
