@@ -34,12 +34,14 @@ def world(seed: int, n: int, rate: float, quality: float):
     rng = np.random.default_rng(seed)
     frame, y = population(rng, n, rate, quality)
     # population() draws y from sigmoid(a + q z + u); the calibrated prediction is its mean given z
-    # (the cluster effect u is what no per-pair signal can know): P(y | z) by the same intercept
+    # (the cluster effect u is what no per-pair signal can know), its intercept matched to the rate the
+    # population is drawn at, never to the errors it holds (no audit knows its realised count: matching
+    # it made the predictions' sum the true total)
     lin = quality * np.log(frame["risk"].to_numpy() / (1 - frame["risk"].to_numpy()))
     low, high = -20.0, 10.0
     for _ in range(50):
         mid = (low + high) / 2
-        low, high = (mid, high) if _sigmoid(mid + lin).mean() < y.mean() else (low, mid)
+        low, high = (mid, high) if _sigmoid(mid + lin).mean() < rate else (low, mid)
     frame["p_error"] = np.clip(_sigmoid(low + lin), 0, 1)
     pos, neg = frame["p_error"][y].to_numpy(), frame["p_error"][~y].to_numpy()
     auc = float((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean()) \
