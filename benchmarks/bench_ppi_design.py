@@ -17,7 +17,7 @@ import time
 
 import pandas as pd
 
-from bbsard_audit.annotations import draw
+import draw_rule_options
 from bbsard_audit.app import ppi_study
 
 
@@ -40,19 +40,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--certain", type=float, default=draw.CERTAIN_SHARE,
-                    help="share of each --next draw forced certain")
-    ap.add_argument("--tradeoff", type=float, default=draw.TRADEOFF,
-                    help="μ of the trade-off rule (annotations/draw.py); a negative value: the linear rule π ∝ p")
-    ap.add_argument("--floor-share", type=float, default=draw.FLOOR_SHARE,
-                    help="floor inclusion probability as a share of the uniform rate (annotations/draw.py)")
-    ap.add_argument("--no-recalibration", action="store_true",
-                    help="draw and estimate every batch with the raw prediction (before annotations/recalibration.py)")
+    draw_rule_options.add(ap)
     ap.add_argument("--out", default="benchmarks/results/bench_ppi_design.json")
     args = ap.parse_args()
     t = time.perf_counter()
-    rule = draw.DrawRule(args.certain, None if args.tradeoff < 0 else args.tradeoff, args.floor_share,
-                         not args.no_recalibration)
+    rule = draw_rule_options.rule(args)
     rows = ppi_study.run(args.n, seed=args.seed, plan=ppi_study.StudyPlan(rule=rule))
     wall = time.perf_counter() - t
     tables = {by or "all": table(rows, by) for by in (None, "prediction", "rate", "quality")}

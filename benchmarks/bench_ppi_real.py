@@ -15,7 +15,7 @@ import json
 
 import numpy as np
 
-from bbsard_audit.annotations import draw
+import draw_rule_options
 from bbsard_audit.app.simulation import SimulationOptions, clustered_oracle, simulate
 from bbsard_audit.base.dataset import load_dataset
 
@@ -25,14 +25,7 @@ def main() -> None:
     ap.add_argument("--data", required=True)
     ap.add_argument("--seed", type=int, default=1, help="first control-sample seed")
     ap.add_argument("--seeds", type=int, default=6)
-    ap.add_argument("--certain", type=float, default=draw.CERTAIN_SHARE,
-                    help="share of each draw forced certain (annotations/draw.py CERTAIN_SHARE)")
-    ap.add_argument("--tradeoff", type=float, default=draw.TRADEOFF,
-                    help="μ of the trade-off rule (annotations/draw.py); a negative value: the linear rule π ∝ p")
-    ap.add_argument("--floor-share", type=float, default=draw.FLOOR_SHARE,
-                    help="floor inclusion probability as a share of the uniform rate (annotations/draw.py)")
-    ap.add_argument("--no-recalibration", action="store_true",
-                    help="draw and estimate every batch with the raw prediction (before annotations/recalibration.py)")
+    draw_rule_options.add(ap)
     ap.add_argument("--designs", default="draw,ranked")
     ap.add_argument("--out", default="benchmarks/results/bench_ppi_real.json")
     args = ap.parse_args()
@@ -42,8 +35,7 @@ def main() -> None:
     bt = f"{args.data}/backtranslations_nl_fr.jsonl"
     out = {"seed": args.seed, "truth": truth, "n_legal": int((syn.oracle["verdict"] == "legal").sum()), "runs": {}}
     out["certain_share"] = args.certain
-    rule = draw.DrawRule(args.certain, None if args.tradeoff < 0 else args.tradeoff, args.floor_share,
-                         not args.no_recalibration)
+    rule = draw_rule_options.rule(args)
     out["tradeoff"], out["floor_share"], out["recalibrate"] = rule.tradeoff, rule.floor_share, rule.recalibrate
     for design in args.designs.split(","):
         for learning in (False, True):

@@ -1,0 +1,24 @@
+"""The draw rule's options (annotations/draw.py), shared by the issue-24 benchmarks so both read and
+record one rule the same way."""
+
+from __future__ import annotations
+
+import argparse
+
+from bbsard_audit.annotations import draw
+
+
+def add(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--certain", type=float, default=draw.CERTAIN_SHARE,
+                    help="share of each --next draw forced certain (annotations/draw.py CERTAIN_SHARE)")
+    ap.add_argument("--tradeoff", type=float, default=draw.TRADEOFF,
+                    help="μ of the trade-off rule (annotations/draw.py); a negative value: the linear rule π ∝ p")
+    ap.add_argument("--floor-share", type=float, default=draw.FLOOR_SHARE,
+                    help="floor inclusion probability as a share of the uniform rate (annotations/draw.py)")
+    ap.add_argument("--no-recalibration", action="store_true",
+                    help="draw and estimate every batch with the raw prediction (before annotations/recalibration.py)")
+
+
+def rule(args: argparse.Namespace) -> draw.DrawRule:
+    return draw.DrawRule(args.certain, None if args.tradeoff < 0 else args.tradeoff, args.floor_share,
+                         not args.no_recalibration)
