@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bbsard_audit.base.stats import penalised_logistic
+
 EDGE = 1e-3
 """p is clipped to [EDGE, 1 − EDGE] before its logit (a p of exactly 0 or 1 happens)."""
 PRIOR_SD = (1.5, 0.15)
@@ -68,22 +70,13 @@ def _loglik(x: np.ndarray, y: np.ndarray, theta: np.ndarray) -> float:
 
 def fit(p, y, prior_sd: tuple[float, float] = PRIOR_SD, evidence: float = EVIDENCE) -> Recalibration:
     """The MAP (a, b) from raw predictions `p` and verdicts `y` (legal = 1) of pairs drawn by earlier
-    batches: Newton steps on the penalised log-likelihood (concave: one optimum)."""
+    batches (base/stats.py `penalised_logistic`, the fit `audit calibrate` uses)."""
     p, y = np.asarray(p, dtype=float), np.asarray(y, dtype=float)
     if not len(p):
         return Recalibration()
     x = np.column_stack([np.ones(len(p)), _logit(p)])
     prior = np.array([0.0, 1.0])
-    precision = np.diag([1 / prior_sd[0] ** 2, 1 / prior_sd[1] ** 2])
-    theta = prior.copy()
-    for _ in range(50):
-        q = 1 / (1 + np.exp(-(x @ theta)))
-        grad = x.T @ (y - q) - precision @ (theta - prior)
-        hess = (x * (q * (1 - q))[:, None]).T @ x + precision
-        step = np.linalg.solve(hess, grad)
-        theta = theta + step
-        if np.abs(step).max() < 1e-10:
-            break
+    theta, _ = penalised_logistic(x, y, prior, np.array([1 / prior_sd[0] ** 2, 1 / prior_sd[1] ** 2]))
     a, b = (float(v) for v in theta)
     if not (math.isfinite(a) and math.isfinite(b)) or 2 * (_loglik(x, y, theta) - _loglik(x, y, prior)) < evidence:
         return Recalibration(verdicts=len(p), legal=int(y.sum()))

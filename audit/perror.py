@@ -26,6 +26,7 @@ import pandas as pd
 
 from bbsard_audit.base.contracts.error_model import ErrorModel
 from bbsard_audit.base.io import digest_of
+from bbsard_audit.base.stats import penalised_logistic
 
 from . import ranking
 from .signals import flag_specs
@@ -125,7 +126,7 @@ def fit(frame: pd.DataFrame, verdicts: pd.DataFrame, positive: str = "legal",
                        prior_mean=prior.tolist(), prior_precision=precision.tolist(), positive=positive)
     rows, y = labels(frame, verdicts, positive)
     x = ranking._standardised(raw, model)[rows]
-    w, cov = ranking.penalised_logistic(x, y.astype(float), prior, precision)
+    w, cov = penalised_logistic(x, y.astype(float), prior, precision)
     return ErrorModel(**{**model.to_dict(), "coefficients": w.tolist(), "covariance": cov.tolist(),
                          "n_verdicts": int(rows.sum()), "n_positive": int(y.sum()),
                          "fitted_on": dict(fitted_on or {})})

@@ -25,6 +25,7 @@ from bbsard_audit.base import languages
 from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.learned import RankingModel
 from bbsard_audit.base.languages import LanguagePair
+from bbsard_audit.base.stats import penalised_logistic
 
 from .signals import flag_specs
 
@@ -49,7 +50,6 @@ SOURCE_PROB = tuple(dict.fromkeys(Layout(LanguagePair(s, t)).column("qa_{target}
 NUMERIC = ("qa_len_z", "qa_sentence_gap", *SOURCE_PROB, "gl_expected", "gl_matched", "gl_missing",
            "gl_rejected", "gl_non_belgian", "xling_z", "bt_chrf", "bt_cosine")
 RULE_LOGIT, LEARNED_HITS = "rule_logit", "learned_rule_hits"
-NEWTON_STEPS = 50
 
 
 def feature_names(frame: pd.DataFrame) -> list[str]:
@@ -115,31 +115,6 @@ def fit(frame: pd.DataFrame, verdicts: pd.DataFrame, *, explore: float = EXPLORE
     w, cov = penalised_logistic(x, y, prior, precision)
     return RankingModel(**{**model.to_dict(), "coefficients": w.tolist(), "covariance": cov.tolist(),
                            "n_verdicts": int(rows.sum()), "n_positive": int(y.sum())})
-
-
-def penalised_logistic(x: np.ndarray, y: np.ndarray, prior: np.ndarray,
-                       precision: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """MAP logistic regression of y on x under the Gaussian prior N(prior, diag(1 / precision)), by
-    Newton's method with step halving (never a step that raises the loss); returns the coefficients
-    and the Laplace posterior covariance (inverse Hessian)."""
-    def loss(w: np.ndarray) -> float:  # penalised negative log-likelihood (strictly convex)
-        z = x @ w
-        return float(np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * np.sum(precision * (w - prior) ** 2))
-
-    w = prior.copy()
-    for _ in range(NEWTON_STEPS):
-        p = 1.0 / (1.0 + np.exp(-(x @ w)))
-        grad = x.T @ (p - y) + precision * (w - prior)
-        hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(precision)
-        step, before = np.linalg.solve(hess, grad), loss(w)
-        while loss(w - step) > before and np.max(np.abs(step)) > 1e-10:
-            step = step / 2
-        w = w - step
-        if np.max(np.abs(step)) < 1e-8:
-            break
-    p = 1.0 / (1.0 + np.exp(-(x @ w)))
-    hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(precision)
-    return w, np.linalg.inv(hess)
 
 
 def predict(frame: pd.DataFrame, model: RankingModel) -> tuple[np.ndarray, np.ndarray]:
