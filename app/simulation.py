@@ -336,7 +336,7 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, o: SimulationOptions, pr
 def _recalibrated(frame: pd.DataFrame, pool: pd.DataFrame, column: str, verdicts: list[dict],
                   rule: drawing.DrawRule) -> np.ndarray:
     """The static prediction of the `pool`, recalibrated on the verdicts so far (every one a drawn pair) as
-    `annotate push --next` does (annotations/recalibration.py); a refitted ranking is used as it is."""
+    `annotate push --next` does (annotations/recalibration.py); a refitted p_error (learning) is used as it is."""
     p = pool[column].to_numpy(float)
     if not rule.recalibrate:
         return p
