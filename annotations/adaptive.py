@@ -179,7 +179,7 @@ class Campaign:
             "batches": [{"batch": 0, "kind": "start", "audit_sha256": audit_sha, "created": now,
                          "risk": strata.get(CENSUS, []), "control": control, "pool": order.tolist(),
                          "p": _floats(audit[column]), "pi": _floats(pi), "prediction": column, "seed": seed,
-                         "scale": None, "floor": None, "certain": None}],
+                         "scale": None, "floor": None, "certain": None, "p_floor": draw.P_FLOOR}],
         }
         return cls(Path(folder), record, queue.assign(batch=0), Layout.of(queue_path))
 
@@ -256,7 +256,7 @@ class Campaign:
         if not 0 <= rule.certain <= 1:
             raise InputError(f"--certain must be a share in [0, 1], not {rule.certain:g}")
         fitted = self._recalibration(audit, column) if rule.recalibrate else None
-        pi, scale, floor, certain = rule.inclusion(p if fitted is None else fitted.apply(p), n)
+        pi, scale, floor, certain = rule.inclusion(rule.prediction(p, fitted), n)
         picked = draw.poisson_draw(pi, self.record["batches"][0]["seed"], k)
         rows = pool[picked].assign(queue="risk", stratum=f"batch{k}", batch=k)
         self.record["batches"].append({
@@ -265,7 +265,7 @@ class Campaign:
             "risk": [as_id(i) for i in rows["id"]], "control": [], "pool": [as_id(i) for i in pool["id"]],
             "p": _floats(p), "pi": _floats(pi), "prediction": column, "seed": self.record["batches"][0]["seed"],
             "scale": None if np.isinf(scale) else float(scale), "floor": float(floor), "certain": certain,
-            **({} if rule.tradeoff is None else {"tradeoff": float(rule.tradeoff)}),
+            "p_floor": float(rule.p_floor), **({} if rule.tradeoff is None else {"tradeoff": float(rule.tradeoff)}),
             **({} if fitted is None else {"recalibration": fitted.record()})})
         self.queue = pd.concat([self.queue, rows], ignore_index=True)
         return rows
@@ -341,9 +341,11 @@ class Campaign:
 
 
 def _prediction(batch: dict) -> np.ndarray:
-    """The prediction a batch drew and is estimated with: its raw p, recalibrated when it records a fit."""
+    """The prediction a batch drew and is estimated with: its raw p, recalibrated when it records a fit,
+    floored at its `p_floor` (absent: a batch from before the floor, p as it was)."""
     fitted = batch.get("recalibration")
-    return recalibration.Recalibration(**fitted).apply(batch["p"]) if fitted else np.asarray(batch["p"], float)
+    p = recalibration.Recalibration(**fitted).apply(batch["p"]) if fitted else np.asarray(batch["p"], float)
+    return draw.floored(p, batch.get("p_floor"))
 
 
 def _check_inclusion(record: dict, source: str) -> None:

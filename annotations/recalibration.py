@@ -7,6 +7,8 @@ shrunk towards the identity a = 0, b = 1 by a normal prior, so a handful of verd
 shrinks the residuals y − q the estimator corrects, and puts the draw's π where the errors are. The
 fitted (a, b) are recorded per batch in campaign.json (`batches[].recalibration`), so a later reader
 recomputes q from the recorded raw p without the verdicts; a batch without the key used q = p.
+Not the default (annotations/draw.py RECALIBRATE): on the real split its near-fixed slope carried the
+over-confident top's correction into the tail and the interval undercovered.
 """
 
 from __future__ import annotations

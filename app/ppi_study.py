@@ -70,14 +70,14 @@ def new_design(frame: pd.DataFrame, y: np.ndarray, prediction: str, plan: StudyP
     p = frame[prediction].to_numpy(float)
     drawn0 = np.isin(ids, queue["id"].to_numpy())
     pi0 = draw.start_inclusion(design.stratum.loc[ids], design.control, design.census)
-    draws = [draw.BatchDraw(0, np.ones(len(ids), bool), pi0, p, drawn0)]
+    draws = [draw.BatchDraw(0, np.ones(len(ids), bool), pi0, plan.rule.prediction(p), drawn0)]
     seen = drawn0.copy()
     k = 0
     while seen.sum() < plan.budget and not seen.all():
         k += 1
         pool = ~seen
         n = min(plan.batch, plan.budget - int(seen.sum()))
-        q = recalibration.fit(p[seen], y[seen]).apply(p) if plan.rule.recalibrate else p
+        q = plan.rule.prediction(p, recalibration.fit(p[seen], y[seen]) if plan.rule.recalibrate else None)
         pi = np.zeros(len(ids))
         pi[pool], _, _, _ = plan.rule.inclusion(q[pool], n)
         drawn = np.zeros(len(ids), bool)
@@ -101,13 +101,20 @@ def today(frame: pd.DataFrame, y: np.ndarray, *, control: int, budget: int, seed
 def one(seed: int, rate: float, quality: float, prediction: str, plan: StudyPlan = StudyPlan(),
         with_today: bool = True, stopping: bool = True) -> dict:
     frame, y, auc = world(seed, plan.n, rate, quality)
-    n = plan.n
+    return {"seed": seed, "rate": rate, "quality": quality, "prediction": prediction, "auc": auc,
+            **campaign(frame, y, prediction, plan, seed, with_today=with_today, stopping=stopping)}
+
+
+def campaign(frame: pd.DataFrame, y: np.ndarray, prediction: str, plan: StudyPlan, seed: int, *,
+             with_today: bool = True, stopping: bool = True) -> dict:
+    """One campaign on a population (`frame` with ids 1..N in order, errors `y`): the new design's estimate
+    at the budget, its interval, errors found; the stopping rule run to the end; today's design beside it."""
+    n = len(frame)
     truth = float(y.mean())
     steps, draws = new_design(frame, y, prediction, plan, seed)
     last = steps[-1]
     found = int(y[np.any([d.drawn for d in draws], axis=0)].sum())
-    row = {"seed": seed, "rate": rate, "quality": quality, "prediction": prediction, "auc": auc, "truth": truth,
-           "estimate": last.total / n, "ci_low": last.ci[0] / n, "ci_high": last.ci[1] / n,
+    row = {"truth": truth, "estimate": last.total / n, "ci_low": last.ci[0] / n, "ci_high": last.ci[1] / n,
            "covered": last.ci[0] / n <= truth <= last.ci[1] / n, "width": (last.ci[1] - last.ci[0]) / n,
            "reviewed": last.reviewed, "found": found}
     if stopping:

@@ -3,13 +3,14 @@
 Draw the control sample once (the audit's own stratified review-queue code), then rounds of
 `batch` unreviewed pairs — design `draw` (the default, as `annotate push --next` draws them): a
 Poisson draw with inclusion probabilities growing with the prediction (`p_error` refitted on the
-verdicts so far, audit/perror.py as `audit calibrate` fits it, else the audit's `p_error`, else its
-`risk`; each round's π recorded when it is drawn) and the prediction-powered estimate
+verdicts so far once `audit learn` would refit it, >= 30 verdicts and 5 legal, audit/perror.py as `audit
+calibrate` fits it, else the audit's `p_error`, else its `risk`; with `DrawRule(recalibrate=True)` recalibrated
+on the drawn pairs' verdicts as `annotate push --next` would; each round's π recorded when it is drawn) and the prediction-powered estimate
 (annotations/draw.py); design `ranked` (before issue 24): the `batch` riskiest, post-stratified estimate — reveal their oracle verdicts, learn term rules from the
 corrections (audit.learn), re-audit with the learned rules layered on the glossary (the audit
 engine; every signal but the glossary comes from the signal cache or the in-memory embeddings),
-refit on the verdicts so far (design `draw`: p_error; `ranked`: the ranking, audit/ranking.py, with
-an exploration share) — until
+refit on the verdicts so far, with the same minimum as `audit learn` (design `draw`: p_error; `ranked`:
+the ranking, audit/ranking.py, with an exploration share) — until
 `budget` pairs (control included) are reviewed. `learning=False` keeps the first ranking: the
 static baseline. Several seeds (control samples) give a spread. Formats: docs/formats.md
 ("Campaign simulator").
@@ -263,7 +264,7 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, o: SimulationOptions, pr
     column = prediction_column(frame)
     draws = [] if design is None else [drawing.BatchDraw(0, np.ones(len(ids), bool), drawing.start_inclusion(
         design.stratum.loc[frame["id"].to_numpy()], design.control, design.census),
-        frame[column].to_numpy(float), np.isin(ids, control_rows["id"].map(as_id).to_numpy(dtype=object)))]
+        drawing.floored(frame[column], o.rule.p_floor), np.isin(ids, control_rows["id"].map(as_id).to_numpy(dtype=object)))]
     verdicts: list[dict] = []
     order: list[dict] = []
     curve: list[dict] = []
@@ -306,13 +307,20 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, o: SimulationOptions, pr
             break
         if o.refit and verdicts:
             judged = pd.DataFrame(verdicts, columns=ORACLE_COLUMNS)
-            # a draw needs a calibrated probability (π grows with it): p_error refitted as `audit
-            # calibrate` does; the ranked design orders by the refitted ranking (with its exploration)
-            model = perror.fit(frame, judged) if how == "draw" else ranking.fit(frame, judged, explore=o.explore)
+            legal = int((judged["verdict"] == "legal").sum())
+            # refitted only where `audit learn` would write the file a lead re-audits with (>= 30 verdicts,
+            # >= 5 legal): a draw's p_error (error_model.json, as `audit calibrate` fits it), the ranked
+            # design's ranking (learned_ranking.json, with its exploration); fewer verdicts keep the last model
+            if how == "draw" and perror.enough(len(judged), legal):
+                model = perror.fit(frame, judged)
+            elif how == "ranked" and learning.refits(len(judged), legal):
+                model = ranking.fit(frame, judged, explore=o.explore)
         n = min(o.batch, budget - len(order))
         if how == "draw":
-            p = perror.predict(pool, model) if model is not None else \
-                _recalibrated(frame, pool, column, verdicts, o.rule)
+            # the re-audit's p_error (refitted once there are enough verdicts), as `annotate push --next`
+            # draws on whatever prediction the audit holds (recalibrated first only if the rule says so)
+            scored = frame if model is None else frame.assign(**{column: perror.predict(frame, model)})
+            p = _next_prediction(scored, scored.loc[pool.index], column, verdicts, o.rule)
             batch_draw, pick = _draw_round(frame["id"], pool["id"], p, n, (seed, round_no), o.rule)
             draws.append(batch_draw)
         else:
@@ -333,15 +341,16 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, o: SimulationOptions, pr
                                                    "n_positive": model.n_positive}}
 
 
-def _recalibrated(frame: pd.DataFrame, pool: pd.DataFrame, column: str, verdicts: list[dict],
-                  rule: drawing.DrawRule) -> np.ndarray:
-    """The static prediction of the `pool`, recalibrated on the verdicts so far (every one a drawn pair) as
-    `annotate push --next` does (annotations/recalibration.py); a refitted p_error (learning) is used as it is."""
+def _next_prediction(frame: pd.DataFrame, pool: pd.DataFrame, column: str, verdicts: list[dict],
+                     rule: drawing.DrawRule) -> np.ndarray:
+    """The prediction a `--next` draw of the `pool` (rows of `frame`) uses, as `annotate push --next` makes
+    it (`DrawRule.prediction`): floored, and with `rule.recalibrate` first recalibrated on the verdicts so far
+    (every one a drawn pair; annotations/recalibration.py)."""
     p = pool[column].to_numpy(float)
     if not rule.recalibrate:
-        return p
+        return rule.prediction(p)
     legal = {as_id(v["id"]): v["verdict"] == "legal" for v in verdicts if v["verdict"]}
-    return recalibration.fit_known(frame["id"].map(as_id).tolist(), frame[column].to_numpy(float), legal).apply(p)
+    return rule.prediction(p, recalibration.fit_known(frame["id"].map(as_id).tolist(), frame[column].to_numpy(float), legal))
 
 
 def _draw_round(population: pd.Series, pool: pd.Series, p: np.ndarray, n: int, key: tuple[int, int],

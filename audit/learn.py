@@ -60,6 +60,14 @@ MIN_DICE = 0.1
 # refit the risk weights only with this many verdicts (and positives): fewer give noise, not weights
 MIN_VERDICTS_FOR_WEIGHTS = 30
 MIN_POSITIVES_FOR_WEIGHTS = 5
+
+
+def refits(n_verdicts: int, n_legal: int) -> bool:
+    """Whether `audit learn` refits from this many verdicts (risk weights, review ranking): the campaign
+    simulator asks the same question, so it never refits where a real campaign could not."""
+    return n_verdicts >= MIN_VERDICTS_FOR_WEIGHTS and n_legal >= MIN_POSITIVES_FOR_WEIGHTS
+
+
 SHRINK = 5.0  # pseudo-reviews of the configured weight a flag's observed precision is shrunk towards
 CONFLICT_COLUMNS = LEARNED_CONFLICTS.names
 RULE_COLUMNS = ["fr", "accepted", "rejected", "id", "annotator", "source", "method", "score"]
@@ -528,7 +536,7 @@ def learn(audit_csv: str | Path, verdicts_csv: str | Path, spans_csv: str | Path
     calibration, weights = refit_weights(audit_path, verdicts_path, cfg, len(verdicts))
     n_legal = int((verdicts["verdict"] == "legal").sum())
     model = None
-    if len(verdicts) >= MIN_VERDICTS_FOR_WEIGHTS and n_legal >= MIN_POSITIVES_FOR_WEIGHTS:
+    if refits(len(verdicts), n_legal):
         model = review_ranking.fit(audit, verdicts)
     meta = {"audit": {"file": audit_path.name, "sha256": digest_of(audit_path)},
             "verdicts": {"file": verdicts_path.name, "sha256": digest_of(verdicts_path)},

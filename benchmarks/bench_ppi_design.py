@@ -56,7 +56,7 @@ def main() -> None:
     print(f"\n{len(rows)} populations in {wall:.0f} s")
     with open(args.out, "w") as fh:
         json.dump({"n": args.n, "seed": args.seed, "certain_share": args.certain, "tradeoff": rule.tradeoff,
-                   "floor_share": rule.floor_share, "recalibrate": rule.recalibrate, "wall_s": round(wall, 1),
+                   "floor_share": rule.floor_share, "recalibrate": rule.recalibrate, "p_floor": rule.p_floor, "wall_s": round(wall, 1),
                    **{k: v.round(4).to_dict("records") for k, v in tables.items()}}, fh, indent=1)
 
 

@@ -6,6 +6,7 @@ draws, prediction-powered estimate) vs `ranked` (today's), static and learning. 
 interval round by round.
 
 Usage: PYTHONPATH=. python benchmarks/bench_ppi_real.py --data ../shared/data/bbsard [--no-recalibration]
+[--oracle-seed 1] (another oracle: other clusters and scattered errors)
 """
 
 from __future__ import annotations
@@ -27,16 +28,19 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=6)
     draw_rule_options.add(ap)
     ap.add_argument("--designs", default="draw,ranked")
+    ap.add_argument("--oracle-seed", type=int, default=0,
+                    help="clustered_oracle's seed: 0 the oracle of bench_ppi_design.md, 1 a second 'expert'")
     ap.add_argument("--out", default="benchmarks/results/bench_ppi_real.json")
     args = ap.parse_args()
     ds = load_dataset(args.data, with_corpus=False)
-    syn = clustered_oracle(ds, "test", clusters=3, per_cluster=3, scattered=10, seed=0)
+    syn = clustered_oracle(ds, "test", clusters=3, per_cluster=3, scattered=10, seed=args.oracle_seed)
     truth = float((syn.oracle["verdict"] == "legal").mean())
     bt = f"{args.data}/backtranslations_nl_fr.jsonl"
-    out = {"seed": args.seed, "truth": truth, "n_legal": int((syn.oracle["verdict"] == "legal").sum()), "runs": {}}
+    out = {"seed": args.seed, "oracle_seed": args.oracle_seed, "truth": truth, "n_legal": int((syn.oracle["verdict"] == "legal").sum()), "runs": {}}
     out["certain_share"] = args.certain
     rule = draw_rule_options.rule(args)
-    out["tradeoff"], out["floor_share"], out["recalibrate"] = rule.tradeoff, rule.floor_share, rule.recalibrate
+    out["tradeoff"], out["floor_share"], out["recalibrate"], out["p_floor"] = (rule.tradeoff, rule.floor_share,
+                                                                             rule.recalibrate, rule.p_floor)
     for design in args.designs.split(","):
         for learning in (False, True):
             result = simulate(syn.dataset, oracle=syn.make_oracle(), options=SimulationOptions(

@@ -15,10 +15,13 @@ def add(ap: argparse.ArgumentParser) -> None:
                     help="μ of the trade-off rule (annotations/draw.py); a negative value: the linear rule π ∝ p")
     ap.add_argument("--floor-share", type=float, default=draw.FLOOR_SHARE,
                     help="floor inclusion probability as a share of the uniform rate (annotations/draw.py)")
-    ap.add_argument("--no-recalibration", action="store_true",
-                    help="draw and estimate every batch with the raw prediction (before annotations/recalibration.py)")
+    ap.add_argument("--p-floor", type=float, default=draw.P_FLOOR,
+                    help="floor of every batch's prediction (annotations/draw.py P_FLOOR; 0: none, before 2026-12-02 06:10)")
+    ap.add_argument("--recalibrate", action="store_true",
+                    help="recalibrate each --next batch's prediction on earlier verdicts (annotations/recalibration.py; "
+                         "the default from 2026-12-02 03:30 to 06:00, off since: it undercovered on the real split)")
 
 
 def rule(args: argparse.Namespace) -> draw.DrawRule:
     return draw.DrawRule(args.certain, None if args.tradeoff < 0 else args.tradeoff, args.floor_share,
-                         not args.no_recalibration)
+                         args.recalibrate, args.p_floor)

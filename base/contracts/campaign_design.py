@@ -49,6 +49,7 @@ class Batch:
     certain: int | None = None
     tradeoff: float | None = None  # μ of the trade-off rule (annotations/draw.py); absent: the linear rule
     recalibration: Recalibration | None = None  # absent: drawn and estimated with the raw p
+    p_floor: float | None = None  # the prediction's floor (annotations/draw.py P_FLOOR); absent: none (before it)
 
 
 @dataclass
@@ -163,6 +164,8 @@ def _check_draws(record: RecordV2, source: str) -> None:
             if not 0 < pi <= 1:
                 raise InputError(f"{key}.pi[{j}] = {pi!r} is not in (0, 1]: every pair of the pool has an "
                                  "inclusion probability > 0", file=source, id=i)
+        if b.p_floor is not None and not 0 <= b.p_floor < 1:
+            raise InputError(f"{key}.p_floor = {b.p_floor!r} is not in [0, 1)", file=source)
         pool = set(b.pool)
         outside = [i for i in [*b.risk, *b.control] if i not in pool]
         if outside:
