@@ -110,8 +110,8 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
                                                        help="Add a batch (needs --campaign) from the pairs of --audit "
                                                             "never queued or reviewed: a probability draw of expected "
                                                             "size N (the likeliest errors with certainty, the rest with "
-                                                            "probabilities growing with p_error, else risk); an older "
-                                                            "campaign folder: the N riskiest.")] = None,
+                                                            "probabilities growing with p_error, else risk, read as at "
+                                                            "least 1 %); an older campaign folder: the N riskiest.")] = None,
          dataset: Annotated[Optional[str], dataset_option("Dataset, to show gold article ids (and titles when a "
                                                                "corpus is loaded); default: the one audit.meta.json names.",
                                                                short=False)] = None,
