@@ -77,8 +77,7 @@ absent: 0, every campaign before it). The estimate is unbiased for any predictio
 the predictions where nothing was drawn: a p_error refitted on a few dozen verdicts, mostly of likely
 errors, puts the tail near 0, where the errors no signal sees are. On the real split (learning, 6 oracles x
 10 control samples) the interval covered 57 of 60 with the floor, 52 of 60 with 0.005, 13 of 18 without it
-(3 oracles x 6); static campaigns
-96.1 % -> 97.8 % over 6 oracles x 30 (false stops 2.2 % -> 0.6 %); the synthetic grid's `p_error` 94.4 %
+(3 oracles x 6); static campaigns 96.1 % -> 97.8 % over 6 oracles x 30 (false stops 2.2 % -> 0.6 %); the synthetic grid's `p_error` 94.4 %
 -> 96.0 % at 10.2 points wide instead of 9.9 (benchmarks/bench_ppi_design.md)."""
 SMOOTH = 1e-3  # p is floored here, so that λ·p can reach any batch size (a p of exactly 0 happens)
 

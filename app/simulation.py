@@ -311,10 +311,8 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, o: SimulationOptions, pr
             # refitted only where `audit learn` would write the file a lead re-audits with (>= 30 verdicts,
             # >= 5 legal): a draw's p_error (error_model.json, as `audit calibrate` fits it), the ranked
             # design's ranking (learned_ranking.json, with its exploration); fewer verdicts keep the last model
-            if how == "draw" and perror.enough(len(judged), legal):
-                model = perror.fit(frame, judged)
-            elif how == "ranked" and learning.refits(len(judged), legal):
-                model = ranking.fit(frame, judged, explore=o.explore)
+            if perror.enough(len(judged), legal):
+                model = perror.fit(frame, judged) if how == "draw" else ranking.fit(frame, judged, explore=o.explore)
         n = min(o.batch, budget - len(order))
         if how == "draw":
             # the re-audit's p_error (refitted once there are enough verdicts), as `annotate push --next`
@@ -346,11 +344,11 @@ def _next_prediction(frame: pd.DataFrame, pool: pd.DataFrame, column: str, verdi
     """The prediction a `--next` draw of the `pool` (rows of `frame`) uses, as `annotate push --next` makes
     it (`DrawRule.prediction`): floored, and with `rule.recalibrate` first recalibrated on the verdicts so far
     (every one a drawn pair; annotations/recalibration.py)."""
-    p = pool[column].to_numpy(float)
-    if not rule.recalibrate:
-        return rule.prediction(p)
-    legal = {as_id(v["id"]): v["verdict"] == "legal" for v in verdicts if v["verdict"]}
-    return rule.prediction(p, recalibration.fit_known(frame["id"].map(as_id).tolist(), frame[column].to_numpy(float), legal))
+    fitted = None
+    if rule.recalibrate:
+        legal = {as_id(v["id"]): v["verdict"] == "legal" for v in verdicts if v["verdict"]}
+        fitted = recalibration.fit_known(frame["id"].map(as_id).tolist(), frame[column].to_numpy(float), legal)
+    return rule.prediction(pool[column].to_numpy(float), fitted)
 
 
 def _draw_round(population: pd.Series, pool: pd.Series, p: np.ndarray, n: int, key: tuple[int, int],

@@ -48,6 +48,7 @@ from . import ranking as review_ranking
 from .calibration import calibrate, write_calibration
 from .glossary import Glossary, GlossaryEntry, has_letter, parse_entry
 from .glossary_mining import STOPWORDS, _ngrams
+from .perror import MIN_POSITIVES, MIN_VERDICTS, enough
 from .risk import RiskConfig
 from .termmatch import LEMMAS, TermMatcher, Tokens, fold, lemma_key, longest_first, tokenize
 
@@ -57,17 +58,9 @@ PAIR = BBSARD
 MAX_SPAN_TOKENS = 4
 MAX_FR_NGRAM = 3
 MIN_DICE = 0.1
-# refit the risk weights only with this many verdicts (and positives): fewer give noise, not weights
-MIN_VERDICTS_FOR_WEIGHTS = 30
-MIN_POSITIVES_FOR_WEIGHTS = 5
-
-
-def refits(n_verdicts: int, n_legal: int) -> bool:
-    """Whether `audit learn` refits from this many verdicts (risk weights, review ranking): the campaign
-    simulator asks the same question, so it never refits where a real campaign could not."""
-    return n_verdicts >= MIN_VERDICTS_FOR_WEIGHTS and n_legal >= MIN_POSITIVES_FOR_WEIGHTS
-
-
+# refit the risk weights, the ranking and p_error only with this many verdicts (and positives): fewer give
+# noise, not weights; one threshold, p_error's (perror.enough), which the campaign simulator asks too
+MIN_VERDICTS_FOR_WEIGHTS, MIN_POSITIVES_FOR_WEIGHTS = MIN_VERDICTS, MIN_POSITIVES
 SHRINK = 5.0  # pseudo-reviews of the configured weight a flag's observed precision is shrunk towards
 CONFLICT_COLUMNS = LEARNED_CONFLICTS.names
 RULE_COLUMNS = ["fr", "accepted", "rejected", "id", "annotator", "source", "method", "score"]
@@ -536,7 +529,7 @@ def learn(audit_csv: str | Path, verdicts_csv: str | Path, spans_csv: str | Path
     calibration, weights = refit_weights(audit_path, verdicts_path, cfg, len(verdicts))
     n_legal = int((verdicts["verdict"] == "legal").sum())
     model = None
-    if refits(len(verdicts), n_legal):
+    if enough(len(verdicts), n_legal):
         model = review_ranking.fit(audit, verdicts)
     meta = {"audit": {"file": audit_path.name, "sha256": digest_of(audit_path)},
             "verdicts": {"file": verdicts_path.name, "sha256": digest_of(verdicts_path)},

@@ -6,7 +6,8 @@ useless to strong, the prediction either a calibrated `p_error` or the raw `risk
 mean |error|, errors found; today's design (56 riskiest + 14 control, post-stratified) on the same
 populations; the stopping rule (confidence sequence, max 2 errors left) checked after every batch.
 
-Usage: PYTHONPATH=. python benchmarks/bench_ppi_design.py [--n 1000] [--certain SHARE] [--tradeoff MU] [--floor-share F] [--no-recalibration] [--out FILE.json]
+Usage: python benchmarks/bench_ppi_design.py [--n 1000] [--certain SHARE] [--tradeoff MU] [--floor-share F]
+[--p-floor F] [--recalibrate] [--out FILE.json]
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ rule run to the end (false stop: stopped on "<= 2 errors left" with more left). 
 static campaign's predictions are the first audit's); `bench_ppi_real.py` runs `campaign simulate`
 itself, learning included, on fewer seeds.
 
-Usage: PYTHONPATH=. python benchmarks/bench_ppi_oracles.py --data ../shared/data/bbsard [--oracles 6]
-[--seeds 30] [--recalibrate] [--tradeoff MU] [--out FILE.json]
+Usage: python benchmarks/bench_ppi_oracles.py --data ../shared/data/bbsard [--oracles 6]
+[--seeds 30] [--p-floor F] [--recalibrate] [--tradeoff MU] [--out FILE.json]
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ draws, prediction-powered estimate) vs `ranked` (today's), static and learning. 
 95 % interval width and |error| at 70 reviews, coverage over seeds, errors found, and the first seed's
 interval round by round.
 
-Usage: PYTHONPATH=. python benchmarks/bench_ppi_real.py --data ../shared/data/bbsard [--no-recalibration]
+Usage: python benchmarks/bench_ppi_real.py --data ../shared/data/bbsard [--p-floor F] [--recalibrate]
 [--oracle-seed 1] (another oracle: other clusters and scattered errors)
 """
 
