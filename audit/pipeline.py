@@ -25,7 +25,7 @@ from bbsard_audit.base.io import write_sidecar
 
 from bbsard_audit.base.embeddings import Embedder, default_cache_dir, get_embedder
 
-from . import gold_documents
+from . import gold_documents, learned_inputs
 from .backtranslation import (BackTranslationCosineSignal, BackTranslationScorer, BackTranslationSurfaceSignal,
                               BackTranslationThresholds, get_translator)
 from .checks import all_checks
@@ -234,6 +234,7 @@ def run_audit(dataset: str | Dataset, options: AuditOptions = AuditOptions(), *,
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     cfg = options.config if isinstance(options.config, RiskConfig) else RiskConfig.load(options.config)
+    learned = learned_inputs.read(options.glossary, options.learned, options.calibration, options.error_model)
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, with_corpus=options.corpus_audit is not None)
     pairs: list[QuestionPair] = ds.select(split)
     if not pairs:
@@ -253,8 +254,8 @@ def run_audit(dataset: str | Dataset, options: AuditOptions = AuditOptions(), *,
     rc = RetrievalConsistency(options.runs_fr, options.runs_nl) if options.runs_fr else None
     corpus = gold_documents.link(options.corpus_audit, ds)  # a bad corpus audit fails before any work
     emb = get_embedder(embedder, cache_dir) if isinstance(embedder, str) else embedder
-    engine = AuditEngine(emb, cfg, options.glossary, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"),
-                         pair=ds.pair, error_model=options.error_model)
+    engine = AuditEngine(emb, cfg, learned.glossary, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"),
+                         pair=ds.pair, error_model=learned.error_model)
     layout = Layout(ds.pair, ds.string_ids)
     engine.signals += corpus.signals
     if qe:  # checked here, before any slow step
@@ -318,7 +319,10 @@ def run_audit(dataset: str | Dataset, options: AuditOptions = AuditOptions(), *,
         "config": engine.config.to_dict(),
         "timings_s": timings,
     }
-    return AuditResult(frame, meta, layout)
+    meta["error_model"].update(learned.meta.get("error_model", {}))
+    if "ranking" in learned.meta:
+        meta["ranking"] = learned.meta["ranking"]
+    return AuditResult(learned_inputs.rank(frame, learned), meta, layout)
 
 
 def flag_counts(frame: pd.DataFrame) -> dict[str, int]:
