@@ -50,8 +50,7 @@ def read(glossary, learned: Sequence[Path], calibration: Path | None,
         meta["ranking"] = {"file": rankings[0].name, "sha256": digest_of(rankings[0]),
                            "n_verdicts": ranking.n_verdicts, "explore_share": ranking.explore_share}
     if layers:
-        from .glossary import Glossary, glossary_sources
-        from .learn import load_learned
+        from .glossary import Glossary, glossary_sources, load_learned
 
         glossary = Glossary.layered([*glossary_sources(glossary), *(load_learned(p) for p in layers)])
     return LearnedInputs(glossary, error_model, ranking, meta)

@@ -11,7 +11,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from bbsard_audit.base.cli_options import DatasetOption, guard_out
 
+from ..judge.options import JudgeOptions
 from ..options import AuditOptions, SelftestOptions
+from .judge_options import Judge, JudgeConcurrency, JudgeDryRun, JudgeOn, JudgeUrl
 
 console = Console(stderr=True)
 AUDIT, SELFTEST = AuditOptions(), SelftestOptions()
@@ -101,22 +103,8 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
               help="A corpus_audit.parquet (`audit corpus`) of this dataset: questions whose gold documents it "
                    "flags are flagged (gold_document_flagged). Default: DIR/corpus_audit.parquet when its "
                    "sidecar names this dataset.")] = None,
-          judge: Annotated[Optional[str], typer.Option(
-              "--judge", metavar="llm:MODEL",
-              help="Also ask an LLM judge (GEMBA-MQM error spans) at --judge-url; its key from "
-                   "BBSARD_AUDIT_JUDGE_API_KEY, else OPENAI_API_KEY. Example: `--judge llm:qwen2.5:7b-instruct "
-                   "--judge-url http://127.0.0.1:11434/v1` (docs/audit.md).")] = None,
-          judge_url: Annotated[Optional[str], typer.Option(
-              "--judge-url", metavar="URL", help="OpenAI-compatible base URL (vLLM, Ollama, llama.cpp, an API).")] = None,
-          judge_on: Annotated[Optional[str], typer.Option(
-              "--judge-on", metavar="WHICH",
-              help="Which pairs the judge sees: flagged (risk >= flag threshold; the default), uncertain "
-                   "(low..high severity band) or all.")] = None,
-          judge_concurrency: Annotated[Optional[int], typer.Option(
-              "--judge-concurrency", metavar="N", help="Requests in flight at once (default 4).")] = None,
-          judge_dry_run: Annotated[bool, typer.Option(
-              "--judge-dry-run", help="Print the judge's requests (stdout) and a token estimate; send "
-                                      "nothing, write nothing.")] = False,
+          judge: Judge = None, judge_url: JudgeUrl = None, judge_on: JudgeOn = None,
+          judge_concurrency: JudgeConcurrency = None, judge_dry_run: JudgeDryRun = False,
           qe: Annotated[Optional[str], typer.Option(
               "--qe", metavar="comet:MODEL",
               help="Also score each pair with a COMET quality-estimation model (CometKiwi, xCOMET: a checkpoint "
@@ -135,12 +123,9 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     from ..gold_documents import find as find_corpus_audit, said as corpus_said
     from ..pipeline import run_audit, write_audit
 
-    from ..judge.signal import check_options
-
     if out is None:
         raise InputError("--out DIR is required")
-    check_options(judge, judge_dry_run, **{"--judge-url": judge_url, "--judge-on": judge_on,
-                                           "--judge-concurrency": judge_concurrency})
+    judging = JudgeOptions.given(judge, judge_url, judge_on, judge_concurrency, dry_run=judge_dry_run)
     options = AuditOptions(backtranslations=backtranslations, translator=translator, embedder=embedder,
                            glossary=glossary, config=config, cache_dir=cache_dir, split=split,
                            translator_langs=(src_lang, tgt_lang), runs_fr=runs_fr, runs_nl=runs_nl, qe=qe,
@@ -153,12 +138,11 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
               + (["review_queue.csv", "review_queue.meta.json"] if review_budget is not None else []))
     bar = _Bar()
     judge_signal = None
-    if judge is not None or judge_dry_run:
+    if judging.wanted:
         from ..judge.signal import judge_signal as make_judge
 
-        judge_signal = make_judge(judge or "", judge_url, on=judge_on or "flagged",
-                                  concurrency=4 if judge_concurrency is None else judge_concurrency,
-                                  dry_run=judge_dry_run, cache_dir=cache_dir,
+        judge_signal = make_judge(judging.model or "", judging.url, on=judging.on, concurrency=judging.concurrency,
+                                  dry_run=judging.dry_run, cache_dir=cache_dir,
                                   advance=lambda done, total: bar.progress.update(bar.task, total=total, completed=done))
     with bar.progress:
         result = run_audit(dataset, options, progress=bar, judge=judge_signal)
