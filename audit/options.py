@@ -49,11 +49,11 @@ class AuditOptions(SignalOptions):
 
     split: str = "all"
     translator_langs: tuple[str | None, str | None] = (None, None)
-    """(source, target) codes for NLLB/M2M100 translators (`--src-lang`, `--tgt-lang`)."""
-    runs_fr: str | Path | None = None
-    """The source side's retrieval run (`--runs-fr`); give both runs or neither."""
-    runs_nl: str | Path | None = None
-    """The target side's retrieval run (`--runs-nl`)."""
+    """(source, target) codes for NLLB/M2M100 translators (`--translator-src-lang`, `--translator-tgt-lang`)."""
+    runs_source: str | Path | None = None
+    """The source questions' retrieval run (`--runs-source`); give both runs or neither."""
+    runs_target: str | Path | None = None
+    """The target questions' retrieval run (`--runs-target`)."""
     qe: str | None = None
     """`comet:MODEL` (audit/qe/signal.py)."""
     corpus_audit: CorpusAuditInput | None = None

@@ -249,9 +249,9 @@ def run_audit(dataset: str | Dataset, options: AuditOptions = AuditOptions(), *,
         translator = get_translator(backtranslations, translator, ds.string_ids, pair=ds.pair,
                                     **({"src_lang": src} if src else {}),
                                     **({"tgt_lang": tgt} if tgt else {}))
-    if bool(options.runs_fr) != bool(options.runs_nl):
-        raise InputError("give both --runs-fr and --runs-nl (or neither)")
-    rc = RetrievalConsistency(options.runs_fr, options.runs_nl) if options.runs_fr else None
+    if bool(options.runs_source) != bool(options.runs_target):
+        raise InputError("give both --runs-source and --runs-target (or neither)")
+    rc = RetrievalConsistency(options.runs_source, options.runs_target) if options.runs_source else None
     corpus = gold_documents.link(options.corpus_audit, ds)  # a bad corpus audit fails before any work
     emb = get_embedder(embedder, cache_dir) if isinstance(embedder, str) else embedder
     engine = AuditEngine(emb, cfg, learned.glossary, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"),

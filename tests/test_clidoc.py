@@ -31,3 +31,29 @@ def test_no_help_text_cites_an_issue_number():
     cited += [(line, "(command help)") for line, command in commands(typer.main.get_command(app))
               if re.search(r"\bissues? #?\d+", command.help or "", re.I)]
     assert cited == []
+
+
+def test_every_old_spelling_still_works_and_is_hidden(tmp_path):
+    from typer.testing import CliRunner
+
+    from bbsard_audit.base.cli_options import OLD_SPELLINGS, modernise
+
+    root = typer.main.get_command(app)
+    assert OLD_SPELLINGS
+    for line, renamed in OLD_SPELLINGS.items():
+        command = dict(commands(root))[f"bbsard-audit {line}"]
+        shown = {o for p in command.params for o in p.opts}
+        for old, new in renamed.items():
+            assert new in shown and old not in shown, (line, old)
+            words = line.split()
+            assert modernise([*words, old, "x", f"{old}=y", "--", old], root) == [*words, new, "x", f"{new}=y", "--", old]
+    runner = CliRunner()
+    for spelling in ("--runs-fr", "--runs-source"):  # the old name reaches the renamed option
+        ran = runner.invoke(app, ["audit", "--dataset", "sample", spelling, str(tmp_path / "x.trec"),
+                                  "--out", str(tmp_path / "o")])
+        assert ran.exit_code == 2 and "give both --runs-source and --runs-target" in ran.output, ran.output
+    bad = tmp_path / "ls.toml"
+    bad.write_text("label_studio = 'http://x'\n", encoding="utf-8")
+    said = {s: runner.invoke(app, ["annotate", "status", "--project", "p", s, str(bad)]).output
+            for s in ("--config", "--ls-config")}
+    assert said["--config"] == said["--ls-config"] and "label_studio must be a table" in said["--config"]

@@ -73,15 +73,17 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
           backtranslations: BackTranslations = AUDIT.backtranslations,
           translator: TranslatorOpt = AUDIT.translator, embedder: EmbedderOpt = AUDIT.embedder,
           glossary: GlossaryOpt = AUDIT.glossary, config: ConfigOpt = AUDIT.config,
-          runs_fr: Annotated[Optional[Path], typer.Option("--runs-fr", metavar="FILE",
-                                                          help="French retrieval run (TREC or JSON).")] = AUDIT.runs_fr,
-          runs_nl: Annotated[Optional[Path], typer.Option("--runs-nl", metavar="FILE",
-                                                          help="Dutch retrieval run (TREC or JSON).")] = AUDIT.runs_nl,
+          runs_source: Annotated[Optional[Path], typer.Option(
+              "--runs-source", metavar="FILE", help="Retrieval run (TREC or JSON) of the source questions (French "
+                                                    "for bBSARD; old spelling --runs-fr).")] = AUDIT.runs_source,
+          runs_target: Annotated[Optional[Path], typer.Option(
+              "--runs-target", metavar="FILE", help="Retrieval run of the target questions (Dutch for bBSARD; old "
+                                                    "spelling --runs-nl).")] = AUDIT.runs_target,
           src_lang: Annotated[Optional[str], typer.Option(
-              "--src-lang", help="Source language code for NLLB/M2M100 translators (default: the pair's target, "
+              "--translator-src-lang", help="Source language code for NLLB/M2M100 translators (default: the pair's target, "
                                 "nld_Latn / nl for bBSARD).")] = AUDIT.translator_langs[0],
           tgt_lang: Annotated[Optional[str], typer.Option(
-              "--tgt-lang", help="Target language code for NLLB/M2M100 translators (default: the pair's source, "
+              "--translator-tgt-lang", help="Target language code for NLLB/M2M100 translators (default: the pair's source, "
                                 "fra_Latn / fr for bBSARD).")] = AUDIT.translator_langs[1],
           review_budget: Annotated[Optional[int], typer.Option(
               "--review-budget", metavar="N", help="Queue the N riskiest flagged pairs for review.")] = AUDIT.review_budget,
@@ -128,12 +130,12 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     judging = JudgeOptions.given(judge, judge_url, judge_on, judge_concurrency, dry_run=judge_dry_run)
     options = AuditOptions(backtranslations=backtranslations, translator=translator, embedder=embedder,
                            glossary=glossary, config=config, cache_dir=cache_dir, split=split,
-                           translator_langs=(src_lang, tgt_lang), runs_fr=runs_fr, runs_nl=runs_nl, qe=qe,
+                           translator_langs=(src_lang, tgt_lang), runs_source=runs_source, runs_target=runs_target, qe=qe,
                            corpus_audit=find_corpus_audit(corpus_audit, out), max_question_chars=max_question_chars,
                            calibration=calibration, learned=tuple(learned or ()), review_budget=review_budget,
                            control=control, seed=seed)
     guard_out(out, command="audit",
-              inputs=[backtranslations, glossary, config, runs_fr, runs_nl, corpus_audit, calibration, *options.learned],
+              inputs=[backtranslations, glossary, config, runs_source, runs_target, corpus_audit, calibration, *options.learned],
               names=["audit.csv", "audit.parquet", "audit.meta.json"]
               + (["review_queue.csv", "review_queue.meta.json"] if review_budget is not None else []))
     bar = _Bar()
