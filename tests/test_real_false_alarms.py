@@ -173,3 +173,23 @@ def test_a_dropped_stage_direction_is_an_omission():
     assert found["stage_direction_dropped"] == "the English reports laughter; the German does not"
     assert "stage_direction_dropped" not in qa("(Laughter) I want to start though with a paradox.",
                                                "(Gelächter) Ich möchte jedoch mit einem Paradoxon beginnen.")
+
+
+def test_a_hallucinated_repetition_is_found():
+    """VolcTrans-GLAT_s116 (Accuracy/Mistranslation, Major): 'Galaxien' three times for two 'galaxies'."""
+    found = qa("Galaxies form, and generations of stars form in those galaxies, and around one star, "
+               "at least one star, is a habitable planet.",
+               "In diesen Galaxien bilden sich Galaxien, und in diesen Galaxien bilden sich Generationen von "
+               "Sternen, und um einen Stern herum ist mindestens ein Stern ein bewohnbarer Planet.")
+    assert found["repeated_word"] == "DE says 'Galaxien' 3 times; EN says it 2 times"
+
+
+@pytest.mark.parametrize("pair_id, pair, src, tgt", [
+    # twice against once is style, not a doubling (real bBSARD questions)
+    ("bBSARD 507", ("fr", "nl"), "Quels sont mes droits en tant que personne lésée ou partie civile ?",
+     "Wat zijn mijn rechten als benadeelde partij of burgerlijke partij?"),
+    ("Online-W_s267", EN_DE, "Because you have to chuck out masses and masses of pollen",
+     "Denn man muss massenhaft Pollen ausschütten, so viel Pollen"),
+])
+def test_a_word_said_twice_is_no_repetition(pair_id, pair, src, tgt):
+    assert "repeated_word" not in qa(src, tgt, pair), pair_id
