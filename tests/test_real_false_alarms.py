@@ -5,9 +5,6 @@ one); the texts are the real segments, shortened where the rest plays no part.""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from bbsard_audit.audit import checks
@@ -197,29 +194,3 @@ def test_a_hallucinated_repetition_is_found():
 def test_a_word_said_twice_is_no_repetition(pair_id, pair, src, tgt):
     assert "repeated_word" not in qa(src, tgt, pair), pair_id
 
-
-MQM = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mqm_ende_ted" / "pairs.jsonl"
-
-
-@pytest.fixture(scope="module")
-def mqm_pairs() -> list[dict]:
-    """The MQM TED en->de dev set (../shared/data/mqm_ende_ted); the test skips without it."""
-    if not MQM.exists():
-        pytest.skip(f"MQM dev set not found at {MQM}")
-    return [json.loads(line) for line in MQM.read_text(encoding="utf-8").splitlines()]
-
-
-def test_a_short_segment_is_not_short_for_its_few_characters(mqm_pairs):
-    """metricsystem5_s247 'Thank you.' -> 'Danke.' (clean) was short_translation at z = -5.4 against the
-    dev set; a short text's length ratio is noisier (the dev set's MAD of the log ratio: 0.32 under 20
-    characters, 0.12 at 60-100), so its deviation is scaled by sqrt(median length / length). A long
-    segment that lost half its text stays far below."""
-    from bbsard_audit.audit.checks.length import LengthCheck
-
-    ids = [r["id"] for r in mqm_pairs]
-    src, tgt = [r["source"] for r in mqm_pairs], [r["target"] for r in mqm_pairs]
-    long = max(range(len(src)), key=lambda i: len(src[i]))
-    tgt[long] = tgt[long][: len(tgt[long]) // 2]  # half of the longest translation dropped
-    z = LengthCheck().score(Batch(src, tgt, pair=EN_DE)).columns["qa_len_z"]
-    assert z[ids.index("metricsystem5_s247")] > -2.0
-    assert z[long] < -3.5

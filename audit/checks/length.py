@@ -102,10 +102,7 @@ class LengthCheck(Check):
         tgt_len = np.array([max(len(t.strip()), 1) for t in target], dtype=float)
         log_ratio = np.log(tgt_len / src_len) if len(source) else np.zeros(0)
         median, scale = _length_stats(log_ratio)
-        # a short text's length ratio is noisier ('Thank you.' -> 'Danke.'): its deviation is scaled up
-        # like a mean of fewer characters, sqrt(median length / length), never down for longer texts
-        noise = np.sqrt(np.maximum(np.median(src_len) / src_len, 1.0)) if len(source) >= MIN_BATCH_FOR_STATS else 1.0
-        z = (log_ratio - median) / (scale * noise)
+        z = (log_ratio - median) / scale
         return [Lengths(s, t, zz, median) for s, t, zz in zip(src_len, tgt_len, z)]
 
     def compare(self, source: Side, target: Side, stats: Lengths) -> tuple[list[Finding], tuple]:
