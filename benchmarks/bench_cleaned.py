@@ -110,23 +110,37 @@ def real_values(data: str, metrics) -> tuple[list[str], np.ndarray]:
     return list(qrels.qids), np.array(values)
 
 
-def real(data: str, oracles: int, seeds: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def oracle_population(data: str, o: int, cache: str | None) -> tuple[pd.DataFrame, np.ndarray]:
+    """The real audit of the test split with oracle `o`'s errors injected, and the oracle's legal verdicts
+    (cached in `cache` as a pickle: the audit takes most of the time)."""
+    from pathlib import Path
+
+    path = Path(cache) / f"oracle{o}.pkl" if cache else None
+    if path is not None and path.exists():
+        return pd.read_pickle(path)
     from bbsard_audit.audit.options import AuditOptions
     from bbsard_audit.audit.pipeline import run_audit
     from bbsard_audit.app.simulation import clustered_oracle
     from bbsard_audit.base.dataset import load_dataset
 
+    syn = clustered_oracle(load_dataset(data, with_corpus=False), "test", clusters=3, per_cluster=3, scattered=10, seed=o)
+    frame = run_audit(syn.dataset, AuditOptions(split="test", backtranslations=f"{data}/backtranslations_nl_fr.jsonl",
+                                                glossary=syn.glossary)).frame
+    legal = frame["id"].map(syn.oracle.set_index("id")["verdict"].eq("legal")).to_numpy(dtype=bool)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pd.to_pickle((frame, legal), path)
+    return frame, legal
+
+
+def real(data: str, oracles: int, seeds: int, cache: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     metrics = parse_metrics(DEFAULT_METRICS)
     labels = [m.name for m in metrics]
     qids, values = real_values(data, metrics)
-    ds = load_dataset(data, with_corpus=False)
     plan = ppi_study.StudyPlan()
     cells, rows = [], []
     for o in range(oracles):
-        syn = clustered_oracle(ds, "test", clusters=3, per_cluster=3, scattered=10, seed=o)
-        frame = run_audit(syn.dataset, AuditOptions(split="test", backtranslations=f"{data}/backtranslations_nl_fr.jsonl",
-                                                    glossary=syn.glossary)).frame
-        legal = frame["id"].map(syn.oracle.set_index("id")["verdict"].eq("legal")).to_numpy(dtype=bool)
+        frame, legal = oracle_population(data, o, cache)
         index = {str(i): j for j, i in enumerate(frame["id"])}
         judged = np.array([index[q] for q in qids])
         y = legal[judged]
@@ -152,6 +166,7 @@ def main() -> None:
     ap.add_argument("--populations", type=int, default=200)
     ap.add_argument("--oracles", type=int, default=6)
     ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--cache", help="folder for the oracles' audits (reused when present)")
     ap.add_argument("--out", default="benchmarks/results/bench_cleaned.json")
     args = ap.parse_args()
     out: dict = {}
@@ -167,12 +182,13 @@ def main() -> None:
                             "by_quality": d.groupby("quality")["covered"].mean().round(4).to_dict()}
         print(json.dumps(out["synthetic"], indent=1), flush=True)
     if "real" in args.part:
-        runs, cells = real(args.data, args.oracles, args.seeds)
+        runs, cells = real(args.data, args.oracles, args.seeds, args.cache)
         nl = cells[cells["system"].str.endswith("_nl")]
         out["real"] = {"campaigns": len(runs), "covered": float(cells["covered"].mean()),
                        "covered_per_campaign_min": float(runs["covered"].min()),
                        "width_pts": float(100 * cells["width"].mean()), "width_nl_pts": float(100 * nl["width"].mean()),
                        "width_nl_pts_by_metric": (100 * nl.groupby("metric")["width"].mean()).round(2).to_dict(),
+                       "width_pts_by_system": (100 * cells.groupby("system")["width"].mean()).round(2).to_dict(),
                        "covered_by_system": cells.groupby("system")["covered"].mean().round(4).to_dict(),
                        "covered_by_metric": cells.groupby("metric")["covered"].mean().round(4).to_dict(),
                        "all_ranks_inside": float(runs["all_ranks"].mean()),

@@ -71,7 +71,7 @@ class Batch:
     recalibration: Recalibration | None = None  # absent: drawn and estimated with the raw p
     p_floor: float | None = None  # the prediction's floor (annotations/draw.py P_FLOOR); absent: none (before it)
 
-    def prediction(self) -> np.ndarray:
+    def predicted(self) -> np.ndarray:
         """The prediction the batch drew with and is estimated with (pool order): the recorded raw p,
         recalibrated when the batch records a fit, floored at its `p_floor` (absent: p as it was)."""
         p = np.asarray(self.p, dtype=float)
@@ -244,6 +244,6 @@ def read_draws(path: str | Path) -> CampaignDraws:
         raise InputError(f"campaign format {record.format} records no probability draws (inclusion probabilities "
                          "per batch): start a new campaign (format 3) to estimate from it", file=str(path))
     population = frozenset(i for ids in record.design.strata.values() for i in ids)
-    draws = tuple(Draw(b.batch, b.kind, tuple(b.pool), b.prediction(), np.asarray(b.pi, dtype=float),
+    draws = tuple(Draw(b.batch, b.kind, tuple(b.pool), b.predicted(), np.asarray(b.pi, dtype=float),
                        frozenset([*b.risk, *b.control])) for b in record.batches)
     return CampaignDraws(str(path), population, draws, record.format)

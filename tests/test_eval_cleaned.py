@@ -1,0 +1,178 @@
+"""Issue 34: `eval --campaign`, each system's metric on the cleaned benchmark (no legal error) from a campaign's
+draws, with intervals, rank sets and pairwise conclusions; eval without a campaign unchanged; bad campaigns."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_estimator_design import start_audit, write_start
+from typer.testing import CliRunner
+
+from bbsard_audit.annotations import draw
+from bbsard_audit.annotations.adaptive import Campaign
+from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, read_audit
+from bbsard_audit.app.cli import app
+from bbsard_audit.base.contracts.eval_tables import CLEANED, CLEANED_PAIRS, RANK_SETS
+from bbsard_audit.eval import cleaned
+from bbsard_audit.eval.pipeline import OUTPUTS
+
+runner = CliRunner()
+JUDGED = 203  # the campaign holds 222 pairs, 203 of them judged (as bBSARD's test split)
+
+
+def _trec(path, ranks: dict[int, int]) -> None:
+    """A run ranking question q's one relevant document `rel{q}` at `ranks[q]` (filler documents above it)."""
+    lines = []
+    for q, r in ranks.items():
+        docs = [f"x{j}" for j in range(1, r)] + [f"rel{q}"] + [f"y{j}" for j in range(3)]
+        lines += [f"{q} Q0 {d} {i + 1} {100 - i} t" for i, d in enumerate(docs)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture
+def world(tmp_path):
+    """A 222-pair campaign (format 3), its truth (risk > 0.3 = legal error), qrels for 203 pairs and three
+    runs: `nl` finds the relevant document first except on legal errors (rank 10), `fr` always second,
+    `same` a copy of `fr`."""
+    frame = start_audit()
+    frame = frame.assign(p_error=np.round(np.clip(frame["risk"] * 0.8, 0, 1), 4))
+    audit, queue = write_start(tmp_path / "run", frame, budget=10, control=14)
+    camp = tmp_path / "camp"
+    Campaign.start(camp, project="p", audit=read_audit(audit), audit_path=audit,
+                   queue=read_audit(queue, QUEUE_COLUMNS), queue_path=queue, seed=3).save()
+    truth = dict(zip(frame["id"], frame["risk"] > 0.3))
+    judged = sorted(frame["id"])[:JUDGED]
+    (tmp_path / "qrels.trec").write_text("".join(f"{q} 0 rel{q} 1\n" for q in judged))
+    _trec(tmp_path / "nl.trec", {q: 10 if truth[q] else 1 for q in judged})
+    _trec(tmp_path / "fr.trec", {q: 2 for q in judged})
+    _trec(tmp_path / "same.trec", {q: 2 for q in judged})
+
+    def verdicts(ids):
+        pd.DataFrame({"id": sorted(ids), "verdict": ["legal" if truth[i] else "correct" for i in sorted(ids)]}) \
+            .to_csv(camp / "verdicts.csv", index=False)
+
+    def batch():
+        state = Campaign.load(camp)
+        rows = state.add_batch(read_audit(audit), audit, 14, set())
+        state.save()
+        return set(rows["id"])
+    return tmp_path, camp, truth, judged, verdicts, batch, set(pd.read_csv(queue)["id"])
+
+
+def _eval(folder, out, *extra):
+    runs = [a for s in ("nl", "fr", "same") for a in ("--run", f"{s}={folder / f'{s}.trec'}")]
+    return runner.invoke(app, ["eval", *runs, "--qrels", str(folder / "qrels.trec"), "--metric", "mrr@10,recall@5",
+                               "--resamples", "1000", "--null-draws", "50", "--out", str(out), *map(str, extra)],
+                         catch_exceptions=False)
+
+
+def test_the_cleaned_interval_covers_the_truth_and_rank_sets_hold_the_true_ranks(world):
+    folder, camp, truth, judged, verdicts, batch, start = world
+    drawn = set(start)
+    verdicts(drawn)
+    for _ in range(4):
+        drawn |= batch()
+        verdicts(drawn)
+    res = _eval(folder, folder / "out", "--campaign", camp)
+    assert res.exit_code == 0, res.output
+    table = CLEANED.read(folder / "out" / "cleaned.csv")
+    clean = [q for q in judged if not truth[q]]
+    nl = table[(table["system"] == "nl") & (table["metric"] == "mrr@10")].iloc[0]
+    assert nl["full"] == pytest.approx(np.mean([0.1 if truth[q] else 1.0 for q in judged]))
+    assert nl["ci_low"] <= 1.0 + 1e-9 and nl["cleaned"] > nl["full"]  # cleaned: every clean question at rank 1
+    assert nl["change"] == pytest.approx(nl["cleaned"] - nl["full"])
+    assert nl["change_low"] == pytest.approx(nl["ci_low"] - nl["full"])
+    assert nl["reviewed"] == len(drawn & set(judged)) and nl["reviewed"] + nl["unreviewed"] == JUDGED
+    fr = table[(table["system"] == "fr") & (table["metric"] == "mrr@10")].iloc[0]
+    assert fr["cleaned"] == pytest.approx(0.5) and fr["ci_high"] - fr["ci_low"] == pytest.approx(0, abs=1e-9)
+    assert len(clean) < JUDGED
+    ranks = RANK_SETS.read(folder / "out" / "rank_sets.csv")
+    mrr = ranks[ranks["metric"] == "mrr@10"].set_index("system")
+    assert mrr.loc["nl", ["rank", "rank_low", "rank_high"]].tolist() == [1, 1, 1]
+    assert mrr.loc["fr", "rank_low"] == 2 and mrr.loc["same", "rank_high"] == 3  # a tie spans both ranks
+    pairs = CLEANED_PAIRS.read(folder / "out" / "cleaned_pairs.csv")
+    assert set(pairs[pairs["metric"] == "mrr@10"]["conclusion"]) == {"holds"}  # nl ahead of both, on both sets
+    meta = json.loads((folder / "out" / "cleaned.meta.json").read_text())
+    assert "prediction-powered" in meta["cleaned"]["method"] and meta["cleaned"]["assumptions"]
+    assert meta["cleaned"]["campaign_pairs_not_evaluated"] == 222 - JUDGED
+    assert str(folder) not in json.dumps(meta["cleaned"])  # inputs named by name + hash, never a local path
+
+
+def test_eval_without_a_campaign_writes_the_same_tables_byte_for_byte(world):
+    folder, camp, truth, judged, verdicts, batch, start = world
+    verdicts(start)
+    assert _eval(folder, folder / "a").exit_code == 0
+    assert _eval(folder, folder / "b", "--campaign", camp).exit_code == 0
+    for name in OUTPUTS:
+        assert (folder / "a" / f"{name}.csv").read_bytes() == (folder / "b" / f"{name}.csv").read_bytes(), name
+    assert not (folder / "a" / "cleaned.csv").exists() and (folder / "b" / "cleaned.csv").exists()
+
+
+def test_a_campaign_of_other_pairs_is_one_line_naming_how_many_differ(world):
+    folder, camp, truth, judged, verdicts, batch, start = world
+    (folder / "qrels.trec").write_text("".join(f"{q} 0 rel{q} 1\n" for q in [*judged[:200], 5001, 5002, 5003]))
+    res = _eval(folder, folder / "out", "--campaign", camp)
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert "3 of the 203 evaluated questions are not pairs of the campaign" in res.output
+    assert not (folder / "out" / "cleaned.csv").exists()
+
+
+def test_a_campaign_without_a_verdict_rests_on_p_error_alone_and_says_so(world):
+    folder, camp, truth, judged, verdicts, batch, start = world
+    res = _eval(folder, folder / "out", "--campaign", camp)
+    assert res.exit_code == 0, res.output
+    assert "rests on p_error alone" in res.output
+    meta = json.loads((folder / "out" / "cleaned.meta.json").read_text())
+    assert any("p_error alone" in a for a in meta["cleaned"]["assumptions"])
+    table = CLEANED.read(folder / "out" / "cleaned.csv")
+    assert (table["reviewed"] == 0).all() and (table["ci_low"] <= table["cleaned"]).all()
+
+
+def test_a_campaign_before_probability_draws_is_refused_in_one_line(world):
+    folder, camp, *_ = world
+    record = json.loads((camp / "campaign.json").read_text())
+    record["format"] = 2
+    for b in record["batches"]:
+        for key in ("pool", "p", "pi", "prediction", "seed", "scale", "floor", "certain", "p_floor"):
+            b.pop(key, None)
+    (camp / "campaign.json").write_text(json.dumps(record))
+    res = _eval(folder, folder / "out", "--campaign", camp)
+    assert res.exit_code != 0 and "records no probability draws" in res.output and "Traceback" not in res.output
+
+
+def test_every_question_reviewed_gives_the_exact_cleaned_value():
+    y = np.array([1, 0, 0, 1, 0], float)
+    d = cleaned.Aligned(0, np.ones(5, bool), np.full(5, 0.5), np.full(5, 0.2), np.array([1, 1, 0, 0, 1], bool))
+    w = cleaned.weights([d], y, np.ones(5, bool))
+    v = np.array([0.1, 0.9, 0.7, 0.3, 0.5])
+    est = cleaned.estimate(["a"], v[None, None, :], w)
+    assert est.value[0, 0] == pytest.approx((0.9 + 0.7 + 0.5) / 3) and est.se[0, 0] == 0
+
+
+def test_one_batch_is_the_hand_computed_difference_estimate():
+    y = np.array([1, 0, 0, 1], float)
+    pi, p = np.array([0.5, 0.25, 1.0, 0.5]), np.array([0.6, 0.1, 0.3, 0.2])
+    drawn = np.array([True, False, True, False])
+    w = cleaned.weights([cleaned.Aligned(0, np.ones(4, bool), pi, p, drawn)], y, drawn)
+    # (1 - p) everywhere, minus (y - p) / π on the drawn pairs
+    assert w.coef == pytest.approx([0.4 - 0.4 / 0.5, 0.9, 0.7 + 0.3, 0.8])
+    assert w.hat == pytest.approx([(1 - 0.5) / 0.25 * 0.16, 0, 0, 0])
+
+
+def test_the_estimated_total_is_unbiased_over_repeated_draws_whatever_the_prediction():
+    rng = np.random.default_rng(0)
+    n = 200
+    y = (rng.random(n) < 0.15).astype(float)
+    v = rng.random(n)
+    p = np.clip(rng.random(n) * 0.4, 0.01, 1)  # predictions that know nothing of y
+    totals = []
+    pi, _, _ = draw.inclusion(p, 30, tradeoff=draw.TRADEOFF)
+    for seed in range(600):
+        drawn = draw.poisson_draw(pi, seed, 1)
+        w = cleaned.weights([cleaned.Aligned(0, np.ones(n, bool), pi, p, drawn)], y, drawn)
+        totals.append(w.coef @ v)
+    truth = ((1 - y) * v).sum()
+    assert abs(np.mean(totals) - truth) < 3 * np.std(totals) / np.sqrt(len(totals))
