@@ -77,12 +77,15 @@ def synthetic_values(rng, y: np.ndarray) -> np.ndarray:
     return np.array(out)[:, None, :]
 
 
-def synthetic(populations: int, seed: int = 0) -> pd.DataFrame:
+RATES = (0.02, 0.05, 0.1, 0.2, 0.3)
+
+
+def synthetic(populations: int, seed: int = 0, rates=RATES) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     rows = []
     plan = ppi_study.StudyPlan()
     for i in range(populations):
-        rate = float(rng.choice([0.02, 0.05, 0.1, 0.2, 0.3]))
+        rate = float(rng.choice(list(rates)))
         quality = float(rng.choice([0.0, 0.5, 1.0, 2.0, 3.0]))
         frame, y, _ = ppi_study.world(seed * 1_000_003 + i, plan.n, rate, quality)
         _, draws = ppi_study.new_design(frame, y, "p_error", plan, seed * 1_000_003 + i)
@@ -164,6 +167,8 @@ def main() -> None:
     ap.add_argument("--data", required=True)
     ap.add_argument("--part", default="synthetic,real")
     ap.add_argument("--populations", type=int, default=200)
+    ap.add_argument("--rates", default=",".join(map(str, RATES)), help="synthetic error rates drawn from")
+    ap.add_argument("--seed", type=int, default=0, help="synthetic populations' seed")
     ap.add_argument("--oracles", type=int, default=6)
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--cache", help="folder for the oracles' audits (reused when present)")
@@ -172,7 +177,7 @@ def main() -> None:
     out: dict = {}
     started = time.perf_counter()
     if "synthetic" in args.part:
-        d = synthetic(args.populations)
+        d = synthetic(args.populations, args.seed, [float(r) for r in args.rates.split(",")])
         by_rate = d.groupby("rate").agg(populations=("covered", "size"), covered=("covered", "mean"),
                                         width_pts=("width_pts", "mean"), ranks_inside=("ranks_inside", "mean"),
                                         reviewed=("reviewed", "mean"))

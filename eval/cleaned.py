@@ -216,7 +216,7 @@ def cleaned_table(est: Cleaned, metrics: Sequence[str], w: Weights, variant: str
                          "reviewed": w.reviewed, "unreviewed": w.unreviewed, "variant": variant})
     frame = pd.DataFrame(rows)
     numbers = ["full", "cleaned", "ci_low", "ci_high", "change", "change_low", "change_high"]
-    frame[numbers] = settle(frame[numbers].to_numpy())  # no 1e-16 of summation noise in a change of 0
+    frame[numbers] = settle(frame[numbers].to_numpy()) + 0.0  # no 1e-16 of summation noise (nor a -0) in a change of 0
     return frame
 
 

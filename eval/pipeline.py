@@ -510,6 +510,7 @@ def _cleaned(config, systems, full, metrics, verdicts, warnings) -> tuple[dict[s
     what the sidecars say of them (method, assumptions, how many questions were reviewed)."""
     from bbsard_audit.base.contracts.campaign_design import read_draws
 
+    started = time.perf_counter()
     campaign = read_draws(config.campaign)
     folder_verdicts = Path(campaign.source).parent / "verdicts.csv"
     if verdicts is None and folder_verdicts.is_file():
@@ -534,7 +535,8 @@ def _cleaned(config, systems, full, metrics, verdicts, warnings) -> tuple[dict[s
         "verdicts": file_ref(verdicts.source) if verdicts is not None and Path(verdicts.source).is_file() else None,
         "evaluated_questions": len(full), "reviewed": w.reviewed, "unreviewed": w.unreviewed,
         "campaign_pairs_not_evaluated": len(campaign.population) - len(full),
-        "level": cleaned.LEVEL, "critical_values": dict(zip(labels, map(float, est.critical)))}}
+        "level": cleaned.LEVEL, "critical_values": dict(zip(labels, map(float, est.critical))),
+        "seconds": round(time.perf_counter() - started, 3)}}
     return tables, meta
 
 
