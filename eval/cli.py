@@ -35,7 +35,9 @@ def register(app: typer.Typer) -> None:
     def eval_command(
         out: Annotated[Path, typer.Option(help="Output folder (metrics.csv, ranking_shift.csv, ...).")],
         run: Annotated[Optional[list[str]], typer.Option(
-            "--run", metavar="NAME=PATH", help="A system's run: TREC 6-column file or JSON {qid: [docid, ...]}. Repeat.")] = None,
+            "--run", metavar="NAME=PATH", help="A system's run: TREC 6-column file, JSON {qid: [docid, ...]} or MTEB "
+            "predictions (save_predictions: {qid: {docid: score}}; an MTEB 2 file with several subsets: "
+            "FILE.json#SUBSET/SPLIT). Repeat.")] = None,
         qrels: Annotated[Optional[Path], typer.Option(help="TREC qrels file (qid iter docid grade).")] = None,
         dataset: Annotated[Optional[str], dataset_option(
             "Dataset for qrels/questions/corpus.")] = None,

@@ -567,7 +567,7 @@ def _flag(flags, qid) -> str:
 def _inputs(config, runs, qrels, dataset) -> dict:
     files = {}
     for name, path in config.runs.items():
-        files[f"run:{name}"] = {**file_ref(path), "queries": len(runs[name].ranking)}
+        files[f"run:{name}"] = {**file_ref(runs[name].source), "queries": len(runs[name].ranking)}  # FILE.json#PART: FILE
     for label in ("qrels", "verdicts", "audit", "estimate"):
         path = _estimate_path(config) if label == "estimate" else getattr(config, label)
         if path is not None:

@@ -176,3 +176,21 @@ def test_the_estimated_total_is_unbiased_over_repeated_draws_whatever_the_predic
         totals.append(w.coef @ v)
     truth = ((1 - y) * v).sum()
     assert abs(np.mean(totals) - truth) < 3 * np.std(totals) / np.sqrt(len(totals))
+
+
+def test_mteb_predictions_are_runs_ranked_by_score(tmp_path):
+    from bbsard_audit.base.errors import InputError
+    from bbsard_audit.eval.runs import Run
+
+    preds = {"775": {"12": 0.2, "30": 0.9, "7": 0.9}, "776": {"5": 1.0}}
+    (tmp_path / "BSARDRetrieval_default_predictions.json").write_text(json.dumps(preds))
+    run = Run.read(tmp_path / "BSARDRetrieval_default_predictions.json", "m")
+    assert run.ranking["775"] == ("30", "7", "12")  # score desc, a tie by docid
+    v2 = {"mteb_model_meta": {"model_name": "m", "revision": "r"}, "fr": {"test": preds}, "nl": {"test": {"775": {"1": 1.0}}}}
+    (tmp_path / "BSARD_predictions.json").write_text(json.dumps(v2))
+    assert Run.read(f"{tmp_path / 'BSARD_predictions.json'}#nl/test", "m").ranking == {"775": ("1",)}
+    with pytest.raises(InputError, match="several subsets/splits.*fr/test, nl/test"):
+        Run.read(tmp_path / "BSARD_predictions.json", "m")
+    with pytest.raises(InputError, match="not a finite number"):
+        (tmp_path / "bad.json").write_text(json.dumps({"775": {"1": "high"}}))
+        Run.read(tmp_path / "bad.json", "m")
