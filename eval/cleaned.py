@@ -203,8 +203,7 @@ def _z(level: float) -> float:
     return NormalDist().inv_cdf(1 - (1 - level) / 2)
 
 
-def cleaned_table(est: Cleaned, metrics: Sequence[str], w: Weights, variant: str = "cleaned",
-                  level: float = LEVEL) -> pd.DataFrame:
+def cleaned_table(est: Cleaned, metrics: Sequence[str], w: Weights, level: float = LEVEL) -> pd.DataFrame:
     z = _z(level)
     rows = []
     for i, system in enumerate(est.names):
@@ -213,7 +212,7 @@ def cleaned_table(est: Cleaned, metrics: Sequence[str], w: Weights, variant: str
             low, high = max(v - h, est.low[i, j]), min(v + h, est.high[i, j])  # the cleaned mean lies in the values' range
             rows.append({"system": system, "metric": metric, "full": f, "cleaned": v, "ci_low": low,
                          "ci_high": high, "change": v - f, "change_low": low - f, "change_high": high - f,
-                         "reviewed": w.reviewed, "unreviewed": w.unreviewed, "variant": variant})
+                         "reviewed": w.reviewed, "unreviewed": w.unreviewed})
     frame = pd.DataFrame(rows)
     numbers = ["full", "cleaned", "ci_low", "ci_high", "change", "change_low", "change_high"]
     frame[numbers] = settle(frame[numbers].to_numpy()) + 0.0  # no 1e-16 of summation noise (nor a -0) in a change of 0

@@ -90,8 +90,7 @@ CLEANED = TableSpec("cleaned.csv", (
     Column("change_high", "float"),
     Column("reviewed", "int", lo=0),
     Column("unreviewed", "int", lo=0),
-    Column("variant", "enum", choices=("cleaned", "corrected")),
-), key=("system", "metric", "variant"))
+), key=("system", "metric"))
 """Per system and metric: the metric on the full judged set and on the cleaned benchmark (judged questions
 whose translation is not a legal error), estimated from a campaign's draws (eval/cleaned.py), with 95 %
 intervals; `change` = cleaned − full."""
