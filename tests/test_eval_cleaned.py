@@ -8,12 +8,12 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from test_estimator_design import start_audit, write_start
+from test_ppi_design import campaign  # noqa: F401 (the fixture)
 from typer.testing import CliRunner
 
 from bbsard_audit.annotations import draw
 from bbsard_audit.annotations.adaptive import Campaign
-from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, read_audit
+from bbsard_audit.annotations.tasks import read_audit
 from bbsard_audit.app.cli import app
 from bbsard_audit.base.contracts.eval_tables import CLEANED, CLEANED_PAIRS, RANK_SETS
 from bbsard_audit.eval import cleaned
@@ -33,26 +33,17 @@ def _trec(path, ranks: dict[int, int]) -> None:
 
 
 @pytest.fixture
-def world(tmp_path):
-    """A 222-pair campaign (format 3), its truth (risk > 0.3 = legal error), qrels for 203 pairs and three
+def world(campaign, tmp_path):
+    """test_ppi_design's 222-pair campaign (format 3; risk > 0.3 = legal error), qrels for 203 pairs and three
     runs: `nl` finds the relevant document first except on legal errors (rank 10), `fr` always second,
     `same` a copy of `fr`."""
-    frame = start_audit()
-    frame = frame.assign(p_error=np.round(np.clip(frame["risk"] * 0.8, 0, 1), 4))
-    audit, queue = write_start(tmp_path / "run", frame, budget=10, control=14)
-    camp = tmp_path / "camp"
-    Campaign.start(camp, project="p", audit=read_audit(audit), audit_path=audit,
-                   queue=read_audit(queue, QUEUE_COLUMNS), queue_path=queue, seed=3).save()
+    frame, audit, queue, camp, verdicts = campaign
     truth = dict(zip(frame["id"], frame["risk"] > 0.3))
     judged = sorted(frame["id"])[:JUDGED]
     (tmp_path / "qrels.trec").write_text("".join(f"{q} 0 rel{q} 1\n" for q in judged))
     _trec(tmp_path / "nl.trec", {q: 10 if truth[q] else 1 for q in judged})
     _trec(tmp_path / "fr.trec", {q: 2 for q in judged})
     _trec(tmp_path / "same.trec", {q: 2 for q in judged})
-
-    def verdicts(ids):
-        pd.DataFrame({"id": sorted(ids), "verdict": ["legal" if truth[i] else "correct" for i in sorted(ids)]}) \
-            .to_csv(camp / "verdicts.csv", index=False)
 
     def batch():
         state = Campaign.load(camp)
