@@ -90,6 +90,13 @@ def test_the_cleaned_interval_covers_the_truth_and_rank_sets_hold_the_true_ranks
     assert "prediction-powered" in meta["cleaned"]["method"] and meta["cleaned"]["assumptions"]
     assert meta["cleaned"]["campaign_pairs_not_evaluated"] == 222 - JUDGED
     assert str(folder) not in json.dumps(meta["cleaned"])  # inputs named by name + hash, never a local path
+    res = runner.invoke(app, ["report", "--workdir", str(folder / "out")], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    text = (folder / "out" / "report.md").read_text()
+    cleaned_at, fragile_at = text.index("### Conclusions on the cleaned benchmark"), text.index("### Fragile conclusions")
+    assert cleaned_at < fragile_at  # the evaluation's conclusions open with the cleaned benchmark
+    assert "it is not the cleaned benchmark" in text and f"{int(nl['reviewed'])} of {JUDGED} judged" in text
+    assert "| mrr@10 | nl | 1 | 1 |" in text and "| mrr@10 | same | 3 | 2–3 |" in text  # rank, rank set
 
 
 def test_eval_without_a_campaign_writes_the_same_tables_byte_for_byte(world):
