@@ -57,6 +57,10 @@ ASSUMPTIONS = [
     "normal approximation of the ratio (linearisation) and of the pairwise differences",
     "a question reviewed outside the design counts exactly, as if its review did not depend on its verdict",
 ]
+CORRECTED = ("rows NAME.corrected: the metric on the corrected benchmark (every judged question, a legal error's "
+             "translation replaced by the experts' correction and re-retrieved), its correction term estimated "
+             "from the reviewed legal errors alone (Horvitz-Thompson, no prediction; the model part of its variance "
+             "uses the reviewed errors' mean squared effect)")
 PREDICTION_ONLY = ("no batch of the campaign is fully reviewed yet: the cleaned estimate rests on p_error alone "
                    "(the questions' recorded predictions, reviewed questions exact) and its interval on the "
                    "assumption that p_error is calibrated and errors are independent (model-based, not design-based)")
@@ -84,6 +88,13 @@ class Weights:
     unreviewed: int
     batches_used: int
     notes: list[str] = field(default_factory=list)
+    ht: np.ndarray | None = None
+    """Per question: the coefficient of a total with no prediction (a correction's effect): T̂(z) = ht · z,
+    non-zero only where z is known (reviewed)."""
+    ht_hat: np.ndarray | None = None
+    """Per question: its Horvitz-Thompson variance weight (drawn pairs)."""
+    ht_model: np.ndarray | None = None
+    """Per question: (1 − π)/π · p, times E[z² | legal error] the variance a pool pair may add."""
 
     def variance(self, residual: np.ndarray) -> np.ndarray:
         """Var T̂ of each row of residuals: the larger of the two estimates. The HT one alone is too small
@@ -125,26 +136,33 @@ def weights(draws: Sequence, y: np.ndarray, known: np.ndarray) -> Weights:
     it drew and every pair outside its pool has a verdict (annotations/draw.py), in order."""
     y, known = np.asarray(y, dtype=float), np.asarray(known, dtype=bool)
     inside = np.any([d.drawn for d in draws], axis=0) if draws else np.zeros(len(y), bool)
-    coefs, hats, models, w = [], [], [], []
+    coefs, hats, models, hts, ht_hats, ht_models, w = [], [], [], [], [], [], []
     for d in draws:
         if not known[d.drawn | ~d.pool].all():
             break
-        q = np.where(known & ~inside, y, d.p)
+        exact = known & ~inside  # reviewed outside the design: its own prediction
+        q = np.where(exact, y, d.p)
         pi = np.where(d.pool, d.pi, 1.0)
         residual = np.where(d.drawn, y - q, 0.0)
         coefs.append(np.where(d.pool, 1 - q - residual / pi, 1 - y))
         hats.append((1 - pi) / pi**2 * residual**2)
         models.append(np.where(d.pool, (1 - pi) / pi * q * (1 - q), 0.0))
+        sampled = d.pool & ~exact
+        hts.append(np.where(sampled, np.where(d.drawn, 1 / pi, 0.0), 1.0))
+        ht_hats.append(np.where(sampled & d.drawn, (1 - pi) / pi**2, 0.0))
+        ht_models.append(np.where(sampled, (1 - pi) / pi * d.p, 0.0))
         v0 = float(np.where(d.pool, (1 - pi) / pi * d.p * (1 - d.p), 0.0).sum())
         w.append(1 / max(v0, 1e-12))
     reviewed = int(known.sum())
+    zero = np.zeros(len(y))
     if known.all():  # every evaluated question reviewed: the cleaned benchmark is known, nothing to estimate
-        zero = np.zeros(len(y))
         return Weights(1 - y, zero, zero, reviewed, 0, len(coefs), ["every evaluated question has a verdict: "
-                                                                      "the cleaned values are exact"])
+                                                                      "the cleaned values are exact"],
+                       np.ones(len(y)), zero, zero)
     if not coefs:
         q = np.where(known, y, draws[0].p if draws else 0.0)
-        return Weights(1 - q, np.zeros(len(y)), q * (1 - q), reviewed, len(y) - reviewed, 0, [PREDICTION_ONLY])
+        return Weights(1 - q, zero, q * (1 - q), reviewed, len(y) - reviewed, 0, [PREDICTION_ONLY],
+                       known.astype(float), zero, np.where(known, 0.0, q))
     share = np.array(w) / sum(w)
     notes = []
     if len(coefs) < len(draws):
@@ -152,7 +170,8 @@ def weights(draws: Sequence, y: np.ndarray, known: np.ndarray) -> Weights:
         notes.append(f"batch(es) {', '.join(map(str, pending))} not fully reviewed on the evaluated questions: "
                      "they enter once every pair they drew has a verdict")
     return Weights(share @ np.array(coefs), share**2 @ np.array(hats), share**2 @ np.array(models), reviewed,
-                   len(y) - reviewed, len(coefs), notes)
+                   len(y) - reviewed, len(coefs), notes, share @ np.array(hts), share**2 @ np.array(ht_hats),
+                   share**2 @ np.array(ht_models))
 
 
 @dataclass(frozen=True)
@@ -217,6 +236,28 @@ def cleaned_table(est: Cleaned, metrics: Sequence[str], w: Weights, level: float
     numbers = ["full", "cleaned", "ci_low", "ci_high", "change", "change_low", "change_high"]
     frame[numbers] = settle(frame[numbers].to_numpy()) + 0.0  # no 1e-16 of summation noise (nor a -0) in a change of 0
     return frame
+
+
+def corrected_table(names: Sequence[str], full: np.ndarray, fixed: np.ndarray, y: np.ndarray, w: Weights,
+                    metrics: Sequence[str], level: float = LEVEL) -> pd.DataFrame:
+    """cleaned.csv rows `NAME.corrected` for re-retrieved (built-in) runs: the metric on the *corrected*
+    benchmark (every judged question, a legal error's translation replaced by the experts' correction).
+    Its total = Σ v + Σ y (v' − v): the second sum is known only on reviewed questions, so it is estimated
+    with no prediction (Horvitz-Thompson, the same batches and weights); variance the larger of the HT
+    estimate and (1 − π)/π · p · the mean (v' − v)² of the reviewed legal errors (0 when none: then the
+    interval says nothing of errors not found yet, and the sidecar says so). `full`, `fixed`: (systems x
+    metrics x questions) on the original and corrected questions."""
+    full, fixed = np.asarray(full, dtype=float), np.asarray(fixed, dtype=float)
+    z = y * (fixed - full)
+    n = full.shape[2]
+    legal = y.astype(bool)
+    spread = (z[..., legal] ** 2).mean(axis=2) if legal.any() else np.zeros(full.shape[:2])
+    value = full.mean(axis=2) + z @ w.ht / n
+    se = np.sqrt(np.maximum(z**2 @ w.ht_hat, spread * w.ht_model.sum())) / n
+    est = Cleaned(tuple(f"{s}.corrected" for s in names), full.mean(axis=2), value, se,
+                  np.minimum(full, fixed).min(axis=2), np.maximum(full, fixed).max(axis=2),
+                  np.zeros((full.shape[1], 0, 0)), np.zeros(full.shape[1]))
+    return cleaned_table(est, metrics, w, level)
 
 
 def rank_sets(est: Cleaned, metrics: Sequence[str]) -> pd.DataFrame:

@@ -167,7 +167,8 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
     campaign_tables, campaign_meta = {}, {}
     if config.campaign is not None:
         progress("cleaned benchmark")
-        campaign_tables, campaign_meta = _cleaned(config, systems, full, metrics, verdicts, warnings)
+        corrected_systems = {n: values["corrected"][n] for n in corrected_runs if n in values.get("corrected", {})}
+        campaign_tables, campaign_meta = _cleaned(config, systems, corrected_systems, full, metrics, verdicts, warnings)
 
     meta = {
         "inputs": _inputs(config, runs, qrels, dataset),
@@ -505,9 +506,10 @@ def _fragility(values, full, metrics, pairwise, verdicts, flags, estimate):
     return frame.sort_values("removal_fragility", kind="stable", ignore_index=True), exposure
 
 
-def _cleaned(config, systems, full, metrics, verdicts, warnings) -> tuple[dict[str, pd.DataFrame], dict]:
+def _cleaned(config, systems, corrected, full, metrics, verdicts, warnings) -> tuple[dict[str, pd.DataFrame], dict]:
     """cleaned.csv, rank_sets.csv and cleaned_pairs.csv from the campaign's draws (eval/cleaned.py), and
-    what the sidecars say of them (method, assumptions, how many questions were reviewed)."""
+    what the sidecars say of them (method, assumptions, how many questions were reviewed); `corrected`: the
+    built-in runs re-retrieved on the corrected questions (`--corrected`), added as `NAME.corrected` rows."""
     from bbsard_audit.base.contracts.campaign_design import read_draws
 
     started = time.perf_counter()
@@ -523,13 +525,19 @@ def _cleaned(config, systems, full, metrics, verdicts, warnings) -> tuple[dict[s
     names = list(systems)
     est = cleaned.estimate(names, np.stack([systems[s].values for s in names]), w, seed=config.seed)
     labels = [m.name for m in metrics]
-    tables = {"cleaned": cleaned.cleaned_table(est, labels, w), "rank_sets": cleaned.rank_sets(est, labels),
-              "cleaned_pairs": cleaned.pairs_table(est, labels)}
+    table = cleaned.cleaned_table(est, labels, w)
+    if corrected:
+        fixed = list(corrected)
+        table = pd.concat([table, cleaned.corrected_table(
+            fixed, np.stack([systems[s].values for s in fixed]), np.stack([corrected[s].values for s in fixed]),
+            y, w, labels)], ignore_index=True)
+    tables = {"cleaned": table, "rank_sets": cleaned.rank_sets(est, labels), "cleaned_pairs": cleaned.pairs_table(est, labels)}
     meta = {"cleaned": {
         "definition": "cleaned benchmark = the judged questions whose translation is not a legal error (verdict "
                       "`legal`), every one of them, reviewed or not; `verified` = the questions reviewed with a "
                       "verdict in --keep, a subset the draws chose by risk (not the cleaned benchmark)",
-        "method": cleaned.METHOD, "assumptions": [*cleaned.ASSUMPTIONS, *w.notes],
+        "method": cleaned.METHOD, "assumptions": [*cleaned.ASSUMPTIONS, *w.notes,
+                                                   *([cleaned.CORRECTED] if corrected else [])],
         "campaign": {**file_ref(campaign.source), "format": campaign.format, "batches": len(campaign.draws),
                      "batches_used": w.batches_used},
         "verdicts": file_ref(verdicts.source) if verdicts is not None and Path(verdicts.source).is_file() else None,

@@ -4,6 +4,7 @@ draws, with intervals, rank sets and pairwise conclusions; eval without a campai
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,7 @@ from typer.testing import CliRunner
 
 from bbsard_audit.annotations import draw
 from bbsard_audit.annotations.adaptive import Campaign
-from bbsard_audit.annotations.tasks import read_audit
+from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, read_audit
 from bbsard_audit.app.cli import app
 from bbsard_audit.base.contracts.eval_tables import CLEANED, CLEANED_PAIRS, RANK_SETS
 from bbsard_audit.eval import cleaned
@@ -192,3 +193,51 @@ def test_mteb_predictions_are_runs_ranked_by_score(tmp_path):
     with pytest.raises(InputError, match="not a finite number"):
         (tmp_path / "bad.json").write_text(json.dumps({"775": {"1": "high"}}))
         Run.read(tmp_path / "bad.json", "m")
+
+
+def test_the_corrected_variant_is_exact_when_all_is_reviewed_and_unbiased_over_draws():
+    rng = np.random.default_rng(1)
+    n = 120
+    y = (rng.random(n) < 0.2).astype(float)
+    v, fixed = rng.random(n), rng.random(n)  # a run's values on the original and on the corrected questions
+    p = np.clip(y * 0.3 + rng.random(n) * 0.2, 0.01, 1)
+    truth = np.where(y == 1, fixed, v).mean()
+    every = cleaned.weights([cleaned.Aligned(0, np.ones(n, bool), np.full(n, 0.5), p, np.ones(n, bool))], y,
+                            np.ones(n, bool))
+    exact = cleaned.corrected_table(["bm25_nl"], v[None, None], fixed[None, None], y, every, ["m"])
+    assert exact["cleaned"].iloc[0] == pytest.approx(truth) and exact["ci_low"].iloc[0] == pytest.approx(truth)
+    assert exact["system"].iloc[0] == "bm25_nl.corrected"
+    pi, _, _ = draw.inclusion(p, 25, tradeoff=draw.TRADEOFF)
+    values = []
+    for seed in range(500):
+        drawn = draw.poisson_draw(pi, seed, 1)
+        w = cleaned.weights([cleaned.Aligned(0, np.ones(n, bool), pi, p, drawn)], y, drawn)
+        values.append(v.mean() + w.ht @ (np.where(drawn, y, 0) * (fixed - v)) / n)
+    assert abs(np.mean(values) - truth) < 3 * np.std(values) / np.sqrt(len(values))
+
+
+def test_builtin_dutch_retrievers_get_a_corrected_row_re_retrieved_from_the_experts_corrections(tmp_path):
+    res = runner.invoke(app, ["audit", "--dataset", "sample", "--split", "all", "--review-budget", "0", "--control", "8",
+                              "--out", str(tmp_path / "run")], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    audit, queue, camp = tmp_path / "run" / "audit.csv", tmp_path / "run" / "review_queue.csv", tmp_path / "camp"
+    Campaign.start(camp, project="p", audit=read_audit(audit), audit_path=audit,
+                   queue=read_audit(queue, QUEUE_COLUMNS), queue_path=queue, seed=1).save()
+    state = Campaign.load(camp)
+    state.add_batch(read_audit(audit), audit, 6, set())
+    state.save()
+    drawn = {i for b in json.loads((camp / "campaign.json").read_text())["batches"] for i in b["risk"] + b["control"]}
+    sample = pd.read_csv(Path(__file__).resolve().parents[1] / "base" / "sample" / "verdicts.csv", dtype={"corrected_nl": str}).fillna("").set_index("id")
+    rows = [(i, *(sample.loc[i, ["verdict", "corrected_nl"]] if i in sample.index else ("correct", ""))) for i in sorted(drawn)]
+    pd.DataFrame(rows, columns=["id", "verdict", "corrected_nl"]).to_csv(camp / "verdicts.csv", index=False)
+    assert any(v == "legal" and c for _, v, c in rows)  # a reviewed legal error with a correction
+    res = runner.invoke(app, ["eval", "--dataset", "sample", "--split", "all", "--retriever", "bm25", "--corrected",
+                              "--verdicts", str(camp / "verdicts.csv"), "--campaign", str(camp), "--metric", "ndcg@10",
+                              "--resamples", "1000", "--null-draws", "50", "--out", str(tmp_path / "out")],
+                        catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    table = CLEANED.read(tmp_path / "out" / "cleaned.csv").set_index("system")
+    assert set(table.index) == {"bm25_fr", "bm25_nl", "bm25_nl.corrected"}  # French runs are not re-retrieved
+    row = table.loc["bm25_nl.corrected"]
+    assert row["full"] == table.loc["bm25_nl", "full"] and row["ci_low"] <= row["cleaned"] <= row["ci_high"]
+    assert row["cleaned"] != row["full"]  # the corrections moved the Dutch run
