@@ -424,7 +424,10 @@ def _cleaned_subsection(sub: Section, wd: Workdir) -> None:
         + (f"({verified} questions) " if verified and verified != "–" else "")
         + "holds only the reviewed questions with a verdict in --keep: after a probability draw it over-represents "
           "the risky pairs the draws favoured and leaves out every unreviewed one, so it is not the cleaned "
-          "benchmark." + (" " + " ".join(a for a in meta.get("assumptions", []) if "p_error alone" in a))))
+          "benchmark." + (" Rows NAME.corrected: the built-in run re-retrieved on the experts' corrections, on "
+                          "the corrected benchmark (every judged question, legal errors corrected)."
+                          if table["system"].astype(str).str.endswith(".corrected").any() else "")
+        + (" " + " ".join(a for a in meta.get("assumptions", []) if "p_error alone" in a))))
     rows = []
     for r in table.sort_values("metric", key=lambda m: m.map(metric_sort_key), kind="stable").itertuples():
         rows.append((str(r.system), str(r.metric), num(r.full), with_ci(r.cleaned, r.ci_low, r.ci_high),
