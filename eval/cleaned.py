@@ -13,8 +13,9 @@ et al. 2023; active / sequential inference, Zrnic & Candès 2024; the difference
 outside the design), unbiased whatever the predictions; batches are combined with the weights draw.py fixes at
 draw time (w_k ∝ 1 / V⁰_k). Every T̂ is linear in v: T̂(v) = c · v with one coefficient per question, so all
 systems and metrics are one matrix product. The ratio's variance is the linearised one (Woodruff):
-Var(θ̂) ≈ Σ_i a_i (v_i − θ̂)² / N̂², a_i the per-question weight of draw.py's variance (the mean of the
-Horvitz-Thompson estimate and the variance the predictions expect, Poisson sampling). Interval: normal.
+Var(θ̂) ≈ max(Σ_i h_i r_i², Σ_i m_i r_i²) / N̂², r = v − θ̂, h the Horvitz-Thompson weights (drawn pairs) and
+m the variance the predictions expect (pool pairs), Poisson sampling (`Weights.variance` says why the larger).
+Interval: normal.
 
 Rank sets (simultaneous over the systems of one metric): the pairwise differences θ̂_a − θ̂_b with the
 max-|t| critical value of their joint normal law (Tukey-style simultaneous intervals, drawn from the same
@@ -46,8 +47,8 @@ METHOD = ("design-based ratio estimator with the prediction-powered correction: 
           "questions = predictions (1 − p) on every question + the design-weighted correction (y − p)/π of the "
           "pairs each batch drew, batches combined with weights fixed at draw time (annotations/draw.py); "
           "cleaned = estimated total of the metric over questions without a legal error / estimated count of "
-          "them; 95 % normal interval with the linearised (Woodruff) variance, the per-question variance the "
-          "mean of the Horvitz-Thompson estimate and the variance the predictions expect; change = cleaned − "
+          "them; 95 % normal interval with the linearised (Woodruff) variance, the larger of the "
+          "Horvitz-Thompson estimate and the variance the predictions expect; change = cleaned − "
           "full, whose interval is the cleaned one shifted (the full value is known exactly). Rank sets: "
           "simultaneous 95 % over a metric's systems, from max-|t| intervals of every pairwise difference")
 ASSUMPTIONS = [
@@ -201,7 +202,7 @@ def estimate(names: Sequence[str], values: np.ndarray, w: Weights, seed: int = 0
     rng = np.random.default_rng(seed)
     normals = rng.standard_normal((MAX_T_DRAWS, n))
     pair_se = np.zeros((m, s, s))
-    critical = np.full(m, NormalDist().inv_cdf(1 - (1 - level) / 2))
+    critical = np.full(m, _z(level))
     a, b = np.triu_indices(s, k=1)
     for j in range(m):
         r = residual[:, j, :]
