@@ -100,8 +100,9 @@ class Weights:
     def variance(self, residual: np.ndarray) -> np.ndarray:
         """Var T̂ of each row of residuals: the larger of the two estimates. The HT one alone is too small
         exactly when a rare large residual has not been drawn (annotations/draw.py); the predictions' alone
-        when they are over-confident; their mean (draw.py's) covered 90-93 % on the synthetic grid where an
-        error also moves the metric, the larger one 95-98 % (benchmarks/bench_cleaned.md)."""
+        when they are over-confident; on the synthetic grid, where an error also moves the metric, their mean
+        (draw.py's) covered 88.4 % at a 10 % error rate, the larger one 95.4-97.3 % at every rate
+        (benchmarks/bench_cleaned.md)."""
         return np.maximum(residual**2 @ self.hat, residual**2 @ self.model)
 
     @property
