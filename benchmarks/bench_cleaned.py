@@ -29,7 +29,6 @@ import pandas as pd
 from bbsard_audit.app import ppi_study
 from bbsard_audit.eval import cleaned
 from bbsard_audit.eval.metrics import DEFAULT_METRICS, hit_matrix, parse_metrics, per_query_matrix
-from bbsard_audit.eval.ranking_shift import system_order
 from bbsard_audit.eval.runs import Qrels, Run
 
 SYSTEMS = ("bm25_fr", "bm25_nl", "e5_fr", "e5_nl", "jina_fr", "jina_nl")
@@ -46,9 +45,7 @@ def judge(values: np.ndarray, y: np.ndarray, draws, names, metrics, seed: int) -
     table["covered"] = (table["ci_low"] <= table["truth"] + 1e-12) & (table["truth"] - 1e-12 <= table["ci_high"])
     table["width"] = table["ci_high"] - table["ci_low"]
     ranks = cleaned.rank_sets(est, metrics)
-    true_rank = {(m, names[i]): r + 1 for j, m in enumerate(metrics)
-                 for r, i in enumerate(system_order(truth[:, j], names))}
-    # a tie in truth: any rank among the tied systems' positions is true
+    # a system's true rank: its place in the truly cleaned order; a tie in truth makes any of the tied places true
     tied_low = {(m, names[i]): 1 + int((truth[:, j] > truth[i, j] + 1e-12).sum())
                 for j, m in enumerate(metrics) for i in range(len(names))}
     tied_high = {(m, names[i]): int((truth[:, j] >= truth[i, j] - 1e-12).sum())
@@ -56,7 +53,6 @@ def judge(values: np.ndarray, y: np.ndarray, draws, names, metrics, seed: int) -
     ranks["true_low"] = [tied_low[(m, s)] for m, s in zip(ranks["metric"], ranks["system"])]
     ranks["true_high"] = [tied_high[(m, s)] for m, s in zip(ranks["metric"], ranks["system"])]
     ranks["inside"] = (ranks["rank_low"] <= ranks["true_high"]) & (ranks["true_low"] <= ranks["rank_high"])
-    del true_rank
     per_metric = ranks.groupby("metric")["inside"].all()
     return {"table": table, "ranks": ranks, "reviewed": int(seen.sum()), "all_ranks": bool(per_metric.all()),
             "metric_ranks": per_metric}
