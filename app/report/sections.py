@@ -282,6 +282,8 @@ def _calibration_table(audit: pd.DataFrame, verdicts: pd.DataFrame) -> Table:
 
 def evaluation_section(wd: Workdir) -> Section:
     sec = Section("evaluation", "Evaluation")
+    if wd.table("cleaned.csv") is not None:
+        _cleaned_subsection(sec.sub("Conclusions on the cleaned benchmark", key="evaluation-cleaned"), wd)
     frag = fragility(wd)
     if frag is not None:
         _fragility_subsection(sec.sub("Fragile conclusions", key="evaluation-fragility"), frag)
@@ -402,6 +404,51 @@ def _beyond_depth(wd: Workdir) -> dict[str, tuple[tuple[str, ...], int]]:
     meta = wd.sidecars.get("metrics.meta.json") or wd.sidecars.get("eval.meta.json") or {}
     return {str(s): (tuple(d["beyond_depth"]), int(d["depth"])) for s, d in (meta.get("run_depth") or {}).items()
             if d.get("beyond_depth")}
+
+
+def _cleaned_subsection(sub: Section, wd: Workdir) -> None:
+    """cleaned.csv and rank_sets.csv of `eval --campaign`: each system on the benchmark without its legal
+    errors, estimated from the campaign's draws, and what `verified` is beside it."""
+    table = wd.table("cleaned.csv")
+    meta = (wd.sidecars.get("cleaned.meta.json") or {}).get("cleaned") or {}
+    names = sorted(set(table["metric"].astype(str)), key=metric_sort_key)
+    headline = next((m for m in HEADLINE_METRICS if m in names), names[0])
+    first = table.iloc[0]
+    verified = _queries(wd.table("metrics.csv"), "verified") if wd.table("metrics.csv") is not None else None
+    sub.add(Text(
+        f"The cleaned benchmark is every judged question whose translation is not a legal error, reviewed or not. "
+        f"{int(first['reviewed']):,} of {int(first['reviewed'] + first['unreviewed']):,} judged questions have a "
+        "verdict; the others are estimated from the campaign's probability draws (each reviewed pair weighted by "
+        "its inclusion probability) and p_error (prediction-powered ratio estimator, 95% intervals, "
+        "cleaned.meta.json gives the method and assumptions). `verified` "
+        + (f"({verified} questions) " if verified and verified != "–" else "")
+        + "holds only the reviewed questions with a verdict in --keep: after a probability draw it over-represents "
+          "the risky pairs the draws favoured and leaves out every unreviewed one, so it is not the cleaned "
+          "benchmark." + (" Rows NAME.corrected: the built-in run re-retrieved on the experts' corrections, on "
+                          "the corrected benchmark (every judged question, legal errors corrected)."
+                          if table["system"].astype(str).str.endswith(".corrected").any() else "")
+        + (" " + " ".join(a for a in meta.get("assumptions", []) if "p_error alone" in a))))
+    rows = []
+    for r in table.sort_values("metric", key=lambda m: m.map(metric_sort_key), kind="stable").itertuples():
+        rows.append((str(r.system), str(r.metric), num(r.full), with_ci(r.cleaned, r.ci_low, r.ci_high),
+                     with_ci(r.change, r.change_low, r.change_high)))
+    rows.sort(key=lambda row: row[1] != headline)
+    sub.add(Table(f"Each system on the full and on the cleaned benchmark [95% CI] ({headline} first; cleaned.csv)",
+                  ("system", "metric", "full", "cleaned", "cleaned − full"), tuple(rows),
+                  visible=sum(row[1] == headline for row in rows)))
+    ranks = wd.table("rank_sets.csv")
+    if ranks is not None:
+        ordered = ranks.sort_values(["metric", "rank"], key=lambda c: c.map(metric_sort_key) if c.name == "metric"
+                                    else c, kind="stable")
+        rows = tuple((str(r.metric), str(r.system), str(int(r.rank)),
+                      str(int(r.rank_low)) if r.rank_low == r.rank_high else f"{int(r.rank_low)}–{int(r.rank_high)}")
+                     for r in ordered.itertuples())
+        rows = tuple(sorted(rows, key=lambda row: row[0] != headline))
+        pairs = wd.table("cleaned_pairs.csv")
+        counts = "" if pairs is None else "; full-set conclusions on the cleaned benchmark: " + ", ".join(
+            f"{int((pairs['conclusion'] == c).sum())} {c}" for c in ("holds", "tied", "flips"))
+        sub.add(Table(f"Rank on the cleaned benchmark and simultaneous 95% rank set per metric (rank_sets.csv{counts})",
+                      ("metric", "system", "rank", "rank set"), rows, visible=sum(row[0] == headline for row in rows)))
 
 
 def _fragility_subsection(sub: Section, frag: pd.DataFrame) -> None:

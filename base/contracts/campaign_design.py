@@ -9,11 +9,14 @@ integer, so every campaign.json from before string ids reads as it did); they mu
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from bbsard_audit.base.errors import InputError
 
-from .jsonfile import from_dict
+from .jsonfile import from_dict, read_json
 from .table import STRING_ID
 
 Id = Any  # an int or a string id, one kind per file as the audit's: checked by `_check_ids`
@@ -27,6 +30,23 @@ class Recalibration:
     b: float
     verdicts: int
     legal: int
+
+    def apply(self, p) -> np.ndarray:
+        """q = sigmoid(a + b·logit p), p clipped to [EDGE, 1 − EDGE] (the identity leaves p as it is)."""
+        return recalibrated(p, self.a, self.b)
+
+
+EDGE = 1e-3
+"""A recalibrated p is clipped to [EDGE, 1 − EDGE] before its logit (a p of exactly 0 or 1 happens)."""
+
+
+def recalibrated(p, a: float, b: float) -> np.ndarray:
+    """logit q = a + b·logit p: the one formula a batch's recorded recalibration means."""
+    p = np.asarray(p, dtype=float)
+    if a == 0.0 and b == 1.0:
+        return p
+    clipped = np.clip(p, EDGE, 1 - EDGE)
+    return 1 / (1 + np.exp(-(a + b * np.log(clipped / (1 - clipped)))))
 
 
 @dataclass
@@ -50,6 +70,14 @@ class Batch:
     tradeoff: float | None = None  # μ of the trade-off rule (annotations/draw.py); absent: the linear rule
     recalibration: Recalibration | None = None  # absent: drawn and estimated with the raw p
     p_floor: float | None = None  # the prediction's floor (annotations/draw.py P_FLOOR); absent: none (before it)
+
+    def predicted(self) -> np.ndarray:
+        """The prediction the batch drew with and is estimated with (pool order): the recorded raw p,
+        recalibrated when the batch records a fit, floored at its `p_floor` (absent: p as it was)."""
+        p = np.asarray(self.p, dtype=float)
+        if self.recalibration is not None:
+            p = self.recalibration.apply(p)
+        return np.maximum(p, self.p_floor or 0.0)
 
 
 @dataclass
@@ -179,3 +207,43 @@ def _check_draws(record: RecordV2, source: str) -> None:
                 f"{fit.verdicts} verdict(s), {fit.legal} legal, where earlier batches drew {drawn} pair(s)"),
                 file=source)
         drawn += len(b.risk) + len(b.control)
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One batch of a format-3 campaign as a probability draw: its pool (ids, in the record's order), the
+    prediction each pool pair was drawn and is estimated with, its inclusion probability, the pairs drawn.
+    Whatever rule made the draw (linear, trade-off, a fixed-size design), π is what the record says."""
+    batch: int
+    kind: str
+    pool: tuple
+    p: np.ndarray
+    pi: np.ndarray
+    drawn: frozenset
+
+
+@dataclass(frozen=True)
+class CampaignDraws:
+    """What a reader outside the annotations stage needs of a campaign: its population and every batch's draw."""
+    source: str
+    population: frozenset
+    draws: tuple[Draw, ...]
+    format: int
+
+
+def read_draws(path: str | Path) -> CampaignDraws:
+    """campaign.json (or the campaign folder holding it), checked like `annotate` checks it, as draws.
+    A campaign recorded before probability draws (format 1 or 2) is one line: its batches have no π."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "campaign.json"
+    data = read_json(path)
+    check_record(data, str(path))
+    record = from_dict(RecordV1 if data["format"] == 1 else RecordV2, data, str(path))
+    if record.format != 3:
+        raise InputError(f"campaign format {record.format} records no probability draws (inclusion probabilities "
+                         "per batch): start a new campaign (format 3) to estimate from it", file=str(path))
+    population = frozenset(i for ids in record.design.strata.values() for i in ids)
+    draws = tuple(Draw(b.batch, b.kind, tuple(b.pool), b.predicted(), np.asarray(b.pi, dtype=float),
+                       frozenset([*b.risk, *b.control])) for b in record.batches)
+    return CampaignDraws(str(path), population, draws, record.format)
