@@ -277,6 +277,8 @@ class OutputGuard:
                 raise InputError(f"--out would overwrite the input {source}; choose another --out",
                                  file=str(path))
         key = self._key(path)
+        if key is None:
+            self._refuse_escape(path)
         if key is None or is_scratch(key) or key in self.written or not os.path.lexists(path):
             return
         if key in self.preserve or self.owns(key):
@@ -292,6 +294,21 @@ class OutputGuard:
             why = f"was changed since `bbsard-audit {self.command}` wrote it"
         raise InputError(f"{key} exists and {why}: `bbsard-audit {self.command}` never replaces it; "
                          "move it away or choose another --out", file=str(self.root))
+
+    def _refuse_escape(self, path: Path) -> None:
+        """A path inside the folder by name whose real place is outside it: some part of it is a
+        symlink that leaves the folder, and writing through it would replace someone's files there."""
+        try:
+            parts = Path(os.path.abspath(path)).relative_to(os.path.abspath(self.root)).parts
+        except ValueError:
+            return  # outside the folder by name too (a cache): not this folder's business
+        link = self.root
+        for part in parts:
+            link = link / part
+            if link.is_symlink() and self._key(link / "x") is None:
+                raise InputError(f"{link.relative_to(self.root).as_posix()} is a symlink that leads out of the "
+                                 f"output folder: `bbsard-audit {self.command}` never writes through it; "
+                                 "remove the link or choose another --out", file=str(self.root))
 
     def record(self, path: Path, digest: str | None = None) -> None:
         key = self._key(path)
