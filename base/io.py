@@ -249,7 +249,23 @@ class OutputGuard:
         self.claims: list[str] = []
         self.transactional = False  # set by begin(): guard_outputs, not a bare OutputGuard
         settle(self.root)
-        self.manifest = read_manifest(self.root)
+        self.manifest, self._seen = read_manifest(self.root), self._manifest_stamp()
+
+    def _manifest_stamp(self) -> tuple | None:
+        try:
+            st = os.stat(self.root / MANIFEST)
+        except OSError:
+            return None
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def _refresh(self) -> bool:
+        """Re-read the manifest when another command committed since we read it (say whether it
+        changed): what it wrote meanwhile is theirs, never an unrecorded file this command may replace."""
+        stamp = self._manifest_stamp()
+        if stamp == self._seen:
+            return False
+        self.manifest, self._seen = read_manifest(self.root), stamp
+        return True
 
     def _key(self, path: Path) -> str | None:
         """`path` relative to the folder (posix), or None when it lies outside."""
@@ -281,6 +297,7 @@ class OutputGuard:
             self._refuse_escape(path)
         if key is None or is_scratch(key) or key in self.written or not os.path.lexists(path):
             return
+        self._refresh()
         if key in self.preserve or self.owns(key):
             return
         entry = self.manifest.get(key)
@@ -355,11 +372,14 @@ class OutputGuard:
         """Rename the finished temp file `src` onto `path` (atomic_path's last step), journaled."""
         key = self._key(path)
         digest = digest_of(src)
-        if key is not None and not is_scratch(key) and self.txn is not None:
-            self._keep_foreign(key, path)
-            self.txn.change(key, path, digest)
-        fault_point()
-        os.replace(src, path)
+        with folder_lock(self.root) if self.txn is not None else contextlib.nullcontext():
+            if key is not None and not is_scratch(key) and self.txn is not None:
+                if self._refresh():  # compare-and-swap: a command that committed `path` since our check wins
+                    self.check(path)
+                self._keep_foreign(key, path)
+                self.txn.change(key, path, digest)
+            fault_point()
+            os.replace(src, path)
         self.record(path, digest)
 
     def _keep_foreign(self, key: str, path: Path) -> None:
