@@ -234,14 +234,18 @@ class OutputGuard:
     `preserve`: names whose version changed by someone else is not refused but kept under a new name
     the command owns (`<stem>.kept-<sha256[:12]><suffix>`, listed in `kept`) before being replaced
     (pull's annotations_raw.csv: the only copy of annotations must never be lost nor block a pull).
+    `adopt`: name -> sha256 of files the command read, validated and carries over into what it writes
+    (a campaign folder, maybe written by an older push without a manifest, or edited and still valid):
+    replaced while they still have that content.
     """
 
     def __init__(self, root: Path, command: str, inputs: Iterable[str | os.PathLike | None] = (),
-                 preserve: Iterable[str] = ()) -> None:
+                 preserve: Iterable[str] = (), adopt: dict[str, str] | None = None) -> None:
         self.root, self.command = Path(root), command
         self.real_root = Path(os.path.realpath(self.root))
         self.inputs = tuple(Path(p) for p in inputs if p is not None)
         self.preserve = frozenset(preserve)
+        self.adopt = dict(adopt or {})
         self.written: dict[str, str] = {}
         self.removed: set[str] = set()
         self.kept: list[tuple[str, str]] = []
@@ -299,6 +303,8 @@ class OutputGuard:
             return
         self._refresh()
         if key in self.preserve or self.owns(key):
+            return
+        if key in self.adopt and is_regular_or_dir(path) and digest_of(path) == self.adopt[key]:
             return
         entry = self.manifest.get(key)
         if entry is None and _vouched(self.root / key, frozenset(self.root / k for k in self.written)):
@@ -465,8 +471,8 @@ def refuse_out_under_a_file(out: str | os.PathLike) -> None:
 
 @contextlib.contextmanager
 def guard_outputs(out: str | os.PathLike, *, command: str, inputs: Iterable[str | os.PathLike | None] = (),
-                  names: Iterable[str] = (), folder: bool = True,
-                  preserve: Iterable[str] = ()) -> Iterator[OutputGuard]:
+                  names: Iterable[str] = (), folder: bool = True, preserve: Iterable[str] = (),
+                  adopt: dict[str, str] | None = None) -> Iterator[OutputGuard]:
     """Run a command's writes under output ownership, as one transaction (see the module docstring).
 
     `out` is a folder (`folder=True`) or one output file (its sidecar is a target too); `names` are
@@ -486,7 +492,7 @@ def guard_outputs(out: str | os.PathLike, *, command: str, inputs: Iterable[str 
         if out.is_dir():
             raise InputError("--out must be a file, but this is a folder", file=str(out))
         root, targets = out.parent, [out, sidecar_path(out), *(out.parent / n for n in names)]
-    guard = OutputGuard(root, command, inputs, preserve=preserve)
+    guard = OutputGuard(root, command, inputs, preserve=preserve, adopt=adopt)
     claims = [k for k in map(guard._key, targets) if k is not None]
     refuse_concurrent(root, claims)  # first: a live writer's half-written files are not "changed"
     for target in targets:
