@@ -745,9 +745,14 @@ def _fragility_finding(frag: pd.DataFrame | None, exposure: dict) -> str:
 
 # ---------------------------------------------------------------- the whole report
 
-def build(wd: Workdir, extra: Sequence[Section] = ()) -> Report:
-    """The report's sections in reading order; `extra` (e.g. the Campaign section) goes before Provenance."""
-    sections = [s for s in (audit_section(wd), review_section(wd), evaluation_section(wd), *extra) if not s.empty]
+def build(wd: Workdir, extra: Sequence[Section] = (), simulated: Section | None = None) -> Report:
+    """The report's sections in reading order; `extra` (e.g. the Corpus section) goes before Provenance;
+    a `simulated` campaign is a subsection of the one Review campaign section (alone there when no
+    review files are present)."""
+    review = review_section(wd)
+    if simulated is not None:
+        review.subsections.append(simulated)
+    sections = [s for s in (audit_section(wd), review, evaluation_section(wd), *extra) if not s.empty]
     sections.append(provenance_section(wd))
     findings = findings_section(wd, sections)
     if not findings.empty:
