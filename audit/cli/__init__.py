@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from bbsard_audit.base.cli_options import DatasetOption, guard_out
 
-from ..options import AuditOptions, SelftestOptions
+from ..options import CONTROL_HELP, AuditOptions, SelftestOptions
 
 console = Console(stderr=True)
 AUDIT, SELFTEST = AuditOptions(), SelftestOptions()
@@ -84,7 +84,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
           review_budget: Annotated[Optional[int], typer.Option(
               "--review-budget", metavar="N", help="Queue the N riskiest flagged pairs for review.")] = None,
           control: Annotated[int, typer.Option("--control", metavar="M",
-                                               help="Plus M stratified random unflagged pairs.")] = 0,
+                                               help=CONTROL_HELP)] = 0,
           seed: Annotated[int, typer.Option(help="Seed of the control sample.")] = 0,
           learned: Annotated[Optional[list[Path]], typer.Option(
               "--learned", metavar="FILE",
