@@ -18,6 +18,7 @@ from bbsard_audit.base.contracts.calibration import Calibration
 from bbsard_audit.base.contracts.estimate import Estimate as ErrorRate
 from bbsard_audit.base.contracts.selftest import Selftest
 from bbsard_audit.eval.metrics import metric_sort_key  # report order = the metric registry's order
+from bbsard_audit.eval.ranking_shift import SIGNIFICANCE, order_survives  # one rule with eval's summary line
 from bbsard_audit.base.languages import BBSARD, LanguagePair
 from bbsard_audit.base.stats import wilson
 from bbsard_audit.app.review_figures import REVIEWED, final_verdicts
@@ -574,8 +575,7 @@ def flatten(obj, prefix: str = ""):
 
 # ---------------------------------------------------------------- Findings
 
-SIGNIFICANCE = 0.05
-"""An observed tau below the random-removal null at p < 0.05 means verification moved the order."""
+
 UNINFORMATIVE_WIDTH = 0.5
 """A random-removal null interval of Kendall tau this wide (a quarter of tau's range [-1, 1]) says that
 removing questions at random already moves the order that much: the test cannot tell (docs/metrics.md)."""
@@ -640,7 +640,7 @@ class _Shift:
 
     @property
     def survives(self) -> bool:
-        return (self.null is None or self.null[3] >= SIGNIFICANCE) and self.significant == 0
+        return order_survives(self.significant, None if self.null is None else self.null[3])
 
     @property
     def uninformative(self) -> bool:
