@@ -158,15 +158,18 @@ def conclusions_said(shift, null) -> str | None:
         hit = null[(null["metric"] == row["metric"]) & (null["subset"] == target)
                    & (null["statistic"] == "kendall_tau")] if null is not None and len(null) else []
         p = float(hit["p_value"].iloc[0]) if len(hit) else None
-        verdicts.append((row["metric"], order_survives(int(row["n_flips_significant"]), p), row))
+        verdicts.append((row["metric"], order_survives(int(row["n_flips_significant"]), p), row, p))
     kept = int(rows["n_queries_b"].iloc[0])
     head = f"conclusions, full vs {target} ({kept:,} of {int(rows['n_queries_a'].iloc[0]):,} questions): "
-    moved = [(m, r) for m, ok, r in verdicts if not ok]
+    moved = [(m, r, p) for m, ok, r, p in verdicts if not ok]
     if not moved:
         flips = int(rows["n_flips"].sum())
         return head + (f"the system order survives on all {len(verdicts)} metric(s); "
                        + ("no system pair swaps places" if not flips else
                           f"{flips} swap(s) of places, none significant") + " (ranking_shift.csv, null_model.csv)")
+    def why(r, p) -> str:
+        below = f", below the random-removal null (p = {p:.3f})" if p is not None and p < SIGNIFICANCE else ""
+        return (f"Kendall tau {r['kendall_tau']:.2f}{below}, {int(r['n_flips_significant'])} significant swap(s): "
+                f"{r['order_a']} -> {r['order_b']}")
     return head + "the system order does not survive on " + "; ".join(
-        f"{m} (Kendall tau {r['kendall_tau']:.2f}, {int(r['n_flips_significant'])} significant swap(s): "
-        f"{r['order_a']} -> {r['order_b']})" for m, r in moved) + " (ranking_shift.csv, null_model.csv)"
+        f"{m} ({why(r, p)})" for m, r, p in moved) + " (ranking_shift.csv, null_model.csv)"

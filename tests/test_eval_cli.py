@@ -85,5 +85,6 @@ def test_eval_says_whether_the_system_order_survives_by_the_reports_rule():
     assert "does not survive on ndcg@10 (Kendall tau 0.60, 1 significant swap(s): a > b -> b > a)" in moved
     assert "map@100" not in moved
     low = null.assign(p_value=[0.01, 0.5])  # tau below the random-removal null: moved, even without a swap
-    assert "does not survive on ndcg@10" in conclusions_said(shift(0), low)
+    assert "does not survive on ndcg@10 (Kendall tau 0.60, below the random-removal null (p = 0.010)" in \
+        conclusions_said(shift(0), low)
     assert conclusions_said(pd.DataFrame(columns=shift(0).columns), null) is None
