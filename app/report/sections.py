@@ -186,7 +186,7 @@ def review_section(wd: Workdir) -> Section:
         sub = sec.sub("Disagreements") if agreement is None else sec.subsections[-1]
         sub.add(Text(f"{len(disagreements):,} pair(s) on which annotators disagree (to adjudicate)."))
         if len(disagreements):
-            sub.add(frame_table(disagreements, "Disagreements", wide=True, visible=3))
+            sub.add(frame_table(disagreements, "Disagreements", wide=True, visible=0))  # the count says it
 
     estimate = wd.document("estimate.json")
     if estimate is not None:
@@ -362,7 +362,8 @@ def evaluation_section(wd: Workdir) -> Section:
             drop = [c for c in ("draws",) if c in null.columns]
             if len(taus):
                 sub.add(frame_table(taus.drop(columns=drop + [c for c in ("system",) if c in taus.columns]),
-                                    "Observed Kendall tau / tau-AP vs the random-removal null (95% null interval)"))
+                                    "Observed Kendall tau / tau-AP vs the random-removal null (95% null interval)",
+                                    visible=0))  # the Findings quote it: folded, the report stays conclusions-first
             if len(deltas):
                 sub.add(frame_table(deltas.drop(columns=drop), "Observed metric change per system vs the "
                                                                "random-removal null", visible=0))
