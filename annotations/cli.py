@@ -38,8 +38,10 @@ annotate = typer.Typer(no_args_is_help=True, rich_markup_mode="markdown",
 Url = Annotated[Optional[str], typer.Option(help="Label Studio URL (else $LABEL_STUDIO_URL or the config "
                                                  "file). The API key only comes from "
                                                  "$LABEL_STUDIO_API_KEY or the config file.")]
-Config = Annotated[Optional[Path], typer.Option(help="TOML file with [label_studio] url, api_key "
-                                                     "(default: ~/.config/bbsard-audit holds it as config.toml).")]
+Config = Annotated[Optional[Path], typer.Option(
+    "--ls-config", metavar="FILE", help="Label Studio credentials: a TOML file with [label_studio] url, api_key "
+                                        "(default: ~/.config/bbsard-audit holds it as config.toml; old spelling "
+                                        "--config).")]
 Project = Annotated[str, typer.Option("--project", help="Label Studio project title.")]
 Retries = Annotated[int, typer.Option(help="Retries (exponential backoff) on transient errors.")]
 Timeout = Annotated[float, typer.Option(help="Seconds one HTTP request may take, body included; one operation "

@@ -397,6 +397,15 @@ def _unrendered(entry_id: str, readings: dict[str, list[str]], expected: Sequenc
     return len(own) < sum(m.key == entry_id for m in expected)
 
 
+def load_learned(path: str | Path) -> Glossary:
+    """A learned glossary file (the glossary format; unlike the base, its `entries` may be empty)."""
+    label = str(path)
+    raw = load_yaml(path, "learned glossary", unreadable="not a glossary")
+    if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list) or "version" not in raw:
+        raise InputError("not a glossary: needs top-level `version` and an `entries` list", file=label)
+    return Glossary.load(path) if raw["entries"] else Glossary([], str(raw["version"]), Path(path))
+
+
 def glossary_sources(glossary: GlossarySource | Sequence[GlossarySource] | None) -> list[GlossarySource]:
     """None -> [the shipped glossary]; one file or Glossary -> [it]; a list stays the list of layers."""
     if glossary is None:

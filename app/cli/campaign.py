@@ -44,7 +44,7 @@ def simulate(
     design: Annotated[str, typer.Option("--design", help="draw: every round a probability draw growing with the "
                                                          "prediction + the prediction-powered estimate (annotate "
                                                          "push --next); ranked: the B riskiest, post-stratified "
-                                                         "estimate (before issue 24).")] = "draw",
+                                                         "estimate (the design before probability draws).")] = "draw",
     certain: Annotated[float, typer.Option("--certain", metavar="SHARE",
                                            help="--design draw: share of each round forced certain (the "
                                                 "likeliest errors) on top of those the draw rule takes with "
