@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -37,7 +37,7 @@ from bbsard_audit.base.contracts.jsonfile import read_json
 from bbsard_audit.base.contracts.table import as_id, id_order
 from bbsard_audit.base.contracts.verdicts import read_raw, read_verdicts
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.io import digest_of, write_json, write_sidecar
+from bbsard_audit.base.io import digest_of, guard_outputs, sidecar_path, write_json, write_sidecar
 
 import numpy as np
 
@@ -49,6 +49,9 @@ from .tasks import QUEUE_COLUMNS, read_audit
 CAMPAIGN_FILE = "campaign.json"
 QUEUE_FILE = "review_queue.csv"
 VERDICTS_FILE = "verdicts.csv"
+FILES = (QUEUE_FILE, sidecar_path(QUEUE_FILE).name, CAMPAIGN_FILE, sidecar_path(CAMPAIGN_FILE).name)
+"""What `save` writes, as one transaction: a push killed between the queue and campaign.json left a
+campaign that refused every later push (or queued pairs no batch records)."""
 STRATA = ("split", "category")  # the audit stage's control strata (review_queue.csv.meta.json `strata`)
 
 
@@ -110,6 +113,8 @@ class Campaign:
     queue: pd.DataFrame  # every pair pushed, its audit columns + queue, stratum, batch
     layout: Layout
     """The start audit's pair: the campaign's review_queue.csv keeps its language-coded columns."""
+    loaded: dict[str, str] = field(default_factory=dict)
+    """sha256 of the campaign's files as `load` read and checked them: `save` may replace exactly those."""
 
     @classmethod
     def exists(cls, folder: Path) -> bool:
@@ -127,7 +132,8 @@ class Campaign:
         queue = read_audit(folder / QUEUE_FILE, QUEUE_COLUMNS + ["batch"])
         if "batch" not in queue.columns:
             raise InputError("missing column 'batch'", file=str(folder / QUEUE_FILE))
-        return cls(folder, record, queue.assign(batch=pd.to_numeric(queue["batch"]).astype(int)), layout)
+        loaded = {name: digest_of(folder / name) for name in FILES if (folder / name).is_file()}
+        return cls(folder, record, queue.assign(batch=pd.to_numeric(queue["batch"]).astype(int)), layout, loaded)
 
     @classmethod
     def start(cls, folder: str | Path, *, project: str, audit: pd.DataFrame, audit_path: Path,
@@ -331,13 +337,15 @@ class Campaign:
         return audit.assign(flagged=audit["id"].isin(self.record["design"]["flagged"]))
 
     def save(self) -> None:
-        """campaign.json and the cumulative review_queue.csv (+ sidecars), atomically."""
+        """campaign.json and the cumulative review_queue.csv (+ sidecars), as one transaction: a kill
+        at any instant leaves the previous campaign or the new one (the next reader settles it)."""
         queue = self.design_queue()
-        self.layout.queue.write(self.folder / QUEUE_FILE, queue, campaign=CAMPAIGN_FILE,
-                                batches=len(self.record["batches"]), n_risk=int((queue["queue"] == "risk").sum()),
-                                n_control=int((queue["queue"] == "control").sum()), **self.layout.meta())
-        write_json(self.folder / CAMPAIGN_FILE, self.record)
-        write_sidecar(self.folder / CAMPAIGN_FILE, project=self.record["project"])
+        with guard_outputs(self.folder, command="annotate push", names=FILES, adopt=self.loaded):
+            self.layout.queue.write(self.folder / QUEUE_FILE, queue, campaign=CAMPAIGN_FILE,
+                                    batches=len(self.record["batches"]), n_risk=int((queue["queue"] == "risk").sum()),
+                                    n_control=int((queue["queue"] == "control").sum()), **self.layout.meta())
+            write_json(self.folder / CAMPAIGN_FILE, self.record)
+            write_sidecar(self.folder / CAMPAIGN_FILE, project=self.record["project"])
 
 
 def _prediction(batch: dict) -> np.ndarray:

@@ -19,7 +19,8 @@ from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
 from .draw import CERTAIN_SHARE, DrawRule
 from .estimate import Goal, estimate as compute_estimate
-from .pull import RAW_FILE, choice_conflicts, pull as pull_verdicts, raw_from_export, read_export_file
+from .pull import (RAW_FILE, REFUSED_FILE, choice_conflicts, pull as pull_verdicts, raw_from_export, read_export_file,
+                   refused_annotations)
 from .spans import SPANS_FILE
 from bbsard_audit.base.contracts.audit import Layout
 
@@ -218,9 +219,9 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
 
     Example: `bbsard-audit annotate pull --project bbsard-review --out out/verdicts.csv`
     """
-    kept = [RAW_FILE, sidecar_path(RAW_FILE).name, SPANS_FILE, sidecar_path(SPANS_FILE).name]
+    kept = [RAW_FILE, sidecar_path(RAW_FILE).name, SPANS_FILE, sidecar_path(SPANS_FILE).name, REFUSED_FILE]
     guard = guard_out(out, command="annotate pull", inputs=[from_file, adjudication, config], folder=False,
-                      names=[RAW_FILE, sidecar_path(RAW_FILE).name], preserve=kept)
+                      names=[RAW_FILE, sidecar_path(RAW_FILE).name, REFUSED_FILE], preserve=kept)
     rule = AdjudicationRule.load(adjudication)
     if from_file:
         tasks, users, source = read_export_file(from_file), {}, {"export_file": str(from_file)}
@@ -243,6 +244,10 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
                    f"(annotation ids {', '.join(map(str, conflicts['annotation_id'][:10]))}; question ids "
                    f"{', '.join(map(str, sorted(set(conflicts['id']))[:10]))}): those questions are left "
                    "unresolved; fix the annotations in Label Studio and pull again", err=True)
+    for r in refused_annotations(tasks):  # one line each; every other annotation was pulled
+        typer.echo(f"warning: task {r['task_id']} (question {r['id']}, annotation {r['annotation_id']}): "
+                   f"{r['reason']}: not pulled, kept verbatim in {out.with_name(REFUSED_FILE)}; its question is "
+                   "left unresolved; fix the annotation in Label Studio and pull again", err=True)
     for name, copy in guard.kept:
         typer.echo(f"note: {name} was changed since `annotate pull` wrote it: its annotations are merged, "
                    f"and that version is kept as {copy}", err=True)

@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING, Sequence
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.sources.model import MAX_QUESTION_CHARS
 
+CONTROL_HELP = ("Plus a control sample of M pairs drawn from every pair outside the risk queue (flagged or not), "
+                "stratified by split x start-risk band, each pair with a known inclusion probability.")
+"""`audit --control`, in the words the README uses too (pipeline.review_queue draws it)."""
+
 if TYPE_CHECKING:
     from bbsard_audit.base.contracts.error_model import ErrorModel
     from bbsard_audit.base.embeddings import Embedder

@@ -36,7 +36,7 @@ def build_report(workdir: str | Path, out: str | Path | None = None, campaign: s
     if not wd.found and simulated is None:
         raise InputError("no stage output here (audit.csv, verdicts.csv, metrics.csv, ...): nothing to report; "
                          "give the folder a stage wrote with --out", file=str(wd.root))
-    report = build(wd, extra=[s for s in (corpus_section(wd), simulated) if s is not None])
+    report = build(wd, extra=[s for s in (corpus_section(wd),) if s is not None], simulated=simulated)
     add_reliability(report, wd)
     out = Path(out) if out is not None else wd.root
     html = write_text(out / "report.html", render_html(report))

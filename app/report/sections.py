@@ -18,6 +18,7 @@ from bbsard_audit.base.contracts.calibration import Calibration
 from bbsard_audit.base.contracts.estimate import Estimate as ErrorRate
 from bbsard_audit.base.contracts.selftest import Selftest
 from bbsard_audit.eval.metrics import metric_sort_key  # report order = the metric registry's order
+from bbsard_audit.eval.ranking_shift import SIGNIFICANCE, order_survives  # one rule with eval's summary line
 from bbsard_audit.base.languages import BBSARD, LanguagePair
 from bbsard_audit.base.stats import wilson
 from bbsard_audit.app.review_figures import REVIEWED, final_verdicts
@@ -185,7 +186,7 @@ def review_section(wd: Workdir) -> Section:
         sub = sec.sub("Disagreements") if agreement is None else sec.subsections[-1]
         sub.add(Text(f"{len(disagreements):,} pair(s) on which annotators disagree (to adjudicate)."))
         if len(disagreements):
-            sub.add(frame_table(disagreements, "Disagreements", wide=True, visible=3))
+            sub.add(frame_table(disagreements, "Disagreements", wide=True, visible=0))  # the count says it
 
     estimate = wd.document("estimate.json")
     if estimate is not None:
@@ -363,7 +364,8 @@ def evaluation_section(wd: Workdir) -> Section:
             drop = [c for c in ("draws",) if c in null.columns]
             if len(taus):
                 sub.add(frame_table(taus.drop(columns=drop + [c for c in ("system",) if c in taus.columns]),
-                                    "Observed Kendall tau / tau-AP vs the random-removal null (95% null interval)"))
+                                    "Observed Kendall tau / tau-AP vs the random-removal null (95% null interval)",
+                                    visible=0))  # the Findings quote it: folded, the report stays conclusions-first
             if len(deltas):
                 sub.add(frame_table(deltas.drop(columns=drop), "Observed metric change per system vs the "
                                                                "random-removal null", visible=0))
@@ -621,8 +623,7 @@ def flatten(obj, prefix: str = ""):
 
 # ---------------------------------------------------------------- Findings
 
-SIGNIFICANCE = 0.05
-"""An observed tau below the random-removal null at p < 0.05 means verification moved the order."""
+
 UNINFORMATIVE_WIDTH = 0.5
 """A random-removal null interval of Kendall tau this wide (a quarter of tau's range [-1, 1]) says that
 removing questions at random already moves the order that much: the test cannot tell (docs/metrics.md)."""
@@ -687,7 +688,7 @@ class _Shift:
 
     @property
     def survives(self) -> bool:
-        return (self.null is None or self.null[3] >= SIGNIFICANCE) and self.significant == 0
+        return order_survives(self.significant, None if self.null is None else self.null[3])
 
     @property
     def uninformative(self) -> bool:
@@ -792,9 +793,14 @@ def _fragility_finding(frag: pd.DataFrame | None, exposure: dict) -> str:
 
 # ---------------------------------------------------------------- the whole report
 
-def build(wd: Workdir, extra: Sequence[Section] = ()) -> Report:
-    """The report's sections in reading order; `extra` (e.g. the Campaign section) goes before Provenance."""
-    sections = [s for s in (audit_section(wd), review_section(wd), evaluation_section(wd), *extra) if not s.empty]
+def build(wd: Workdir, extra: Sequence[Section] = (), simulated: Section | None = None) -> Report:
+    """The report's sections in reading order; `extra` (e.g. the Corpus section) goes before Provenance;
+    a `simulated` campaign is a subsection of the one Review campaign section (alone there when no
+    review files are present)."""
+    review = review_section(wd)
+    if simulated is not None:
+        review.subsections.append(simulated)
+    sections = [s for s in (audit_section(wd), review, evaluation_section(wd), *extra) if not s.empty]
     sections.append(provenance_section(wd))
     findings = findings_section(wd, sections)
     if not findings.empty:

@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from bbsard_audit.base.cli_options import DatasetOption, guard_out
 
 from ..judge.options import JudgeOptions
-from ..options import AuditOptions, SelftestOptions
+from ..options import CONTROL_HELP, AuditOptions, SelftestOptions
 from .judge_options import Judge, JudgeConcurrency, JudgeDryRun, JudgeOn, JudgeUrl
 
 console = Console(stderr=True)
@@ -88,7 +88,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
           review_budget: Annotated[Optional[int], typer.Option(
               "--review-budget", metavar="N", help="Queue the N riskiest flagged pairs for review.")] = AUDIT.review_budget,
           control: Annotated[int, typer.Option("--control", metavar="M",
-                                               help="Plus M stratified random unflagged pairs.")] = AUDIT.control,
+                                               help=CONTROL_HELP)] = AUDIT.control,
           seed: Annotated[int, typer.Option(help="Seed of the control sample.")] = AUDIT.seed,
           learned: Annotated[Optional[list[Path]], typer.Option(
               "--learned", metavar="FILE",
