@@ -65,7 +65,9 @@ audit_app = typer.Typer(
          "Without a subcommand, audits a dataset into `DIR/audit.csv`, `audit.parquet`, `audit.meta.json` "
          "(and `review_queue.csv` with `--review-budget`).\n\n"
          "Example: `bbsard-audit audit --dataset ../shared/data/bbsard --split all --backtranslations "
-         "../shared/data/bbsard/backtranslations_nl_fr.jsonl --review-budget 100 --control 50 --out reports/audit`")
+         "../shared/data/bbsard/backtranslations_nl_fr.jsonl --review-budget 100 --control 50 --out reports/audit`\n\n"
+         "With an LLM judge: `bbsard-audit audit --dataset sample --judge llm:qwen2.5:7b-instruct --judge-url "
+         "http://127.0.0.1:11434/v1 --out reports/judged`")
 
 
 @audit_app.callback()

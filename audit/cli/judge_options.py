@@ -12,8 +12,7 @@ from ..judge.options import CONCURRENCY
 Judge = Annotated[Optional[str], typer.Option(
     "--judge", metavar="llm:MODEL",
     help="Also ask an LLM judge (GEMBA-MQM error spans) at --judge-url about the pairs or documents --judge-on "
-         "selects; its key from BBSARD_AUDIT_JUDGE_API_KEY, else OPENAI_API_KEY. Example: `--judge "
-         "llm:qwen2.5:7b-instruct --judge-url http://127.0.0.1:11434/v1` (docs/audit.md).")]
+         "selects; its API key from the environment (docs/audit.md, \"LLM judge\").")]
 JudgeUrl = Annotated[Optional[str], typer.Option(
     "--judge-url", metavar="URL", help="OpenAI-compatible base URL (vLLM, Ollama, llama.cpp, an API).")]
 JudgeOn = Annotated[Optional[str], typer.Option(
