@@ -95,6 +95,12 @@ class DrawRule:
     off by default, see RECALIBRATE)."""
     p_floor: float = P_FLOOR
     """The prediction's floor (P_FLOOR), applied after any recalibration."""
+    sampling: str = "brewer"
+    """How the pool is drawn (SAMPLERS): "brewer" exactly the batch's size, "poisson" its expected size."""
+
+    def draw(self, pi: np.ndarray, seed: int, batch: int) -> np.ndarray:
+        """The pool pairs this batch draws (`sampling`), seeded by (campaign seed, batch)."""
+        return draw_pool(pi, seed, batch, self.sampling)
 
     def prediction(self, p: np.ndarray, fitted=None) -> np.ndarray:
         """The prediction a batch draws on and is estimated with: the raw p, recalibrated by `fitted`
@@ -163,9 +169,47 @@ def expected_pi(p: np.ndarray, scale: float, floor: float, tradeoff: float | Non
 
 def poisson_draw(pi: np.ndarray, seed: int, batch: int) -> np.ndarray:
     """Which pool pairs a batch draws: independent Bernoulli(π_i) (Poisson sampling: π exact, the batch
-    size random around Σπ), seeded by (campaign seed, batch). A fixed-size alternative (sequential
-    Poisson sampling, π approximate) undercovered at 70 reviews: 91.7 % (benchmarks/bench_ppi_design.md)."""
+    size random around Σπ), seeded by (campaign seed, batch). Batches before SAMPLING; kept for them and
+    for study (`DrawRule(sampling="poisson")`)."""
     return np.random.default_rng([seed, batch]).random(len(pi)) < np.asarray(pi, dtype=float)
+
+
+def brewer_draw(pi: np.ndarray, seed: int, batch: int) -> np.ndarray:
+    """Which pool pairs a batch draws, exactly round(Σπ) of them, each with inclusion probability π_i
+    (Brewer 1975, Tillé 2006 section 7.2, Brewer's method: the pairs with π = 1 taken; then m draws
+    without replacement, the i-th picking pair k among those left with probability ∝
+    π_k (m − a − π_k) / (m − a − π_k (m − i + 1)), a the π already taken). Exact π, never a rejection
+    (Sampford's rejective draw stalled on the trade-off rule's π near 1), every joint inclusion
+    probability positive and close to a maximum-entropy design's, so the Hájek-Deville variance
+    (`fixed_size_variance`) applies. Seeded by (campaign seed, batch)."""
+    pi = np.asarray(pi, dtype=float)
+    out = pi >= 1 - 1e-12
+    rest = np.flatnonzero(~out & (pi > 0))
+    m = int(round(pi[rest].sum()))
+    if m >= len(rest):
+        out[rest] = True
+    if m <= 0 or m >= len(rest):
+        return out
+    rng = np.random.default_rng([seed, batch])
+    left, p, a = np.ones(len(rest), bool), pi[rest], 0.0
+    for i in range(1, m + 1):
+        w = np.where(left, p * (m - a - p) / np.maximum(m - a - p * (m - i + 1), 1e-300), 0.0)
+        k = int(rng.choice(len(rest), p=w / w.sum()))
+        left[k], a = False, a + p[k]
+    out[rest[~left]] = True
+    return out
+
+
+SAMPLERS = {"poisson": poisson_draw, "brewer": brewer_draw}
+SAMPLING = "brewer"
+"""How a `--next` batch draws its pool (recorded per batch as `sampling`; absent: "poisson", every batch
+before it). Brewer: the batch is exactly its size, so a campaign never reviews more than its budget (a
+Poisson draw reviewed 72-73 pairs for a budget of 70, issue 32)."""
+
+
+def draw_pool(pi: np.ndarray, seed: int, batch: int, sampling: str | None = SAMPLING) -> np.ndarray:
+    """The pool pairs a batch draws, by its recorded `sampling` (None: Poisson, a batch from before it)."""
+    return SAMPLERS[sampling or "poisson"](pi, seed, batch)
 
 
 def model_variance(p: np.ndarray, pi: np.ndarray) -> float:
@@ -182,6 +226,7 @@ class BatchDraw:
     pi: np.ndarray     # π on the pool (0 outside)
     p: np.ndarray      # the prediction the draw used (0 outside the pool)
     drawn: np.ndarray  # bool: in S_k
+    fixed: bool = False  # a fixed-size draw (Brewer): the Hájek-Deville variance; else Poisson's
 
 
 @dataclass(frozen=True)
@@ -203,8 +248,23 @@ def batch_total(d: BatchDraw, y: np.ndarray, known: np.ndarray, inside: np.ndarr
     e = (y - q)[drawn]
     pi = d.pi[drawn]
     tau = float(y[domain & ~d.pool].sum() + q[pool].sum() + (e / pi).sum())
-    vhat = float(((1 - pi) / pi**2 * e**2).sum())
+    vhat = fixed_size_variance(e, pi) if d.fixed else float(((1 - pi) / pi**2 * e**2).sum())
     return tau, (vhat + model_variance(d.p[pool], d.pi[pool])) / 2
+
+
+def fixed_size_variance(e: np.ndarray, pi: np.ndarray) -> float:
+    """Hájek-Deville estimate of Var Σ e/π under a fixed-size high-entropy draw (Brewer, Sampford,
+    conditional Poisson): m/(m − 1) Σ (1 − π)(e/π − Ĝ)², Ĝ the (1 − π)-weighted mean of e/π, over the m drawn pairs
+    with π < 1 (certain pairs add nothing). Equal to Poisson's Σ (1 − π)/π² e² less what the fixed size
+    removes: the spread of the batch's total size."""
+    c = 1 - np.asarray(pi, dtype=float)
+    keep = c > 1e-12
+    c, z = c[keep], (np.asarray(e, dtype=float) / np.asarray(pi, dtype=float))[keep]
+    m = len(z)
+    if m < 2:
+        return float((c * z**2).sum())
+    g = float((c * z).sum() / c.sum())
+    return float(m / (m - 1) * (c * (z - g) ** 2).sum())
 
 
 def estimate(draws: list[BatchDraw], y: np.ndarray, known: np.ndarray, domain: np.ndarray,

@@ -358,11 +358,12 @@ def _draw_round(population: pd.Series, pool: pd.Series, p: np.ndarray, n: int, k
     order = np.lexsort((pool.to_numpy(), -p))
     p, pool_ids = p[order], pool.map(as_id).to_numpy(dtype=object)[order]
     pi, _, _, _ = rule.inclusion(p, n)
-    picked = drawing.poisson_draw(pi, *key)
+    picked = rule.draw(pi, *key)
     ids = population.map(as_id).to_numpy(dtype=object)
     at = pd.Series(np.arange(len(ids)), index=ids).loc[pool_ids].to_numpy()
     full = lambda values: np.bincount(at, weights=values, minlength=len(ids))  # noqa: E731
-    return (drawing.BatchDraw(key[1], full(np.ones(len(at))) > 0, full(pi), full(p), full(picked) > 0),
+    return (drawing.BatchDraw(key[1], full(np.ones(len(at))) > 0, full(pi), full(p), full(picked) > 0,
+                              fixed=rule.sampling == "brewer"),
             [as_id(i) for i in pool_ids[picked]])
 
 
