@@ -255,6 +255,7 @@ class Campaign:
         p = pool[column].to_numpy(float)
         if not 0 <= rule.certain <= 1:
             raise InputError(f"--certain must be a share in [0, 1], not {rule.certain:g}")
+        draw.check_informative(p, rule.p_floor, "the batch's pool", str(audit_path))
         fitted = self._recalibration(audit, column) if rule.recalibrate else None
         pi, scale, floor, certain = rule.inclusion(rule.prediction(p, fitted), n)
         picked = rule.draw(pi, self.record["batches"][0]["seed"], k)

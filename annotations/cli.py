@@ -133,6 +133,8 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
     Adaptive campaign: `--campaign camp --queue out/review_queue.csv` first, then after pull and
     `audit learn` / `audit --learned`: `--campaign camp --audit out2/audit.csv --next 20`.
     """
+    if next_n is not None and next_n < 1:
+        raise InputError(f"--next must be >= 1, not {next_n}: a batch of {next_n} pairs reviews nothing")
     if next_n is not None and campaign is None:
         raise typer.BadParameter("--next needs --campaign (the folder that holds campaign.json)")
     for option, path in (("--audit", audit), ("--queue", queue)):  # before any server or campaign is touched
