@@ -108,10 +108,15 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
                                                                "campaign.json; pull into DIR/verdicts.csv.")] = None,
          next_n: Annotated[Optional[int], typer.Option("--next", metavar="N",
                                                        help="Add a batch (needs --campaign) from the pairs of --audit "
-                                                            "never queued or reviewed: a probability draw of expected "
-                                                            "size N (the likeliest errors with certainty, the rest with "
-                                                            "probabilities growing with p_error, else risk, read as at "
-                                                            "least 1 %); an older campaign folder: the N riskiest.")] = None,
+                                                            "never queued or reviewed: a probability draw of exactly N "
+                                                            "pairs (Brewer's πps: never over a budget; the likeliest "
+                                                            "errors with certainty, the rest with probabilities growing "
+                                                            "with p_error, else risk, read as at least 1 %); an older "
+                                                            "campaign folder: the N riskiest. The trade-off: each pair "
+                                                            "drawn by chance instead of by rank is an error the ranking "
+                                                            "might have found, bought for an interval on the pairs never "
+                                                            "reviewed (the ranking alone has none); `campaign simulate` "
+                                                            "prints both for your audit.")] = None,
          dataset: Annotated[Optional[str], dataset_option("Dataset, to show gold article ids (and titles when a "
                                                                "corpus is loaded); default: the one audit.meta.json names.",
                                                                short=False)] = None,
