@@ -5,7 +5,8 @@ pairs no earlier batch drew and nobody had reviewed when it was drawn) with know
 probabilities π_i, recorded per pair in campaign.json with the prediction p_i it used (`p_error`
 when the audit has it, else `risk`). The start batch is the audit's review queue (risk queue with
 π = 1, control pairs a simple random sample of n_h of the N_h pairs of each risk band, π = n_h / N_h);
-a `--next N` batch draws N pairs by Poisson sampling (N pairs expected) with the trade-off rule
+a `--next N` batch draws exactly N pairs (Brewer's fixed-size πps draw, `sampling` = "brewer"; batches
+recorded before it, without the key, were Poisson draws of N pairs expected) with the trade-off rule
 π_i = min(1, max(floor, sqrt(μ·p_i(1 − p_i) / (ν − p_i)))), π_i = 1 where p_i ≥ ν (`DrawRule`: finding
 and estimating as one objective, Σ π·p − μ·V⁰), floor = FLOOR_SHARE · N / |U_k| > 0 for every pair, a
 forced `certain` share of the likeliest first; batches recorded before the rule (no `tradeoff` key)
@@ -21,12 +22,14 @@ batch k alone gives an unbiased estimate of the number of legal errors in the po
                                                                            reviewed outside the design)
 
 whatever the predictions, however they were refitted from earlier verdicts: q_k and π_k are fixed before
-batch k is drawn (functions of the verdicts of batches < k only), S_k is a Poisson draw with those π_k, so
+batch k is drawn (functions of the verdicts of batches < k only), S_k is a draw with those π_k, so
 E[τ̂_k | everything before batch k] = τ (sequential active inference, Zrnic & Candès 2024). The τ̂_k − τ are
 martingale differences, so their combination with weights fixed at draw time, w_k ∝ 1 / V⁰_k
 (V⁰_k = Σ_{U_k} (1 − π)/π · p(1 − p), the variance the predictions expect), is unbiased with variance
-Σ w_k² V_k. V_k = (V̂_k + V⁰_k) / 2, the mean of the design-unbiased Horvitz-Thompson estimate
-V̂_k = Σ_{S_k} (1 − π)/π² (y − q)² and V⁰_k: V̂_k alone is too small exactly when a rare large residual
+Σ w_k² V_k. V_k = (V̂_k + V⁰_k) / 2, the mean of the design-based estimate V̂_k (Poisson: the
+Horvitz-Thompson Σ_{S_k} (1 − π)/π² (y − q)²; fixed size: the Hájek-Deville form, `fixed_size_variance`)
+and V⁰_k (in a fixed-size campaign each pair's q(1 − q) raised to the squared residual its prediction band
+shows, `observed_spread`): V̂_k alone is too small exactly when a rare large residual
 (an error with a small p) has not been drawn yet, which is what made a plain normal interval
 undercover at 14–100 reviews (benchmarks/bench_ppi_design.md). Interval: normal, clipped to what the
 verdicts make certain. Stopping: the same normal bound at level α·6/(π²k²) after the k-th batch,
