@@ -9,11 +9,12 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from test_estimator_design import cli, start_audit, write_start
+from test_estimator_design import cli
+from test_ppi_design import campaign  # noqa: F401 (the fixture)
 
 from bbsard_audit.annotations import draw
 from bbsard_audit.annotations.adaptive import Campaign
-from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, read_audit
+from bbsard_audit.annotations.tasks import read_audit
 from bbsard_audit.app import ppi_study
 from bbsard_audit.base.errors import InputError
 
@@ -79,25 +80,7 @@ def test_a_campaign_never_reviews_more_pairs_than_its_budget(batch, control, bud
                for seed in range(1, 9))  # what the fixed size fixes
 
 
-@pytest.fixture
-def campaign(tmp_path):
-    frame = start_audit()
-    frame = frame.assign(p_error=np.round(np.clip(frame["risk"] * 0.8, 0, 1), 4))
-    audit, queue = write_start(tmp_path / "run", frame, budget=10, control=14)
-    camp = tmp_path / "camp"
-    Campaign.start(camp, project="p", audit=read_audit(audit), audit_path=audit,
-                   queue=read_audit(queue, QUEUE_COLUMNS), queue_path=queue, seed=3).save()
-    truth = dict(zip(frame["id"], frame["risk"] > 0.3))
-    pd.DataFrame({"id": sorted(truth), "verdict": ["legal" if truth[i] else "correct" for i in sorted(truth)]}) \
-        .iloc[:0].to_csv(camp / "verdicts.csv", index=False)
-
-    def verdicts(ids):
-        pd.DataFrame({"id": sorted(ids), "verdict": ["legal" if truth[i] else "correct" for i in sorted(ids)]}) \
-            .to_csv(camp / "verdicts.csv", index=False)
-    return frame, audit, queue, camp, verdicts
-
-
-def test_a_next_batch_is_exactly_its_size_and_records_its_sampling(campaign):
+def test_a_next_batch_is_exactly_its_size_and_records_its_sampling(campaign):  # noqa: F811
     frame, audit, queue, camp, verdicts = campaign
     verdicts(pd.read_csv(queue)["id"])
     state = Campaign.load(camp)
@@ -114,7 +97,7 @@ def test_a_next_batch_is_exactly_its_size_and_records_its_sampling(campaign):
         Campaign.load(camp)
 
 
-def test_a_poisson_campaign_of_before_still_reads_checks_and_estimates_as_before(campaign, tmp_path):
+def test_a_poisson_campaign_of_before_still_reads_checks_and_estimates_as_before(campaign, tmp_path):  # noqa: F811
     """A format-3 campaign whose `--next` batches were Poisson draws (no `sampling` key: every one before issue
     32) loads, its π checks, and its estimate is the Poisson one, byte for byte whether the key is absent
     or says poisson; an unknown sampling is one line."""
@@ -142,7 +125,7 @@ def test_a_poisson_campaign_of_before_still_reads_checks_and_estimates_as_before
     assert not (tmp_path / "bad.json").exists()
 
 
-def test_a_pool_with_no_prediction_above_the_floor_is_one_line_and_nothing_is_written(campaign, tmp_path):
+def test_a_pool_with_no_prediction_above_the_floor_is_one_line_and_nothing_is_written(campaign, tmp_path):  # noqa: F811
     frame, audit, queue, camp, verdicts = campaign
     verdicts(pd.read_csv(queue)["id"])
     flat = tmp_path / "flat.csv"
@@ -153,7 +136,7 @@ def test_a_pool_with_no_prediction_above_the_floor_is_one_line_and_nothing_is_wr
     assert (camp / "campaign.json").read_bytes() == before
 
 
-def test_next_zero_is_one_line_before_any_server_or_file_is_touched(campaign):
+def test_next_zero_is_one_line_before_any_server_or_file_is_touched(campaign):  # noqa: F811
     frame, audit, queue, camp, verdicts = campaign
     before = (camp / "campaign.json").read_bytes()
     res = cli("push", "--audit", audit, "--project", "p", "--campaign", camp, "--next", "0")
