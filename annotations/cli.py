@@ -165,8 +165,9 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
             typer.echo(f"campaign {campaign}: batch {len(state.record['batches']) - 1} queues {len(rows)} pair(s)"
                        + (f" (only {len(rows)} unreviewed pair(s) left)" if len(rows) < next_n and (
                            not state.drawn or pool <= next_n) else
-                          f" (a probability draw of expected size {next_n} from {pool} pair(s), "
-                          f"by {state.record['batches'][-1]['prediction']})" if state.drawn else ""))
+                          f" (a probability draw of {'exactly' if state.record['batches'][-1].get('sampling') == 'brewer' else 'expected size'} "
+                          f"{next_n} from {pool} pair(s), by {state.record['batches'][-1]['prediction']})"
+                          if state.drawn else ""))
         state.save()  # before importing: an interrupted push is resumed by the next one
         reviewed = state.reviewed()
         frame = state.queue[~state.queue["id"].isin(reviewed)]
