@@ -188,7 +188,9 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, options: SimulationOptio
     where it is least sure); else the first ranking stays (the static baseline).
 
     An oracle without a row for a pair the campaign reviews -> InputError naming the ids, unless
-    `allow_partial`: then such pairs are left out (not reviewed, not in the budget) and counted.
+    `allow_partial`: then such pairs are left out (not reviewed, not in the budget) and counted; design
+    `draw` then draws later rounds from, and estimates, only the pairs the oracle covers (meta
+    `estimate_population`).
     `progress(reviewed, budget * seeds)` is called after every round.
     """
     options.check()

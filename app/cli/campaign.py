@@ -54,7 +54,9 @@ def simulate(
                                        help="Run seeds K .. K+S-1 (control samples); report mean and spread.")] = 1,
     allow_partial: Annotated[bool, typer.Option(
         "--allow-partial-oracle", help="Leave out (not reviewed, not in the budget) pairs the oracle has no "
-                                       "row for, and report the coverage, instead of refusing.")] = False,
+                                       "row for, and report the coverage, instead of refusing; with --design draw "
+                                       "later rounds draw only from the pairs it has a row for, and the estimate "
+                                       "is of those pairs (named in the output).")] = False,
     no_refit: Annotated[bool, typer.Option("--no-refit", help="Learn term rules but keep the audit's risk "
                                                               "as the ranking (no refitted model).")] = False,
     explore: Annotated[float, typer.Option("--explore", metavar="SHARE",
