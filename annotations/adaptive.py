@@ -261,9 +261,10 @@ class Campaign:
         p = pool[column].to_numpy(float)
         if not 0 <= rule.certain <= 1:
             raise InputError(f"--certain must be a share in [0, 1], not {rule.certain:g}")
+        draw.check_informative(p, rule.p_floor, "the batch's pool", str(audit_path))
         fitted = self._recalibration(audit, column) if rule.recalibrate else None
         pi, scale, floor, certain = rule.inclusion(rule.prediction(p, fitted), n)
-        picked = draw.poisson_draw(pi, self.record["batches"][0]["seed"], k)
+        picked = rule.draw(pi, self.record["batches"][0]["seed"], k)
         rows = pool[picked].assign(queue="risk", stratum=f"batch{k}", batch=k)
         self.record["batches"].append({
             "batch": k, "kind": "next", "audit_sha256": digest_of(Path(audit_path)),
@@ -271,7 +272,8 @@ class Campaign:
             "risk": [as_id(i) for i in rows["id"]], "control": [], "pool": [as_id(i) for i in pool["id"]],
             "p": _floats(p), "pi": _floats(pi), "prediction": column, "seed": self.record["batches"][0]["seed"],
             "scale": None if np.isinf(scale) else float(scale), "floor": float(floor), "certain": certain,
-            "p_floor": float(rule.p_floor), **({} if rule.tradeoff is None else {"tradeoff": float(rule.tradeoff)}),
+            "p_floor": float(rule.p_floor), "sampling": rule.sampling,
+            **({} if rule.tradeoff is None else {"tradeoff": float(rule.tradeoff)}),
             **({} if fitted is None else {"recalibration": fitted.record()})})
         self.queue = pd.concat([self.queue, rows], ignore_index=True)
         return rows
@@ -302,7 +304,7 @@ class Campaign:
             p[at[keep]] = _prediction(b)[keep]
             picked = [index[i] for i in [*b["risk"], *b["control"]] if i in index]
             drawn[picked] = True
-            out.append(draw.BatchDraw(b["batch"], pool, pi, p, drawn))
+            out.append(draw.BatchDraw(b["batch"], pool, pi, p, drawn, fixed=b.get("sampling") == "brewer"))
         return out
 
     def design_queue(self) -> pd.DataFrame:

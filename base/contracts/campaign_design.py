@@ -19,6 +19,9 @@ from bbsard_audit.base.errors import InputError
 from .jsonfile import from_dict, read_json
 from .table import STRING_ID
 
+SAMPLINGS = ("poisson", "brewer")
+"""How a format-3 `--next` batch drew its pool (annotations/draw.py); a batch without the key was Poisson."""
+
 Id = Any  # an int or a string id, one kind per file as the audit's: checked by `_check_ids`
 
 
@@ -70,6 +73,7 @@ class Batch:
     tradeoff: float | None = None  # μ of the trade-off rule (annotations/draw.py); absent: the linear rule
     recalibration: Recalibration | None = None  # absent: drawn and estimated with the raw p
     p_floor: float | None = None  # the prediction's floor (annotations/draw.py P_FLOOR); absent: none (before it)
+    sampling: str | None = None  # how the pool was drawn: "brewer" (fixed size); absent: Poisson (before it)
 
     def predicted(self) -> np.ndarray:
         """The prediction the batch drew with and is estimated with (pool order): the recorded raw p,
@@ -194,6 +198,11 @@ def _check_draws(record: RecordV2, source: str) -> None:
                                  "inclusion probability > 0", file=source, id=i)
         if b.p_floor is not None and not 0 <= b.p_floor < 1:
             raise InputError(f"{key}.p_floor = {b.p_floor!r} is not in [0, 1)", file=source)
+        if b.sampling not in (None, *SAMPLINGS):
+            raise InputError(f"{key}.sampling = {b.sampling!r} is not one of {', '.join(SAMPLINGS)}", file=source)
+        if b.sampling == "brewer" and len(b.risk) + len(b.control) != round(sum(b.pi)):
+            raise InputError(f"{key}: a fixed-size (brewer) batch draws exactly sum(pi) = {round(sum(b.pi))} "
+                             f"pairs, not {len(b.risk) + len(b.control)}", file=source)
         pool = set(b.pool)
         outside = [i for i in [*b.risk, *b.control] if i not in pool]
         if outside:
