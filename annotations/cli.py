@@ -18,7 +18,7 @@ from bbsard_audit.base.io import file_problem, sidecar_path, write_csv, write_js
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
 from .draw import CERTAIN_SHARE, DrawRule
-from .estimate import Goal, estimate as compute_estimate
+from .estimate import Goal, check_level, estimate as compute_estimate
 from .pull import RAW_FILE, choice_conflicts, pull as pull_verdicts, raw_from_export, read_export_file
 from .spans import SPANS_FILE
 from bbsard_audit.base.contracts.audit import Layout
@@ -46,8 +46,12 @@ Timeout = Annotated[float, typer.Option(help="Seconds one HTTP request may take,
                                               "(retries + 1) times this.")]
 TargetHalfwidth = Annotated[Optional[float], typer.Option(help="Stopping target: half-width of the error-rate "
                                                                 "CI (a share, e.g. 0.02).")]
-MaxMissed = Annotated[Optional[float], typer.Option(help="Stopping target: expected legal errors left among "
-                                                         "unreviewed pairs.")]
+MaxMissed = Annotated[Optional[float], typer.Option(help="Stopping target: at most this many legal errors left "
+                                                         "among the unreviewed pairs, compared with the stopping "
+                                                         "bound (the upper end of the confidence sequence, valid "
+                                                         "however often checked), not with the expected number; a "
+                                                         "campaign without probability draws has no stopping bound "
+                                                         "and compares the expected number (it says so).")]
 
 
 def _connection(url, config, retries, timeout) -> Connection:
@@ -262,6 +266,7 @@ def status(project: Project,
     """
     if audit is not None and verdicts is None and campaign is None:
         raise typer.BadParameter("--audit needs --verdicts or --campaign")
+    goal = Goal(target_halfwidth, max_missed)
     conn = _connection(url, config, retries, timeout)
     proj = _open_project(conn, project)
     tasks = proj.export()
@@ -277,7 +282,7 @@ def status(project: Project,
     for name, n in raw.groupby("annotator").size().sort_values(ascending=False).items():
         typer.echo(f"  {name}: {n}")
     if audit is not None:
-        result, _ = _estimate(audit, verdicts, queue, campaign, split, 0.95, 0, Goal(target_halfwidth, max_missed))
+        result, _ = _estimate(audit, verdicts, queue, campaign, split, 0.95, 0, goal)
         _report_missed(result)
 
 
@@ -332,9 +337,10 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
 
     Example: `bbsard-audit annotate estimate --audit out/audit.csv --queue out/review_queue.csv --verdicts out/verdicts.csv --out out/estimate.json --split test`
     """
+    check_level(level)
+    goal = Goal(target_halfwidth, max_missed)  # out of range: one line before anything is read or written
     guard_out(out, command="annotate estimate", inputs=[audit, verdicts, queue, campaign], folder=False)
-    result, inputs = _estimate(audit, verdicts, queue, campaign, split, level, seed,
-                               Goal(target_halfwidth, max_missed))
+    result, inputs = _estimate(audit, verdicts, queue, campaign, split, level, seed, goal)
     record = result.write(out)
     write_sidecar(out, files=[record], **inputs, split=split, level=level, seed=seed, method=result.method)
     typer.echo(f"legally inaccurate: {result.share_legal:.1%} [{result.ci_low:.1%}, {result.ci_high:.1%}] "
