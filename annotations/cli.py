@@ -18,7 +18,7 @@ from bbsard_audit.base.io import file_problem, sidecar_path, write_csv, write_js
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
 from .draw import CERTAIN_SHARE, DrawRule
-from .estimate import Goal, check_level, estimate as compute_estimate
+from .estimate import Goal, check_level, estimate as compute_estimate, verdicts_used
 from .pull import RAW_FILE, choice_conflicts, pull as pull_verdicts, raw_from_export, read_export_file
 from .spans import SPANS_FILE
 from bbsard_audit.base.contracts.audit import Layout
@@ -396,6 +396,7 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
         from .draw import campaign_estimate
 
         result = campaign_estimate(population, judged, state, level=level, goal=goal)
+        result.verdicts = verdicts_used(judged)
         return result, inputs | {"verdicts": verdicts, "prediction": result.design.prediction}
     result = compute_estimate(population, judged, design, level=level, seed=seed, design=plan, goal=goal)
     if campaign is not None:  # an older campaign.json: read with the estimator of its own format
@@ -409,16 +410,19 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
 
 
 def _report_missed(result) -> None:
+    """The errors left, from the estimate's one object (`Estimate.errors_left`), worded as the report says them."""
+    left = result.errors_left
+    typer.echo(f"legal errors left unreviewed (all): {left.sentence(result.level)}")
     for m in result.unreviewed:
-        if m.name != "all" and not m.unreviewed:
-            continue  # a stratum reviewed in full
-        typer.echo(f"legal errors left unreviewed ({m.name}): {m.expected:.1f} [{m.ci_low:.0f}, {m.ci_high:.0f}] "
-                   f"among {m.unreviewed} pair(s)")
+        if m.name != "all" and m.unreviewed:  # a legacy design's groups (a stratum reviewed in full is not said)
+            typer.echo(f"  of which {m.name}: {m.expected:.1f} expected [{m.ci_low:.0f}, {m.ci_high:.0f}] among "
+                       f"{m.unreviewed} pair(s)")
     t = result.target
     if t is not None:
-        wanted = [(f"at most {t.missed_upper:.1f} errors left by the stopping bound ({t.expected_missed:.1f} "
-                   f"expected; target: at most {t.max_missed:g})" if t.missed_upper is not None else
-                   f"{t.expected_missed:.1f} expected errors left (target: at most {t.max_missed:g})")
+        wanted = [(f"stopping bound {left.stopping_bound:.1f} errors left, {left.expected:.1f} expected (target: at "
+                   f"most {t.max_missed:g} by the stopping bound)" if left.stopping_bound is not None else
+                   f"{t.expected_missed:.1f} expected errors left (target: at most {t.max_missed:g}); no stopping "
+                   "bound in this design, so the expected number is compared")
                   if t.max_missed is not None else "",
                   f"error-rate {'confidence-sequence' if t.rule else 'CI'} half-width {t.halfwidth:.1%} "
                   f"(target: at most {t.target_halfwidth:.1%})"

@@ -43,8 +43,8 @@ import numpy as np
 import pandas as pd
 
 from bbsard_audit.base.contracts.table import as_id
-from bbsard_audit.base.contracts.estimate import Estimate, Missed, Stratum, Target
-from bbsard_audit.base.contracts.verdicts import check_known
+from bbsard_audit.base.contracts.estimate import Estimate, Missed, Stratum, Target, VerdictsUsed
+from bbsard_audit.base.contracts.verdicts import check_known, fingerprint
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.stats import wilson
 
@@ -318,7 +318,12 @@ def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | 
     return Estimate(share_legal=share, ci_low=float(low), ci_high=float(high),
                     expected_legal_pairs=found + expected, population=n_all, strata=strata,
                     level=level, draws=draws, seed=seed, unreviewed=unreviewed, target=target,
-                    assumptions=assumptions, found_legal=found, **extra)
+                    assumptions=assumptions, found_legal=found, verdicts=verdicts_used(final), **extra)
+
+
+def verdicts_used(final: pd.DataFrame) -> VerdictsUsed:
+    """What the estimate records of the final verdicts it read (a report or release compares it)."""
+    return VerdictsUsed(*fingerprint(zip(final["id"], final["verdict"])))
 
 
 def _missed(name: str, unreviewed: int, expected: float, sims: np.ndarray, tail: float) -> Missed:
