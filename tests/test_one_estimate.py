@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 from test_estimator_design import cli
@@ -28,3 +29,98 @@ def test_max_missed_help_says_it_compares_the_stopping_bound():
     res = cli("estimate", "--help")
     text = " ".join(res.output.replace("│", " ").split())
     assert "stopping bound" in text and "not with the expected number" in text
+
+
+class _FakeProject:
+    """The Label Studio project `annotate status` reads (no task yet): its estimate part is what is tested."""
+    id = 1
+
+    class client:  # noqa: N801
+        class projects:  # noqa: N801
+            @staticmethod
+            def get(_):
+                return type("P", (), {"maximum_annotations": 2})()
+
+    class conn:  # noqa: N801
+        @staticmethod
+        def call(_, fn):
+            return fn()
+
+    def export(self):
+        return []
+
+    def users(self):
+        return {}
+
+
+def _bench_runs(root, ids):
+    """Three systems' runs and qrels over the campaign's question ids (eval's inputs)."""
+    rng = np.random.default_rng(5)
+    docs = [str(1000 + i) for i in range(40)]
+    gold = {str(q): docs[int(q) % 40] for q in ids}
+    (root / "qrels.trec").write_text("".join(f"{q} 0 {d} 1\n" for q, d in gold.items()))
+    for system, skill in (("good", 0.8), ("mid", 0.6), ("bad", 0.3)):
+        ranking = {}
+        for q, d in gold.items():
+            ranked = list(rng.permutation([x for x in docs if x != d])[:9])
+            if rng.random() < skill:
+                ranked.insert(int(rng.integers(0, 5)), d)
+            ranking[q] = ranked
+        (root / f"{system}.json").write_text(json.dumps(ranking))
+    return {s: root / f"{s}.json" for s in ("good", "mid", "bad")}
+
+
+def test_one_answer_to_how_many_errors_are_left_across_estimate_status_eval_and_report(campaign, tmp_path,  # noqa: F811
+                                                                                        monkeypatch):
+    """Issue 32 item 4: after a campaign with a finished batch, `annotate estimate`, `annotate status`, the
+    report's Findings, estimate block and fragility (eval) give the same expected errors left among the same
+    N unreviewed pairs, the fragility's judged questions a sub-population scaled from that estimate."""
+    from bbsard_audit.annotations import cli as annotate_cli
+    from bbsard_audit.annotations.adaptive import Campaign
+    from bbsard_audit.annotations.tasks import read_audit
+    from bbsard_audit.app.report import build_report
+    from bbsard_audit.eval.pipeline import EvalConfig, evaluate, write_outputs
+
+    frame, audit, queue, camp, verdicts = campaign
+    start = set(pd.read_csv(queue)["id"])
+    state = Campaign.load(camp)
+    rows = state.add_batch(read_audit(audit), audit, 14, set())
+    state.save()
+    verdicts(start | set(rows["id"]))
+    res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", camp / "estimate.json", "--max-missed", "5")
+    assert res.exit_code == 0, res.output
+    est = json.loads((camp / "estimate.json").read_text())
+    left = est["errors_left"]
+    n_left = 222 - len(start | set(rows["id"]))
+    assert left["unreviewed"] == n_left and est["by_batch"][-1]["batch"] == 1
+    assert left["expected"] == pytest.approx(est["unreviewed"][0]["expected"])
+    assert left["stopping_bound"] == pytest.approx(est["target"]["missed_upper"])  # the bound the target compares
+    assert left["ci_low"] <= left["expected"] <= left["ci_high"] <= left["stopping_bound"] + 1e-9
+    said = (f"{left['expected']:.1f} expected among the {n_left:,} unreviewed pairs (95% interval "
+            f"{left['ci_low']:.1f}–{left['ci_high']:.1f}; stopping bound: at most {left['stopping_bound']:.1f})")
+    assert said in res.output
+
+    monkeypatch.setattr(annotate_cli, "_connection", lambda *a: _FakeProject.conn)
+    monkeypatch.setattr(annotate_cli, "_open_project", lambda *a, **k: _FakeProject())
+    res = cli("status", "--project", "p", "--audit", audit, "--campaign", camp, "--max-missed", "5")
+    assert res.exit_code == 0, res.output
+    assert said in res.output and f"stopping bound {left['stopping_bound']:.1f} errors left" in res.output
+
+    work = tmp_path / "run"  # the work folder: audit.csv, the campaign as its subfolder, eval's outputs
+    if not (work / "camp").exists():
+        camp.rename(work / "camp")
+    camp = work / "camp"
+    result = evaluate(EvalConfig(runs=_bench_runs(tmp_path, frame["id"]), qrels=tmp_path / "qrels.trec",
+                                 verdicts=camp / "verdicts.csv", audit=audit, metrics=("mrr@10",),
+                                 resamples=1000, null_draws=5))
+    write_outputs(result, work)
+    frag = pd.read_csv(work / "fragility.csv")
+    assert len(frag) and frag["expected_errors_unverified"].iloc[0] == pytest.approx(left["expected"])
+    assert frag["expected_errors_unverified_high"].iloc[0] == pytest.approx(left["ci_high"])
+    build_report(work)
+    report = (work / "report.md").read_text()
+    findings = report.split("## ")[1]
+    assert said in findings and f"among the {n_left:,} judged questions not reviewed" in findings
+    assert f"scaled from estimate.json's {left['expected']:.1f} expected among its {n_left:,} unreviewed pairs" in findings
+    assert f"expected {left['expected']:.1f}, upper bound {left['ci_high']:.1f}" in findings
+    assert "share legal among drawn (design rate)" in report and "Stale estimate" not in report
