@@ -121,6 +121,91 @@ def test_one_answer_to_how_many_errors_are_left_across_estimate_status_eval_and_
     report = (work / "report.md").read_text()
     findings = report.split("## ")[1]
     assert said in findings and f"among the {n_left:,} judged questions not reviewed" in findings
-    assert f"scaled from estimate.json's {left['expected']:.1f} expected among its {n_left:,} unreviewed pairs" in findings
+    assert f"(estimate.json's {n_left:,} unreviewed pairs, the same figures)" in findings
     assert f"expected {left['expected']:.1f}, upper bound {left['ci_high']:.1f}" in findings
     assert "share legal among drawn (design rate)" in report and "Stale estimate" not in report
+
+
+def test_a_sub_population_is_scaled_from_the_same_estimate():
+    """Fragility's judged questions not reviewed, fewer than the estimate's unreviewed pairs: the same
+    estimate scaled by their share (never the flagged/unflagged strata rates of before)."""
+    from bbsard_audit.base.contracts.estimate import Estimate, Missed, Stratum
+    from bbsard_audit.eval.fragility import SCALED_METHOD, expected_unverified_errors
+
+    est = Estimate(share_legal=0.103, ci_low=0.05, ci_high=0.2, expected_legal_pairs=22.9, population=222,
+                   strata=[Stratum("batch0", 222, 40, 7, 0.176, None, None)], level=0.95, draws=0, seed=0,
+                   unreviewed=[Missed("all", 154, 10.8, 0.0, 26.0)], found_legal=12, cs_high=0.18)
+    assert est.errors_left.stopping_bound == pytest.approx(0.18 * 222 - 12)
+    got = expected_unverified_errors(est, flagged=40, unflagged=100)
+    assert got.expected == pytest.approx(10.8 * 140 / 154) and got.high == pytest.approx(26.0 * 140 / 154)
+    assert got.method == SCALED_METHOD and "spread evenly" in got.method
+    again = Estimate.from_dict(json.loads(json.dumps(est.to_dict())))
+    assert again.errors_left == est.errors_left  # stored, read back the same
+
+
+def _recorded_estimate(root, verdicts_csv):
+    """An estimate.json recording the final verdicts of `verdicts_csv` (as `annotate estimate` writes it)."""
+    from bbsard_audit.annotations.estimate import verdicts_used
+    from bbsard_audit.base.contracts.estimate import Estimate, Missed
+
+    final = pd.read_csv(verdicts_csv)
+    Estimate(0.375, 0.2, 0.6, 3.0, 8, [], 0.95, 100, 0, unreviewed=[Missed("all", 2, 0.4, 0.0, 1.0)],
+             verdicts=verdicts_used(final[final["verdict"].fillna("") != ""])).write(root / "estimate.json")
+
+
+def test_a_release_refuses_and_a_report_flags_an_estimate_older_than_the_verdicts(tmp_path):
+    """Issue 33: the estimate records the verdicts it came from; a verdict changed since is a stale estimate."""
+    from test_release import make_dataset, write_review
+
+    from bbsard_audit.app.cli import app
+    from bbsard_audit.app.report import build_report
+    from bbsard_audit.app.release import build_release
+    from bbsard_audit.base.dataset import load_dataset
+    from bbsard_audit.base.errors import InputError
+    from typer.testing import CliRunner
+
+    ds = load_dataset(str(make_dataset(tmp_path / "src")))
+    verdicts = write_review(tmp_path / "work")
+    _recorded_estimate(tmp_path / "work", verdicts)
+    build_release(ds, verdicts, tmp_path / "rel")  # current: released, the card quotes its errors left
+    card = (tmp_path / "rel" / "README.md").read_text()
+    assert "Legal errors left: 0.4 expected among the 2 unreviewed pairs" in card
+    build_report(tmp_path / "work")
+    assert "Stale estimate" not in (tmp_path / "work" / "report.md").read_text()
+
+    frame = pd.read_csv(verdicts)
+    frame.loc[frame["id"] == 1, "verdict"] = "legal"  # a later pull: one more legal error
+    frame.to_csv(verdicts, index=False)
+    with pytest.raises(InputError, match="estimate.json is stale: it was computed from 6 final verdict"):
+        build_release(ds, verdicts, tmp_path / "rel2")
+    assert not (tmp_path / "rel2").exists()
+    res = CliRunner().invoke(app, ["report", "--workdir", str(tmp_path / "work"), "--out", str(tmp_path / "rep")])
+    assert res.exit_code == 0 and "warning: Stale estimate" in res.output
+    report = (tmp_path / "rep" / "report.md").read_text()
+    findings = report.split("## ")[1]
+    assert "Stale estimate: estimate.json was computed from 6 final verdict(s)" in findings
+
+
+def test_illustrative_verdicts_are_labelled_wherever_they_are_counted(tmp_path):
+    """Issue 32 item 6: verdicts whose sidecar says illustrative are never called a final expert verdict."""
+    from test_release import make_dataset, write_review
+
+    from bbsard_audit.app.report import build_report
+    from bbsard_audit.app.release import build_release
+    from bbsard_audit.base.dataset import load_dataset
+    from bbsard_audit.base.io import write_sidecar
+
+    ds = load_dataset(str(make_dataset(tmp_path / "src")))
+    verdicts = write_review(tmp_path / "work")
+    write_sidecar(verdicts, source="illustrative verdicts", illustrative=True)
+    summary = build_release(ds, verdicts, tmp_path / "rel")
+    card = (tmp_path / "rel" / "README.md").read_text()
+    assert summary.verdict_kind == "an illustrative verdict, not a real expert review"
+    assert "final expert verdict" not in card and "expert-verified" not in card
+    assert "**These verdicts are illustrative**" in card
+    build_report(tmp_path / "work")
+    report = (tmp_path / "work" / "report.md").read_text()
+    findings, review = report.split("## ")[1], report.split('<a id="review"></a>')[1]
+    assert "(an illustrative verdict, not a real expert review) were judged legally inaccurate" in findings
+    assert "a final expert verdict" not in findings
+    assert "pairs reviewed (illustrative verdicts)" in review and "These verdicts are illustrative" in review

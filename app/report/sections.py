@@ -768,7 +768,9 @@ def _fragility_finding(frag: pd.DataFrame | None, exposure: dict, estimate: Erro
                  if "unverified_judged_queries" in exposure else "the judged questions not reviewed")
         left = estimate.errors_left if isinstance(estimate, ErrorRate) else None
         if left is not None and str(exposure.get("method", "")).startswith(SCALED_METHOD[:40]):
-            among += (f" (a sub-population, scaled from estimate.json's {left.expected:.1f} expected among its "
+            among += (f" (estimate.json's {left.unreviewed:,} unreviewed pairs, the same figures)"
+                      if exposure.get("unverified_judged_queries") == left.unreviewed else
+                      f" (a sub-population, scaled from estimate.json's {left.expected:.1f} expected among its "
                       f"{left.unreviewed:,} unreviewed pairs)")
         return (f"{fragile:,} of {total:,} pairwise conclusions (system a beats b on a metric) are fragile: removing "
                 f"no more questions than the legally inaccurate ones expected among {among} (expected "
