@@ -225,16 +225,20 @@ class Campaign:
     def add_batch(self, audit: pd.DataFrame, audit_path: Path, n: int, exclude: set[int | str],
                   rule: draw.DrawRule = draw.DrawRule()) -> pd.DataFrame:
         """Queue the `n` riskiest pairs of `audit` never queued, reviewed or in `exclude` (on the server);
-        format 3: a draw of expected size `n` from them (`_draw_batch`)."""
+        format 3: a draw of expected size `n` from the pairs never queued or reviewed, on the server or not
+        (`_draw_batch`; push imports only the drawn pairs not there yet)."""
         if n < 1:
             raise InputError("--next must be >= 1")
         outside = set(audit["id"]) - self.population
         if outside:
             raise InputError(f"{len(outside)} id(s) are not in the campaign's population (e.g. {min(outside)}): "
                              "re-run the audit on the campaign's split", file=str(audit_path))
-        taken = set(self.queue["id"]) | self.reviewed() | exclude
-        if self.drawn:
+        taken = set(self.queue["id"]) | self.reviewed()
+        if self.drawn:  # a pair on the server that no batch drew and nobody reviewed stays in the pool: left
+            # out, it would be a pair outside the pool without a verdict, and the batch could never enter the
+            # estimate (a pilot push of every pair: "0 unreviewed pair(s) left", the batch pending for ever)
             return self._draw_batch(audit, audit_path, n, taken, rule)
+        taken |= exclude
         pool = audit[~audit["id"].isin(taken)].sort_values(["risk", "id"], ascending=[False, True])
         k = len(self.record["batches"])
         rows = pool.head(n).assign(queue="risk", stratum=f"batch{k}", batch=k)

@@ -209,3 +209,22 @@ def test_illustrative_verdicts_are_labelled_wherever_they_are_counted(tmp_path):
     assert "(an illustrative verdict, not a real expert review) were judged legally inaccurate" in findings
     assert "a final expert verdict" not in findings
     assert "pairs reviewed (illustrative verdicts)" in review and "These verdicts are illustrative" in review
+
+
+def test_a_pilot_push_of_every_pair_leaves_them_in_the_next_draw_and_the_batch_enters_the_estimate(campaign,  # noqa: F811
+                                                                                                    tmp_path):
+    """Issue 33: pairs on the server that no batch drew and nobody reviewed (a pilot push of every pair) were
+    left out of the next batch's pool: "0 unreviewed pair(s) left", and the batch pending for ever."""
+    from bbsard_audit.annotations.adaptive import Campaign
+    from bbsard_audit.annotations.tasks import read_audit
+
+    frame, audit, queue, camp, verdicts = campaign
+    start = set(pd.read_csv(queue)["id"])
+    verdicts(start)
+    state = Campaign.load(camp)
+    rows = state.add_batch(read_audit(audit), audit, 14, exclude=set(frame["id"]))  # every pair on the server
+    state.save()
+    assert len(state.record["batches"][1]["pool"]) == 222 - len(start) and len(rows) > 0
+    verdicts(start | set(rows["id"]))
+    res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "e.json")
+    assert res.exit_code == 0 and "after batch 1 (" in res.output and "not fully reviewed" not in res.output
