@@ -32,7 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from bbsard_audit.base.contracts.audit import Layout
-from bbsard_audit.base.contracts.campaign_design import check_record
+from bbsard_audit.base.contracts.campaign_design import check_record, seal
 from bbsard_audit.base.contracts.jsonfile import read_json
 from bbsard_audit.base.contracts.table import as_id, id_order
 from bbsard_audit.base.contracts.verdicts import read_raw, read_verdicts
@@ -124,6 +124,7 @@ class Campaign:
         check_record(record, str(path), layout.string_ids)  # every key and type, ids of the audit's kind
         if record["format"] == 3:
             _check_inclusion(record, str(path))
+            _check_drawn(record, str(path))
         queue = read_audit(folder / QUEUE_FILE, QUEUE_COLUMNS + ["batch"])
         if "batch" not in queue.columns:
             raise InputError("missing column 'batch'", file=str(folder / QUEUE_FILE))
@@ -181,6 +182,7 @@ class Campaign:
                          "p": _floats(audit[column]), "pi": _floats(pi), "prediction": column, "seed": seed,
                          "scale": None, "floor": None, "certain": None, "p_floor": draw.P_FLOOR}],
         }
+        record["batches"][0]["sealed"] = seal(record["batches"][0])
         return cls(Path(folder), record, queue.assign(batch=0), Layout.of(queue_path))
 
     @property
@@ -207,6 +209,22 @@ class Campaign:
         design = self.record["design"]
         stratum = pd.Series({i: h for h, ids in design["strata"].items() for i in ids}, dtype=object)
         return Design(stratum, set(design["control"]), census=set(design["census"]))
+
+    def check_predictions(self, audit: pd.DataFrame, audit_path: Path) -> None:
+        """Each batch drawn from this very audit (same sha256) recorded its prediction as the audit has it:
+        an edited `p` (a start batch's above all: its π is the design's, so nothing else re-derives it) is one
+        line naming the batch and the pair."""
+        sha = digest_of(Path(audit_path))
+        for b in self.record["batches"]:
+            column = b.get("prediction")
+            if b["audit_sha256"] != sha or column not in audit.columns or b.get("p") is None:
+                continue
+            values = dict(zip(audit["id"].map(as_id), pd.to_numeric(audit[column], errors="coerce")))
+            for j, (i, p) in enumerate(zip(b["pool"], b["p"])):
+                if i in values and not math.isclose(p, round(float(values[i]), 12), rel_tol=0, abs_tol=1e-9):
+                    raise InputError(f"batches[{b['batch']}].p[{j}] = {p!r} is not the {column} {values[i]:.6g} of "
+                                     f"the audit it was drawn from (edited?)", file=str(self.folder / CAMPAIGN_FILE),
+                                     id=i)
 
     def check_start_queue(self, queue_path: Path) -> None:
         if digest_of(Path(queue_path)) != self.record["design"]["queue_sha256"]:
@@ -237,7 +255,9 @@ class Campaign:
         if self.drawn:  # a pair on the server that no batch drew and nobody reviewed stays in the pool: left
             # out, it would be a pair outside the pool without a verdict, and the batch could never enter the
             # estimate (a pilot push of every pair: "0 unreviewed pair(s) left", the batch pending for ever)
-            return self._draw_batch(audit, audit_path, n, taken, rule)
+            rows = self._draw_batch(audit, audit_path, n, taken, rule)
+            self.record["batches"][-1]["sealed"] = seal(self.record["batches"][-1])
+            return rows
         taken |= exclude
         pool = audit[~audit["id"].isin(taken)].sort_values(["risk", "id"], ascending=[False, True])
         k = len(self.record["batches"])
@@ -368,5 +388,41 @@ def _check_inclusion(record: dict, source: str) -> None:
             bad = ~np.isclose(pi, want, rtol=0, atol=1e-9) & ~((pi == 1) & (np.arange(len(pi)) < (b["certain"] or 0)))
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
-            raise InputError(f"batches[{b['batch']}].pi[{j}] = {pi[j]!r} is not the design's inclusion probability "
+            raise InputError(f"batches[{b['batch']}].pi[{j}] = {float(pi[j])!r} is not the design's inclusion probability "
                              f"{want[j]:.6g} (edited?)", file=source, id=pool[j])
+
+
+def _redrawn(b: dict, seed: int, k: int) -> np.ndarray:
+    """The pool pairs a `--next` batch draws from its recorded π with the campaign's seed, by the sampling it
+    records (absent: Poisson, every batch before fixed-size draws): the draw itself, re-run."""
+    sampling = b.get("sampling") or "poisson"
+    pi = np.asarray(b["pi"], dtype=float)
+    return draw.poisson_draw(pi, seed, k) if sampling == "poisson" else draw.draw_pool(pi, seed, k, sampling)
+
+
+def _check_drawn(record: dict, source: str) -> None:
+    """The pairs each batch drew, re-derived before any estimate: the start batch's are the design's (its
+    census risk queue, its control sample), a `--next` batch's what its recorded π, seed and sampling draw;
+    a sealed batch (`seal`) still is as drawn (its p, p_floor and pool, which no seed re-derives). An edit is
+    one line naming the batch (and the pair where one is named)."""
+    design = record["design"]
+    seed = record["batches"][0]["seed"]
+    for k, b in enumerate(record["batches"]):
+        key = f"batches[{b['batch']}]"
+        if b.get("sealed") is not None and seal(b) != b["sealed"]:
+            raise InputError(f"{key} is not the batch as it was drawn: its p, p_floor, pool or drawn pairs were edited "
+                             "(its seal no longer matches)", file=source)
+        if b["kind"] == "start":
+            census = {i for h in design["census"] for i in design["strata"].get(h, [])}
+            wanted = (("risk", b["risk"], census, "the design's census risk queue"),
+                      ("control", b["control"], set(design["control"]), "the design's control sample"))
+        else:
+            picked = np.asarray(b["pool"], dtype=object)[_redrawn(b, seed, k)]
+            wanted = (("risk", [*b["risk"], *b["control"]], set(picked), f"the pairs its draw (seed {seed}, batch {k}) "
+                                                                         "gives"),)
+        for name, ids, want, what in wanted:
+            extra, missing = sorted(set(ids) - want, key=id_order), sorted(want - set(ids), key=id_order)
+            if extra or missing:
+                i = (extra or missing)[0]
+                raise InputError(f"{key}.{name} {'holds' if extra else 'lacks'} pair {i}, "
+                                 f"{'not among' if extra else 'one of'} {what} (edited?)", file=source, id=i)

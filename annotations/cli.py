@@ -370,8 +370,10 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
 
         if queue is not None:
             raise typer.BadParameter("give --campaign or --queue, not both")
-        state = Campaign.load(campaign)
+        state = Campaign.load(campaign)  # its draws re-derived and checked (adaptive._check_drawn)
         population = state.design_population(population, audit)
+        if state.drawn:
+            state.check_predictions(population, audit)
         verdicts = verdicts or campaign / VERDICTS_FILE
         inputs |= {"campaign": campaign, "batches": len(state.record["batches"])}
         where = "the campaign's population"

@@ -228,3 +228,38 @@ def test_a_pilot_push_of_every_pair_leaves_them_in_the_next_draw_and_the_batch_e
     verdicts(start | set(rows["id"]))
     res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "e.json")
     assert res.exit_code == 0 and "after batch 1 (" in res.output and "not fully reviewed" not in res.output
+
+
+@pytest.mark.parametrize("edit", ["start_p", "start_p_floor", "next_p", "next_p_floor", "next_drawn_added",
+                                  "next_drawn_removed", "start_control"])
+def test_an_edited_draw_is_re_derived_and_refused_in_one_line_before_any_estimate(campaign, tmp_path, edit):  # noqa: F811
+    """Issue 33: editing a batch's p, p_floor or drawn list moved the published rate with exit 0."""
+    from bbsard_audit.annotations.adaptive import Campaign
+    from bbsard_audit.annotations.tasks import read_audit
+
+    frame, audit, queue, camp, verdicts = campaign
+    state = Campaign.load(camp)
+    rows = state.add_batch(read_audit(audit), audit, 14, set())
+    state.save()
+    verdicts(set(pd.read_csv(queue)["id"]) | set(rows["id"]))
+    assert cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "ok.json").exit_code == 0
+    record = json.loads((camp / "campaign.json").read_text())
+    start, nxt = record["batches"]
+    undrawn = next(i for i in nxt["pool"] if i not in nxt["risk"])
+    {"start_p": lambda: start["p"].__setitem__(0, 0.99), "start_p_floor": lambda: start.__setitem__("p_floor", 0.5),
+     "next_p": lambda: nxt["p"].__setitem__(-1, round(nxt["p"][-1] + 0.001, 6)),
+     "next_p_floor": lambda: nxt.__setitem__("p_floor", 0.5),
+     "next_drawn_added": lambda: nxt["risk"].append(undrawn), "next_drawn_removed": lambda: nxt["risk"].pop(),
+     "start_control": lambda: start["control"].pop()}[edit]()
+    (camp / "campaign.json").write_text(json.dumps(record))
+    res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "e.json")
+    assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+    assert "batches[" in res.output and "campaign.json" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "e.json").exists()
+    for key in ("sealed",):  # a campaign from before seals: the seed and the audit still catch the edit
+        start.pop(key, None)
+        nxt.pop(key, None)
+    (camp / "campaign.json").write_text(json.dumps(record))
+    res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "e.json")
+    if edit != "start_p_floor":  # a floor raised on the start batch: only its seal tells
+        assert res.exit_code == 2 and res.output.count("\n") == 1, res.output

@@ -8,6 +8,8 @@ integer, so every campaign.json from before string ids reads as it did); they mu
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +52,7 @@ class Batch:
     tradeoff: float | None = None  # μ of the trade-off rule (annotations/draw.py); absent: the linear rule
     recalibration: Recalibration | None = None  # absent: drawn and estimated with the raw p
     p_floor: float | None = None  # the prediction's floor (annotations/draw.py P_FLOOR); absent: none (before it)
+    sealed: str | None = None  # `seal` of the batch as drawn; absent: a batch recorded before seals
 
 
 @dataclass
@@ -179,3 +182,11 @@ def _check_draws(record: RecordV2, source: str) -> None:
                 f"{fit.verdicts} verdict(s), {fit.legal} legal, where earlier batches drew {drawn} pair(s)"),
                 file=source)
         drawn += len(b.risk) + len(b.control)
+
+
+def seal(batch: dict) -> str:
+    """sha256 of a batch's record as it was drawn (every key but `sealed`, canonical JSON): what cannot be
+    re-derived from the seed (the predictions p, p_floor, the pool) is checked against it. Not a secret:
+    it catches an edit, not a forger."""
+    body = {k: v for k, v in batch.items() if k != "sealed"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
