@@ -273,6 +273,7 @@ class Campaign:
                     rule: draw.DrawRule) -> pd.DataFrame:
         """A Poisson draw of expected size `n` from the pairs never queued or reviewed, π growing with
         the audit's prediction (`rule`); queued in prediction order, so the certain pairs come first."""
+        self._check_covers(audit, audit_path, taken)
         column = prediction_column(audit, str(audit_path))
         pool = audit[~audit["id"].isin(taken)].sort_values([column, "id"], ascending=[False, True], kind="mergesort")
         k = len(self.record["batches"])
@@ -293,6 +294,29 @@ class Campaign:
             **({} if fitted is None else {"recalibration": fitted.record()})})
         self.queue = pd.concat([self.queue, rows], ignore_index=True)
         return rows
+
+    def _check_covers(self, audit: pd.DataFrame, audit_path: Path, taken: set) -> None:
+        """A draw's pool is every pair no batch drew and nobody reviewed: the estimator counts a pair outside a
+        batch's pool as known, so a pool without some of them (an audit re-run on one split only) makes a
+        batch that never enters the estimate of the whole population. Refused before anything is drawn."""
+        left = sorted(self.population - taken - set(audit["id"].map(as_id)), key=id_order)
+        if left:
+            raise InputError(f"this audit leaves out {len(left)} of the campaign's pairs that no batch drew and nobody "
+                             f"reviewed (e.g. id {left[0]}): a batch draws from all of them, else it could never enter "
+                             "the estimate; re-run the audit on the campaign's whole population (every split the start "
+                             "audit had)", file=str(audit_path), id=left[0])
+
+    def blocked(self, ids: set, known: set) -> list[tuple[int, int]]:
+        """(batch, pairs) of the batches whose pool left out unreviewed pairs of `ids` (drawn from an audit of
+        part of the population, before `_check_covers`): they cannot enter an estimate over `ids`."""
+        drawn_before: set = set()
+        out = []
+        for b in self.record["batches"]:
+            outside = ids - set(b["pool"]) - known - drawn_before
+            if b["kind"] != "start" and outside:
+                out.append((b["batch"], len(outside)))
+            drawn_before |= {*b["risk"], *b["control"]}
+        return out
 
     def _recalibration(self, audit: pd.DataFrame, column: str) -> recalibration.Recalibration:
         """The next batch's recalibration: fitted on this audit's prediction of the pairs earlier batches drew

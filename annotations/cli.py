@@ -11,6 +11,7 @@ from rich.progress import Progress
 
 from bbsard_audit.base.cli_options import dataset_option, guard_out
 from bbsard_audit.base.contracts.sidecar import read_sidecar
+from bbsard_audit.base.contracts.table import as_id
 from bbsard_audit.base.contracts.verdicts import Verdicts, read_raw
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import file_problem, sidecar_path, write_csv, write_json, write_sidecar
@@ -399,6 +400,10 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
 
         result = campaign_estimate(population, judged, state, level=level, goal=goal)
         result.verdicts = verdicts_used(judged)
+        for batch, n in state.blocked(set(population["id"].map(as_id)), set(judged["id"].map(as_id))):
+            result.assumptions.append(f"batch {batch} was drawn from an audit that left out {n} unreviewed pair(s) of "
+                                      "this population: it cannot enter this estimate (only one over the pairs its "
+                                      "audit covered, e.g. its --split)")
         return result, inputs | {"verdicts": verdicts, "prediction": result.design.prediction}
     result = compute_estimate(population, judged, design, level=level, seed=seed, design=plan, goal=goal)
     if campaign is not None:  # an older campaign.json: read with the estimator of its own format

@@ -263,3 +263,42 @@ def test_an_edited_draw_is_re_derived_and_refused_in_one_line_before_any_estimat
     res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "e.json")
     if edit != "start_p_floor":  # a floor raised on the start batch: only its seal tells
         assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+
+
+def test_a_next_draw_from_an_audit_of_one_split_is_refused_and_an_older_such_batch_is_explained(tmp_path):
+    """Issue 33: a re-audit of one split gave a batch whose pool left out the other split's unreviewed pairs,
+    which the estimator counts as known: the batch never entered the estimate of every split ("not fully
+    reviewed yet" for ever). Such a draw is refused; one recorded before is said, and its split's estimate has it."""
+    from test_estimator_design import start_audit, write_start
+
+    from bbsard_audit.annotations.adaptive import Campaign
+    from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, read_audit
+    from bbsard_audit.base.contracts.audit import AUDIT
+    from bbsard_audit.base.errors import InputError
+
+    frame = start_audit()
+    frame = frame.assign(p_error=np.round(np.clip(frame["risk"] * 0.8, 0, 1), 4))
+    frame.loc[frame["id"] > 150, "split"] = "train"
+    audit, queue = write_start(tmp_path / "run", frame, budget=10, control=14)
+    camp = tmp_path / "camp"
+    Campaign.start(camp, project="p", audit=read_audit(audit), audit_path=audit,
+                   queue=read_audit(queue, QUEUE_COLUMNS), queue_path=queue, seed=3).save()
+    AUDIT.write_file(tmp_path / "test.csv", frame[frame["split"] == "test"])
+    state = Campaign.load(camp)
+    with pytest.raises(InputError, match="this audit leaves out .* re-run the audit on the campaign's whole"):
+        state.add_batch(read_audit(tmp_path / "test.csv"), tmp_path / "test.csv", 14, set())
+    assert len(Campaign.load(camp).record["batches"]) == 1
+
+    state._check_covers = lambda *a: None  # a campaign.json written before the check
+    rows = state.add_batch(read_audit(tmp_path / "test.csv"), tmp_path / "test.csv", 14, set())
+    state.save()
+    truth = dict(zip(frame["id"], frame["risk"] > 0.3))
+    ids = sorted(set(pd.read_csv(queue)["id"]) | set(rows["id"]))
+    pd.DataFrame({"id": ids, "verdict": ["legal" if truth[i] else "correct" for i in ids]}).to_csv(
+        camp / "verdicts.csv", index=False)
+    res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "all.json")
+    left_out = len(set(frame.loc[frame["split"] == "train", "id"]) - set(ids))
+    assert res.exit_code == 0 and f"batch 1 was drawn from an audit that left out {left_out} unreviewed pair(s)" \
+        in res.output, res.output
+    res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "t.json", "--split", "test")
+    assert res.exit_code == 0 and "after batch 1 (" in res.output and "left out" not in res.output
