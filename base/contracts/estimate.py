@@ -167,6 +167,7 @@ class Estimate(Record):
 
     def named_values(self) -> list[NamedValue]:
         """The headline and per-stratum rates with their intervals (dataset card, report)."""
+        kind = "share legal among its drawn pairs (a design rate, not the split's)" if self.design_rates else ""
         return [NamedValue("share_legal", self.share_legal, self.ci_low, self.ci_high, self.population),
-                *(NamedValue(f"stratum {s.name}", s.rate, s.wilson_low, s.wilson_high, s.reviewed)
-                  for s in self.strata if s.rate is not None)]
+                *(NamedValue(f"{s.name}: {kind}" if kind else f"stratum {s.name}", s.rate, s.wilson_low,
+                             s.wilson_high, s.reviewed) for s in self.strata if s.rate is not None)]
