@@ -110,9 +110,10 @@ def test_one_answer_to_how_many_errors_are_left_across_estimate_status_eval_and_
     if not (work / "camp").exists():
         camp.rename(work / "camp")
     camp = work / "camp"
-    result = evaluate(EvalConfig(runs=_bench_runs(tmp_path, frame["id"]), qrels=tmp_path / "qrels.trec",
-                                 verdicts=camp / "verdicts.csv", audit=audit, metrics=("mrr@10",),
-                                 resamples=1000, null_draws=5))
+    config = EvalConfig(runs=_bench_runs(tmp_path, frame["id"]), qrels=tmp_path / "qrels.trec",
+                        verdicts=camp / "verdicts.csv", audit=audit, metrics=("mrr@10",), resamples=1000, null_draws=5)
+    result = evaluate(config)
+    assert not any("stale" in w for w in result.warnings)
     write_outputs(result, work)
     frag = pd.read_csv(work / "fragility.csv")
     assert len(frag) and frag["expected_errors_unverified"].iloc[0] == pytest.approx(left["expected"])
@@ -124,6 +125,10 @@ def test_one_answer_to_how_many_errors_are_left_across_estimate_status_eval_and_
     assert f"(estimate.json's {n_left:,} unreviewed pairs, the same figures)" in findings
     assert f"expected {left['expected']:.1f}, upper bound {left['ci_high']:.1f}" in findings
     assert "share legal among drawn (design rate)" in report and "Stale estimate" not in report
+    later = pd.read_csv(camp / "verdicts.csv")  # a later pull changes a verdict: eval says the estimate is stale
+    later.loc[0, "verdict"] = "correct" if later.loc[0, "verdict"] == "legal" else "legal"
+    later.to_csv(camp / "verdicts.csv", index=False)
+    assert any("estimate.json is stale" in w for w in evaluate(config).warnings)
 
 
 def test_a_sub_population_is_scaled_from_the_same_estimate():
