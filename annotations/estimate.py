@@ -54,15 +54,16 @@ CENSUS = "risk_queue"
 @dataclass(frozen=True)
 class Goal:
     """A lead's stopping target (`--target-halfwidth`, `--max-missed`): none set, no Target is reported.
-    Out of range is one line: a half-width that every interval meets (>= 0.5, a share) or none can
-    (<= 0), a negative or infinite number of errors left would declare a target met that means nothing."""
+    Out of range is one line: a half-width above 0.5 (of a share: 5 read as 5 points is met by any
+    interval) or <= 0, a negative or infinite number of errors left would declare a target met that
+    means nothing."""
     target_halfwidth: float | None = None
     max_missed: float | None = None
 
     def __post_init__(self) -> None:
         h, m = self.target_halfwidth, self.max_missed
-        if h is not None and not (math.isfinite(h) and 0 < h < 0.5):
-            raise InputError(f"--target-halfwidth {h:g} is not a share in (0, 0.5) (e.g. 0.02 for 2 points)")
+        if h is not None and not (math.isfinite(h) and 0 < h <= 0.5):
+            raise InputError(f"--target-halfwidth {h:g} is not a share in (0, 0.5] (e.g. 0.02 for 2 points)")
         if m is not None and not (math.isfinite(m) and m >= 0):
             raise InputError(f"--max-missed {m:g} is not a finite number of errors >= 0")
 
