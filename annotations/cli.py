@@ -401,9 +401,10 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
         result = campaign_estimate(population, judged, state, level=level, goal=goal)
         result.verdicts = verdicts_used(judged)
         for batch, n in state.blocked(set(population["id"].map(as_id)), set(judged["id"].map(as_id))):
-            result.assumptions.append(f"batch {batch} was drawn from an audit that left out {n} unreviewed pair(s) of "
-                                      "this population: it cannot enter this estimate (only one over the pairs its "
-                                      "audit covered, e.g. its --split)")
+            result.assumptions.append(f"batch {batch}'s pool left out {n} pair(s) of this population that have no "
+                                      "final verdict (not in the audit it was drawn from, or annotated but unresolved "
+                                      "when it was drawn): it enters this estimate once they have one, else only an "
+                                      "estimate without them (the --split of its audit)")
         return result, inputs | {"verdicts": verdicts, "prediction": result.design.prediction}
     result = compute_estimate(population, judged, design, level=level, seed=seed, design=plan, goal=goal)
     if campaign is not None:  # an older campaign.json: read with the estimator of its own format
