@@ -433,9 +433,6 @@ def _check_drawn(record: dict, source: str) -> None:
     seed = record["batches"][0]["seed"]
     for k, b in enumerate(record["batches"]):
         key = f"batches[{b['batch']}]"
-        if b.get("sealed") is not None and seal(b) != b["sealed"]:
-            raise InputError(f"{key} is not the batch as it was drawn: its p, p_floor, pool or drawn pairs were edited "
-                             "(its seal no longer matches)", file=source)
         if b["kind"] == "start":
             census = {i for h in design["census"] for i in design["strata"].get(h, [])}
             wanted = (("risk", b["risk"], census, "the design's census risk queue"),
@@ -450,3 +447,6 @@ def _check_drawn(record: dict, source: str) -> None:
                 i = (extra or missing)[0]
                 raise InputError(f"{key}.{name} {'holds' if extra else 'lacks'} pair {i}, "
                                  f"{'not among' if extra else 'one of'} {what} (edited?)", file=source, id=i)
+        if b.get("sealed") is not None and seal(b) != b["sealed"]:  # what no seed re-derives
+            raise InputError(f"{key} is not the batch as it was drawn: its p, p_floor or pool were edited (its seal "
+                             "no longer matches)", file=source)
