@@ -11,6 +11,7 @@ from rich.progress import Progress
 
 from bbsard_audit.base.cli_options import dataset_option, guard_out
 from bbsard_audit.base.contracts.sidecar import read_sidecar
+from bbsard_audit.base.contracts.table import as_id
 from bbsard_audit.base.contracts.verdicts import Verdicts, read_raw
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import file_problem, sidecar_path, write_csv, write_json, write_sidecar
@@ -18,7 +19,7 @@ from bbsard_audit.base.io import file_problem, sidecar_path, write_csv, write_js
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
 from .draw import CERTAIN_SHARE, DrawRule
-from .estimate import Goal, estimate as compute_estimate
+from .estimate import Goal, check_level, estimate as compute_estimate, verdicts_used
 from .pull import (RAW_FILE, REFUSED_FILE, choice_conflicts, pull as pull_verdicts, raw_from_export, read_export_file,
                    refused_annotations)
 from .spans import SPANS_FILE
@@ -49,8 +50,12 @@ Timeout = Annotated[float, typer.Option(help="Seconds one HTTP request may take,
                                               "(retries + 1) times this.")]
 TargetHalfwidth = Annotated[Optional[float], typer.Option(help="Stopping target: half-width of the error-rate "
                                                                 "CI (a share, e.g. 0.02).")]
-MaxMissed = Annotated[Optional[float], typer.Option(help="Stopping target: expected legal errors left among "
-                                                         "unreviewed pairs.")]
+MaxMissed = Annotated[Optional[float], typer.Option(help="Stopping target: at most this many legal errors left "
+                                                         "among the unreviewed pairs, compared with the stopping "
+                                                         "bound (the upper end of the confidence sequence, valid "
+                                                         "however often checked), not with the expected number; a "
+                                                         "campaign without probability draws has no stopping bound "
+                                                         "and compares the expected number (it says so).")]
 
 
 def _connection(url, config, retries, timeout) -> Connection:
@@ -284,6 +289,7 @@ def status(project: Project,
     """
     if audit is not None and verdicts is None and campaign is None:
         raise typer.BadParameter("--audit needs --verdicts or --campaign")
+    goal = Goal(target_halfwidth, max_missed)
     conn = _connection(url, config, retries, timeout)
     proj = _open_project(conn, project)
     tasks = proj.export()
@@ -299,7 +305,7 @@ def status(project: Project,
     for name, n in raw.groupby("annotator").size().sort_values(ascending=False).items():
         typer.echo(f"  {name}: {n}")
     if audit is not None:
-        result, _ = _estimate(audit, verdicts, queue, campaign, split, 0.95, 0, Goal(target_halfwidth, max_missed))
+        result, _ = _estimate(audit, verdicts, queue, campaign, split, 0.95, 0, goal)
         _report_missed(result)
 
 
@@ -354,9 +360,10 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
 
     Example: `bbsard-audit annotate estimate --audit out/audit.csv --queue out/review_queue.csv --verdicts out/verdicts.csv --out out/estimate.json --split test`
     """
+    check_level(level)
+    goal = Goal(target_halfwidth, max_missed)  # out of range: one line before anything is read or written
     guard_out(out, command="annotate estimate", inputs=[audit, verdicts, queue, campaign], folder=False)
-    result, inputs = _estimate(audit, verdicts, queue, campaign, split, level, seed,
-                               Goal(target_halfwidth, max_missed))
+    result, inputs = _estimate(audit, verdicts, queue, campaign, split, level, seed, goal)
     record = result.write(out)
     write_sidecar(out, files=[record], **inputs, split=split, level=level, seed=seed, method=result.method)
     typer.echo(f"legally inaccurate: {result.share_legal:.1%} [{result.ci_low:.1%}, {result.ci_high:.1%}] "
@@ -386,8 +393,10 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
 
         if queue is not None:
             raise typer.BadParameter("give --campaign or --queue, not both")
-        state = Campaign.load(campaign)
+        state = Campaign.load(campaign)  # its draws re-derived and checked (adaptive._check_drawn)
         population = state.design_population(population, audit)
+        if state.drawn:
+            state.check_predictions(population, audit)
         verdicts = verdicts or campaign / VERDICTS_FILE
         inputs |= {"campaign": campaign, "batches": len(state.record["batches"])}
         where = "the campaign's population"
@@ -412,6 +421,12 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
         from .draw import campaign_estimate
 
         result = campaign_estimate(population, judged, state, level=level, goal=goal)
+        result.verdicts = verdicts_used(judged)
+        for batch, n in state.blocked(set(population["id"].map(as_id)), set(judged["id"].map(as_id))):
+            result.assumptions.append(f"batch {batch}'s pool left out {n} pair(s) of this population that have no "
+                                      "final verdict (not in the audit it was drawn from, or annotated but unresolved "
+                                      "when it was drawn): it enters this estimate once they have one, else only an "
+                                      "estimate without them (the --split of its audit)")
         return result, inputs | {"verdicts": verdicts, "prediction": result.design.prediction}
     result = compute_estimate(population, judged, design, level=level, seed=seed, design=plan, goal=goal)
     if campaign is not None:  # an older campaign.json: read with the estimator of its own format
@@ -425,16 +440,19 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
 
 
 def _report_missed(result) -> None:
+    """The errors left, from the estimate's one object (`Estimate.errors_left`), worded as the report says them."""
+    left = result.errors_left
+    typer.echo(f"legal errors left unreviewed (all): {left.sentence(result.level)}")
     for m in result.unreviewed:
-        if m.name != "all" and not m.unreviewed:
-            continue  # a stratum reviewed in full
-        typer.echo(f"legal errors left unreviewed ({m.name}): {m.expected:.1f} [{m.ci_low:.0f}, {m.ci_high:.0f}] "
-                   f"among {m.unreviewed} pair(s)")
+        if m.name != "all" and m.unreviewed:  # a legacy design's groups (a stratum reviewed in full is not said)
+            typer.echo(f"  of which {m.name}: {m.expected:.1f} expected [{m.ci_low:.0f}, {m.ci_high:.0f}] among "
+                       f"{m.unreviewed} pair(s)")
     t = result.target
     if t is not None:
-        wanted = [(f"at most {t.missed_upper:.1f} errors left by the stopping bound ({t.expected_missed:.1f} "
-                   f"expected; target: at most {t.max_missed:g})" if t.missed_upper is not None else
-                   f"{t.expected_missed:.1f} expected errors left (target: at most {t.max_missed:g})")
+        wanted = [(f"stopping bound {left.stopping_bound:.1f} errors left, {left.expected:.1f} expected (target: at "
+                   f"most {t.max_missed:g} by the stopping bound)" if left.stopping_bound is not None else
+                   f"{t.expected_missed:.1f} expected errors left (target: at most {t.max_missed:g}); no stopping "
+                   "bound in this design, so the expected number is compared")
                   if t.max_missed is not None else "",
                   f"error-rate {'confidence-sequence' if t.rule else 'CI'} half-width {t.halfwidth:.1%} "
                   f"(target: at most {t.target_halfwidth:.1%})"

@@ -44,3 +44,5 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"review files from {files.review}")
         typer.echo(f"wrote {files.markdown}")
         typer.echo(f"wrote {files.html}")
+        for warning in files.warnings:
+            typer.echo(f"warning: {warning}", err=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from bbsard_audit.app.review_figures import ReviewFigures, estimated_split
+from bbsard_audit.app.review_figures import ReviewFigures, estimated_split, illustrative
 from bbsard_audit.base.contracts.agreement import Agreement
 from bbsard_audit.base.contracts.audit import AUDIT, QUEUE, Layout
 from bbsard_audit.base.contracts.calibration import CALIBRATION_CSV, Calibration
@@ -86,8 +86,10 @@ class Workdir:
         estimate = self.document("estimate.json")
         split = estimated_split(self.sidecars.get(self.named("estimate.json").removesuffix(".json") + ".meta.json"),
                                 self.sidecars.get("audit.meta.json"), estimate.population if estimate else None)
+        meta = self.sidecars.get(self.named("verdicts.csv").removesuffix(".csv") + ".meta.json")
         return ReviewFigures.of(self.table("verdicts.csv"), self.table("review_queue.csv"),
-                                self.table("annotations_raw.csv"), estimate, split=split)
+                                self.table("annotations_raw.csv"), estimate, split=split,
+                                illustrative=illustrative(meta))
 
     def document(self, name: str) -> Any:
         return self.documents.get(name)

@@ -17,11 +17,13 @@ from bbsard_audit.base.contracts.agreement import Agreement
 from bbsard_audit.base.contracts.calibration import Calibration
 from bbsard_audit.base.contracts.estimate import Estimate as ErrorRate
 from bbsard_audit.base.contracts.selftest import Selftest
+from bbsard_audit.base.contracts.verdicts import fingerprint
+from bbsard_audit.eval.fragility import SCALED_METHOD
 from bbsard_audit.eval.metrics import metric_sort_key  # report order = the metric registry's order
 from bbsard_audit.eval.ranking_shift import SIGNIFICANCE, order_survives  # one rule with eval's summary line
 from bbsard_audit.base.languages import BBSARD, LanguagePair
 from bbsard_audit.base.stats import wilson
-from bbsard_audit.app.review_figures import REVIEWED, final_verdicts
+from bbsard_audit.app.review_figures import ILLUSTRATIVE, REVIEWED, final_verdicts
 from .corpus_section import corpus_finding
 from .formatting import VISIBLE_ROWS, num, pct, split_list
 from .loaders import Workdir, fragility
@@ -155,7 +157,7 @@ def review_section(wd: Workdir) -> Section:
     if verdicts is not None:
         figures = wd.figures  # one definition of reviewed (REVIEWED) for every section and the Findings
         verdict = final_verdicts(verdicts)["verdict"].astype(str).str.strip().str.lower()
-        items = [("pairs reviewed", figures.reviewed_text)]
+        items = [("pairs reviewed" + (" (illustrative verdicts)" if figures.illustrative else ""), figures.reviewed_text)]
         if figures.progress_text is not None:
             items.append(("queued pairs reviewed", figures.progress_text))
         for v in ("correct", "minor", "legal"):
@@ -165,7 +167,8 @@ def review_section(wd: Workdir) -> Section:
             items.append((f"with a corrected {wd.layout.pair.names[1]} text",
                           f"{int(verdicts[corrected].fillna('').astype(str).str.strip().ne('').sum()):,}"))
         sec.add(Figures(tuple(items)))
-        sec.add(Text(f"Reviewed means {REVIEWED}; every count of reviewed pairs in this report means that."))
+        sec.add(Text(f"Reviewed means {REVIEWED}; every count of reviewed pairs in this report means that."
+                     + (f" These verdicts are illustrative: each is {ILLUSTRATIVE}." if figures.illustrative else "")))
         breakdown = [c for c in ("gold_labels_apply", "agreement_status") if c in verdicts.columns]
         for column in breakdown:
             counts = verdicts[column].fillna("–").astype(str).value_counts()
@@ -238,14 +241,39 @@ def _interval(low, high) -> str:
     return "–" if low is None or high is None else f"[{num(low)}, {num(high)}]"
 
 
+def stale_estimate(doc: ErrorRate | None, wd: Workdir) -> str:
+    """One sentence when estimate.json was computed from other final verdicts than the report's verdicts.csv
+    (its recorded count + sha256, contracts/estimate.py `VerdictsUsed`); empty when it matches or is not recorded."""
+    verdicts = wd.table("verdicts.csv")
+    if not isinstance(doc, ErrorRate) or doc.verdicts is None or verdicts is None:
+        return ""
+    final = final_verdicts(verdicts)
+    n, sha = fingerprint(zip(final["id"], final["verdict"]))
+    if sha == doc.verdicts.sha256:
+        return ""
+    return (f"Stale estimate: {wd.named('estimate.json')} was computed from {doc.verdicts.final:,} final verdict(s), "
+            f"{wd.named('verdicts.csv')} now holds {n:,} other ones; its figures are not the current review's "
+            "(re-run `annotate estimate`)")
+
+
 def _estimate_blocks(doc: ErrorRate, wd: Workdir) -> list:
     """The split's estimated share of legally inaccurate pairs, by stratum (estimate.json)."""
     items = [("estimated share legally inaccurate", with_ci(doc.share_legal, doc.ci_low, doc.ci_high)),
              ("scope", wd.figures.legal_rate.named),
              ("confidence level", f"{100 * doc.level:g}%"),
              ("expected inaccurate pairs", f"{num(doc.expected_legal_pairs, 1)} of {num(doc.population)}")]
-    blocks: list = [Figures(tuple(items))]
-    if doc.strata:
+    if doc.errors_left is not None:
+        items.append(("legal errors left", doc.errors_left.sentence(doc.level)))
+    stale = stale_estimate(doc, wd)
+    blocks: list = [Text(stale + ".")] if stale else []
+    blocks.append(Figures(tuple(items)))
+    if doc.strata and doc.design_rates:
+        blocks.append(Table("By batch: the share judged legal among the pairs each batch drew, a design rate (the "
+                            "draws favour likely errors), not the split's rate, which is the estimate above",
+                            ("batch", "pool pairs", "drawn", "legal", "share legal among drawn (design rate)"),
+                            tuple((x.name, num(x.population), num(x.reviewed), num(x.legal), num(x.rate))
+                                  for x in doc.strata), visible=VISIBLE_ROWS))
+    elif doc.strata:
         blocks.append(Table("By stratum (rate and Wilson CI on its rate sample: the reviewed pairs that stand for the stratum, "
                             "its control pairs or every reviewed pair of the census risk queue; not every reviewed pair)",
                             ("stratum", "pairs", "rate sample", "legal", "rate", "95% CI"),
@@ -460,7 +488,8 @@ def _fragility_subsection(sub: Section, frag: pd.DataFrame) -> None:
                  "undoes it: `removal fragility` is the fewest questions whose removal leaves a no longer ahead "
                  "(docs/metrics.md)." + (" It is robust when that number exceeds the upper bound on legally "
                                          "inaccurate questions expected among the judged questions not reviewed "
-                                         "(from estimate.json)." if has_bound else "")))
+                                         "(estimate.json's errors left, scaled to the judged questions not reviewed)."
+                                         if has_bound else "")))
     order = frag.assign(is_robust=frag["robust"].fillna(False).astype(bool)) if has_bound else frag.assign(is_robust=False)
     order = order.sort_values(["is_robust", "removal_fragility"], kind="stable")
     rows = tuple((str(r.metric), str(r.system_a), str(r.system_b), num(r.delta),
@@ -653,7 +682,8 @@ def findings_section(wd: Workdir, sections: list[Section]) -> Section:
     say(_estimate_finding(wd), "review-estimate", "review")
     for text in _shift_findings(wd):
         say(text, "evaluation-shift", "evaluation")
-    text = _fragility_finding(fragility(wd), (wd.sidecars.get("fragility.meta.json") or {}).get("fragility") or {})
+    text = _fragility_finding(fragility(wd), (wd.sidecars.get("fragility.meta.json") or {}).get("fragility") or {},
+                              wd.document("estimate.json"))
     if text:
         say(text, "evaluation-fragility", "evaluation")
     return sec
@@ -664,13 +694,16 @@ def _estimate_finding(wd: Workdir) -> str:
     judged legal over those pairs only: two figures, each named with its scope (wd.figures)."""
     doc, figures = wd.document("estimate.json"), wd.figures
     share = figures.reviewed_legal_share
-    among = (f"{figures.reviewed_legal:,} of the {figures.reviewed:,} reviewed pairs (a final expert verdict) were "
+    among = (f"{figures.reviewed_legal:,} of the {figures.reviewed:,} reviewed pairs ({figures.verdict_kind}) were "
              f"judged legally inaccurate: {100 * share.value:.1f}%, Wilson {share.interval}, {share.scope}"
              if share is not None else "")
     if isinstance(doc, ErrorRate):
         rate = figures.legal_rate
-        return (f"An estimated {rate.percent()} of the translations are legally inaccurate, about "
-                f"{doc.expected_legal_pairs:.0f} pairs ({rate.named})" + (f"; {among}." if among else "."))
+        stale = stale_estimate(doc, wd)
+        left = f"; legal errors left: {doc.errors_left.sentence(doc.level)}" if doc.errors_left is not None else ""
+        return ((f"{stale}. " if stale else "")
+                + f"An estimated {rate.percent()} of the translations are legally inaccurate, about "
+                f"{doc.expected_legal_pairs:.0f} pairs ({rate.named}){left}" + (f"; {among}." if among else "."))
     if among:
         return f"{among[0].upper()}{among[1:]}; `annotate estimate` gives the split's rate."
     return ""
@@ -767,7 +800,7 @@ def _count(row: pd.Series, key: str) -> int:
     return 0 if pd.isna(value) else int(value)
 
 
-def _fragility_finding(frag: pd.DataFrame | None, exposure: dict) -> str:
+def _fragility_finding(frag: pd.DataFrame | None, exposure: dict, estimate: ErrorRate | None = None) -> str:
     if frag is None or not len(frag):
         return ""
     total = len(frag)
@@ -781,6 +814,12 @@ def _fragility_finding(frag: pd.DataFrame | None, exposure: dict) -> str:
         expected = float(frag["expected_errors_unverified"].dropna().iloc[0])
         among = (f"the {exposure['unverified_judged_queries']:,} judged questions not reviewed"
                  if "unverified_judged_queries" in exposure else "the judged questions not reviewed")
+        left = estimate.errors_left if isinstance(estimate, ErrorRate) else None
+        if left is not None and str(exposure.get("method", "")).startswith(SCALED_METHOD[:40]):
+            among += (f" (estimate.json's {left.unreviewed:,} unreviewed pairs, the same figures)"
+                      if exposure.get("unverified_judged_queries") == left.unreviewed else
+                      f" (a sub-population, scaled from estimate.json's {left.expected:.1f} expected among its "
+                      f"{left.unreviewed:,} unreviewed pairs)")
         return (f"{fragile:,} of {total:,} pairwise conclusions (system a beats b on a metric) are fragile: removing "
                 f"no more questions than the legally inaccurate ones expected among {among} (expected "
                 f"{expected:.1f}, upper bound {bound:.1f}) could undo them; {worst}.")

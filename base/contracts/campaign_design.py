@@ -8,6 +8,8 @@ integer, so every campaign.json from before string ids reads as it did); they mu
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,6 +76,7 @@ class Batch:
     recalibration: Recalibration | None = None  # absent: drawn and estimated with the raw p
     p_floor: float | None = None  # the prediction's floor (annotations/draw.py P_FLOOR); absent: none (before it)
     sampling: str | None = None  # how the pool was drawn: "brewer" (fixed size); absent: Poisson (before it)
+    sealed: str | None = None  # `seal` of the batch as drawn; absent: a batch recorded before seals
 
     def predicted(self) -> np.ndarray:
         """The prediction the batch drew with and is estimated with (pool order): the recorded raw p,
@@ -256,3 +259,11 @@ def read_draws(path: str | Path) -> CampaignDraws:
     draws = tuple(Draw(b.batch, b.kind, tuple(b.pool), b.predicted(), np.asarray(b.pi, dtype=float),
                        frozenset([*b.risk, *b.control])) for b in record.batches)
     return CampaignDraws(str(path), population, draws, record.format)
+
+
+def seal(batch: dict) -> str:
+    """sha256 of a batch's record as it was drawn (every key but `sealed`, canonical JSON): what cannot be
+    re-derived from the seed (the predictions p, p_floor, the pool) is checked against it. Not a secret:
+    it catches an edit, not a forger."""
+    body = {k: v for k, v in batch.items() if k != "sealed"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
