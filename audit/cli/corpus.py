@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from bbsard_audit.base.cli_options import DatasetOption
+from bbsard_audit.base.cli_options import DatasetOption, seed_option
 
 from ..corpus.judge import MAX_JUDGE_CHARS
 from ..corpus.run import QUEUE, CorpusOptions
@@ -42,7 +42,7 @@ def corpus(dataset: DatasetOption = "sample",
            = CORPUS.review_budget,
            control: Annotated[int, typer.Option("--control", metavar="N",
                                                 help="Plus N random unflagged documents.")] = CORPUS.control,
-           seed: Annotated[int, typer.Option(help="Seed of the control sample.")] = CORPUS.seed,
+           seed: Annotated[int, seed_option("Seed of the control sample.")] = CORPUS.seed,
            judge: Annotated[Optional[str], typer.Option(
                "--judge", metavar="llm:MODEL",
                help="Also ask an LLM judge (GEMBA-MQM error spans) about the selected documents at --judge-url; "
