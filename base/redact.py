@@ -29,8 +29,20 @@ _PATTERNS = (
 )
 
 
+_KNOWN: set[str] = set()
+
+
+def remember_secret(value: str | None) -> None:
+    """Mask `value` (a key read from the environment or a config) in every later `redact`, whatever
+    its shape: a server may quote the key it rejects in its error body."""
+    if value and len(value) >= 4:
+        _KNOWN.add(value)
+
+
 def redact(text: str) -> str:
-    """`text` with every credential-looking value masked."""
+    """`text` with every known secret and every credential-looking value masked."""
+    for secret in sorted(_KNOWN):
+        text = without_secret(text, secret)
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     return text

@@ -5,10 +5,16 @@ the code before its fix."""
 
 from __future__ import annotations
 
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
 import pytest
+from conftest import write_review_files
 from typer.testing import CliRunner
 
 from bbsard_audit.app.cli import app
+from bbsard_audit.base.redact import redact, remember_secret
 
 runner = CliRunner()
 
@@ -40,3 +46,57 @@ def test_a_seed_out_of_range_is_one_line_before_any_work(tmp_path, command, seed
 def test_the_last_seed_of_a_simulation_is_checked_too(tmp_path):
     res = invoke("campaign", "simulate", "--oracle", "v.csv", "--seed", 2**32 - 1, "--seeds", 2, "--out", tmp_path / "o")
     assert res.exit_code == 2 and "up to 4294967296" in res.output and not (tmp_path / "o").exists()
+
+
+# ------------------------------------------------------------------ a key quoted by Label Studio's error body
+
+KEY = "Kq7mZ2xWv9LpR4tN"  # no "token"/"bearer" before it in the body: only the key's own value gives it away
+
+
+class _QuotesTheKey(BaseHTTPRequestHandler):
+    """A server that rejects every request with a body quoting the key it received (as some proxies do)."""
+
+    def log_message(self, *args):
+        pass
+
+    def _reject(self):
+        key = self.headers.get("Authorization", "").split()[-1]
+        body = json.dumps({"detail": f"API key '{key}' is not valid for this instance (key {key[:9]}…)"}).encode()
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PATCH = _reject
+
+
+@pytest.fixture
+def key_quoting_server(monkeypatch, tmp_path):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _QuotesTheKey)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    (tmp_path / "config.toml").write_text("")
+    monkeypatch.setenv("BBSARD_AUDIT_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.setenv("LABEL_STUDIO_URL", f"http://127.0.0.1:{server.server_address[1]}")
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", KEY)
+    yield
+    server.shutdown()
+    server.server_close()
+
+
+def test_push_pull_and_status_never_print_a_key_the_server_quotes(key_quoting_server, tmp_path, toy_pairs):
+    audit, queue = write_review_files(tmp_path / "run", toy_pairs, budget=8, control=8)
+    for command in (["push", "--audit", audit, "--queue", queue, "--project", "p"],
+                    ["pull", "--project", "p", "--out", tmp_path / "v" / "verdicts.csv"],
+                    ["status", "--project", "p"]):
+        res = invoke("annotate", *command, "--retries", 0, "--timeout", 5)
+        assert res.exit_code == 2 and "rejected the API key (HTTP 401)" in res.output, res.output
+        assert "is not valid" in res.output and "Traceback" not in res.output
+        assert KEY not in res.output and KEY[:9] not in res.output, res.output
+    assert not (tmp_path / "v").exists()
+
+
+def test_redact_masks_a_remembered_secret_whatever_its_shape():
+    remember_secret("plainword-secret")
+    assert redact("the server said: plainword-secret is wrong") == "the server said: *** is wrong"
+    assert "plainword" not in redact("cut: plainword-sec")
