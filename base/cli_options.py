@@ -13,7 +13,7 @@ from typer.core import TyperGroup
 from .errors import InputError
 from .io import OutputGuard, guard_outputs
 from .transactions import disk_problem
-from .redact import redact
+from .redact import redact, secrets_scope
 
 DATASET_SOURCES = ("SRC: `sample` (embedded), a CSV folder (its layout: `bbsard-audit validate --help`), "
                    "`hf:clips/bBSARD[@REV]` (REV: a hub commit or tag) or a manifest `FILE.yaml` joining two BEIR "
@@ -74,6 +74,12 @@ class OneLineErrors(TyperGroup):
         return super().make_context(info_name, args, parent=parent, **extra)
 
     def invoke(self, ctx):
+        if ctx.parent is not None:
+            return self._invoke(ctx)
+        with secrets_scope():  # the keys this command read are masked in its messages, then forgotten
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx):
         try:
             with contextlib.ExitStack() as resources:  # closed when the command returns or fails (commits, rolls back)
                 token = _RESOURCES.set(resources)

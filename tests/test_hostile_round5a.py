@@ -14,7 +14,7 @@ from conftest import write_review_files
 from typer.testing import CliRunner
 
 from bbsard_audit.app.cli import app
-from bbsard_audit.base.redact import redact, remember_secret
+from bbsard_audit.base.redact import redact, remember_secret, secrets_scope
 
 runner = CliRunner()
 
@@ -96,7 +96,9 @@ def test_push_pull_and_status_never_print_a_key_the_server_quotes(key_quoting_se
     assert not (tmp_path / "v").exists()
 
 
-def test_redact_masks_a_remembered_secret_whatever_its_shape():
-    remember_secret("plainword-secret")
-    assert redact("the server said: plainword-secret is wrong") == "the server said: *** is wrong"
-    assert "plainword" not in redact("cut: plainword-sec")
+def test_redact_masks_a_remembered_secret_whatever_its_shape_until_the_command_ends():
+    with secrets_scope():
+        remember_secret("plainword-secret")
+        assert redact("the server said: plainword-secret is wrong") == "the server said: *** is wrong"
+        assert "plainword" not in redact("cut: plainword-sec")
+    assert redact("plainword-secret") == "plainword-secret"  # the next command (or a library caller) starts clean
