@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import json
 import threading
+import tracemalloc
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import numpy as np
 import pytest
 from conftest import write_review_files
 from typer.testing import CliRunner
 
 from bbsard_audit.app.cli import app
+from bbsard_audit.audit import crosslingual
+from bbsard_audit.audit.crosslingual import margin_scores
 from bbsard_audit.base.redact import redact, remember_secret, secrets_scope
 
 runner = CliRunner()
@@ -102,3 +106,27 @@ def test_redact_masks_a_remembered_secret_whatever_its_shape_until_the_command_e
         assert redact("the server said: plainword-secret is wrong") == "the server said: *** is wrong"
         assert "plainword" not in redact("cut: plainword-sec")
     assert redact("plainword-secret") == "plainword-secret"  # the next command (or a library caller) starts clean
+
+
+# ------------------------------------------------------------------ the cross-lingual step in bounded memory
+
+def _unit_rows(rng, n, d):
+    rows = rng.normal(size=(n, d)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_margin_scores_by_blocks_are_the_whole_matrix_results_in_bounded_memory(monkeypatch):
+    rng = np.random.default_rng(0)
+    n = 3000
+    src = _unit_rows(rng, n, 16)
+    tgt = _unit_rows(rng, n, 16) * 0.3 + src
+    tgt /= np.linalg.norm(tgt, axis=1, keepdims=True)
+    groups, reference = np.arange(n) // 3, rng.random(n) < 0.8
+    whole = margin_scores(src, tgt, groups=groups, reference=reference)
+    monkeypatch.setattr(crosslingual, "BLOCK_CELLS", 50_000)  # 20 rows a block
+    tracemalloc.start()
+    blocks = margin_scores(src, tgt, groups=groups, reference=reference)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert all(np.array_equal(a, b) for a, b in zip(whole, blocks))
+    assert peak < 3_000_000, peak  # n x n would be 36 MB per float32 matrix (9 MB as booleans)
