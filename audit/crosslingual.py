@@ -18,6 +18,7 @@ import pandas as pd
 
 from bbsard_audit.base.embeddings import Embedder
 from bbsard_audit.base.languages import LanguagePair
+from bbsard_audit.base.untrusted import visible
 from .findings import Finding
 from .signals import Batch, Rule, ScorerSignal, SignalResult
 
@@ -111,8 +112,8 @@ class CrossLingualScorer:
               reference: np.ndarray | None = None) -> tuple[list[list[Finding]], pd.DataFrame]:
         """(source, target) text `pairs` in `languages` (the reasons name them); `reference` marks the
         rows that define neighbours and the z-score scale (default: all)."""
-        src = self.embedder.encode([p[0] for p in pairs], "query")
-        tgt = self.embedder.encode([p[1] for p in pairs], "query")
+        src = self.embedder.encode([visible(p[0]) for p in pairs], "query")
+        tgt = self.embedder.encode([visible(p[1]) for p in pairs], "query")
         cosine, margin = margin_scores(src, tgt, self.config.k, self.config.margin, groups, reference)
         z = robust_z(margin, reference) if len(margin) else margin
         columns = pd.DataFrame({"xling_cosine": cosine, "xling_margin": margin, "xling_z": z})

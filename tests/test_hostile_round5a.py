@@ -8,16 +8,21 @@ from __future__ import annotations
 import json
 import threading
 import tracemalloc
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import write_review_files
 from typer.testing import CliRunner
 
 from bbsard_audit.app.cli import app
 from bbsard_audit.audit import crosslingual
+from bbsard_audit.audit.checks.base import Check
 from bbsard_audit.audit.crosslingual import margin_scores
+from bbsard_audit.audit.signals import Batch
+from bbsard_audit.base.languages import BBSARD
 from bbsard_audit.base.redact import redact, remember_secret, secrets_scope
 
 runner = CliRunner()
@@ -130,3 +135,31 @@ def test_margin_scores_by_blocks_are_the_whole_matrix_results_in_bounded_memory(
     tracemalloc.stop()
     assert all(np.array_equal(a, b) for a, b in zip(whole, blocks))
     assert peak < 3_000_000, peak  # n x n would be 36 MB per float32 matrix (9 MB as booleans)
+
+
+# ------------------------------------------------------------------ invisible format characters
+
+def _real_pairs_with(data: Path, word: str, n: int = 10) -> tuple[list[str], list[str]]:
+    fr, nl = (pd.read_csv(data / f"questions_{lang}_test.csv").set_index("id")["question"] for lang in ("fr", "nl"))
+    ids = [i for i in nl.index if word in nl[i]][:n]
+    return [fr[i] for i in ids], [nl[i] for i in ids]
+
+
+def test_an_invisible_character_inside_a_real_word_changes_no_check(shared_dir, embedding_cache):
+    """The real bBSARD questions with a correct "verhuurder" (landlord); a soft hyphen inside it split it
+    into "ver" + "huurder" (tenant): a role swap, p_error 0.033 -> 0.982. Other invisible characters
+    (zero-width space / joiner, BOM, word joiner) anywhere must not change a check either."""
+    source, target = _real_pairs_with(shared_dir, "verhuurder")
+    assert len(source) >= 5
+    hidden = ["\ufeff" + t.replace("verhuurder", "ver\u00adhuurder").replace("de ", "d\u200be ", 1)
+              .replace("?", "\u2060?") for t in target]
+    assert all(h != t for h, t in zip(hidden, target))
+    for check in Check.registered():
+        plain = check().score(Batch(source, target, pair=BBSARD))
+        marked = check().score(Batch(source, hidden, pair=BBSARD))
+        assert [[f.flag for f in row] for row in marked.findings] == [[f.flag for f in row] for row in plain.findings], \
+            check.name
+        pd.testing.assert_frame_equal(marked.columns, plain.columns)
+        for text, row in zip(hidden, marked.findings):  # evidence still quotes the text as stored
+            for span in (s for f in row for s in f.spans if s.side == "target"):
+                assert text[span.start:span.end] == span.text
