@@ -11,7 +11,10 @@ and `hf/<config>/` (`DatasetDict.save_to_disk`, configs corpus/train/test, split
 from __future__ import annotations
 
 import datetime as _dt
+import html
+import json
 import os
+import re
 import shutil
 from collections import Counter
 from dataclasses import dataclass, field
@@ -29,7 +32,7 @@ from bbsard_audit.base.contracts.sidecar import read_sidecar
 from bbsard_audit.base.contracts.verdicts import Verdict, Verdicts, read_raw
 from bbsard_audit.app.review_figures import Figure, ReviewFigures, recorded_split
 from bbsard_audit.annotations.adaptive import CAMPAIGN_FILE as CAMPAIGN_MARK
-from bbsard_audit.base.languages import LanguagePair
+from bbsard_audit.base.languages import BBSARD, LanguagePair
 from bbsard_audit.base.io import OutputGuard, guard_outputs, sidecar_path, write_csv, write_sidecar, write_text
 
 POLICIES = ("exclude", "keep-marked")
@@ -373,11 +376,12 @@ CITATION = """```bibtex
 ```"""
 
 
-def _verification_claim(summary: ReleaseSummary) -> tuple[str, str, str]:
-    """(pretty name, title, sentence): what the card may claim, from how many pairs were reviewed."""
+def _verification_claim(summary: ReleaseSummary, name: str, target: str) -> tuple[str, str, str]:
+    """(pretty name, title, sentence): what the card may claim about dataset `name`'s `target`-language
+    questions, from how many pairs were reviewed."""
     n, total = summary.reviewed, summary.total
     if n == 0:
-        return ("bBSARD (Dutch not expert-verified)", "bBSARD: no Dutch question expert-verified yet",
+        return (f"{name} ({target} not expert-verified)", f"{name}: no {target} question expert-verified yet",
                 f"**No pair has an expert verdict**: all {total:,} pairs are `unverified` or `flagged-unverified`, "
                 "so this release is the source data with a `verification` column, not an expert-verified dataset.")
     share = f"{n:,} of {total:,} pairs ({100 * n / max(total, 1):.1f}%)"
@@ -385,25 +389,70 @@ def _verification_claim(summary: ReleaseSummary) -> tuple[str, str, str]:
                 "are marked `unverified` or `flagged-unverified`." if n < total else
                 f"Every pair ({total:,}) was reviewed (a final expert verdict).")
     if n < total:
-        return (f"bBSARD (Dutch partly expert-verified, {n:,} of {total:,} pairs)",
-                f"bBSARD with Dutch questions partly expert-verified ({n:,} of {total:,} pairs)", sentence)
-    return "bBSARD (expert-verified Dutch)", "bBSARD with expert-verified Dutch questions", sentence
+        return (f"{name} ({target} partly expert-verified, {n:,} of {total:,} pairs)",
+                f"{name} with {target} questions partly expert-verified ({n:,} of {total:,} pairs)", sentence)
+    return f"{name} (expert-verified {target})", f"{name} with expert-verified {target} questions", sentence
+
+
+_PLAIN_YAML = re.compile(r"[A-Za-z][A-Za-z0-9 (),.+\-]*")
+
+
+def yaml_text(text: str) -> str:
+    """A YAML scalar that reads back as `text` and never starts another key: plain when it is only
+    letters, digits and simple punctuation, else double-quoted (JSON's escaping is YAML's)."""
+    return text if _PLAIN_YAML.fullmatch(text) and not text.endswith(" ") else json.dumps(text)
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#|~!])")
+
+
+def md_text(text: str) -> str:
+    """Outside text as inline Markdown that shows as written: one line, HTML-escaped (no tag, no
+    entity), every Markdown punctuation backslash-escaped (no link, image, code span or emphasis)."""
+    one_line = " ".join(str(text).split())
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(one_line, quote=True))
+
+
+def md_code(text: str) -> str:
+    """Outside text as one Markdown code span it cannot leave: one line, fenced with more backticks
+    than its longest run, padded so a backtick at either end stays inside."""
+    one_line = " ".join(str(text).split())
+    fence = "`" * (max((len(r) for r in re.findall("`+", one_line)), default=0) + 1)
+    return f"{fence} {one_line} {fence}" if "`" in one_line else f"{fence}{one_line}{fence}"
+
+
+def _fenced(text: str, info: str = "") -> str:
+    """A fenced block holding `text` verbatim: its fence longer than any backtick run inside."""
+    fence = "`" * max(3, max((len(r) for r in re.findall("`+", text)), default=0) + 1)
+    return f"{fence}{info}\n{text.strip()}\n{fence}"
+
+
+def _is_bbsard(dataset: Dataset) -> bool:
+    """bBSARD itself (its CSV folder, hub copy or the sample), not another benchmark in a manifest."""
+    return dataset.name is None and dataset.pair == BBSARD
 
 
 def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: list[str],
                  looked: dict[str, str] | None = None, rate: Figure | None = None) -> str:
     """The card; every statement of verification follows `summary` (how many pairs were reviewed), and a
     review file not found says where it was looked for (`looked`, shareable wording); `rate`: the
-    estimate's legal-error rate with its scope (review_figures)."""
+    estimate's legal-error rate with its scope (review_figures). It names the dataset released:
+    bBSARD's description, licence and citation only for bBSARD; another benchmark (a manifest) by its
+    own name, with the licence and citation its manifest gives, else "not recorded". Outside text
+    (names, revisions, citations) is escaped for the YAML front matter, Markdown and HTML."""
     langs = dataset.pair
-    pretty, title, claim = _verification_claim(summary)
+    source_name, target_name = langs.names
+    bbsard = _is_bbsard(dataset)
+    name = "bBSARD" if bbsard else dataset.source_id
+    pretty, title, claim = _verification_claim(summary, name, target_name)
     configs = [(s, {lang: f"questions_{lang}_{s}.csv" for lang in langs}) for s in splits]
     if dataset.corpus is not None:
         configs.insert(0, ("corpus", {lang: f"articles_{lang}.csv" for lang in langs}))
     yaml = "\n".join(f"- config_name: {c}\n  data_files:\n" + "".join(
         f"  - split: {lang}\n    path: {path}\n" for lang, path in files.items()) for c, files in configs)
-    header = (f"---\nlicense: cc-by-nc-sa-4.0\nlanguage:\n- {langs[0]}\n- {langs[1]}\ntask_categories:\n- text-retrieval\n"
-              f"pretty_name: {pretty}\nconfigs:\n{yaml}---\n")
+    licence_id = "cc-by-nc-sa-4.0" if bbsard else (dataset.license or "unknown")
+    header = (f"---\nlicense: {licence_id}\nlanguage:\n- {langs[0]}\n- {langs[1]}\ntask_categories:\n- text-retrieval\n"
+              f"pretty_name: {yaml_text(pretty)}\nconfigs:\n{yaml}---\n")
     policy = summary.policy
     count_rows = "\n".join(f"| {s} | " + " | ".join(str(summary.counts.get(s, {}).get(st, 0)) for st in STATUSES)
                            + f" | {sum(summary.counts.get(s, {}).values())} |" for s in splits)
@@ -415,29 +464,44 @@ def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: 
     minor = ("Uncorrected pairs with only a minor issue count as `verified`." if policy.keep_minor else
              "Uncorrected pairs with a minor issue are treated like legally inaccurate ones.")
     stats = []
-    for name, heading in (("agreement", "Inter-annotator agreement"), ("estimate", "Estimated error rate")):
-        found = docs[name].named_values() if name in docs else []
+    for doc, heading in (("agreement", "Inter-annotator agreement"), ("estimate", "Estimated error rate")):
+        found = docs[doc].named_values() if doc in docs else []
         if found:
-            scope = "" if name == "agreement" or rate is None else f", {rate.named}; per stratum: over its reviewed pairs"
-            stats.append(f"**{heading}** (`{name}.json`{scope}):\n\n| measure | value | 95% CI |\n|---|---|---|\n" + "\n".join(
+            scope = "" if doc == "agreement" or rate is None else f", {rate.named}; per stratum: over its reviewed pairs"
+            stats.append(f"**{heading}** (`{doc}.json`{scope}):\n\n| measure | value | 95% CI |\n|---|---|---|\n" + "\n".join(
                 f"| {e.name} | {e.value:.3g} | " + (f"[{e.ci_low:.3g}, {e.ci_high:.3g}]" if e.ci_low is not None else "–")
                 + " |" for e in found[:20]))
         else:
-            where = (looked or {}).get(name, "next to the verdicts")
-            stats.append(f"**{heading}**: not available (no `{name}.json` {where}).")
+            where = (looked or {}).get(doc, "next to the verdicts")
+            stats.append(f"**{heading}**: not available (no `{doc}.json` {where}).")
     stats_text = "\n\n".join(stats)
-    return f"""{header}
-# {title}
-
-A cleaned release of bBSARD (bilingual Belgian Statutory Article Retrieval Dataset): the French
+    shown = md_text(name)
+    if bbsard:
+        about = """A cleaned release of bBSARD (bilingual Belgian Statutory Article Retrieval Dataset): the French
 questions of BSARD with their Dutch machine translations, for review by legal experts. Dutch questions
 inherit the French relevance labels, so a mistranslated legal term silently corrupts the Dutch
 benchmark; this release replaces Dutch questions by the experts' corrections where given and marks
-every pair with a `verification` status.
+every pair with a `verification` status."""
+        licence, citation = "CC BY-NC-SA 4.0, as bBSARD and BSARD.", CITATION
+    else:
+        about = (f"A cleaned release of {shown}: its {source_name} questions with their {target_name} "
+                 f"translations, for review by experts. The {target_name} questions inherit the {source_name} "
+                 f"relevance labels; this release replaces {target_name} questions by the experts' corrections "
+                 "where given and marks every pair with a `verification` status.")
+        licence = (f"`{licence_id}`, as recorded in the dataset's manifest." if dataset.license else
+                   "Not recorded: the dataset's manifest names no licence. Check the licences of its source and "
+                   "target benchmarks before sharing this release.")
+        citation = (_fenced(dataset.citation, "bibtex") if dataset.citation else
+                    "Not recorded: the dataset's manifest gives no citation.")
+    hf_note = ", as on `clips/bBSARD`" if bbsard else ""
+    return f"""{header}
+# {md_text(title)}
+
+{about}
 
 {claim}
 
-Made by `bbsard-audit release` from `{dataset.source_id}` (revision `{dataset.revision}`).
+Made by `bbsard-audit release` from {md_code(dataset.source_id)} (revision {md_code(dataset.revision or "none")}).
 
 ## Verification status
 
@@ -449,8 +513,8 @@ Made by `bbsard-audit release` from `{dataset.source_id}` (revision `{dataset.re
 
 ## Policy
 
-{removed} {minor} `CHANGELOG.csv` lists every changed pair (id, split, old and new Dutch, verdict,
-annotators, date). The Dutch files' metadata columns (category, subcategory, extra_description) are
+{removed} {minor} `CHANGELOG.csv` lists every changed pair (id, split, old and new {target_name}, verdict,
+annotators, date). The {target_name} files' metadata columns (category, subcategory, extra_description) are
 kept as found in the source.
 
 ## Review quality
@@ -459,19 +523,19 @@ kept as found in the source.
 
 ## Layout
 
-- `questions_{{fr,nl}}_{{train,test}}.csv` (`id, category, subcategory, question, extra_description,
-  article_ids, verification`), `articles_{{fr,nl}}.csv` (`id, article, ...`) when the corpus was loaded;
+- `questions_{{{langs[0]},{langs[1]}}}_{{train,test}}.csv` (`id, category, subcategory, question, extra_description,
+  article_ids, verification`), `articles_{{{langs[0]},{langs[1]}}}.csv` (`id, article, ...`) when the corpus was loaded;
 - `hf/<config>/` — the same data saved with `datasets` (`load_from_disk`), configs `corpus`, `train`,
-  `test`, splits `fr` and `nl`, as on `clips/bBSARD`;
+  `test`, splits `{langs[0]}` and `{langs[1]}`{hf_note};
 - read back with `bbsard-audit validate --dataset <this folder>` or `--dataset hf:<this folder>/hf`.
 
 ## Licence
 
-CC BY-NC-SA 4.0, as bBSARD and BSARD.
+{licence}
 
 ## Citation
 
-{CITATION}
+{citation}
 """
 
 

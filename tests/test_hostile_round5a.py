@@ -16,7 +16,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from conftest import write_review_files
+from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
 from bbsard_audit.app.cli import app
@@ -207,3 +209,55 @@ def test_write_csv_shields_cells_and_names_and_the_readers_get_the_texts_back(tm
     assert not [c for c in cells if _live(c)] and "-3.0" in cells  # numbers stay numbers
     back = TableSpec("t.csv", (Column("id", "any"),)).read(path)  # no sidecar: the tool's own file
     assert list(back.columns) == ["id", "=name", "n"] and list(back["=name"]) == FORMULAS
+
+
+# ------------------------------------------------------------------ the release card names what it releases, safely
+
+def _en_nl_release(tmp_path, name: str, extra: str = ""):
+    from test_hostile_data import padded_benchmark
+
+    manifest = padded_benchmark(tmp_path / "b")
+    manifest.write_text(f"name: {json.dumps(name)}\nsource: {{path: en, lang: en, format: beir}}\n"
+                        f"target: {{path: nl, lang: nl, format: beir}}\n{extra}", encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    pd.DataFrame({"id": ["001", "002"], "verdict": ["correct", "correct"], "corrected_nl": ["", ""]}).to_csv(
+        work / "verdicts.csv", index=False)
+    res = invoke("release", "--dataset", manifest, "--verdicts", work / "verdicts.csv", "--out", tmp_path / "rel")
+    assert res.exit_code == 0, res.output
+    card = (tmp_path / "rel" / "README.md").read_text(encoding="utf-8")
+    front, body = card.split("---\n")[1], card.split("---\n", 2)[2]
+    return yaml.safe_load(front), body
+
+
+def test_the_card_of_an_english_dutch_benchmark_names_it_and_claims_no_bsard_licence_or_citation(tmp_path):
+    front, body = _en_nl_release(tmp_path, "padded-scifact")
+    assert front["license"] == "unknown" and front["pretty_name"] == "padded-scifact (expert-verified Dutch)"
+    assert "bBSARD" not in body and "BSARD" not in body and "lotfi" not in body and "CC BY-NC-SA" not in body
+    assert "# padded-scifact with expert-verified Dutch questions" in body
+    assert "the dataset's manifest names no licence" in body and "the dataset's manifest gives no citation" in body
+    assert "English questions with their Dutch translations" in body
+
+
+def test_a_manifest_licence_and_citation_are_quoted_and_a_bad_licence_is_one_line(tmp_path):
+    cite = "@misc{x, title = {A ```fenced``` title}}"
+    front, body = _en_nl_release(tmp_path, "padded", f"license: cc-by-4.0\ncitation: {json.dumps(cite)}\n")
+    assert front["license"] == "cc-by-4.0" and "`cc-by-4.0`, as recorded in the dataset's manifest" in body
+    assert "````bibtex\n" + cite + "\n````" in body
+    manifest = tmp_path / "b" / "padded.yaml"
+    manifest.write_text(manifest.read_text().replace("cc-by-4.0", "'mit\\nlicense: x'"))
+    res = invoke("validate", "--dataset", manifest)
+    assert res.exit_code != 0 and "license: must be a licence identifier" in res.output
+
+
+HOSTILE_NAME = "x` <img src=x onerror=alert(1)> [click](javascript:alert(1)) `\nlicense: cc0-1.0\n# H"
+
+
+def test_a_hostile_manifest_name_stays_text_in_the_card_yaml_markdown_and_html(tmp_path):
+    front, body = _en_nl_release(tmp_path, HOSTILE_NAME)
+    assert front["license"] == "unknown" and set(front) >= {"license", "pretty_name", "configs"}
+    assert front["pretty_name"].startswith(HOSTILE_NAME.strip())  # read back as written, one scalar
+    rendered = MarkdownIt("commonmark").render(body)
+    assert "<img" not in rendered and 'href="javascript' not in rendered
+    assert "&lt;img src=x onerror=alert(1)&gt;" in rendered.replace("&amp;lt;", "&lt;").replace("&amp;gt;", "&gt;")
+    assert not [line for line in body.splitlines() if line.startswith("license:") or line == "# H"]
