@@ -9,6 +9,7 @@ import csv
 import json
 import re
 import threading
+import time
 import tracemalloc
 from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -23,10 +24,12 @@ from typer.testing import CliRunner
 
 from bbsard_audit.app.cli import app
 from bbsard_audit.audit import crosslingual
+from bbsard_audit.audit.backtranslation import FileTranslator
 from bbsard_audit.audit.checks.base import Check
 from bbsard_audit.audit.crosslingual import margin_scores
 from bbsard_audit.audit.signals import Batch
 from bbsard_audit.base.contracts.table import Column, TableSpec
+from bbsard_audit.base.dataset import load_dataset
 from bbsard_audit.base.io import write_csv
 from bbsard_audit.base.languages import BBSARD
 from bbsard_audit.base.redact import redact, remember_secret, secrets_scope
@@ -261,3 +264,21 @@ def test_a_hostile_manifest_name_stays_text_in_the_card_yaml_markdown_and_html(t
     assert "<img" not in rendered and 'href="javascript' not in rendered
     assert "&lt;img src=x onerror=alert(1)&gt;" in rendered.replace("&amp;lt;", "&lt;").replace("&amp;gt;", "&gt;")
     assert not [line for line in body.splitlines() if line.startswith("license:") or line == "# H"]
+
+
+# ------------------------------------------------------------------ a back-translation is bounded as read
+
+def test_a_huge_back_translation_is_one_line_naming_file_row_and_id_before_any_work(tmp_path):
+    pairs = load_dataset("sample").pairs
+    bt = tmp_path / "bt.jsonl"
+    rows = [{"id": p.id, "backtranslation": p.source} for p in pairs]
+    rows[3]["backtranslation"] = "Le locataire doit-il payer ? " * 32_000  # 0.9 MB
+    bt.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    started = time.monotonic()
+    res = invoke("audit", "--dataset", "sample", "--backtranslations", bt, "--out", tmp_path / "out")
+    assert res.exit_code == 2 and res.output.strip().count("\n") == 0, res.output
+    assert "bt.jsonl" in res.output and "row 4" in res.output and f"id {pairs[3].id}" in res.output
+    assert "back-translation of 928,000 characters is longer than --max-question-chars 20,000" in res.output
+    assert time.monotonic() - started < 30 and not (tmp_path / "out").exists()
+    # raised for a benchmark whose back-translations are long, the same file is read
+    assert FileTranslator(bt, max_chars=10**6).texts[pairs[3].id].startswith("Le locataire")
