@@ -33,6 +33,7 @@ from bbsard_audit.base.contracts.verdicts import Verdict, Verdicts, read_raw
 from bbsard_audit.app.review_figures import Figure, ReviewFigures, recorded_split
 from bbsard_audit.annotations.adaptive import CAMPAIGN_FILE as CAMPAIGN_MARK
 from bbsard_audit.base.languages import BBSARD, LanguagePair
+from bbsard_audit.base.untrusted import visible
 from bbsard_audit.base.io import OutputGuard, guard_outputs, sidecar_path, write_csv, write_sidecar, write_text
 
 POLICIES = ("exclude", "keep-marked")
@@ -95,6 +96,11 @@ class ReleaseSummary:
         return sum(sum(c.values()) for c in self.counts.values())
 
     @property
+    def verified(self) -> int:
+        """Pairs the release ships as expert-checked: `verified` or `corrected`."""
+        return sum(c.get(s, 0) for c in self.counts.values() for s in ("verified", "corrected"))
+
+    @property
     def reviewed(self) -> int:
         """Pairs with a final expert verdict (review_figures.REVIEWED), removed ones included."""
         return sum(c.get(s, 0) for c in self.counts.values() for s in REVIEWED_STATUSES)
@@ -132,11 +138,23 @@ def _sidecar_date(path: Path) -> str:
     return _dt.date.today().isoformat()
 
 
-def read_flagged(audit: str | Path | None) -> set[int | str]:
+def _audited(audit: str | Path | None) -> tuple[set[int | str], dict[int | str, str]]:
+    """audit.csv's flagged ids, and the target text of each pair as audited (what the experts were shown)."""
     if audit is None:
-        return set()
-    frame = Layout.of(audit).audit.read(audit)
-    return set(frame.loc[frame["flagged"], "id"])
+        return set(), {}
+    layout = Layout.of(audit)
+    frame = layout.audit.read(audit)
+    column = f"question_{layout.pair.target}"
+    texts = dict(zip(frame["id"], frame[column])) if column in frame.columns else {}
+    return set(frame.loc[frame["flagged"], "id"]), texts
+
+
+def _reviewed_another_text(pair: QuestionPair, verdict: Verdict | None, audited: dict) -> bool:
+    """The verdict was given on another target text than the one the dataset holds now (re-translated
+    since the audit), and the dataset's is not the experts' correction either: it verifies nothing here."""
+    shown = audited.get(pair.id)
+    return (verdict is not None and isinstance(shown, str) and visible(shown).strip() != visible(pair.target).strip()
+            and visible(verdict.corrected_nl).strip() != visible(pair.target).strip())
 
 
 def decide(pair: QuestionPair, verdict: Verdict | None, flagged: bool, policy: ReleasePolicy,
@@ -183,14 +201,23 @@ def _build_release(dataset: Dataset, given: ReviewInputs, out: Path, policy: Rel
                    guard: OutputGuard) -> ReleaseSummary:
     verdicts, audit = given.verdicts, given.audit
     judged, dates = dated_verdicts(verdicts, dataset, given.annotations)
-    flagged = read_flagged(audit)
-    decisions = [decide(p, judged.by_id.get(p.id), p.id in flagged, policy, dates.get(p.id, ""))
-                 for p in dataset.pairs]
+    flagged, audited = _audited(audit)
+    stale = {p.id for p in dataset.pairs if _reviewed_another_text(p, judged.by_id.get(p.id), audited)}
+    decisions = [decide(p, None if p.id in stale else judged.by_id.get(p.id), p.id in flagged, policy,
+                        dates.get(p.id, "")) for p in dataset.pairs]
     summary = ReleaseSummary(out=out, policy=policy)
     for d in decisions:
         summary.counts.setdefault(d.pair.split, Counter())[d.status] += 1
     summary.counts = {s: dict(c) for s, c in summary.counts.items()}
     summary.removed = sum(not d.kept for d in decisions)
+    if stale:
+        summary.warnings.append(f"{len(stale)} verdict(s) were given on another {dataset.pair.names[1]} text than the "
+                                f"dataset's (the audit's question_{dataset.pair.target} differs, e.g. id "
+                                f"{sorted(stale, key=str)[0]}): those pairs are released unverified, not verified")
+    if decisions and summary.removed == len(decisions):
+        raise InputError(f"every pair ({len(decisions):,}) was judged legally inaccurate without a correction and "
+                         "would be removed: nothing to release (give --policy keep-marked to publish them marked "
+                         "`excluded`)", file=str(verdicts))
     if not summary.reviewed:
         summary.warnings.append(f"no pair has an expert verdict in {Path(verdicts).name}: the release marks every "
                                 "pair unverified and its card says no pair is expert-verified")
@@ -388,9 +415,14 @@ def _verification_claim(summary: ReleaseSummary, name: str, target: str) -> tupl
     sentence = (f"{share} were reviewed (a final expert verdict); the other {total - n:,} are not reviewed and "
                 "are marked `unverified` or `flagged-unverified`." if n < total else
                 f"Every pair ({total:,}) was reviewed (a final expert verdict).")
-    if n < total:
-        return (f"{name} ({target} partly expert-verified, {n:,} of {total:,} pairs)",
-                f"{name} with {target} questions partly expert-verified ({n:,} of {total:,} pairs)", sentence)
+    good, kept = summary.verified, total - summary.removed
+    if good == 0:  # reviewed, and none judged correct: nothing here is expert-verified
+        return (f"{name} ({target} not expert-verified)", f"{name}: no {target} question expert-verified",
+                sentence + " None of them was judged correct or corrected.")
+    if n < total or good < kept:  # not all reviewed, or some shipped pairs marked excluded (keep-marked)
+        part, whole = (n, total) if n < total else (good, kept)
+        return (f"{name} ({target} partly expert-verified, {part:,} of {whole:,} pairs)",
+                f"{name} with {target} questions partly expert-verified ({part:,} of {whole:,} pairs)", sentence)
     return f"{name} (expert-verified {target})", f"{name} with expert-verified {target} questions", sentence
 
 

@@ -282,3 +282,44 @@ def test_a_huge_back_translation_is_one_line_naming_file_row_and_id_before_any_w
     assert time.monotonic() - started < 30 and not (tmp_path / "out").exists()
     # raised for a benchmark whose back-translations are long, the same file is read
     assert FileTranslator(bt, max_chars=10**6).texts[pairs[3].id].startswith("Le locataire")
+
+
+# ------------------------------------------------------------------ a release claims only what the experts checked
+
+def test_questions_retranslated_since_the_review_are_released_unverified_not_expert_verified(tmp_path):
+    from test_release import NL, make_dataset, write_review
+
+    src = make_dataset(tmp_path / "src")
+    verdicts = write_review(tmp_path / "work")
+    for split in ("train", "test"):  # every Dutch question re-translated after the experts' review
+        path = src / f"questions_nl_{split}.csv"
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame["question"] = "Opnieuw vertaald: " + frame["question"]
+        frame.to_csv(path, index=False)
+    res = invoke("release", "--dataset", src, "--verdicts", verdicts, "--audit", tmp_path / "work" / "audit.csv",
+                 "--out", tmp_path / "rel")
+    assert res.exit_code == 0, res.output
+    assert "6 verdict(s) were given on another Dutch text than the dataset's" in res.output
+    card = (tmp_path / "rel" / "README.md").read_text()
+    assert "pretty_name: bBSARD (Dutch not expert-verified)" in card and "with expert-verified" not in card
+    shipped = pd.read_csv(tmp_path / "rel" / "questions_nl_test.csv")
+    assert set(shipped["verification"]) <= {"unverified", "flagged-unverified"} and len(shipped) == 5
+    # a correction the dataset took over since is the experts' own text: still corrected
+    assert NL[3] != "Opnieuw vertaald: " + NL[3]
+
+
+def test_a_release_with_every_pair_removed_is_refused_not_titled_expert_verified(tmp_path):
+    from test_release import make_dataset
+
+    src = make_dataset(tmp_path / "src")
+    (tmp_path / "work").mkdir()
+    pd.DataFrame({"id": range(1, 9), "verdict": "legal", "corrected_nl": ""}).to_csv(
+        tmp_path / "work" / "verdicts.csv", index=False)
+    res = invoke("release", "--dataset", src, "--verdicts", tmp_path / "work" / "verdicts.csv", "--out", tmp_path / "rel")
+    assert res.exit_code == 2 and "every pair (8) was judged legally inaccurate" in res.output
+    assert not (tmp_path / "rel").exists()
+    res = invoke("release", "--dataset", src, "--verdicts", tmp_path / "work" / "verdicts.csv", "--out",
+                 tmp_path / "rel", "--policy", "keep-marked")
+    assert res.exit_code == 0, res.output
+    card = (tmp_path / "rel" / "README.md").read_text()
+    assert "pretty_name: bBSARD (Dutch not expert-verified)" in card and "expert-verified Dutch" not in card
