@@ -104,10 +104,13 @@ class ReviewFigures:
     reviewed_legal_share: Figure | None = None
     """The share of the reviewed pairs judged legal (Wilson CI), over those pairs only."""
     estimate_found_legal: int | None = None
+    ignored: int = 0
+    """Verdicts on pairs the audit does not hold, not counted (the report's loader leaves them out)."""
 
     @classmethod
     def of(cls, verdicts: pd.DataFrame | None = None, queue: pd.DataFrame | None = None,
-           raw: pd.DataFrame | None = None, estimate=None, split: str | None = None) -> "ReviewFigures":
+           raw: pd.DataFrame | None = None, estimate=None, split: str | None = None, ignored: int = 0
+           ) -> "ReviewFigures":
         """`estimate`: an estimate.json record (read through share_legal, ci_low, ci_high, population,
         found_legal); `split`: the split it was estimated on (its sidecar), None when unknown."""
         reviewed = unresolved = legal = None
@@ -132,15 +135,17 @@ class ReviewFigures:
         return cls(reviewed=reviewed, unresolved=unresolved or 0, reviewed_legal=legal or 0,
                    queued=None if queue is None else len(queue), queued_reviewed=done,
                    annotations=None if raw is None else len(raw), legal_rate=rate, reviewed_legal_share=share,
-                   estimate_found_legal=getattr(estimate, "found_legal", None) if estimate is not None else None)
+                   estimate_found_legal=getattr(estimate, "found_legal", None) if estimate is not None else None,
+                   ignored=ignored)
 
     @property
     def reviewed_text(self) -> str:
         """`21` or `21 (2 unresolved disagreements not counted)`."""
         if self.reviewed is None:
             return "–"
-        extra = f" ({self.unresolved:,} unresolved disagreement(s) not counted)" if self.unresolved else ""
-        return f"{self.reviewed:,}{extra}"
+        notes = ([f"{self.unresolved:,} unresolved disagreement(s)"] if self.unresolved else []) + (
+            [f"{self.ignored:,} verdict(s) on pairs not in this audit"] if self.ignored else [])
+        return f"{self.reviewed:,}" + (f" ({'; '.join(notes)} not counted)" if notes else "")
 
     @property
     def progress_text(self) -> str | None:

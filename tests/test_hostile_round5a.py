@@ -323,3 +323,22 @@ def test_a_release_with_every_pair_removed_is_refused_not_titled_expert_verified
     assert res.exit_code == 0, res.output
     card = (tmp_path / "rel" / "README.md").read_text()
     assert "pretty_name: bBSARD (Dutch not expert-verified)" in card and "expert-verified Dutch" not in card
+
+
+def test_a_report_counts_only_verdicts_on_pairs_of_its_audit_and_says_how_many_it_left_out(tmp_path):
+    from report_fixtures import write_workdir
+
+    from bbsard_audit.app.report import build_report
+
+    wd = write_workdir(tmp_path)
+    audit = pd.read_csv(wd / "audit.csv")
+    verdicts = pd.read_csv(wd / "verdicts.csv", keep_default_na=False)
+    base = int(verdicts["verdict"].ne("").sum())
+    others = pd.DataFrame({"id": range(90_001, 90_029), "verdict": "legal", "corrected_nl": "", "gold_labels_apply": "",
+                           "n_annotations": 2, "annotators": "anna;bart", "agreement_status": "agreed"})
+    assert not others["id"].isin(audit["id"]).any()
+    pd.concat([verdicts, others]).to_csv(wd / "verdicts.csv", index=False)  # 28 verdicts of a bigger audit
+    (wd / "verdicts.meta.json").unlink(missing_ok=True)
+    md = build_report(wd).markdown.read_text()
+    assert f"- **pairs reviewed**: {base} (28 verdict(s) on pairs not in this audit not counted)" in md
+    assert f"of the {base} reviewed pairs" in md and f"of the {base + 28} reviewed" not in md
