@@ -35,6 +35,7 @@ from typing import Iterable
 
 from bbsard_audit.base import languages
 from bbsard_audit.base.languages import fold
+from bbsard_audit.audit.unit_alignment import unaccounted
 
 KINDS = ("preface", "note", "chat", "refusal")
 """What a leftover is (a paragraph in another language counts as a preface or a note)."""
@@ -48,6 +49,10 @@ MAX_LINE = 400
 MAX_PREFACE_WORDS = 30
 QUOTED_SHARE = 0.6
 """A segment whose content words are this much the source's is a quotation kept verbatim."""
+UNACCOUNTED = 0.5
+"""A document's segment is a leftover only if this share of it is in sentences or lines the source
+accounts for nothing of (audit/unit_alignment.py); nor is a question when the target asks no more
+questions than its source (a translated question is not a chat note)."""
 
 _BRACKET = re.compile(r"\[([^\[\]\n]{3,%d})\]|\(([^()\n]{3,%d})\)|\{([^{}\n]{3,%d})\}" % ((MAX_BRACKET,) * 3))
 _BLANK = re.compile(r"\n[ \t]*\n\s*")
@@ -181,6 +186,11 @@ class Detector:
         if found and source is not None:
             found = self._not_in_source(text, found, source, source_lang or lang, document,
                                         self.present(source) if source_on is None else source_on)
+            if found and document and source.strip():
+                shares = unaccounted(source, text, [(x.start, x.end) for x in found])
+                asked = text.count("?") <= source.count("?")
+                found = [x for x, share in zip(found, shares)
+                         if share >= UNACCOUNTED and not (asked and text[x.start:x.end].rstrip(" )]*_").endswith("?"))]
         return _merge(text, found)
 
     def present(self, text: str) -> frozenset:
@@ -346,7 +356,10 @@ class Detector:
 
     def _not_in_source(self, text: str, found: list[Leftover], source: str, source_lang: str,
                        document: bool, on: frozenset) -> list[Leftover]:
-        held = Counter(x.kind for x in self._raw(source, source_lang, document, on))
+        """Minus the segments quoted verbatim from the source and, in a question, those of a kind the
+        source holds too (a document's are judged by the alignment instead: its source's questions
+        would otherwise excuse a real leftover)."""
+        held = Counter() if document else Counter(x.kind for x in self._raw(source, source_lang, document, on))
         words = {fold(w) for w in _WORD.findall(source) if len(w) > 3}
         out = []
         for x in found:
