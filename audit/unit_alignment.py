@@ -12,14 +12,15 @@ Costs (negative log-odds, in the spirit of Gale and Church's priors): a match co
 ((log(target/source length)) / SIGMA)² / 2, plus PUNCT per differing count of each kept mark, plus
 MERGE for a 1-2 or 2-1 match; leaving a unit out costs SKIP. A unit is accounted for when it is
 matched with the same marks and a length within GOOD_Z spreads (MERGE_Z for a 1-2 or 2-1 match), in an alignment that matches at
-least MIN_SOURCE of the source's characters.
+least MIN_SOURCE of the source's characters (well or not).
 """
 
 from __future__ import annotations
 
-import math
 import re
-from typing import Sequence
+from typing import Callable, Sequence
+
+import numpy as np
 
 SIGMA = 0.2
 """Spread of log(target/source characters) of a translated sentence (bBSARD's real fr/nl question
@@ -27,15 +28,15 @@ sentences: 0.17)."""
 PUNCT = 3.0
 MERGE = 2.0
 SKIP = 4.5
-GOOD_Z = 2.5
+GOOD_Z = 3.0
 MERGE_Z = 1.5
 """A 1-2 or 2-1 match accounts for its units within fewer spreads: a preface or a chat line merged
 with the sentence it stands by must not pass for a sentence split in two."""
 MIN_SOURCE = 0.75
-"""An alignment that matches less than this share of the source's characters accounts for nothing
-(a refusal in place of the translation matches one source sentence by chance)."""
+"""An alignment that leaves more than a quarter of the source's characters unmatched accounts for
+nothing (a refusal in place of the translation matches one source sentence by chance)."""
 WINDOW = 0.4
-"""Only units within this share of their relative positions are compared (a band around the diagonal)."""
+"""Only cells within this share of the target's units (plus two) of the diagonal are visited."""
 MARKS = ("?", "!", ":", " (", "[")
 
 _END = re.compile(r"[.!?…]+[\"'»”)\]]*(?=\s|$)|\n")
@@ -52,71 +53,87 @@ def units(text: str, cuts: Sequence[int] = ()) -> list[tuple[int, int]]:
     return out
 
 
-def _shape(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, tuple[int, ...]]]:
-    """(letters and digits, count of each kept mark) per unit."""
-    out = []
-    for a, b in spans:
-        piece = text[a:b]
-        out.append((max(1, sum(c.isalnum() for c in piece)), tuple(piece.count(m) for m in MARKS)))
-    return out
+def _shape(text: str, spans: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Per unit: its letters and digits, and the count of each kept mark (a row)."""
+    pieces = [text[a:b] for a, b in spans]
+    lengths = np.array([max(1, sum(c.isalnum() for c in p)) for p in pieces], dtype=float)
+    return lengths, np.array([[p.count(m) for m in MARKS] for p in pieces], dtype=float).reshape(len(pieces), len(MARKS))
 
 
-def _cost(s: list, t: list) -> tuple[float, bool]:
-    """(cost of matching source units `s` with target units `t`, whether they account for each other:
-    the same marks and a length within GOOD_Z spreads)."""
-    ls, lt = sum(x[0] for x in s), sum(x[0] for x in t)
-    z = math.log(lt / ls) / SIGMA
-    marks = sum(abs(sum(x[1][k] for x in s) - sum(x[1][k] for x in t)) for k in range(len(MARKS)))
-    merged = len(s) + len(t) > 2
-    return min(z * z / 2, 50.0) + PUNCT * marks + MERGE * merged, not marks and abs(z) <= (MERGE_Z if merged else GOOD_Z)
+def _pairs(lengths: np.ndarray, marks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each unit joined with the next (the last one alone: never used)."""
+    return lengths + np.append(lengths[1:], 0), marks + np.vstack([marks[1:], np.zeros((1, marks.shape[1]))])
 
 
-def accounted(source: str, target: str, cuts: Sequence[int] = ()) -> list[tuple[int, int, bool]]:
-    """Each target unit (cut also at `cuts`) with whether a source unit accounts for it."""
+def _costs(ls: np.ndarray, ms: np.ndarray, lt: np.ndarray, mt: np.ndarray, merged: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Cost of matching every source group with every target group, and whether they account for
+    each other: the same marks and a length within GOOD_Z (MERGE_Z) spreads."""
+    z = np.log(lt[None, :] / ls[:, None]) / SIGMA
+    marks = np.abs(ms[:, None, :] - mt[None, :, :]).sum(axis=2)
+    cost = np.minimum(z * z / 2, 50.0) + PUNCT * marks + MERGE * merged
+    return cost, (marks == 0) & (np.abs(z) <= (MERGE_Z if merged else GOOD_Z))
+
+
+def accounted(source: str, target: str, cuts: Sequence[int] = ()) -> list[tuple[int, int, bool, tuple[int, int] | None]]:
+    """Each target unit (cut also at `cuts`): (start, end, whether the source accounts for it, the
+    source unit it is matched with one to one, if it is)."""
     su, tu = units(source), units(target, cuts)
     if not tu:
         return []
     if not su:
-        return [(a, b, False) for a, b in tu]
-    ss, ts = _shape(source, su), _shape(target, tu)
-    n, m = len(ss), len(ts)
+        return [(a, b, False, None) for a, b in tu]
+    (ls, ms), (lt, mt) = _shape(source, su), _shape(target, tu)
+    (ls2, ms2), (lt2, mt2) = _pairs(ls, ms), _pairs(lt, mt)
+    steps = {(1, 1): _costs(ls, ms, lt, mt, False), (1, 2): _costs(ls, ms, lt2, mt2, True),
+             (2, 1): _costs(ls2, ms2, lt, mt, True)}
+    steps = {k: (c.tolist(), ok.tolist()) for k, (c, ok) in steps.items()}
+    n, m = len(su), len(tu)
     inf = float("inf")
     cost = [[inf] * (m + 1) for _ in range(n + 1)]
     back: list[list[tuple[int, int, bool] | None]] = [[None] * (m + 1) for _ in range(n + 1)]
     cost[0][0] = 0.0
+    band = WINDOW * m + 2
     for i in range(n + 1):
-        for j in range(m + 1):
+        centre = i / n * m
+        for j in range(max(0, int(centre - band)), min(m, int(centre + band)) + 1):
             here = cost[i][j]
             if here == inf:
                 continue
-            for di, dj in ((1, 1), (1, 0), (0, 1), (1, 2), (2, 1)):
+            if i < n and here + SKIP < cost[i + 1][j]:
+                cost[i + 1][j], back[i + 1][j] = here + SKIP, (i, j, False)
+            if j < m and here + SKIP < cost[i][j + 1]:
+                cost[i][j + 1], back[i][j + 1] = here + SKIP, (i, j, False)
+            for (di, dj), (c, ok) in steps.items():
                 a, b = i + di, j + dj
-                if a > n or b > m:
-                    continue
-                if di and dj and abs((i + di / 2) / n - (j + dj / 2) / m) > WINDOW:
-                    continue
-                step, ok = (SKIP, False) if not (di and dj) else _cost(ss[i:a], ts[j:b])
-                if here + step < cost[a][b]:
-                    cost[a][b] = here + step
-                    back[a][b] = (i, j, ok)
+                if a <= n and b <= m and here + c[i][j] < cost[a][b]:
+                    cost[a][b], back[a][b] = here + c[i][j], (i, j, ok[i][j])
     good = [False] * m
-    matched = 0
+    pair: list[tuple[int, int] | None] = [None] * m
+    matched = 0.0
     i, j = n, m
     while (i, j) != (0, 0):
         pi, pj, ok = back[i][j]
         if ok:
             good[pj:j] = [True] * (j - pj)
-            matched += sum(x[0] for x in ss[pi:i])
+        if i > pi and j > pj:
+            matched += float(ls[pi:i].sum())
+        if i - pi == 1 and j - pj == 1:
+            pair[pj] = su[pi]
         i, j = pi, pj
-    if matched < MIN_SOURCE * sum(x[0] for x in ss):
+    if matched < MIN_SOURCE * float(ls.sum()):
         good = [False] * m
-    return [(a, b, ok) for (a, b), ok in zip(tu, good)]
+    return [(a, b, ok, p) for (a, b), ok, p in zip(tu, good, pair)]
 
 
-def unaccounted(source: str, target: str, spans: Sequence[tuple[int, int]]) -> list[float]:
+def unaccounted(source: str, target: str, spans: Sequence[tuple[int, int]],
+                strong: Callable[[str], bool] = lambda text: False) -> list[float]:
     """Per target span, the share of its characters in units no source unit accounts for (the
-    target is cut at every span's ends, so that a span is units of its own)."""
+    target is cut at every span's ends, so that a span is units of its own). A unit that names a
+    leftover outright (`strong`: a chat phrase, a refusal) is accounted for only one to one, by a
+    source unit that is `strong` too (a quotation of it)."""
     aligned = accounted(source, target, [x for span in spans for x in span])
+    aligned = [(a, b, ok and (not strong(target[a:b]) or (pair is not None and strong(source[pair[0]:pair[1]]))))
+               for a, b, ok, pair in aligned]
     out = []
     for start, end in spans:
         total = bad = 0
