@@ -1,6 +1,6 @@
 """Which parts of a translation its source accounts for, without a model: both sides cut into units
 (sentences and lines), aligned monotonically as Gale and Church align sentences (1993), on length and
-on the punctuation a translation keeps ('?', '!', ':', brackets).
+on the punctuation a translation keeps ('?', '!', ':', brackets, markup, dashes).
 
 Why: text that looks like a remark (first person, a label before ':', the last line) is an LLM
 leftover only when nothing in the source accounts for it. In documents made of real questions
@@ -37,7 +37,8 @@ MIN_SOURCE = 0.75
 nothing (a refusal in place of the translation matches one source sentence by chance)."""
 WINDOW = 0.4
 """Only cells within this share of the target's units (plus two) of the diagonal are visited."""
-MARKS = ("?", "!", ":", " (", "[")
+MARKS = tuple(re.compile(p) for p in (r"\?", "!", ":", r"(?:^|\s)[(\[]", r"\*", "[—–]"))
+"""What a translation keeps: questions, exclamations, colons, an opening bracket, markup, dashes."""
 
 _END = re.compile(r"[.!?…]+[\"'»”)\]]*(?=\s|$)|\n")
 
@@ -57,7 +58,7 @@ def _shape(text: str, spans: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndar
     """Per unit: its letters and digits, and the count of each kept mark (a row)."""
     pieces = [text[a:b] for a, b in spans]
     lengths = np.array([max(1, sum(c.isalnum() for c in p)) for p in pieces], dtype=float)
-    return lengths, np.array([[p.count(m) for m in MARKS] for p in pieces], dtype=float).reshape(len(pieces), len(MARKS))
+    return lengths, np.array([[len(m.findall(p)) for m in MARKS] for p in pieces], dtype=float).reshape(len(pieces), len(MARKS))
 
 
 def _pairs(lengths: np.ndarray, marks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
