@@ -49,13 +49,14 @@ MAX_LINE = 400
 MAX_PREFACE_WORDS = 30
 QUOTED_SHARE = 0.6
 """A segment whose content words are this much the source's is a quotation kept verbatim."""
-STRONG = ("chat", "anywhere", "at_start", "apology", "translation")
-"""Cue families that name a leftover outright: a segment holding one is excused only by a source
-sentence that holds one too (a quotation), matched one to one."""
+STRONG = ("chat", "anywhere", "at_start", "translation")
+"""Cue families that name a leftover outright: a sentence holding one (or a refusal: an apology with
+its service word) is excused only by a source sentence that holds one too (a quotation), matched
+one to one; a question holding one is no translated question."""
 UNACCOUNTED = 0.5
 """A document's segment is a leftover only if this share of it is in sentences or lines the source
-accounts for nothing of (audit/unit_alignment.py); nor is a question when the target asks no more
-questions than its source (a translated question is not a chat note)."""
+accounts for nothing of (audit/unit_alignment.py); nor is a question without a STRONG cue when the
+target asks no more questions than its source (a translated question is not a chat note)."""
 
 _BRACKET = re.compile(r"\[([^\[\]\n]{3,%d})\]|\(([^()\n]{3,%d})\)|\{([^{}\n]{3,%d})\}" % ((MAX_BRACKET,) * 3))
 _BLANK = re.compile(r"\n[ \t]*\n\s*")
@@ -190,15 +191,20 @@ class Detector:
             found = self._not_in_source(text, found, source, source_lang or lang, document,
                                         self.present(source) if source_on is None else source_on)
             if found and document and source.strip():
-                shares = unaccounted(source, text, [(x.start, x.end) for x in found], self._strong)
+                shares = unaccounted(source, text, [(x.start, x.end) for x in found], self._outright)
                 asked = text.count("?") <= source.count("?")
                 found = [x for x, share in zip(found, shares)
-                         if share >= UNACCOUNTED and not (asked and text[x.start:x.end].rstrip(" )]*_").endswith("?"))]
+                         if share >= UNACCOUNTED and not (asked and text[x.start:x.end].rstrip(" )]*_").endswith("?")
+                                                          and not self._strong(text[x.start:x.end]))]
         return _merge(text, found)
 
     def _strong(self, text: str) -> bool:
         """`text` holds a cue that names a leftover outright (STRONG), in any pack language."""
         return any(self.family_screens[f].search(text) for f in STRONG if f in self.family_screens)
+
+    def _outright(self, text: str) -> bool:
+        """A STRONG cue or a refusal in `text`."""
+        return self._strong(text) or bool(self.patterns["refusal"] and self.patterns["refusal"].search(text))
 
     def present(self, text: str) -> frozenset:
         """The cue families `text` holds (Python; a batch uses `screens` in Arrow instead)."""
