@@ -55,22 +55,36 @@ def units(text: str, cuts: Sequence[int] = ()) -> list[tuple[int, int]]:
 
 
 def _shape(text: str, spans: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
-    """Per unit: its letters and digits, and the count of each kept mark (a row)."""
+    """Per unit: its letters and digits, and a row of counts: each kept mark, the line breaks inside
+    (0 for one unit; `_pairs` counts them for two joined), whether it starts a line and whether a
+    line ends after it (a translation keeps its lines: a preface line matched with a source
+    sentence, or joined to half a source line, is none; a line's end is compared in a 1-2 or 2-1
+    match only, the last unit's being unknown)."""
     pieces = [text[a:b] for a, b in spans]
     lengths = np.array([max(1, sum(c.isalnum() for c in p)) for p in pieces], dtype=float)
-    return lengths, np.array([[len(m.findall(p)) for m in MARKS] for p in pieces], dtype=float).reshape(len(pieces), len(MARKS))
+    breaks = [float("\n" in text[b:a]) for (_, b), (a, _) in zip(spans, spans[1:])]
+    marks = np.array([[len(m.findall(p)) for m in MARKS] + [0, before, after]
+                      for p, before, after in zip(pieces, [1.0] + breaks, breaks + [0.0])], dtype=float)
+    return lengths, marks.reshape(len(pieces), len(MARKS) + 3)
 
 
 def _pairs(lengths: np.ndarray, marks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each unit joined with the next (the last one alone: never used)."""
-    return lengths + np.append(lengths[1:], 0), marks + np.vstack([marks[1:], np.zeros((1, marks.shape[1]))])
+    """Each unit joined with the next (the last one alone: never used): its marks summed, the line
+    break between them counted inside, the first's line start, the second's line end."""
+    following = np.vstack([marks[1:], np.zeros((1, marks.shape[1]))])
+    joined = marks + following
+    joined[:, -3] = marks[:, -1]
+    joined[:, -2] = marks[:, -2]
+    joined[:, -1] = following[:, -1]
+    return lengths + np.append(lengths[1:], 0), joined
 
 
 def _costs(ls: np.ndarray, ms: np.ndarray, lt: np.ndarray, mt: np.ndarray, merged: bool) -> tuple[np.ndarray, np.ndarray]:
     """Cost of matching every source group with every target group, and whether they account for
     each other: the same marks and a length within GOOD_Z (MERGE_Z) spreads."""
     z = np.log(lt[None, :] / ls[:, None]) / SIGMA
-    marks = np.abs(ms[:, None, :] - mt[None, :, :]).sum(axis=2)
+    used = slice(None) if merged else slice(0, -1)
+    marks = np.abs(ms[:, None, used] - mt[None, :, used]).sum(axis=2)
     cost = np.minimum(z * z / 2, 50.0) + PUNCT * marks + MERGE * merged
     return cost, (marks == 0) & (np.abs(z) <= (MERGE_Z if merged else GOOD_Z))
 
