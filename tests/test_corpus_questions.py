@@ -11,7 +11,6 @@ import pyarrow as pa
 import pytest
 
 from bbsard_audit.audit.corpus.checks.base import Docs
-from bbsard_audit.audit.corpus.checks.language import LanguageCheck
 from bbsard_audit.audit.corpus.checks.meta_text import MetaTextCheck
 from bbsard_audit.audit.leftovers import detector
 from bbsard_audit.audit.unit_alignment import accounted
@@ -94,12 +93,3 @@ def test_a_preface_without_a_translation_word_is_left_out_by_the_alignment(quest
     units = accounted(source, prefaced)
     assert not any(ok for a, _, ok, _ in units if a < len("Natuurlijk. Hieronder staat de Nederlandse versie."))
     assert sum(ok for a, _, ok, _ in units if a > len("Natuurlijk. Hieronder staat de Nederlandse versie.")) >= 5
-
-
-def test_a_spanish_sentence_under_a_french_target_is_the_wrong_language():
-    """The dev corpus's miss: 'la' made a Spanish text read as French at common_share 0.05."""
-    text = "El arrendatario debe pagar el alquiler cada mes y mantener la vivienda en buen estado."
-    table = pa.table({"id": ["a"], "source_title": [""], "source_text": ["Ik ben huurder. Moet ik de huur betalen?"],
-                      "target_title": [""], "target_text": [text]})
-    result = LanguageCheck().map(Docs(table, LanguagePair("nl", "fr")), None)
-    assert [f.flag for f in result.findings[0]] == ["doc_wrong_language"]

@@ -73,9 +73,7 @@ class LanguageCheck(DocCheck):
     columns = {"doc_target_common_share": pa.float64(), "doc_source_cues": pa.float64(),
                "doc_source_lang_prob": pa.float64(), "doc_target_lang_prob": pa.float64(),
                "doc_other_lang_prob": pa.float64()}
-    params = {"prob": 0.9, "min_words": 5.0, "common_share": 0.1, "cue_share": 0.03}
-    """common_share 0.1: a Spanish sentence holds 7 % of French common words ("la"), real French
-    questions 8 % or more in 99 % of documents (benchmarks/bench_question_corpus.py); below it, language id decides."""
+    params = {"prob": 0.9, "min_words": 5.0, "common_share": 0.05, "cue_share": 0.03}
 
     def map(self, docs: Docs, ctx) -> Result:
         src, tgt = docs.pair.source, docs.pair.target
