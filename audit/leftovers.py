@@ -56,7 +56,8 @@ one to one; a question holding one is no translated question."""
 UNACCOUNTED = 0.5
 """A document's segment is a leftover only if this share of it is in sentences or lines the source
 accounts for nothing of (audit/unit_alignment.py); nor is a question without a STRONG cue when the
-target asks no more questions than its source (a translated question is not a chat note)."""
+target asks no more questions than its source or the question is matched one to one with a source
+sentence (a translated question is not a chat note, even where a statement became a question)."""
 
 _BRACKET = re.compile(r"\[([^\[\]\n]{3,%d})\]|\(([^()\n]{3,%d})\)|\{([^{}\n]{3,%d})\}" % ((MAX_BRACKET,) * 3))
 _BLANK = re.compile(r"\n[ \t]*\n\s*")
@@ -191,11 +192,11 @@ class Detector:
             found = self._not_in_source(text, found, source, source_lang or lang, document,
                                         self.present(source) if source_on is None else source_on)
             if found and document and source.strip():
-                shares = unaccounted(source, text, [(x.start, x.end) for x in found], self._outright)
+                shares, paired = unaccounted(source, text, [(x.start, x.end) for x in found], self._outright)
                 asked = text.count("?") <= source.count("?")
-                found = [x for x, share in zip(found, shares)
-                         if share >= UNACCOUNTED and not (asked and text[x.start:x.end].rstrip(" )]*_").endswith("?")
-                                                          and not self._strong(text[x.start:x.end]))]
+                found = [x for x, share, pair in zip(found, shares, paired)
+                         if share >= UNACCOUNTED and not ((asked or pair) and not self._strong(text[x.start:x.end])
+                                                          and text[x.start:x.end].rstrip(" )]*_").endswith("?"))]
         return _merge(text, found)
 
     def _strong(self, text: str) -> bool:

@@ -39,6 +39,8 @@ WINDOW = 0.4
 """Only cells within this share of the target's units (plus two) of the diagonal are visited."""
 MARKS = tuple(re.compile(p) for p in (r"\?", "!", ":", r"(?:^|\s)[(\[]", r"\*", "[—–]"))
 """What a translation keeps: questions, exclamations, colons, an opening bracket, markup, dashes."""
+HARD = [0, 1, 2, 4, 5]
+"""The marks a one-to-one match must agree on; a bracket only costs (a translation drops '(RCD)')."""
 
 _END = re.compile(r"[.!?…]+[\"'»”)\]]*(?=\s|$)|\n")
 
@@ -86,7 +88,8 @@ def _costs(ls: np.ndarray, ms: np.ndarray, lt: np.ndarray, mt: np.ndarray, merge
     used = slice(None) if merged else slice(0, -1)
     marks = np.abs(ms[:, None, used] - mt[None, :, used]).sum(axis=2)
     cost = np.minimum(z * z / 2, 50.0) + PUNCT * marks + MERGE * merged
-    return cost, (marks == 0) & (np.abs(z) <= (MERGE_Z if merged else GOOD_Z))
+    hard = np.abs(ms[:, None, HARD] - mt[None, :, HARD]).sum(axis=2) if not merged else marks
+    return cost, (hard == 0) & (np.abs(z) <= (MERGE_Z if merged else GOOD_Z))
 
 
 def accounted(source: str, target: str, cuts: Sequence[int] = ()) -> list[tuple[int, int, bool, tuple[int, int] | None]]:
@@ -141,20 +144,23 @@ def accounted(source: str, target: str, cuts: Sequence[int] = ()) -> list[tuple[
 
 
 def unaccounted(source: str, target: str, spans: Sequence[tuple[int, int]],
-                strong: Callable[[str], bool] = lambda text: False) -> list[float]:
-    """Per target span, the share of its characters in units no source unit accounts for (the
-    target is cut at every span's ends, so that a span is units of its own). A unit that names a
-    leftover outright (`strong`: a chat phrase, a refusal) is accounted for only one to one, by a
-    source unit that is `strong` too (a quotation of it)."""
-    aligned = accounted(source, target, [x for span in spans for x in span])
-    aligned = [(a, b, ok and (not strong(target[a:b]) or (pair is not None and strong(source[pair[0]:pair[1]]))))
-               for a, b, ok, pair in aligned]
-    out = []
+                strong: Callable[[str], bool] = lambda text: False) -> tuple[list[float], list[bool]]:
+    """Per target span: the share of its characters in units no source unit accounts for (the
+    target is cut at every span's ends, so that a span is units of its own), and whether every unit
+    of it is matched one to one (well or not). A unit that names a leftover outright (`strong`: a
+    chat phrase, a refusal) is accounted for only one to one, by a source unit that is `strong`
+    too (a quotation of it)."""
+    aligned = [(a, b, ok and (not strong(target[a:b]) or (pair is not None and strong(source[pair[0]:pair[1]]))),
+                pair is not None) for a, b, ok, pair in accounted(source, target, [x for span in spans for x in span])]
+    shares, paired = [], []
     for start, end in spans:
         total = bad = 0
-        for a, b, ok in aligned:
+        one = True
+        for a, b, ok, single in aligned:
             overlap = max(0, min(b, end) - max(a, start))
             total += overlap
             bad += overlap * (not ok)
-        out.append(bad / total if total else 1.0)
-    return out
+            one = one and (single or not overlap)
+        shares.append(bad / total if total else 1.0)
+        paired.append(one and total > 0)
+    return shares, paired

@@ -89,7 +89,10 @@ def quality(split: str, docs: int, seeds: tuple[int, ...], embedder=None, show: 
             if not n:
                 continue
             hit = sum(clean_flag[(source, g, "any")] for g in gs)
-            by = collections.Counter({f: c for (s, g, f), c in clean_flag.items() if s == source and g in gs and f != "any"})
+            by = collections.Counter()
+            for (s, g, f), c in clean_flag.items():
+                if s == source and g in gs and f != "any":
+                    by[f] += c
             result["clean_flagged"][f"{source}:{genre}"] = hit / n
             lines.append(f"| {source}->{'nl' if source == 'fr' else 'fr'} | {genre} | {n} | {hit / n:.4f} | "
                          f"{', '.join(f'{f} {c}' for f, c in by.most_common()) or '–'} |")

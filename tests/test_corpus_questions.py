@@ -93,3 +93,16 @@ def test_a_preface_without_a_translation_word_is_left_out_by_the_alignment(quest
     units = accounted(source, prefaced)
     assert not any(ok for a, _, ok, _ in units if a < len("Natuurlijk. Hieronder staat de Nederlandse versie."))
     assert sum(ok for a, _, ok, _ in units if a > len("Natuurlijk. Hieronder staat de Nederlandse versie.")) >= 5
+
+
+def test_a_dropped_acronym_and_a_statement_turned_question_are_no_leftovers(questions):
+    """Real test-split translations: '(RCD)' is dropped ('Je me suis porté caution ... (RCD).' ->
+    'Ik heb me borg gesteld ...'), and 'Je m'adresse à la Région wallonne ...' became the question
+    'Richt ik me tot het Waals Gewest ...?'."""
+    fr, nl = questions
+    rcd = next(k for k, q in fr.items() if "(RCD)" in q and "porté caution" in q)
+    walloon = next(k for k, q in nl.items() if q.startswith("Ik denk dat mijn woning onbewoonbaar is. Richt ik me"))
+    pages = [_page(questions, (rcd, "91", walloon), marker) for marker in ("", "- ")]
+    pages.append(tuple(" ".join(side[i] for i in ("1102", rcd, walloon)) for side in (fr, nl)))
+    assert _flagged(pages) == [False, False, False]
+
