@@ -199,9 +199,13 @@ class Detector:
                                                           and text[x.start:x.end].rstrip(" )]*_").endswith("?"))]
         return _merge(text, found)
 
+    @cached_property
+    def _strong_screen(self) -> re.Pattern:
+        return re.compile("|".join(self.screens[f] for f in STRONG if f in self.screens).replace("(?i)", "") , re.I)
+
     def _strong(self, text: str) -> bool:
         """`text` holds a cue that names a leftover outright (STRONG), in any pack language."""
-        return any(self.family_screens[f].search(text) for f in STRONG if f in self.family_screens)
+        return bool(self._strong_screen.search(text))
 
     def _outright(self, text: str) -> bool:
         """A STRONG cue or a refusal in `text`."""

@@ -150,7 +150,8 @@ def unaccounted(source: str, target: str, spans: Sequence[tuple[int, int]],
     of it is matched one to one (well or not). A unit that names a leftover outright (`strong`: a
     chat phrase, a refusal) is accounted for only one to one, by a source unit that is `strong`
     too (a quotation of it)."""
-    aligned = [(a, b, ok and (not strong(target[a:b]) or (pair is not None and strong(source[pair[0]:pair[1]]))),
+    aligned = [(a, b, ok and (not any(a < y and x < b for x, y in spans) or not strong(target[a:b])
+                              or (pair is not None and strong(source[pair[0]:pair[1]]))),
                 pair is not None) for a, b, ok, pair in accounted(source, target, [x for span in spans for x in span])]
     shares, paired = [], []
     for start, end in spans:
