@@ -35,6 +35,7 @@ from typing import Iterable
 
 from bbsard_audit.base import languages
 from bbsard_audit.base.languages import fold
+from bbsard_audit.audit.unit_alignment import unaccounted
 
 KINDS = ("preface", "note", "chat", "refusal")
 """What a leftover is (a paragraph in another language counts as a preface or a note)."""
@@ -48,6 +49,15 @@ MAX_LINE = 400
 MAX_PREFACE_WORDS = 30
 QUOTED_SHARE = 0.6
 """A segment whose content words are this much the source's is a quotation kept verbatim."""
+STRONG = ("chat", "anywhere", "at_start", "translation")
+"""Cue families that name a leftover outright: a sentence holding one (or a refusal: an apology with
+its service word) is excused only by a source sentence that holds one too (a quotation), matched
+one to one; a question holding one is no translated question."""
+UNACCOUNTED = 0.5
+"""A document's segment is a leftover only if this share of it is in sentences or lines the source
+accounts for nothing of (audit/unit_alignment.py); nor is a question without a STRONG cue when the
+target asks no more questions than its source or the question is matched one to one with a source
+sentence (a translated question is not a chat note, even where a statement became a question)."""
 
 _BRACKET = re.compile(r"\[([^\[\]\n]{3,%d})\]|\(([^()\n]{3,%d})\)|\{([^{}\n]{3,%d})\}" % ((MAX_BRACKET,) * 3))
 _BLANK = re.compile(r"\n[ \t]*\n\s*")
@@ -181,7 +191,25 @@ class Detector:
         if found and source is not None:
             found = self._not_in_source(text, found, source, source_lang or lang, document,
                                         self.present(source) if source_on is None else source_on)
+            if found and document and source.strip():
+                shares, paired = unaccounted(source, text, [(x.start, x.end) for x in found], self._outright)
+                asked = text.count("?") <= source.count("?")
+                found = [x for x, share, pair in zip(found, shares, paired)
+                         if share >= UNACCOUNTED and not ((asked or pair) and not self._strong(text[x.start:x.end])
+                                                          and text[x.start:x.end].rstrip(" )]*_").endswith("?"))]
         return _merge(text, found)
+
+    @cached_property
+    def _strong_screen(self) -> re.Pattern:
+        return re.compile("|".join(self.screens[f] for f in STRONG if f in self.screens).replace("(?i)", "") , re.I)
+
+    def _strong(self, text: str) -> bool:
+        """`text` holds a cue that names a leftover outright (STRONG), in any pack language."""
+        return bool(self._strong_screen.search(text))
+
+    def _outright(self, text: str) -> bool:
+        """A STRONG cue or a refusal in `text`."""
+        return self._strong(text) or bool(self.patterns["refusal"] and self.patterns["refusal"].search(text))
 
     def present(self, text: str) -> frozenset:
         """The cue families `text` holds (Python; a batch uses `screens` in Arrow instead)."""
@@ -346,7 +374,10 @@ class Detector:
 
     def _not_in_source(self, text: str, found: list[Leftover], source: str, source_lang: str,
                        document: bool, on: frozenset) -> list[Leftover]:
-        held = Counter(x.kind for x in self._raw(source, source_lang, document, on))
+        """Minus the segments quoted verbatim from the source and, in a question, those of a kind the
+        source holds too (a document's are judged by the alignment instead: its source's questions
+        would otherwise excuse a real leftover)."""
+        held = Counter() if document else Counter(x.kind for x in self._raw(source, source_lang, document, on))
         words = {fold(w) for w in _WORD.findall(source) if len(w) > 3}
         out = []
         for x in found:

@@ -44,20 +44,47 @@ class MetaTextCheck(DocCheck):
         found_in = detector()
         hit = np.asarray(pc.match_substring_regex(docs.arrow("target_text"), found_in.screen).fill_null(False))
         rows = np.flatnonzero(hit)
-        on = {side: _families(found_in, docs.arrow(side).take(pa.array(rows, type=pa.int64())))
-              for side in ("target_text", "source_text")}
+        on = _families(found_in, docs.arrow("target_text").take(pa.array(rows, type=pa.int64())))
+        keep = [k for k, families in enumerate(on) if families & STRONG]
+        if len(keep) < len(rows):
+            parallel = _parallel(docs, rows)
+            keep = sorted(set(keep) | {k for k in range(len(rows)) if not parallel[k]})
+        rows, on = rows[keep], [on[k] for k in keep]
         counts = np.zeros(len(docs))
         findings = [[] for _ in range(len(docs))]
         src, code = docs.pair.source, docs.pair.target
         for k, i in enumerate(rows):
             text = docs.target[i]
-            found = found_in.find(text, code, docs.source[i], src, on=on["target_text"][k], source_on=on["source_text"][k])
+            found = found_in.find(text, code, docs.source[i], src, on=on[k], source_on=frozenset())
             counts[i] = len(found)
             if found:
                 shown = "; ".join(f"{x.kind} ({x.lang.upper()}) {quoted(text[x.start:x.end])}" for x in found[:3])
                 findings[i] = [self.finding(f"{code.upper()} holds LLM leftovers: {shown}",
                                             spans_in(code, text, [(x.start, x.end) for x in found], self.name))]
         return Result({"doc_meta_text_hits": counts}, findings)
+
+
+STRONG = frozenset({"chat", "anywhere", "at_start", "apology"})
+"""Cue families that name a leftover outright; the others (first person, a language, a note head,
+talk about terms) need a segment the source does not account for."""
+MARKS = ("?", "!", ":", " (", "[", "\n")
+_SENTENCES = r"[.!?…](?:\s|$)"
+RATIO = (0.67, 1.5)
+
+
+def _parallel(docs: Docs, rows: np.ndarray) -> np.ndarray:
+    """Per row, whether the two sides have the same number of sentences, lines, questions,
+    exclamations, colons and brackets, and lengths in proportion (RATIO): a target so parallel to
+    its source has no segment of its own for a weak cue to mark (vectorised; the rows sent to the
+    Python rules on weak cues alone drop from most to few on documents of questions)."""
+    take = pa.array(rows, type=pa.int64())
+    source, target = docs.arrow("source_text").take(take), docs.arrow("target_text").take(take)
+    same = np.ones(len(rows), dtype=bool)
+    for mark in MARKS:
+        same &= np.asarray(pc.equal(pc.count_substring(source, mark), pc.count_substring(target, mark)))
+    same &= np.asarray(pc.equal(pc.count_substring_regex(source, _SENTENCES), pc.count_substring_regex(target, _SENTENCES)))
+    ratio = docs.target_chars[rows] / np.maximum(docs.source_chars[rows], 1)
+    return same & (ratio >= RATIO[0]) & (ratio <= RATIO[1])
 
 
 def _families(found_in, texts: pa.Array) -> list[frozenset]:

