@@ -9,7 +9,7 @@ import pandas as pd
 import typer
 from rich.progress import Progress
 
-from bbsard_audit.base.cli_options import dataset_option, guard_out
+from bbsard_audit.base.cli_options import dataset_option, guard_out, seed_option
 from bbsard_audit.base.contracts.sidecar import read_sidecar
 from bbsard_audit.base.contracts.table import as_id
 from bbsard_audit.base.contracts.verdicts import Verdicts, read_raw
@@ -132,7 +132,7 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
                                                      "certain, the likeliest errors, on top of those the draw rule "
                                                      "takes with certainty; the rest is drawn with probabilities "
                                                      "growing with p_error (else risk).")] = CERTAIN_SHARE,
-         seed: Annotated[int, typer.Option(help="Seed of the campaign's draws (recorded at the start; each "
+         seed: Annotated[int, seed_option("Seed of the campaign's draws (recorded at the start; each "
                                                 "`--next` batch draws with (seed, batch number)).")] = 0,
          overlap: Annotated[int, typer.Option(help="Annotations wanted per task.")] = 2,
          batch_size: Annotated[int, typer.Option(help="Tasks per import request.")] = 250,
@@ -313,7 +313,7 @@ def status(project: Project,
 def agreement(raw: Annotated[Path, typer.Option(help=f"{RAW_FILE} written by pull.")],
               out: Annotated[Path, typer.Option(help="Folder for agreement.json and disagreements.csv.")],
               n_boot: Annotated[int, typer.Option(help="Bootstrap resamples of items.")] = 2000,
-              seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+              seed: Annotated[int, seed_option("Bootstrap seed.")] = 0,
               adjudication: Annotated[Optional[Path], typer.Option(help="Adjudication TOML.")] = None) -> None:
     """Cohen's kappa per annotator pair and Krippendorff's alpha, overall and legal-vs-not, with CIs.
 
@@ -350,7 +350,7 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
                                                                    "(strata, control sample) and every batch.")] = None,
              split: Annotated[str, typer.Option(help="train, test or all.")] = "all",
              level: Annotated[float, typer.Option(help="Confidence level.")] = 0.95,
-             seed: Annotated[int, typer.Option(help="Monte Carlo seed.")] = 0,
+             seed: Annotated[int, seed_option("Monte Carlo seed.")] = 0,
              target_halfwidth: TargetHalfwidth = None, max_missed: MaxMissed = None) -> None:
     """Estimated share of legally inaccurate translations in the split, with a CI, and the legal errors
     expected among the pairs not reviewed yet (the stopping rule). A campaign started now: the

@@ -31,7 +31,7 @@ from label_studio_sdk.core.parse_error import ParsingError
 
 from bbsard_audit.base.config import check_against, read_toml
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.redact import redact
+from bbsard_audit.base.redact import redact, remember_secret, without_secret
 
 DEFAULT_CONFIG = Path("~/.config/bbsard-audit/config.toml")
 TRANSIENT_STATUS = {408, 429, 500, 502, 503, 504}
@@ -88,6 +88,7 @@ class Connection:
         if not key:
             raise InputError("no Label Studio API key: set LABEL_STUDIO_API_KEY or add "
                              "[label_studio] api_key to the config file")
+        remember_secret(key)
         return cls(url.rstrip("/"), key, **kwargs)
 
     @property
@@ -163,7 +164,8 @@ class Connection:
             return self.bad_body(what, "a body that is not the JSON expected" + (f" ({kind})" if kind else ""))
         status = exc.status_code
         body = exc.body if isinstance(exc.body, dict) else {}
-        detail = str(body.get("detail") or body.get("validation_errors") or "")[:200]
+        detail = str(body.get("detail") or body.get("validation_errors") or "")  # may quote the key: masked before cut
+        detail = redact(without_secret(detail, self.api_key))[:200]
         if status in (401, 403):
             return LabelStudioError(f"{what}: {where} rejected the API key (HTTP {status})"
                                     + (f": {detail}" if detail else ""))

@@ -11,7 +11,10 @@ and `hf/<config>/` (`DatasetDict.save_to_disk`, configs corpus/train/test, split
 from __future__ import annotations
 
 import datetime as _dt
+import html
+import json
 import os
+import re
 import shutil
 from collections import Counter
 from dataclasses import dataclass, field
@@ -29,7 +32,8 @@ from bbsard_audit.base.contracts.sidecar import read_sidecar
 from bbsard_audit.base.contracts.verdicts import Verdict, Verdicts, read_raw
 from bbsard_audit.app.review_figures import ILLUSTRATIVE, Figure, ReviewFigures, recorded_split, verdicts_illustrative
 from bbsard_audit.annotations.adaptive import CAMPAIGN_FILE as CAMPAIGN_MARK
-from bbsard_audit.base.languages import LanguagePair
+from bbsard_audit.base.languages import BBSARD, LanguagePair
+from bbsard_audit.base.untrusted import visible
 from bbsard_audit.base.io import OutputGuard, guard_outputs, sidecar_path, write_csv, write_sidecar, write_text
 
 POLICIES = ("exclude", "keep-marked")
@@ -99,6 +103,11 @@ class ReleaseSummary:
         return sum(sum(c.values()) for c in self.counts.values())
 
     @property
+    def verified(self) -> int:
+        """Pairs the release ships as expert-checked: `verified` or `corrected`."""
+        return sum(c.get(s, 0) for c in self.counts.values() for s in ("verified", "corrected"))
+
+    @property
     def reviewed(self) -> int:
         """Pairs with a final expert verdict (review_figures.REVIEWED), removed ones included."""
         return sum(c.get(s, 0) for c in self.counts.values() for s in REVIEWED_STATUSES)
@@ -136,11 +145,23 @@ def _sidecar_date(path: Path) -> str:
     return _dt.date.today().isoformat()
 
 
-def read_flagged(audit: str | Path | None) -> set[int | str]:
+def _audited(audit: str | Path | None) -> tuple[set[int | str], dict[int | str, str]]:
+    """audit.csv's flagged ids, and the target text of each pair as audited (what the experts were shown)."""
     if audit is None:
-        return set()
-    frame = Layout.of(audit).audit.read(audit)
-    return set(frame.loc[frame["flagged"], "id"])
+        return set(), {}
+    layout = Layout.of(audit)
+    frame = layout.audit.read(audit)
+    column = f"question_{layout.pair.target}"
+    texts = dict(zip(frame["id"], frame[column])) if column in frame.columns else {}
+    return set(frame.loc[frame["flagged"], "id"]), texts
+
+
+def _reviewed_another_text(pair: QuestionPair, verdict: Verdict | None, audited: dict) -> bool:
+    """The verdict was given on another target text than the one the dataset holds now (re-translated
+    since the audit), and the dataset's is not the experts' correction either: it verifies nothing here."""
+    shown = audited.get(pair.id)
+    return (verdict is not None and isinstance(shown, str) and visible(shown).strip() != visible(pair.target).strip()
+            and visible(verdict.corrected_nl).strip() != visible(pair.target).strip())
 
 
 def decide(pair: QuestionPair, verdict: Verdict | None, flagged: bool, policy: ReleasePolicy,
@@ -187,14 +208,23 @@ def _build_release(dataset: Dataset, given: ReviewInputs, out: Path, policy: Rel
                    guard: OutputGuard) -> ReleaseSummary:
     verdicts, audit = given.verdicts, given.audit
     judged, dates = dated_verdicts(verdicts, dataset, given.annotations)
-    flagged = read_flagged(audit)
-    decisions = [decide(p, judged.by_id.get(p.id), p.id in flagged, policy, dates.get(p.id, ""))
-                 for p in dataset.pairs]
+    flagged, audited = _audited(audit)
+    stale = {p.id for p in dataset.pairs if _reviewed_another_text(p, judged.by_id.get(p.id), audited)}
+    decisions = [decide(p, None if p.id in stale else judged.by_id.get(p.id), p.id in flagged, policy,
+                        dates.get(p.id, "")) for p in dataset.pairs]
     summary = ReleaseSummary(out=out, policy=policy, illustrative=verdicts_illustrative(Path(verdicts)))
     for d in decisions:
         summary.counts.setdefault(d.pair.split, Counter())[d.status] += 1
     summary.counts = {s: dict(c) for s, c in summary.counts.items()}
     summary.removed = sum(not d.kept for d in decisions)
+    if stale:
+        summary.warnings.append(f"{len(stale)} verdict(s) were given on another {dataset.pair.names[1]} text than the "
+                                f"dataset's (the audit's question_{dataset.pair.target} differs, e.g. id "
+                                f"{sorted(stale, key=str)[0]}): those pairs are released unverified, not verified")
+    if decisions and summary.removed == len(decisions):
+        raise InputError(f"every pair ({len(decisions):,}) was judged legally inaccurate without a correction and "
+                         "would be removed: nothing to release (give --policy keep-marked to publish them marked "
+                         "`excluded`)", file=str(verdicts))
     if not summary.reviewed:
         summary.warnings.append(f"no pair has an expert verdict in {Path(verdicts).name}: the release marks every "
                                 "pair unverified and its card says no pair is expert-verified")
@@ -306,7 +336,8 @@ def _write_questions(root: Path, decisions: list[Decision], pair: LanguagePair) 
     for split in SPLITS:
         if any(d.pair.split == split for d in decisions):
             for lang in pair:
-                write_csv(root / f"questions_{lang}_{split}.csv", _question_rows(decisions, split, lang, pair))
+                write_csv(root / f"questions_{lang}_{split}.csv", _question_rows(decisions, split, lang, pair),
+                          verbatim=True)
 
 
 def _source_dir(dataset: Dataset) -> Path | None:
@@ -328,7 +359,8 @@ def _write_corpus(root: Path, dataset: Dataset) -> None:
         elif (dataset.corpus.text_fr if lang == dataset.pair.source else dataset.corpus.text_nl) is not None:
             meta = pd.DataFrame([dataset.corpus.meta.get(a, {}) for a in dataset.corpus.ids])
             frame = pd.DataFrame({"id": dataset.corpus.ids, "article": dataset.corpus.texts(lang)})
-            write_csv(target, pd.concat([frame, meta.drop(columns=["id", "article"], errors="ignore")], axis=1))
+            write_csv(target, pd.concat([frame, meta.drop(columns=["id", "article"], errors="ignore")], axis=1),
+                      verbatim=True)
 
 
 def _changelog(decisions: list[Decision]) -> pd.DataFrame:
@@ -391,11 +423,12 @@ CITATION = """```bibtex
 ```"""
 
 
-def _verification_claim(summary: ReleaseSummary) -> tuple[str, str, str]:
-    """(pretty name, title, sentence): what the card may claim, from how many pairs were reviewed."""
+def _verification_claim(summary: ReleaseSummary, name: str, target: str) -> tuple[str, str, str]:
+    """(pretty name, title, sentence): what the card may claim about dataset `name`'s `target`-language
+    questions, from how many pairs were reviewed."""
     n, total = summary.reviewed, summary.total
     if n == 0:
-        return ("bBSARD (Dutch not expert-verified)", "bBSARD: no Dutch question expert-verified yet",
+        return (f"{name} ({target} not expert-verified)", f"{name}: no {target} question expert-verified yet",
                 f"**No pair has an expert verdict**: all {total:,} pairs are `unverified` or `flagged-unverified`, "
                 "so this release is the source data with a `verification` column, not an expert-verified dataset.")
     share = f"{n:,} of {total:,} pairs ({100 * n / max(total, 1):.1f}%)"
@@ -406,19 +439,68 @@ def _verification_claim(summary: ReleaseSummary) -> tuple[str, str, str]:
     if summary.illustrative:
         sentence += (" **These verdicts are illustrative** (the sample's stand-ins for a review): no pair of this "
                      "release was reviewed by an expert.")
-    if n < total:
-        return (f"bBSARD (Dutch partly expert-verified, {n:,} of {total:,} pairs)",
-                f"bBSARD with Dutch questions partly expert-verified ({n:,} of {total:,} pairs)", sentence)
-    return "bBSARD (expert-verified Dutch)", "bBSARD with expert-verified Dutch questions", sentence
+    good, kept = summary.verified, total - summary.removed
+    if good == 0:  # reviewed, and none judged correct: nothing here is expert-verified
+        return (f"{name} ({target} not expert-verified)", f"{name}: no {target} question expert-verified",
+                sentence + " None of them was judged correct or corrected.")
+    if n < total or good < kept:  # not all reviewed, or some shipped pairs marked excluded (keep-marked)
+        part, whole = (n, total) if n < total else (good, kept)
+        return (f"{name} ({target} partly expert-verified, {part:,} of {whole:,} pairs)",
+                f"{name} with {target} questions partly expert-verified ({part:,} of {whole:,} pairs)", sentence)
+    return f"{name} (expert-verified {target})", f"{name} with expert-verified {target} questions", sentence
+
+
+_PLAIN_YAML = re.compile(r"[A-Za-z][A-Za-z0-9 (),.+\-]*")
+
+
+def yaml_text(text: str) -> str:
+    """A YAML scalar that reads back as `text` and never starts another key: plain when it is only
+    letters, digits and simple punctuation, else double-quoted (JSON's escaping is YAML's)."""
+    return text if _PLAIN_YAML.fullmatch(text) and not text.endswith(" ") else json.dumps(text)
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#|~!])")
+
+
+def md_text(text: str) -> str:
+    """Outside text as inline Markdown that shows as written: one line, HTML-escaped (no tag, no
+    entity), every Markdown punctuation backslash-escaped (no link, image, code span or emphasis)."""
+    one_line = " ".join(str(text).split())
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(one_line, quote=True))
+
+
+def md_code(text: str) -> str:
+    """Outside text as one Markdown code span it cannot leave: one line, fenced with more backticks
+    than its longest run, padded so a backtick at either end stays inside."""
+    one_line = " ".join(str(text).split())
+    fence = "`" * (max((len(r) for r in re.findall("`+", one_line)), default=0) + 1)
+    return f"{fence} {one_line} {fence}" if "`" in one_line else f"{fence}{one_line}{fence}"
+
+
+def _fenced(text: str, info: str = "") -> str:
+    """A fenced block holding `text` verbatim: its fence longer than any backtick run inside."""
+    fence = "`" * max(3, max((len(r) for r in re.findall("`+", text)), default=0) + 1)
+    return f"{fence}{info}\n{text.strip()}\n{fence}"
+
+
+def _is_bbsard(dataset: Dataset) -> bool:
+    """bBSARD itself (its CSV folder, hub copy or the sample), not another benchmark in a manifest."""
+    return dataset.name is None and dataset.pair == BBSARD
 
 
 def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: list[str],
                  looked: dict[str, str] | None = None, rate: Figure | None = None) -> str:
     """The card; every statement of verification follows `summary` (how many pairs were reviewed), and a
     review file not found says where it was looked for (`looked`, shareable wording); `rate`: the
-    estimate's legal-error rate with its scope (review_figures)."""
+    estimate's legal-error rate with its scope (review_figures). It names the dataset released:
+    bBSARD's description, licence and citation only for bBSARD; another benchmark (a manifest) by its
+    own name, with the licence and citation its manifest gives, else "not recorded". Outside text
+    (names, revisions, citations) is escaped for the YAML front matter, Markdown and HTML."""
     langs = dataset.pair
-    pretty, title, claim = _verification_claim(summary)
+    source_name, target_name = langs.names
+    bbsard = _is_bbsard(dataset)
+    name = "bBSARD" if bbsard else dataset.source_id
+    pretty, title, claim = _verification_claim(summary, name, target_name)
     if summary.illustrative:  # no expert reviewed anything: the name and title never say expert-verified
         pretty, title = (t.replace("expert-verified", "verified by illustrative verdicts, no expert review")
                          for t in (pretty, title))
@@ -427,8 +509,9 @@ def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: 
         configs.insert(0, ("corpus", {lang: f"articles_{lang}.csv" for lang in langs}))
     yaml = "\n".join(f"- config_name: {c}\n  data_files:\n" + "".join(
         f"  - split: {lang}\n    path: {path}\n" for lang, path in files.items()) for c, files in configs)
-    header = (f"---\nlicense: cc-by-nc-sa-4.0\nlanguage:\n- {langs[0]}\n- {langs[1]}\ntask_categories:\n- text-retrieval\n"
-              f"pretty_name: {pretty}\nconfigs:\n{yaml}---\n")
+    licence_id = "cc-by-nc-sa-4.0" if bbsard else (dataset.license or "unknown")
+    header = (f"---\nlicense: {licence_id}\nlanguage:\n- {langs[0]}\n- {langs[1]}\ntask_categories:\n- text-retrieval\n"
+              f"pretty_name: {yaml_text(pretty)}\nconfigs:\n{yaml}---\n")
     policy = summary.policy
     count_rows = "\n".join(f"| {s} | " + " | ".join(str(summary.counts.get(s, {}).get(st, 0)) for st in STATUSES)
                            + f" | {sum(summary.counts.get(s, {}).values())} |" for s in splits)
@@ -440,32 +523,47 @@ def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: 
     minor = ("Uncorrected pairs with only a minor issue count as `verified`." if policy.keep_minor else
              "Uncorrected pairs with a minor issue are treated like legally inaccurate ones.")
     stats = []
-    for name, heading in (("agreement", "Inter-annotator agreement"), ("estimate", "Estimated error rate")):
-        found = docs[name].named_values() if name in docs else []
+    for doc, heading in (("agreement", "Inter-annotator agreement"), ("estimate", "Estimated error rate")):
+        found = docs[doc].named_values() if doc in docs else []
         if found:
-            scope = "" if name == "agreement" or rate is None else f", {rate.named}; per stratum: over its reviewed pairs"
-            left = docs[name].errors_left if name == "estimate" else None
-            stats.append(f"**{heading}** (`{name}.json`{scope}):\n\n| measure | value | 95% CI |\n|---|---|---|\n" + "\n".join(
+            scope = "" if doc == "agreement" or rate is None else f", {rate.named}; per stratum: over its reviewed pairs"
+            left = docs[doc].errors_left if doc == "estimate" else None
+            stats.append(f"**{heading}** (`{doc}.json`{scope}):\n\n| measure | value | 95% CI |\n|---|---|---|\n" + "\n".join(
                 f"| {e.name} | {e.value:.3g} | " + (f"[{e.ci_low:.3g}, {e.ci_high:.3g}]" if e.ci_low is not None else "–")
-                + " |" for e in found[:20]) + (f"\n\nLegal errors left: {left.sentence(docs[name].level)}."
+                + " |" for e in found[:20]) + (f"\n\nLegal errors left: {left.sentence(docs[doc].level)}."
                                                 if left is not None else "")
                 + ("\n\nFrom illustrative verdicts, not a real expert review." if summary.illustrative else ""))
         else:
-            where = (looked or {}).get(name, "next to the verdicts")
-            stats.append(f"**{heading}**: not available (no `{name}.json` {where}).")
+            where = (looked or {}).get(doc, "next to the verdicts")
+            stats.append(f"**{heading}**: not available (no `{doc}.json` {where}).")
     stats_text = "\n\n".join(stats)
-    return f"""{header}
-# {title}
-
-A cleaned release of bBSARD (bilingual Belgian Statutory Article Retrieval Dataset): the French
+    shown = md_text(name)
+    if bbsard:
+        about = """A cleaned release of bBSARD (bilingual Belgian Statutory Article Retrieval Dataset): the French
 questions of BSARD with their Dutch machine translations, for review by legal experts. Dutch questions
 inherit the French relevance labels, so a mistranslated legal term silently corrupts the Dutch
 benchmark; this release replaces Dutch questions by the experts' corrections where given and marks
-every pair with a `verification` status.
+every pair with a `verification` status."""
+        licence, citation = "CC BY-NC-SA 4.0, as bBSARD and BSARD.", CITATION
+    else:
+        about = (f"A cleaned release of {shown}: its {source_name} questions with their {target_name} "
+                 f"translations, for review by experts. The {target_name} questions inherit the {source_name} "
+                 f"relevance labels; this release replaces {target_name} questions by the experts' corrections "
+                 "where given and marks every pair with a `verification` status.")
+        licence = (f"`{licence_id}`, as recorded in the dataset's manifest." if dataset.license else
+                   "Not recorded: the dataset's manifest names no licence. Check the licences of its source and "
+                   "target benchmarks before sharing this release.")
+        citation = (_fenced(dataset.citation, "bibtex") if dataset.citation else
+                    "Not recorded: the dataset's manifest gives no citation.")
+    hf_note = ", as on `clips/bBSARD`" if bbsard else ""
+    return f"""{header}
+# {md_text(title)}
+
+{about}
 
 {claim}
 
-Made by `bbsard-audit release` from `{dataset.source_id}` (revision `{dataset.revision}`).
+Made by `bbsard-audit release` from {md_code(dataset.source_id)} (revision {md_code(dataset.revision or "none")}).
 
 ## Verification status
 
@@ -477,8 +575,8 @@ Made by `bbsard-audit release` from `{dataset.source_id}` (revision `{dataset.re
 
 ## Policy
 
-{removed} {minor} `CHANGELOG.csv` lists every changed pair (id, split, old and new Dutch, verdict,
-annotators, date). The Dutch files' metadata columns (category, subcategory, extra_description) are
+{removed} {minor} `CHANGELOG.csv` lists every changed pair (id, split, old and new {target_name}, verdict,
+annotators, date). The {target_name} files' metadata columns (category, subcategory, extra_description) are
 kept as found in the source.
 
 ## Review quality
@@ -487,19 +585,19 @@ kept as found in the source.
 
 ## Layout
 
-- `questions_{{fr,nl}}_{{train,test}}.csv` (`id, category, subcategory, question, extra_description,
-  article_ids, verification`), `articles_{{fr,nl}}.csv` (`id, article, ...`) when the corpus was loaded;
+- `questions_{{{langs[0]},{langs[1]}}}_{{train,test}}.csv` (`id, category, subcategory, question, extra_description,
+  article_ids, verification`), `articles_{{{langs[0]},{langs[1]}}}.csv` (`id, article, ...`) when the corpus was loaded;
 - `hf/<config>/` — the same data saved with `datasets` (`load_from_disk`), configs `corpus`, `train`,
-  `test`, splits `fr` and `nl`, as on `clips/bBSARD`;
+  `test`, splits `{langs[0]}` and `{langs[1]}`{hf_note};
 - read back with `bbsard-audit validate --dataset <this folder>` or `--dataset hf:<this folder>/hf`.
 
 ## Licence
 
-CC BY-NC-SA 4.0, as bBSARD and BSARD.
+{licence}
 
 ## Citation
 
-{CITATION}
+{citation}
 """
 
 

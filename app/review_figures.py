@@ -122,6 +122,9 @@ class ReviewFigures:
     illustrative: bool = False
     """The verdicts are illustrative (the demo's): every count of reviewed pairs says so (`verdict_kind`)."""
 
+    ignored: int = 0
+    """Verdicts on pairs the audit does not hold, not counted (the report's loader leaves them out)."""
+
     @property
     def verdict_kind(self) -> str:
         """What one reviewed pair's verdict is: `a final expert verdict`, or ILLUSTRATIVE."""
@@ -130,7 +133,7 @@ class ReviewFigures:
     @classmethod
     def of(cls, verdicts: pd.DataFrame | None = None, queue: pd.DataFrame | None = None,
            raw: pd.DataFrame | None = None, estimate=None, split: str | None = None,
-           illustrative: bool = False) -> "ReviewFigures":
+           illustrative: bool = False, ignored: int = 0) -> "ReviewFigures":
         """`estimate`: an estimate.json record (read through share_legal, ci_low, ci_high, population,
         found_legal); `split`: the split it was estimated on (its sidecar), None when unknown;
         `illustrative`: the verdicts are illustrative (their sidecar, `illustrative`)."""
@@ -157,15 +160,16 @@ class ReviewFigures:
                    queued=None if queue is None else len(queue), queued_reviewed=done,
                    annotations=None if raw is None else len(raw), legal_rate=rate, reviewed_legal_share=share,
                    estimate_found_legal=getattr(estimate, "found_legal", None) if estimate is not None else None,
-                   illustrative=illustrative)
+                   illustrative=illustrative, ignored=ignored)
 
     @property
     def reviewed_text(self) -> str:
         """`21` or `21 (2 unresolved disagreements not counted)`."""
         if self.reviewed is None:
             return "–"
-        extra = f" ({self.unresolved:,} unresolved disagreement(s) not counted)" if self.unresolved else ""
-        return f"{self.reviewed:,}{extra}"
+        notes = ([f"{self.unresolved:,} unresolved disagreement(s)"] if self.unresolved else []) + (
+            [f"{self.ignored:,} verdict(s) on pairs not in this audit"] if self.ignored else [])
+        return f"{self.reviewed:,}" + (f" ({'; '.join(notes)} not counted)" if notes else "")
 
     @property
     def progress_text(self) -> str | None:

@@ -512,7 +512,7 @@ class SyntheticScenario:
                 "id": [p.id for p in pairs], "category": [p.category for p in pairs],
                 "subcategory": [p.subcategory for p in pairs], "question": [getattr(p, column) for p in pairs],
                 "extra_description": [p.extra_description for p in pairs],
-                "article_ids": [",".join(map(str, p.article_ids)) for p in pairs]}))
+                "article_ids": [",".join(map(str, p.article_ids)) for p in pairs]}), verbatim=True)
         verdicts_spec(Layout(self.dataset.pair, self.dataset.string_ids)).write_file(folder / "oracle.csv", self.oracle)
         oracle = folder / "oracle.csv"
         glossary = write_text(folder / "glossary.yaml", learning.glossary_yaml(

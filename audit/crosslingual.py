@@ -20,6 +20,7 @@ import pandas as pd
 
 from bbsard_audit.base.embeddings import Embedder
 from bbsard_audit.base.languages import LanguagePair
+from bbsard_audit.base.untrusted import visible
 from .findings import Finding
 from .signals import Batch, Rule, ScorerSignal, SignalResult
 from .stage import matching_directions
@@ -38,6 +39,11 @@ class CrossLingualConfig:
     z_threshold: float = -2.5
 
 
+BLOCK_CELLS = 1 << 22
+"""Similarities held at once per side (4 M float32 = 16 MB, a few copies of it at most): the n x n
+matrices of 50k questions would take 10 GB each; rows are scored block by block instead."""
+
+
 def margin_scores(src: np.ndarray, tgt: np.ndarray, k: int = 4, margin: str = "ratio",
                   groups: Sequence[object] | None = None, reference: np.ndarray | None = None
                   ) -> tuple[np.ndarray, np.ndarray]:
@@ -46,6 +52,8 @@ def margin_scores(src: np.ndarray, tgt: np.ndarray, k: int = 4, margin: str = "r
     Neighbours come from the `reference` rows (default: all). Rows with the same `groups` value
     (e.g. a question and its corrupted copies in the self-test) are never each other's neighbours:
     a copy's source is the original's source and would otherwise be its nearest non-partner.
+    Memory is bounded (`BLOCK_CELLS`): each block of rows keeps only its k nearest neighbours, and a
+    row's result does not depend on which block it is in.
     """
     if margin not in ("ratio", "distance"):
         raise ValueError(f"unknown margin {margin!r}; use ratio or distance")
@@ -53,23 +61,35 @@ def margin_scores(src: np.ndarray, tgt: np.ndarray, k: int = 4, margin: str = "r
     ref = np.ones(n, dtype=bool) if reference is None else np.asarray(reference, dtype=bool)
     group = np.asarray(groups if groups is not None else np.arange(n))
     cosine = np.einsum("ij,ij->i", src, tgt)
-    same = group[:, None] == group[ref][None, :]
     kk = min(k, int(ref.sum()) - 1)
     if kk < 1:
         return cosine, (np.ones_like(cosine) if margin == "ratio" else np.zeros_like(cosine))
-    # source side: its k most similar target non-partners; target side: its k most similar sources.
-    src_side = np.where(same, -np.inf, src @ tgt[ref].T)
-    tgt_side = np.where(same, -np.inf, tgt @ src[ref].T)
-    src_nn = -np.partition(-src_side, kk - 1, axis=1)[:, :kk]
-    tgt_nn = -np.partition(-tgt_side, kk - 1, axis=1)[:, :kk]
-    with warnings.catch_warnings():  # a row with < k candidates averages the ones it has
-        warnings.simplefilter("ignore", RuntimeWarning)
-        src_mean = np.nanmean(np.where(np.isfinite(src_nn), src_nn, np.nan), axis=1)
-        tgt_mean = np.nanmean(np.where(np.isfinite(tgt_nn), tgt_nn, np.nan), axis=1)
-    neighbourhood = np.nan_to_num((src_mean + tgt_mean) / 2, nan=0.0)
+    ref_group, ref_src, ref_tgt = group[ref], src[ref], tgt[ref]
+    neighbourhood = np.empty(n, dtype=np.result_type(src, tgt))
+    rows = max(1, BLOCK_CELLS // len(ref_group))
+    for start in range(0, n, rows):
+        block = slice(start, start + rows)
+        same = group[block, None] == ref_group[None, :]
+        # source side: its k most similar target non-partners; target side: its k most similar sources.
+        src_nn = _top(np.where(same, -np.inf, src[block] @ ref_tgt.T), kk)
+        tgt_nn = _top(np.where(same, -np.inf, tgt[block] @ ref_src.T), kk)
+        neighbourhood[block] = (_finite_mean(src_nn) + _finite_mean(tgt_nn)) / 2
+    neighbourhood = np.nan_to_num(neighbourhood, nan=0.0)
     if margin == "ratio":
         return cosine, cosine / np.maximum(neighbourhood, 1e-6)
     return cosine, cosine - neighbourhood
+
+
+def _top(similarity: np.ndarray, k: int) -> np.ndarray:
+    """Each row's k largest values (in no particular order)."""
+    return -np.partition(-similarity, k - 1, axis=1)[:, :k]
+
+
+def _finite_mean(values: np.ndarray) -> np.ndarray:
+    """Row means of the finite values: a row with < k candidates averages the ones it has (NaN if none)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(np.where(np.isfinite(values), values, np.nan), axis=1)
 
 
 def robust_z(values: np.ndarray, reference: np.ndarray | None = None) -> np.ndarray:
@@ -95,8 +115,8 @@ class CrossLingualScorer:
               reference: np.ndarray | None = None) -> tuple[list[list[Finding]], pd.DataFrame]:
         """(source, target) text `pairs` in `languages` (the reasons name them); `reference` marks the
         rows that define neighbours and the z-score scale (default: all)."""
-        src = self.embedder.encode([p[0] for p in pairs], "query")
-        tgt = self.embedder.encode([p[1] for p in pairs], "query")
+        src = self.embedder.encode([visible(p[0]) for p in pairs], "query")
+        tgt = self.embedder.encode([visible(p[1]) for p in pairs], "query")
         directions = np.array([matching_directions(s, t, languages) for s, t in pairs], dtype=bool)
         base = np.ones(len(pairs), dtype=bool) if reference is None else np.asarray(reference, dtype=bool)
         if directions.any() and (base & ~directions).any():

@@ -252,6 +252,7 @@ def _prepare(dataset: str | Dataset, options: AuditOptions) -> _Prepared:
     if isinstance(translator, str) or translator is None:
         src, tgt = options.translator_langs
         translator = get_translator(backtranslations, translator, ds.string_ids, pair=ds.pair,
+                                    max_chars=options.max_question_chars,
                                     **({"src_lang": src} if src else {}),
                                     **({"tgt_lang": tgt} if tgt else {}))
     if bool(options.runs_source) != bool(options.runs_target):

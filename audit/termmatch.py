@@ -40,10 +40,12 @@ from bbsard_audit.base.io import write_json
 from bbsard_audit.base.languages import fold
 
 from bbsard_audit.base.embeddings import default_cache_dir
+from bbsard_audit.base.untrusted import INVISIBLE, visible
 
 Compound = Literal["exact", "head", "part"]
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_WORD = re.compile(rf"[^\W_]+(?:[{INVISIBLE}]+[^\W_]+)*", re.UNICODE)
+"""A word: letters and digits, with any invisible format character inside it (dropped from its forms)."""
 _MIN_COMPOUND_PREFIX = 3
 _MIN_HEAD_LEN = 4
 _MIN_MODIFIER_LEN = 4
@@ -132,7 +134,7 @@ def tokenize(text: str, lang: str) -> Tokens:
     LRU would evict every text before the next check reads it)."""
     original, text = text, text.replace("\u2019", "'")
     matches = list(_WORD.finditer(text))
-    lower = [m.group().lower() for m in matches]
+    lower = [visible(m.group()).lower() for m in matches]
     return Tokens(
         original=original,
         text=text,

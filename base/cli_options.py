@@ -13,7 +13,7 @@ from typer.core import TyperGroup
 from .errors import InputError
 from .io import OutputGuard, guard_outputs
 from .transactions import disk_problem
-from .redact import redact
+from .redact import redact, secrets_scope
 
 DATASET_SOURCES = ("SRC: `sample` (embedded), a CSV folder (its layout: `bbsard-audit validate --help`), "
                    "`hf:clips/bBSARD[@REV]` (REV: a hub commit or tag) or a manifest `FILE.yaml` joining two BEIR "
@@ -28,6 +28,25 @@ def dataset_option(purpose: str = "", short: bool = True) -> typer.models.Option
 
 
 DatasetOption = Annotated[str, dataset_option()]
+
+SEEDS = 2**32
+"""Seeds are 0 <= seed < 2**32: what numpy's generators and the recorded campaign draws accept."""
+
+
+def check_seed(value: int, option: str = "--seed", count: int = 1) -> int:
+    """`value` (and the `count` seeds from it), or one line: checked on the command line, before any work,
+    since numpy refuses a negative seed only when it first draws (after an audit, or on every later `--next`)."""
+    if not (0 <= value and value + max(count, 1) - 1 < SEEDS):
+        span = f" (with {count} seeds, up to {value + count - 1})" if count > 1 else ""
+        raise InputError(f"{option} must be an integer from 0 to {SEEDS - 1:,}, not {value}{span}")
+    return value
+
+
+def seed_option(help: str, *names: str, **kwargs) -> typer.models.OptionInfo:
+    """A `--seed` option checked by `check_seed` as it is parsed (one line, exit 2, nothing run)."""
+    def checked(ctx: typer.Context, param: typer.CallbackParam, value: int) -> int:
+        return value if ctx.resilient_parsing else check_seed(value, param.opts[0] if param.opts else "--seed")
+    return typer.Option(*names, callback=checked, help=help, **kwargs)
 
 
 OLD_SPELLINGS: dict[str, dict[str, str]] = {
@@ -86,6 +105,12 @@ class OneLineErrors(TyperGroup):
         return super().make_context(info_name, args, parent=parent, **extra)
 
     def invoke(self, ctx):
+        if ctx.parent is not None:
+            return self._invoke(ctx)
+        with secrets_scope():  # the keys this command read are masked in its messages, then forgotten
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx):
         try:
             with contextlib.ExitStack() as resources:  # closed when the command returns or fails (commits, rolls back)
                 token = _RESOURCES.set(resources)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from bbsard_audit import __version__
+from .csvcells import to_safe_csv
 from .errors import InputError
 from .transactions import MANIFEST  # noqa: F401 - the manifest's name stays part of io's API
 from .transactions import (UMASK, Transaction, delete_path, digest_of, digest_or_none, disk_errors, fault_point,
@@ -110,10 +111,15 @@ def write_json(path: str | os.PathLike, obj: Any) -> Path:
     return write_text(path, dumps(obj))
 
 
-def write_csv(path: str | os.PathLike, frame) -> Path:
-    """Write a pandas DataFrame as UTF-8 CSV, atomically."""
+def write_csv(path: str | os.PathLike, frame, *, verbatim: bool = False) -> Path:
+    """Write a pandas DataFrame as UTF-8 CSV, atomically, its cells spreadsheet-safe (`csvcells`: the
+    sidecar's file record says `SAFE_CELLS`, and `contracts.table` reads the texts back). `verbatim`:
+    a dataset file (a release's questions) that loaders read as the benchmark's text, kept as it is."""
     with atomic_path(path) as tmp:
-        frame.to_csv(tmp, index=False)
+        if verbatim:
+            frame.to_csv(tmp, index=False)
+        else:
+            to_safe_csv(frame, tmp)
     return Path(path)
 
 

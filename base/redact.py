@@ -8,8 +8,10 @@ deeply nested (sidecars hold configs).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 MASK = "***"
 SECRET_KEYS = ("token", "api_key", "apikey", "api-key", "password", "passwd", "secret", "authorization",
@@ -29,8 +31,31 @@ _PATTERNS = (
 )
 
 
+_KNOWN: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar("bbsard_known_secrets", default=None)
+
+
+def remember_secret(value: str | None) -> None:
+    """Inside a `secrets_scope` (a command run), mask `value` (a key read from the environment or a
+    config) in every later `redact`, whatever its shape: a server may quote the key it rejects."""
+    known = _KNOWN.get()
+    if value and len(value) >= 4 and known is not None:
+        _KNOWN.set(known | {value})
+
+
+@contextlib.contextmanager
+def secrets_scope() -> Iterator[None]:
+    """The secrets remembered inside are masked by `redact` until the scope ends (one command's keys)."""
+    token = _KNOWN.set(frozenset())
+    try:
+        yield
+    finally:
+        _KNOWN.reset(token)
+
+
 def redact(text: str) -> str:
-    """`text` with every credential-looking value masked."""
+    """`text` with every known secret and every credential-looking value masked."""
+    for secret in sorted(_KNOWN.get() or ()):
+        text = without_secret(text, secret)
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     return text

@@ -1,8 +1,11 @@
-"""Where outside text enters: one Unicode normal form, and one bounded YAML reader.
+"""Where outside text enters: one Unicode normal form, what the checks match on, and one bounded YAML reader.
 
 `nfc`: every text that enters (dataset, Label Studio exports, glossaries) is stored in Unicode NFC,
 so a question typed with decomposed accents (NFD, as some tools export) matches, flags and scores
 exactly like the composed one; offsets always index the stored NFC text.
+
+`visible`: the text without invisible format characters, which the checks match on (tokens keep
+their offsets into the stored text, so evidence still quotes it as it is).
 
 `load_yaml`: config, glossary, learned-rule and word-list files are data, never programs: a file
 over `MAX_YAML_BYTES`, nested deeper than `MAX_YAML_DEPTH`, or holding an alias (`*name`, the
@@ -29,6 +32,19 @@ MAX_YAML_DEPTH = 32
 def nfc(text: str) -> str:
     """`text` in Unicode NFC (the form every stored text has)."""
     return unicodedata.normalize("NFC", text) if not text.isascii() else text
+
+
+INVISIBLE = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+             "\u2066-\u206f\ufe00-\ufe0f\ufeff")
+"""A regex class body: the format characters that show as nothing (soft hyphen, zero-width space /
+(non-)joiner, word joiner, bidi marks and embeddings, variation selectors, BOM...)."""
+_INVISIBLE = re.compile(f"[{INVISIBLE}]")
+
+
+def visible(text: str) -> str:
+    """`text` without its invisible format characters: what the checks match on (a soft hyphen inside
+    "verhuurder" must not split it into "ver" + "huurder"). The stored and shown text keeps them."""
+    return text if text.isascii() else _INVISIBLE.sub("", text)
 
 
 def nfc_data(value: Any) -> Any:

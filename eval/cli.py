@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from bbsard_audit.base.cli_options import dataset_option
+from bbsard_audit.base.cli_options import dataset_option, seed_option
 from bbsard_audit.base.errors import InputError
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
             "--k", "--metric", metavar="METRIC@K", help=f"Metrics (default {', '.join(DEFAULT_METRICS)}). Repeat or comma-separate.")] = None,
         resamples: Annotated[int, typer.Option(help="Bootstrap / randomisation resamples.")] = DEFAULT_RESAMPLES,
         null_draws: Annotated[int, typer.Option(help="Random removals drawn for the null model.")] = DEFAULT_RESAMPLES,
-        seed: Annotated[int, typer.Option(help="Seed of every resampling.")] = DEFAULT_SEED,
+        seed: Annotated[int, seed_option("Seed of every resampling.")] = DEFAULT_SEED,
         depth: Annotated[int, typer.Option(help="Documents retrieved per query by built-in retrievers.")] = 500,
         campaign: Annotated[Optional[Path], typer.Option(help="Campaign folder (format 3, `annotate push --campaign`): "
                                                          "each metric on the cleaned benchmark (no legal error) from its "

@@ -19,7 +19,7 @@ from bbsard_audit.base.contracts.estimate import Estimate
 from bbsard_audit.base.contracts.eval_tables import (CLEANED, CLEANED_PAIRS, FR_NL_GAP, FRAGILITY, METRICS, PAIRWISE,
                                                      RANK_SETS, RANKING_SHIFT)
 from bbsard_audit.base.contracts.audit import Layout
-from bbsard_audit.base.contracts.table import FileRecord, id_order
+from bbsard_audit.base.contracts.table import SAFE_CELLS, FileRecord, id_order
 from bbsard_audit.base.io import file_ref, write_csv, write_sidecar
 
 from . import cleaned
@@ -219,7 +219,7 @@ def write_outputs(result: EvalResult, out: str | Path) -> list[Path]:
         if name in CONTRACTS:
             record = CONTRACTS[name].write_file(path, table)
         else:
-            record = FileRecord.of(write_csv(path, table), len(table))
+            record = FileRecord.of(write_csv(path, table), len(table), SAFE_CELLS)
         write_sidecar(path, files=[record], table=name, **result.meta)
         written.append(path)
     written.append(write_sidecar(out / "eval", outputs=[p.name for p in written], **result.meta))

@@ -62,7 +62,9 @@ def write_review(root: Path) -> Path:
     Agreement(8, [Score("cohen_kappa[verdict]", 0.71, 0.45, 0.9, 8, "kappa", ("anna", "bart"))]).write(
         root / "agreement.json")
     Estimate(0.125, 0.04, 0.3, 1.0, 8, [], 0.95, 100, 0).write(root / "estimate.json")
-    audit_frame(range(1, 9), [False, False, True, True, True, False, False, True]).to_csv(root / "audit.csv", index=False)
+    audit_frame(range(1, 9), [False, False, True, True, True, False, False, True]).assign(  # the texts reviewed
+        question_fr=[FR[i] for i in range(1, 9)], question_nl=[NL[i] for i in range(1, 9)]).to_csv(root / "audit.csv",
+                                                                                                   index=False)
     return root / "verdicts.csv"
 
 

@@ -163,7 +163,7 @@ def test_another_pair_validates_and_audits_with_its_own_codes(tmp_path):
 
 @pytest.mark.parametrize("text, expected", [
     ("name: x\nsource: {path: en, lang: en, format: beir}\ntarget: {path: nl, lang: nl, format: beir}\nextra: 1\n",
-     "m.yaml: extra: unknown key (known: name, source, target)"),
+     "m.yaml: extra: unknown key (known: citation, license, name, source, target)"),
     ("name: x\nsource: {path: en, lang: en, format: beir, split: test}\ntarget: {path: nl, lang: nl, format: beir}\n",
      "m.yaml: source.split: unknown key"),
     ("name: x\nsource: {path: en, lang: en, format: trec}\ntarget: {path: nl, lang: nl, format: beir}\n",

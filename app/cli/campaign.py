@@ -9,7 +9,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bbsard_audit.base.cli_options import DatasetOption, guard_out
+from bbsard_audit.base.cli_options import DatasetOption, check_seed, guard_out, seed_option
+from bbsard_audit.base.errors import InputError
 
 console = Console(stderr=True)
 
@@ -49,7 +50,7 @@ def simulate(
                                            help="--design draw: share of each round forced certain (the "
                                                 "likeliest errors) on top of those the draw rule takes with "
                                                 "certainty, as `annotate push --certain`.")] = 0.0,
-    seed: Annotated[int, typer.Option("--seed", metavar="K", help="Seed of the control sample.")] = 0,
+    seed: Annotated[int, seed_option("Seed of the control sample.", "--seed", metavar="K")] = 0,
     seeds: Annotated[int, typer.Option("--seeds", metavar="S",
                                        help="Run seeds K .. K+S-1 (control samples); report mean and spread.")] = 1,
     allow_partial: Annotated[bool, typer.Option(
@@ -83,6 +84,9 @@ def simulate(
 
     Example: `bbsard-audit campaign simulate --dataset ../shared/data/bbsard --split test --backtranslations ../shared/data/bbsard/backtranslations_nl_fr.jsonl --oracle reports/verdicts.csv --allow-partial-oracle --batch 20 --budget 100 --control 20 --seed 0 --seeds 20 --out reports/campaign/learning`
     """
+    if seeds < 1:
+        raise InputError(f"--seeds must be at least 1, not {seeds}")
+    check_seed(seed, count=seeds)  # every seed run, K .. K+S-1, before any work
     from bbsard_audit.base.contracts.audit import Layout
     from bbsard_audit.annotations.draw import DrawRule
     from ..simulation import OUTPUTS, Oracle, SimulationOptions, simulate as run_simulation, write_simulation

@@ -75,6 +75,8 @@ class Workdir:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     documents: dict[str, Any] = field(default_factory=dict)
     sidecars: dict[str, dict] = field(default_factory=dict)
+    outside_audit: int = 0
+    """verdicts.csv rows about pairs not in audit.csv, left out of every table and figure."""
 
     def table(self, name: str) -> pd.DataFrame | None:
         return self.tables.get(name)
@@ -89,7 +91,7 @@ class Workdir:
         meta = self.sidecars.get(self.named("verdicts.csv").removesuffix(".csv") + ".meta.json")
         return ReviewFigures.of(self.table("verdicts.csv"), self.table("review_queue.csv"),
                                 self.table("annotations_raw.csv"), estimate, split=split,
-                                illustrative=illustrative(meta))
+                                illustrative=illustrative(meta), ignored=self.outside_audit)
 
     def document(self, name: str) -> Any:
         return self.documents.get(name)
@@ -121,6 +123,7 @@ def load_workdir(root: str | Path, campaign: str | Path | None = None) -> Workdi
         path = folder(name) / name
         if path.exists():  # the corrected translation is `corrected_nl` in the frames, whatever the pair
             wd.tables[name] = spec.read(path).rename(columns={wd.layout.corrected: CORRECTED})
+    wd.outside_audit = _outside_audit(wd)
     if (root / CORPUS_AUDIT).exists():  # `audit corpus`'s table, read by its own contract
         wd.tables[CORPUS_AUDIT] = _corpus_audit(root / CORPUS_AUDIT)
     for name, record in RECORDS.items():
@@ -133,6 +136,26 @@ def load_workdir(root: str | Path, campaign: str | Path | None = None) -> Workdi
                 continue
             wd.sidecars[_relative(path, root)] = redact_record(read_sidecar(path))
     return wd
+
+
+AUDITED_REVIEW = ("verdicts.csv", "annotations_raw.csv", "error_spans.csv")
+"""Review tables whose rows are about one audited pair each: rows of pairs not in the audit are left out."""
+
+
+def _outside_audit(wd: Workdir) -> int:
+    """Leave out the review rows of pairs the audit does not hold (a verdicts.csv of a bigger audit, or
+    of another split): the report's figures are about this audit's pairs. Returns the verdicts left out."""
+    audit = wd.table("audit.csv")
+    if audit is None:
+        return 0
+    ignored = 0
+    for name in AUDITED_REVIEW:
+        frame = wd.table(name)
+        if frame is not None:
+            inside = frame["id"].isin(audit["id"])
+            wd.tables[name] = frame[inside].reset_index(drop=True)
+            ignored = int((~inside).sum()) if name == "verdicts.csv" else ignored
+    return ignored
 
 
 def _tables(layout: Layout) -> dict[str, TableSpec]:

@@ -4,6 +4,8 @@ whole Dutch text is the evidence span."""
 from __future__ import annotations
 
 from ..findings import Finding
+from bbsard_audit.base.untrusted import visible
+
 from ..termmatch import fold
 from .base import Check, Side
 
@@ -13,7 +15,8 @@ FLAGS = {
 
 
 def is_identical(fr: str, nl: str) -> bool:
-    return fold(fr.strip()) == fold(nl.strip()) and bool(fr.strip())
+    fr, nl = visible(fr).strip(), visible(nl).strip()
+    return fold(fr) == fold(nl) and bool(fr)
 
 
 class IdenticalCheck(Check):

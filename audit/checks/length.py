@@ -14,6 +14,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from bbsard_audit.base import languages
+from bbsard_audit.base.untrusted import visible
 
 from ..findings import Finding
 from ..signals import Rule
@@ -98,8 +99,8 @@ class LengthCheck(Check):
     packages = ("numpy",)
 
     def prepare(self, source: Sequence[str], target: Sequence[str], pair: Pair) -> list[Lengths]:
-        src_len = np.array([max(len(t.strip()), 1) for t in source], dtype=float)
-        tgt_len = np.array([max(len(t.strip()), 1) for t in target], dtype=float)
+        src_len = np.array([max(len(visible(t).strip()), 1) for t in source], dtype=float)
+        tgt_len = np.array([max(len(visible(t).strip()), 1) for t in target], dtype=float)
         log_ratio = np.log(tgt_len / src_len) if len(source) else np.zeros(0)
         median, scale = _length_stats(log_ratio)
         z = (log_ratio - median) / scale

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bbsard_audit.base.cli_options import DatasetOption, guard_out
+from bbsard_audit.base.cli_options import DatasetOption, guard_out, seed_option
 
 from ..judge.options import JudgeOptions
 from ..options import CONTROL_HELP, AuditOptions, SelftestOptions
@@ -91,7 +91,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
               "--review-budget", metavar="N", help="Queue the N riskiest flagged pairs for review.")] = AUDIT.review_budget,
           control: Annotated[int, typer.Option("--control", metavar="M",
                                                help=CONTROL_HELP)] = AUDIT.control,
-          seed: Annotated[int, typer.Option(help="Seed of the control sample.")] = AUDIT.seed,
+          seed: Annotated[int, seed_option("Seed of the control sample.")] = AUDIT.seed,
           learned: Annotated[Optional[list[Path]], typer.Option(
               "--learned", metavar="FILE",
               help="A learned_glossary.yaml (`audit learn`) layered on the glossary; repeatable. Its "
@@ -185,7 +185,7 @@ def selftest(dataset: DatasetOption = "sample", split: Split = SELFTEST.split,
              backtranslations: BackTranslations = SELFTEST.backtranslations,
              translator: TranslatorOpt = SELFTEST.translator, embedder: EmbedderOpt = SELFTEST.embedder,
              glossary: GlossaryOpt = SELFTEST.glossary, config: ConfigOpt = SELFTEST.config,
-             seed: Annotated[int, typer.Option(help="Seed of the error injection.")] = SELFTEST.seed,
+             seed: Annotated[int, seed_option("Seed of the error injection.")] = SELFTEST.seed,
              max_per_type: Annotated[Optional[int], typer.Option(
                  "--max-per-type", metavar="N", help="At most N corrupted copies per error type (default: all).")]
              = SELFTEST.max_per_type,

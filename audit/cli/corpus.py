@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from bbsard_audit.base.cli_options import DatasetOption
+from bbsard_audit.base.cli_options import DatasetOption, seed_option
 
 from ..corpus.judge import MAX_JUDGE_CHARS
 from ..judge.options import JudgeOptions
@@ -44,7 +44,7 @@ def corpus(dataset: DatasetOption = "sample",
            = CORPUS.review_budget,
            control: Annotated[int, typer.Option("--control", metavar="N",
                                                 help="Plus N random unflagged documents.")] = CORPUS.control,
-           seed: Annotated[int, typer.Option(help="Seed of the control sample.")] = CORPUS.seed,
+           seed: Annotated[int, seed_option("Seed of the control sample.")] = CORPUS.seed,
            judge: Judge = None, judge_url: JudgeUrl = None, judge_on: JudgeOn = None,
            judge_concurrency: JudgeConcurrency = None,
            judge_max_chars: Annotated[Optional[int], typer.Option(

@@ -248,9 +248,9 @@ def _run(dataset: str, out: Path, options: CorpusOptions, phases: Phases, progre
                     "queue": queue_info,
                     "timings_s": {k: round(v, 3) for k, v in timings.items()}, **(phases.describe(stats, ctx) if phases.describe else {}),
                     **({"judge": judge.meta()} if judge is not None else {})}
-            from bbsard_audit.base.contracts.table import FileRecord
+            from bbsard_audit.base.contracts.table import SAFE_CELLS, FileRecord
 
-            files = [FileRecord.of(out / AUDIT, n_docs)] + ([FileRecord.of(out / QUEUE, queue_info["rows"])]
+            files = [FileRecord.of(out / AUDIT, n_docs)] + ([FileRecord.of(out / QUEUE, queue_info["rows"], SAFE_CELLS)]
                                                            if queue_info else [])
             written.insert(1, write_sidecar(out / AUDIT, files=files, **meta))
     _remove_work(out / WORK)  # committed: the checkpoints are no longer needed

@@ -24,7 +24,7 @@ from typing import Callable
 import httpx
 
 from bbsard_audit.base.bounded_http import BoundedClient, DeadlineExceeded, ResponseTooLarge
-from bbsard_audit.base.redact import redact, without_secret
+from bbsard_audit.base.redact import redact, remember_secret, without_secret
 
 DEADLINE = 300.0
 """Seconds one request may take in all (connecting to the body's last byte): a 7B model writes 1,024
@@ -107,6 +107,7 @@ class ChatClient:
                  max_bytes: int = MAX_BYTES) -> None:
         self.url, self.model, self.backoff = endpoint(url), model, backoff
         self._key = key or None
+        remember_secret(key)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._http = BoundedClient(headers=headers, timeout=timeout, total=deadline, max_bytes=max_bytes,
                                    max_connections=concurrency)

@@ -32,6 +32,7 @@ from typing import Any, Callable, Sequence
 
 import pandas as pd
 
+from bbsard_audit.base.csvcells import FORMULA_START, SAFE_CELLS, shield, to_safe_csv, unshield  # noqa: F401 - part of table's API
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import atomic_path, file_problem, sidecar_path, write_sidecar
 from bbsard_audit.base.transactions import settled
@@ -49,29 +50,8 @@ surrogate, which no output file could hold."""
 _INT = re.compile(r"-?[0-9]+")
 _COUNT = re.compile(r"-?[0-9]+(\.0*)?")  # pandas writes an integer column holding a NaN as 3.0
 KINDS = ("id", "sid", "int", "float", "bool", "text", "enum", "json", "any")
-FORMULA_START = frozenset("=+-@\t\r")
-_NUMBER = re.compile(r"[-+]?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?")
 MAX_CELL = csv.field_size_limit() - 1
 """The longest text a CSV cell may hold: the csv reader's field limit, less the `'` of `shield`."""
-SAFE_CELLS = "spreadsheet-safe"
-"""The sidecar mark (file record `cells`) of a CSV written with `shield`."""
-
-
-def shield(text: str) -> str:
-    """A cell as written: `'` + text when a spreadsheet would run it as a formula, or when it looks
-    like an escape already (so `unshield` gives every text back); plain numbers stay as they are."""
-    formula = text[:1] in FORMULA_START and not _NUMBER.fullmatch(text)
-    return "'" + text if formula or _escaped(text) else text
-
-
-def unshield(text: str) -> str:
-    """The text of a written cell: `shield` undone."""
-    return text[1:] if _escaped(text) else text
-
-
-def _escaped(text: str) -> bool:
-    """A `'` followed by a formula start or another `'`: the one form `shield` writes."""
-    return text[:1] == "'" and (text[1:2] in FORMULA_START or text[1:2] == "'")
 
 
 def parse_flag(value: object) -> bool:
@@ -223,7 +203,8 @@ class TableSpec:
         header, records = _parquet_records(path) if parquet else read_records(path)
         record = file_record(path)
         if not parquet and (record is None or record.get("cells") == SAFE_CELLS):  # else: an older version's
-            records = [(row_no, [unshield(f) for f in fields]) for row_no, fields in records]
+            header, records = [unshield(h) for h in header], [(row_no, [unshield(f) for f in fields])
+                                                              for row_no, fields in records]
         frame = self.typed(header, records, str(path))
         if not edited:
             check_rows(path, len(frame), record)
@@ -298,11 +279,7 @@ class TableSpec:
         csv_file = not (parquet or path.suffix.lower() == ".parquet")
         with atomic_path(path) as tmp:
             if csv_file:
-                cells = frame.map(lambda v: shield(v) if isinstance(v, str) else v)
-                # the csv module quotes a cell holding "\n" but not one holding a lone "\r", which a
-                # reader takes for a line end: such a file gets every cell quoted
-                cr = cells.map(lambda v: isinstance(v, str) and "\r" in v).to_numpy().any()
-                cells.to_csv(tmp, index=False, lineterminator="\n", quoting=csv.QUOTE_ALL if cr else csv.QUOTE_MINIMAL)
+                to_safe_csv(frame, tmp)
             else:
                 frame.to_parquet(tmp, index=False)
         return FileRecord.of(path, len(frame), SAFE_CELLS if csv_file else None)

@@ -1,6 +1,7 @@
 """A translated benchmark as a small YAML manifest (docs/formats.md, "Manifest"): a `name`, and a
 `source` and `target` side, each `{path, lang, format}` with `path` a folder (relative to the
-manifest's folder, never the current one) or an HF id (`owner/name`). The sides are joined by query id (`beir.join`)."""
+manifest's folder, never the current one) or an HF id (`owner/name`); optionally its `license` (an identifier)
+and `citation`, which a release's card quotes. The sides are joined by query id (`beir.join`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ from .corpus import CorpusPair
 from .model import Dataset
 from .registry import formats, side_reader, source
 
-TOP_KEYS = {"name", "source", "target"}
+TOP_KEYS = {"name", "source", "target", "license", "citation"}
+LICENSE_ID = re.compile(r"[a-z0-9][a-z0-9.+\-]{0,63}")
+"""A licence identifier as the hub's cards take it (`cc-by-4.0`, `apache-2.0`, `other`)."""
+MAX_CITATION = 10_000
 SIDE_KEYS = {"path", "lang", "format", "revision", "qrels"}
 REQUIRED_SIDE_KEYS = ("path", "lang", "format")
 
@@ -119,5 +123,26 @@ def load(src: str, with_corpus: bool) -> Dataset:
         read[key] = reader.read(s["path"], with_corpus, checker, key,
                                 revision=s.get("revision"), qrels=s.get("qrels"))
         files.update(read[key].files)
-    return join(checker, pair, read["source"], read["target"], source=src, revision=revision_of(files),
-                files=files, name=name)
+    dataset = join(checker, pair, read["source"], read["target"], source=src, revision=revision_of(files),
+                   files=files, name=name)
+    dataset.license, dataset.citation = _licence(spec, src), _citation(spec, src)
+    return dataset
+
+
+def _licence(spec: dict, src: str) -> str | None:
+    if "license" not in spec:
+        return None
+    value = spec["license"]
+    if not isinstance(value, str) or not LICENSE_ID.fullmatch(value):
+        raise InputError("license: must be a licence identifier such as cc-by-4.0 (lower case letters, digits, "
+                         "'.', '+', '-')", file=src)
+    return value
+
+
+def _citation(spec: dict, src: str) -> str | None:
+    if "citation" not in spec:
+        return None
+    value = _text(spec["citation"], src, "citation")
+    if len(value) > MAX_CITATION or "\x00" in value:
+        raise InputError(f"citation: must be at most {MAX_CITATION:,} characters of text", file=src)
+    return value

@@ -102,6 +102,10 @@ class Dataset:
     """The pair the source gives its questions in."""
     name: str | None = None
     """The name shareable outputs use instead of `source` (a manifest's `name`)."""
+    license: str | None = None
+    """The licence identifier its manifest gives (`cc-by-4.0`); None: not recorded."""
+    citation: str | None = None
+    """The citation (BibTeX) its manifest gives; None: not recorded."""
 
     @property
     def warnings(self) -> list[Issue]:
