@@ -76,6 +76,15 @@ def package(src: str, tgt: str) -> str:
     return f"dict-freedict-{ISO3.get(src, src)}-{ISO3.get(tgt, tgt)}"
 
 
+class MissingDictionary(Unavailable):
+    """The pair's dictionaries are not installed: the check is listed as not available, naming them."""
+
+    def __init__(self, packages: list[str]):
+        Exception.__init__(self, f"not available: install {' '.join(packages)} (apt-get install; FreeDict, "
+                                 f"the pair's bilingual dictionaries)")
+        self.lang, self.section = None, "dictionary"
+
+
 @dataclass(frozen=True)
 class Lexicon:
     """Word-level translations of one pair, both directions merged: folded source word -> folded
@@ -126,7 +135,7 @@ def lexicon(pair: Pair) -> Lexicon:
     files = {(a, b): dictionary_file(a, b) for a, b in ((src, tgt), (tgt, src))}
     missing = [package(a, b) for (a, b), f in files.items() if f is None]
     if missing:
-        raise Unavailable(src if files[(src, tgt)] is None else tgt, "dictionary: install " + " ".join(missing))
+        raise MissingDictionary(missing)
     forward: dict[str, set[str]] = {}
     backward: dict[str, set[str]] = {}
     names = []
