@@ -157,3 +157,16 @@ def test_real_mqm_mistranslation_fluke_as_fluch_is_evidence():
                     ("We're not just talking about a fluke.", "Wir reden hier nicht nur von einem Glücksfall.")])
     assert result.columns["qa_lex_unrendered"].tolist() == [1, 0]
     assert result.columns["qa_lex_unexplained"].tolist() == [1, 0]
+
+
+def test_the_report_lists_a_check_that_did_not_run(tmp_path):
+    import json
+
+    from bbsard_audit.app.report import build_report
+    from report_fixtures import write_workdir
+
+    root = write_workdir(tmp_path)
+    meta = json.loads((root / "audit.meta.json").read_text())
+    note = "lexical: not available: install dict-freedict-eng-deu dict-freedict-deu-eng"
+    (root / "audit.meta.json").write_text(json.dumps({**meta, "checks_unavailable": [note]}))
+    assert f"- **checks not run**: {note}" in build_report(root).markdown.read_text()
