@@ -43,7 +43,8 @@ def write_dictd(folder: Path, name: str, entries: dict[str, str]) -> Path:
 
 EN_DE = {"galaxy": "Galaxie <fem>, Sternensystem <neut> [astron.]", "fluke": "Zufall <masc>, Glücksfall <masc>",
          "curse": "Fluch <masc>", "talk": "reden, sprechen", "know sth.": "wissen <v>", "house": "Haus <neut>"}
-DE_EN = {"Fluch": "curse, oath", "Zufall": "chance, fluke", "reden": "talk", "Haus": "house", "Stern": "star"}
+DE_EN = {"Fluch": "curse, oath", "Zufall": "chance, fluke", "reden": "talk", "Haus": "house", "Stern": "star",
+         "Stein": "stone"}
 
 
 @pytest.fixture
@@ -97,10 +98,11 @@ def test_index_pointing_past_the_data_is_truncation(tmp_path):
 
 # ------------------------------------------------------------------ the check on made-up pairs
 
-def test_word_translated_into_something_unrelated_is_evidence_on_both_sides(dictionaries):
+def test_word_translated_into_something_unrelated_is_evidence_on_both_sides_below_the_flag(dictionaries):
     result = score([("Galaxies form by a fluke in every house.", "Galaxien bilden sich durch einen Fluch in jedem Haus.")])
     row = result.columns.iloc[0]
     assert (row["qa_lex_unrendered"], row["qa_lex_unexplained"], row["qa_lex_mistranslated"]) == (1, 1, 1)
+    assert result.findings == [[]]  # one word each side: too common on correct pairs to raise the flag
 
 
 def test_faithful_words_leave_no_evidence(dictionaries):
@@ -110,13 +112,13 @@ def test_faithful_words_leave_no_evidence(dictionaries):
     assert result.columns["qa_lex_unrendered"].tolist() == [0, 0]
 
 
-def test_two_lost_words_and_two_strangers_raise_the_flag_with_spans_on_both_sides(dictionaries):
-    source, target = "A fluke in the galaxy.", "Ein Fluch im Stern."
+def test_three_lost_words_and_three_strangers_raise_the_flag_with_spans_on_both_sides(dictionaries):
+    source, target = "A fluke, a galaxy and a house.", "Ein Fluch, ein Stern und ein Stein."
     result = score([(source, target)])
     (finding,) = result.findings[0]
     assert finding.flag == "lexical_mismatch"
-    assert {(s.side, s.text) for s in finding.spans} == {("source", "fluke"), ("source", "galaxy"),
-                                                          ("target", "Fluch"), ("target", "Stern")}
+    assert {(s.side, s.text) for s in finding.spans} == {("source", "fluke"), ("source", "galaxy"), ("source", "house"),
+                                                          ("target", "Fluch"), ("target", "Stern"), ("target", "Stein")}
     assert "'fluke'" in finding.reason and "'Fluch'" in finding.reason
 
 
