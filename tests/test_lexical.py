@@ -44,7 +44,7 @@ def write_dictd(folder: Path, name: str, entries: dict[str, str]) -> Path:
 EN_DE = {"galaxy": "Galaxie <fem>, Sternensystem <neut> [astron.]", "fluke": "Zufall <masc>, Glücksfall <masc>",
          "curse": "Fluch <masc>", "talk": "reden, sprechen", "know sth.": "wissen <v>", "house": "Haus <neut>"}
 DE_EN = {"Fluch": "curse, oath", "Zufall": "chance, fluke", "reden": "talk", "Haus": "house", "Stern": "star",
-         "Stein": "stone"}
+         "Stein": "stone", "Baum": "tree"}
 
 
 @pytest.fixture
@@ -112,13 +112,14 @@ def test_faithful_words_leave_no_evidence(dictionaries):
     assert result.columns["qa_lex_unrendered"].tolist() == [0, 0]
 
 
-def test_three_lost_words_and_three_strangers_raise_the_flag_with_spans_on_both_sides(dictionaries):
-    source, target = "A fluke, a galaxy and a house.", "Ein Fluch, ein Stern und ein Stein."
+def test_four_lost_words_and_four_strangers_raise_the_flag_with_spans_on_both_sides(dictionaries):
+    source, target = "A fluke, a galaxy, a talk and a house.", "Ein Fluch, ein Stern, ein Baum und ein Stein."
     result = score([(source, target)])
     (finding,) = result.findings[0]
     assert finding.flag == "lexical_mismatch"
-    assert {(s.side, s.text) for s in finding.spans} == {("source", "fluke"), ("source", "galaxy"), ("source", "house"),
-                                                          ("target", "Fluch"), ("target", "Stern"), ("target", "Stein")}
+    assert {(s.side, s.text) for s in finding.spans} == {
+        ("source", "fluke"), ("source", "galaxy"), ("source", "talk"), ("source", "house"),
+        ("target", "Fluch"), ("target", "Stern"), ("target", "Baum"), ("target", "Stein")}
     assert "'fluke'" in finding.reason and "'Fluch'" in finding.reason
 
 
