@@ -18,6 +18,7 @@ installed is listed as "not available: install ..." in the sidecar, never passed
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -127,8 +128,6 @@ def _headword(head: str) -> str | None:
 def _table(index: Path) -> tuple[dict[str, list[str]], str]:
     """One dictionary as word -> translation words (one-word headwords, placeholders aside), cached on
     disk by the sha256 of its index (parsing the English-German one takes seconds)."""
-    import hashlib
-
     digest = hashlib.sha256(index.read_bytes()).hexdigest()
     cached = default_cache_dir().parent / "lexicon" / f"{index.name.removesuffix('.index')}-{digest[:16]}-v{FORMAT}.json"
     if cached.exists():
@@ -290,9 +289,10 @@ class LexicalCheck(Check):
     data = "lexical"
 
     def signature(self) -> str:
-        found = [str(dictionary_file(a, b)) for a in languages.codes() for b in languages.codes() if a != b]
-        import hashlib
-
+        """The code's, plus which dictionaries are installed (path, size, mtime): one installed or updated
+        later is a new result."""
+        found = [f"{p}:{p.stat().st_size}:{p.stat().st_mtime_ns}" if p else "-"
+                 for p in (dictionary_file(a, b) for a in languages.codes() for b in languages.codes() if a != b)]
         return super().signature() + hashlib.sha256("|".join(found).encode()).hexdigest()[:8]
 
     def packs(self, pair: Pair):
