@@ -25,6 +25,7 @@ from bbsard_audit.base.errors import InputError
 B64 = {c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")}
 _MARKUP = re.compile(r"<[^>]*>|\[[^\]]*\]|\{[^}]*\}|\([^)]*\)")
 _NUMBERED = re.compile(r"^\s*\d+\.\s*")
+_LINE = re.compile(r"([^\t]*)\t([A-Za-z0-9+/]+)\t([A-Za-z0-9+/]+)")
 
 
 def _number(digits: str) -> int:
@@ -84,9 +85,10 @@ def read_dictionary(index: str | Path) -> Dictionary:
     if not lines:
         raise InputError("not a dictd index (empty)", file=str(index))
     for row, line in enumerate(lines, 1):
-        fields = line.split("\t")
-        if len(fields) != 3 or not fields[1] or not fields[2] or any(c not in B64 for c in fields[1] + fields[2]):
+        match = _LINE.fullmatch(line)
+        if match is None:
             raise InputError("not a dictd index line (headword TAB offset TAB length)", file=str(index), row=row)
+        fields = match.groups()
         start, length = _number(fields[1]), _number(fields[2])
         if start + length > len(data):
             raise InputError(f"entry {fields[0]!r} lies past the end of {data_path.name} (truncated)",
