@@ -26,18 +26,18 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from bbsard_audit.base.contracts.audit import Layout
-from bbsard_audit.base.contracts.campaign_design import check_record
+from bbsard_audit.base.contracts.campaign_design import check_record, seal
 from bbsard_audit.base.contracts.jsonfile import read_json
 from bbsard_audit.base.contracts.table import as_id, id_order
 from bbsard_audit.base.contracts.verdicts import read_raw, read_verdicts
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.io import digest_of, write_json, write_sidecar
+from bbsard_audit.base.io import digest_of, guard_outputs, sidecar_path, write_json, write_sidecar
 
 import numpy as np
 
@@ -49,6 +49,9 @@ from .tasks import QUEUE_COLUMNS, read_audit
 CAMPAIGN_FILE = "campaign.json"
 QUEUE_FILE = "review_queue.csv"
 VERDICTS_FILE = "verdicts.csv"
+FILES = (QUEUE_FILE, sidecar_path(QUEUE_FILE).name, CAMPAIGN_FILE, sidecar_path(CAMPAIGN_FILE).name)
+"""What `save` writes, as one transaction: a push killed between the queue and campaign.json left a
+campaign that refused every later push (or queued pairs no batch records)."""
 STRATA = ("split", "category")  # the audit stage's control strata (review_queue.csv.meta.json `strata`)
 
 
@@ -110,6 +113,8 @@ class Campaign:
     queue: pd.DataFrame  # every pair pushed, its audit columns + queue, stratum, batch
     layout: Layout
     """The start audit's pair: the campaign's review_queue.csv keeps its language-coded columns."""
+    loaded: dict[str, str] = field(default_factory=dict)
+    """sha256 of the campaign's files as `load` read and checked them: `save` may replace exactly those."""
 
     @classmethod
     def exists(cls, folder: Path) -> bool:
@@ -124,10 +129,12 @@ class Campaign:
         check_record(record, str(path), layout.string_ids)  # every key and type, ids of the audit's kind
         if record["format"] == 3:
             _check_inclusion(record, str(path))
+            _check_drawn(record, str(path))
         queue = read_audit(folder / QUEUE_FILE, QUEUE_COLUMNS + ["batch"])
         if "batch" not in queue.columns:
             raise InputError("missing column 'batch'", file=str(folder / QUEUE_FILE))
-        return cls(folder, record, queue.assign(batch=pd.to_numeric(queue["batch"]).astype(int)), layout)
+        loaded = {name: digest_of(folder / name) for name in FILES if (folder / name).is_file()}
+        return cls(folder, record, queue.assign(batch=pd.to_numeric(queue["batch"]).astype(int)), layout, loaded)
 
     @classmethod
     def start(cls, folder: str | Path, *, project: str, audit: pd.DataFrame, audit_path: Path,
@@ -181,6 +188,7 @@ class Campaign:
                          "p": _floats(audit[column]), "pi": _floats(pi), "prediction": column, "seed": seed,
                          "scale": None, "floor": None, "certain": None, "p_floor": draw.P_FLOOR}],
         }
+        record["batches"][0]["sealed"] = seal(record["batches"][0])
         return cls(Path(folder), record, queue.assign(batch=0), Layout.of(queue_path))
 
     @property
@@ -208,6 +216,22 @@ class Campaign:
         stratum = pd.Series({i: h for h, ids in design["strata"].items() for i in ids}, dtype=object)
         return Design(stratum, set(design["control"]), census=set(design["census"]))
 
+    def check_predictions(self, audit: pd.DataFrame, audit_path: Path) -> None:
+        """Each batch drawn from this very audit (same sha256) recorded its prediction as the audit has it:
+        an edited `p` (a start batch's above all: its π is the design's, so nothing else re-derives it) is one
+        line naming the batch and the pair."""
+        sha = digest_of(Path(audit_path))
+        for b in self.record["batches"]:
+            column = b.get("prediction")
+            if b["audit_sha256"] != sha or column not in audit.columns or b.get("p") is None:
+                continue
+            values = dict(zip(audit["id"].map(as_id), pd.to_numeric(audit[column], errors="coerce")))
+            for j, (i, p) in enumerate(zip(b["pool"], b["p"])):
+                if i in values and not math.isclose(p, round(float(values[i]), 12), rel_tol=0, abs_tol=1e-9):
+                    raise InputError(f"batches[{b['batch']}].p[{j}] = {p!r} is not the {column} {values[i]:.6g} of "
+                                     f"the audit it was drawn from (edited?)", file=str(self.folder / CAMPAIGN_FILE),
+                                     id=i)
+
     def check_start_queue(self, queue_path: Path) -> None:
         if digest_of(Path(queue_path)) != self.record["design"]["queue_sha256"]:
             raise InputError(f"campaign {self.folder} was started with another review queue: add pairs with "
@@ -225,16 +249,22 @@ class Campaign:
     def add_batch(self, audit: pd.DataFrame, audit_path: Path, n: int, exclude: set[int | str],
                   rule: draw.DrawRule = draw.DrawRule()) -> pd.DataFrame:
         """Queue the `n` riskiest pairs of `audit` never queued, reviewed or in `exclude` (on the server);
-        format 3: a draw of expected size `n` from them (`_draw_batch`)."""
+        format 3: a draw of expected size `n` from the pairs never queued or reviewed, on the server or not
+        (`_draw_batch`; push imports only the drawn pairs not there yet)."""
         if n < 1:
             raise InputError("--next must be >= 1")
         outside = set(audit["id"]) - self.population
         if outside:
             raise InputError(f"{len(outside)} id(s) are not in the campaign's population (e.g. {min(outside)}): "
                              "re-run the audit on the campaign's split", file=str(audit_path))
-        taken = set(self.queue["id"]) | self.reviewed() | exclude
-        if self.drawn:
-            return self._draw_batch(audit, audit_path, n, taken, rule)
+        taken = set(self.queue["id"]) | self.reviewed()
+        if self.drawn:  # a pair on the server that no batch drew and nobody reviewed stays in the pool: left
+            # out, it would be a pair outside the pool without a verdict, and the batch could never enter the
+            # estimate (a pilot push of every pair: "0 unreviewed pair(s) left", the batch pending for ever)
+            rows = self._draw_batch(audit, audit_path, n, taken, rule)
+            self.record["batches"][-1]["sealed"] = seal(self.record["batches"][-1])
+            return rows
+        taken |= exclude
         pool = audit[~audit["id"].isin(taken)].sort_values(["risk", "id"], ascending=[False, True])
         k = len(self.record["batches"])
         rows = pool.head(n).assign(queue="risk", stratum=f"batch{k}", batch=k)
@@ -249,15 +279,17 @@ class Campaign:
                     rule: draw.DrawRule) -> pd.DataFrame:
         """A Poisson draw of expected size `n` from the pairs never queued or reviewed, π growing with
         the audit's prediction (`rule`); queued in prediction order, so the certain pairs come first."""
+        self._check_covers(audit, audit_path, taken)
         column = prediction_column(audit, str(audit_path))
         pool = audit[~audit["id"].isin(taken)].sort_values([column, "id"], ascending=[False, True], kind="mergesort")
         k = len(self.record["batches"])
         p = pool[column].to_numpy(float)
         if not 0 <= rule.certain <= 1:
             raise InputError(f"--certain must be a share in [0, 1], not {rule.certain:g}")
+        draw.check_informative(p, rule.p_floor, "the batch's pool", str(audit_path))
         fitted = self._recalibration(audit, column) if rule.recalibrate else None
         pi, scale, floor, certain = rule.inclusion(rule.prediction(p, fitted), n)
-        picked = draw.poisson_draw(pi, self.record["batches"][0]["seed"], k)
+        picked = rule.draw(pi, self.record["batches"][0]["seed"], k)
         rows = pool[picked].assign(queue="risk", stratum=f"batch{k}", batch=k)
         self.record["batches"].append({
             "batch": k, "kind": "next", "audit_sha256": digest_of(Path(audit_path)),
@@ -265,10 +297,34 @@ class Campaign:
             "risk": [as_id(i) for i in rows["id"]], "control": [], "pool": [as_id(i) for i in pool["id"]],
             "p": _floats(p), "pi": _floats(pi), "prediction": column, "seed": self.record["batches"][0]["seed"],
             "scale": None if np.isinf(scale) else float(scale), "floor": float(floor), "certain": certain,
-            "p_floor": float(rule.p_floor), **({} if rule.tradeoff is None else {"tradeoff": float(rule.tradeoff)}),
+            "p_floor": float(rule.p_floor), "sampling": rule.sampling,
+            **({} if rule.tradeoff is None else {"tradeoff": float(rule.tradeoff)}),
             **({} if fitted is None else {"recalibration": fitted.record()})})
         self.queue = pd.concat([self.queue, rows], ignore_index=True)
         return rows
+
+    def _check_covers(self, audit: pd.DataFrame, audit_path: Path, taken: set) -> None:
+        """A draw's pool is every pair no batch drew and nobody reviewed: the estimator counts a pair outside a
+        batch's pool as known, so a pool without some of them (an audit re-run on one split only) makes a
+        batch that never enters the estimate of the whole population. Refused before anything is drawn."""
+        left = sorted(self.population - taken - set(audit["id"].map(as_id)), key=id_order)
+        if left:
+            raise InputError(f"this audit leaves out {len(left)} of the campaign's pairs that no batch drew and nobody "
+                             f"reviewed (e.g. id {left[0]}): a batch draws from all of them, else it could never enter "
+                             "the estimate; re-run the audit on the campaign's whole population (every split the start "
+                             "audit had)", file=str(audit_path), id=left[0])
+
+    def blocked(self, ids: set, known: set) -> list[tuple[int, int]]:
+        """(batch, pairs) of the batches whose pool left out unreviewed pairs of `ids` (drawn from an audit of
+        part of the population, before `_check_covers`): they cannot enter an estimate over `ids`."""
+        drawn_before: set = set()
+        out = []
+        for b in self.record["batches"]:
+            outside = ids - set(b["pool"]) - known - drawn_before
+            if b["kind"] != "start" and outside:
+                out.append((b["batch"], len(outside)))
+            drawn_before |= {*b["risk"], *b["control"]}
+        return out
 
     def _recalibration(self, audit: pd.DataFrame, column: str) -> recalibration.Recalibration:
         """The next batch's recalibration: fitted on this audit's prediction of the pairs earlier batches drew
@@ -296,7 +352,7 @@ class Campaign:
             p[at[keep]] = _prediction(b)[keep]
             picked = [index[i] for i in [*b["risk"], *b["control"]] if i in index]
             drawn[picked] = True
-            out.append(draw.BatchDraw(b["batch"], pool, pi, p, drawn))
+            out.append(draw.BatchDraw(b["batch"], pool, pi, p, drawn, fixed=b.get("sampling") == "brewer"))
         return out
 
     def design_queue(self) -> pd.DataFrame:
@@ -331,13 +387,15 @@ class Campaign:
         return audit.assign(flagged=audit["id"].isin(self.record["design"]["flagged"]))
 
     def save(self) -> None:
-        """campaign.json and the cumulative review_queue.csv (+ sidecars), atomically."""
+        """campaign.json and the cumulative review_queue.csv (+ sidecars), as one transaction: a kill
+        at any instant leaves the previous campaign or the new one (the next reader settles it)."""
         queue = self.design_queue()
-        self.layout.queue.write(self.folder / QUEUE_FILE, queue, campaign=CAMPAIGN_FILE,
-                                batches=len(self.record["batches"]), n_risk=int((queue["queue"] == "risk").sum()),
-                                n_control=int((queue["queue"] == "control").sum()), **self.layout.meta())
-        write_json(self.folder / CAMPAIGN_FILE, self.record)
-        write_sidecar(self.folder / CAMPAIGN_FILE, project=self.record["project"])
+        with guard_outputs(self.folder, command="annotate push", names=FILES, adopt=self.loaded):
+            self.layout.queue.write(self.folder / QUEUE_FILE, queue, campaign=CAMPAIGN_FILE,
+                                    batches=len(self.record["batches"]), n_risk=int((queue["queue"] == "risk").sum()),
+                                    n_control=int((queue["queue"] == "control").sum()), **self.layout.meta())
+            write_json(self.folder / CAMPAIGN_FILE, self.record)
+            write_sidecar(self.folder / CAMPAIGN_FILE, project=self.record["project"])
 
 
 def _prediction(batch: dict) -> np.ndarray:
@@ -364,5 +422,41 @@ def _check_inclusion(record: dict, source: str) -> None:
             bad = ~np.isclose(pi, want, rtol=0, atol=1e-9) & ~((pi == 1) & (np.arange(len(pi)) < (b["certain"] or 0)))
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
-            raise InputError(f"batches[{b['batch']}].pi[{j}] = {pi[j]!r} is not the design's inclusion probability "
+            raise InputError(f"batches[{b['batch']}].pi[{j}] = {float(pi[j])!r} is not the design's inclusion probability "
                              f"{want[j]:.6g} (edited?)", file=source, id=pool[j])
+
+
+def _redrawn(b: dict, seed: int, k: int) -> np.ndarray:
+    """The pool pairs a `--next` batch draws from its recorded π with the campaign's seed, by the sampling it
+    records (absent: Poisson, every batch before fixed-size draws): the draw itself, re-run."""
+    sampling = b.get("sampling") or "poisson"
+    pi = np.asarray(b["pi"], dtype=float)
+    return draw.poisson_draw(pi, seed, k) if sampling == "poisson" else draw.draw_pool(pi, seed, k, sampling)
+
+
+def _check_drawn(record: dict, source: str) -> None:
+    """The pairs each batch drew, re-derived before any estimate: the start batch's are the design's (its
+    census risk queue, its control sample), a `--next` batch's what its recorded π, seed and sampling draw;
+    a sealed batch (`seal`) still is as drawn (its p, p_floor and pool, which no seed re-derives). An edit is
+    one line naming the batch (and the pair where one is named)."""
+    design = record["design"]
+    seed = record["batches"][0]["seed"]
+    for k, b in enumerate(record["batches"]):
+        key = f"batches[{b['batch']}]"
+        if b["kind"] == "start":
+            census = {i for h in design["census"] for i in design["strata"].get(h, [])}
+            wanted = (("risk", b["risk"], census, "the design's census risk queue"),
+                      ("control", b["control"], set(design["control"]), "the design's control sample"))
+        else:
+            picked = np.asarray(b["pool"], dtype=object)[_redrawn(b, seed, k)]
+            wanted = (("risk", [*b["risk"], *b["control"]], set(picked), f"the pairs its draw (seed {seed}, batch {k}) "
+                                                                         "gives"),)
+        for name, ids, want, what in wanted:
+            extra, missing = sorted(set(ids) - want, key=id_order), sorted(want - set(ids), key=id_order)
+            if extra or missing:
+                i = (extra or missing)[0]
+                raise InputError(f"{key}.{name} {'holds' if extra else 'lacks'} pair {i}, "
+                                 f"{'not among' if extra else 'one of'} {what} (edited?)", file=source, id=i)
+        if b.get("sealed") is not None and seal(b) != b["sealed"]:  # what no seed re-derives
+            raise InputError(f"{key} is not the batch as it was drawn: its p, p_floor or pool were edited (its seal "
+                             "no longer matches)", file=source)

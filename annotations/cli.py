@@ -11,6 +11,7 @@ from rich.progress import Progress
 
 from bbsard_audit.base.cli_options import dataset_option, guard_out
 from bbsard_audit.base.contracts.sidecar import read_sidecar
+from bbsard_audit.base.contracts.table import as_id
 from bbsard_audit.base.contracts.verdicts import Verdicts, read_raw
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import file_problem, sidecar_path, write_csv, write_json, write_sidecar
@@ -18,8 +19,9 @@ from bbsard_audit.base.io import file_problem, sidecar_path, write_csv, write_js
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
 from .draw import CERTAIN_SHARE, DrawRule
-from .estimate import Goal, estimate as compute_estimate
-from .pull import RAW_FILE, choice_conflicts, pull as pull_verdicts, raw_from_export, read_export_file
+from .estimate import Goal, check_level, estimate as compute_estimate, verdicts_used
+from .pull import (RAW_FILE, REFUSED_FILE, choice_conflicts, pull as pull_verdicts, raw_from_export, read_export_file,
+                   refused_annotations)
 from .spans import SPANS_FILE
 from bbsard_audit.base.contracts.audit import Layout
 
@@ -37,8 +39,10 @@ annotate = typer.Typer(no_args_is_help=True, rich_markup_mode="markdown",
 Url = Annotated[Optional[str], typer.Option(help="Label Studio URL (else $LABEL_STUDIO_URL or the config "
                                                  "file). The API key only comes from "
                                                  "$LABEL_STUDIO_API_KEY or the config file.")]
-Config = Annotated[Optional[Path], typer.Option(help="TOML file with [label_studio] url, api_key "
-                                                     "(default: ~/.config/bbsard-audit holds it as config.toml).")]
+Config = Annotated[Optional[Path], typer.Option(
+    "--ls-config", metavar="FILE", help="Label Studio credentials: a TOML file with [label_studio] url, api_key "
+                                        "(default: ~/.config/bbsard-audit holds it as config.toml; old spelling "
+                                        "--config).")]
 Project = Annotated[str, typer.Option("--project", help="Label Studio project title.")]
 Retries = Annotated[int, typer.Option(help="Retries (exponential backoff) on transient errors.")]
 Timeout = Annotated[float, typer.Option(help="Seconds one HTTP request may take, body included; one operation "
@@ -46,8 +50,12 @@ Timeout = Annotated[float, typer.Option(help="Seconds one HTTP request may take,
                                               "(retries + 1) times this.")]
 TargetHalfwidth = Annotated[Optional[float], typer.Option(help="Stopping target: half-width of the error-rate "
                                                                 "CI (a share, e.g. 0.02).")]
-MaxMissed = Annotated[Optional[float], typer.Option(help="Stopping target: expected legal errors left among "
-                                                         "unreviewed pairs.")]
+MaxMissed = Annotated[Optional[float], typer.Option(help="Stopping target: at most this many legal errors left "
+                                                         "among the unreviewed pairs, compared with the stopping "
+                                                         "bound (the upper end of the confidence sequence, valid "
+                                                         "however often checked), not with the expected number; a "
+                                                         "campaign without probability draws has no stopping bound "
+                                                         "and compares the expected number (it says so).")]
 
 
 def _connection(url, config, retries, timeout) -> Connection:
@@ -108,10 +116,15 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
                                                                "campaign.json; pull into DIR/verdicts.csv.")] = None,
          next_n: Annotated[Optional[int], typer.Option("--next", metavar="N",
                                                        help="Add a batch (needs --campaign) from the pairs of --audit "
-                                                            "never queued or reviewed: a probability draw of expected "
-                                                            "size N (the likeliest errors with certainty, the rest with "
-                                                            "probabilities growing with p_error, else risk, read as at "
-                                                            "least 1 %); an older campaign folder: the N riskiest.")] = None,
+                                                            "never queued or reviewed: a probability draw of exactly N "
+                                                            "pairs (Brewer's πps: never over a budget; the likeliest "
+                                                            "errors with certainty, the rest with probabilities growing "
+                                                            "with p_error, else risk, read as at least 1 %); an older "
+                                                            "campaign folder: the N riskiest. The trade-off: each pair "
+                                                            "drawn by chance instead of by rank is an error the ranking "
+                                                            "might have found, bought for an interval on the pairs never "
+                                                            "reviewed (the ranking alone has none); `campaign simulate` "
+                                                            "prints both for your audit.")] = None,
          dataset: Annotated[Optional[str], dataset_option("Dataset, to show gold article ids (and titles when a "
                                                                "corpus is loaded); default: the one audit.meta.json names.",
                                                                short=False)] = None,
@@ -132,7 +145,16 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
 
     Adaptive campaign: `--campaign camp --queue out/review_queue.csv` first, then after pull and
     `audit learn` / `audit --learned`: `--campaign camp --audit out2/audit.csv --next 20`.
+
+    The trade-off of `--next` (measured, benchmarks/bench_ppi_design.md; 70 reviews of 222 in batches of
+    14): on the real bBSARD test split the draw found 15.8 errors where the 56 riskiest + 14 control found
+    15.7, and its 95 % interval was 7.6 points wide instead of 14.7 (covering 97 %); where the audit does
+    not see the errors (MQM, AUC 0.52) 8.3 against 8.2 found, 18.4 against 23.1 points, but covering 88 %
+    instead of 97 %. `campaign simulate` prints, for your audit, the errors the draws expected to find
+    against the top-N ranking and the interval they bought.
     """
+    if next_n is not None and next_n < 1:
+        raise InputError(f"--next must be >= 1, not {next_n}: a batch of {next_n} pairs reviews nothing")
     if next_n is not None and campaign is None:
         raise typer.BadParameter("--next needs --campaign (the folder that holds campaign.json)")
     for option, path in (("--audit", audit), ("--queue", queue)):  # before any server or campaign is touched
@@ -151,8 +173,9 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
             typer.echo(f"campaign {campaign}: batch {len(state.record['batches']) - 1} queues {len(rows)} pair(s)"
                        + (f" (only {len(rows)} unreviewed pair(s) left)" if len(rows) < next_n and (
                            not state.drawn or pool <= next_n) else
-                          f" (a probability draw of expected size {next_n} from {pool} pair(s), "
-                          f"by {state.record['batches'][-1]['prediction']})" if state.drawn else ""))
+                          f" (a probability draw of {'exactly' if state.record['batches'][-1].get('sampling') == 'brewer' else 'expected size'} "
+                          f"{next_n} from {pool} pair(s), by {state.record['batches'][-1]['prediction']})"
+                          if state.drawn else ""))
         state.save()  # before importing: an interrupted push is resumed by the next one
         reviewed = state.reviewed()
         frame = state.queue[~state.queue["id"].isin(reviewed)]
@@ -216,9 +239,9 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
 
     Example: `bbsard-audit annotate pull --project bbsard-review --out out/verdicts.csv`
     """
-    kept = [RAW_FILE, sidecar_path(RAW_FILE).name, SPANS_FILE, sidecar_path(SPANS_FILE).name]
+    kept = [RAW_FILE, sidecar_path(RAW_FILE).name, SPANS_FILE, sidecar_path(SPANS_FILE).name, REFUSED_FILE]
     guard = guard_out(out, command="annotate pull", inputs=[from_file, adjudication, config], folder=False,
-                      names=[RAW_FILE, sidecar_path(RAW_FILE).name], preserve=kept)
+                      names=[RAW_FILE, sidecar_path(RAW_FILE).name, REFUSED_FILE], preserve=kept)
     rule = AdjudicationRule.load(adjudication)
     if from_file:
         tasks, users, source = read_export_file(from_file), {}, {"export_file": str(from_file)}
@@ -241,6 +264,10 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
                    f"(annotation ids {', '.join(map(str, conflicts['annotation_id'][:10]))}; question ids "
                    f"{', '.join(map(str, sorted(set(conflicts['id']))[:10]))}): those questions are left "
                    "unresolved; fix the annotations in Label Studio and pull again", err=True)
+    for r in refused_annotations(tasks):  # one line each; every other annotation was pulled
+        typer.echo(f"warning: task {r['task_id']} (question {r['id']}, annotation {r['annotation_id']}): "
+                   f"{r['reason']}: not pulled, kept verbatim in {out.with_name(REFUSED_FILE)}; its question is "
+                   "left unresolved; fix the annotation in Label Studio and pull again", err=True)
     for name, copy in guard.kept:
         typer.echo(f"note: {name} was changed since `annotate pull` wrote it: its annotations are merged, "
                    f"and that version is kept as {copy}", err=True)
@@ -262,6 +289,7 @@ def status(project: Project,
     """
     if audit is not None and verdicts is None and campaign is None:
         raise typer.BadParameter("--audit needs --verdicts or --campaign")
+    goal = Goal(target_halfwidth, max_missed)
     conn = _connection(url, config, retries, timeout)
     proj = _open_project(conn, project)
     tasks = proj.export()
@@ -277,7 +305,7 @@ def status(project: Project,
     for name, n in raw.groupby("annotator").size().sort_values(ascending=False).items():
         typer.echo(f"  {name}: {n}")
     if audit is not None:
-        result, _ = _estimate(audit, verdicts, queue, campaign, split, 0.95, 0, Goal(target_halfwidth, max_missed))
+        result, _ = _estimate(audit, verdicts, queue, campaign, split, 0.95, 0, goal)
         _report_missed(result)
 
 
@@ -332,9 +360,10 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
 
     Example: `bbsard-audit annotate estimate --audit out/audit.csv --queue out/review_queue.csv --verdicts out/verdicts.csv --out out/estimate.json --split test`
     """
+    check_level(level)
+    goal = Goal(target_halfwidth, max_missed)  # out of range: one line before anything is read or written
     guard_out(out, command="annotate estimate", inputs=[audit, verdicts, queue, campaign], folder=False)
-    result, inputs = _estimate(audit, verdicts, queue, campaign, split, level, seed,
-                               Goal(target_halfwidth, max_missed))
+    result, inputs = _estimate(audit, verdicts, queue, campaign, split, level, seed, goal)
     record = result.write(out)
     write_sidecar(out, files=[record], **inputs, split=split, level=level, seed=seed, method=result.method)
     typer.echo(f"legally inaccurate: {result.share_legal:.1%} [{result.ci_low:.1%}, {result.ci_high:.1%}] "
@@ -364,8 +393,10 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
 
         if queue is not None:
             raise typer.BadParameter("give --campaign or --queue, not both")
-        state = Campaign.load(campaign)
+        state = Campaign.load(campaign)  # its draws re-derived and checked (adaptive._check_drawn)
         population = state.design_population(population, audit)
+        if state.drawn:
+            state.check_predictions(population, audit)
         verdicts = verdicts or campaign / VERDICTS_FILE
         inputs |= {"campaign": campaign, "batches": len(state.record["batches"])}
         where = "the campaign's population"
@@ -390,6 +421,12 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
         from .draw import campaign_estimate
 
         result = campaign_estimate(population, judged, state, level=level, goal=goal)
+        result.verdicts = verdicts_used(judged)
+        for batch, n in state.blocked(set(population["id"].map(as_id)), set(judged["id"].map(as_id))):
+            result.assumptions.append(f"batch {batch}'s pool left out {n} pair(s) of this population that have no "
+                                      "final verdict (not in the audit it was drawn from, or annotated but unresolved "
+                                      "when it was drawn): it enters this estimate once they have one, else only an "
+                                      "estimate without them (the --split of its audit)")
         return result, inputs | {"verdicts": verdicts, "prediction": result.design.prediction}
     result = compute_estimate(population, judged, design, level=level, seed=seed, design=plan, goal=goal)
     if campaign is not None:  # an older campaign.json: read with the estimator of its own format
@@ -403,16 +440,19 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
 
 
 def _report_missed(result) -> None:
+    """The errors left, from the estimate's one object (`Estimate.errors_left`), worded as the report says them."""
+    left = result.errors_left
+    typer.echo(f"legal errors left unreviewed (all): {left.sentence(result.level)}")
     for m in result.unreviewed:
-        if m.name != "all" and not m.unreviewed:
-            continue  # a stratum reviewed in full
-        typer.echo(f"legal errors left unreviewed ({m.name}): {m.expected:.1f} [{m.ci_low:.0f}, {m.ci_high:.0f}] "
-                   f"among {m.unreviewed} pair(s)")
+        if m.name != "all" and m.unreviewed:  # a legacy design's groups (a stratum reviewed in full is not said)
+            typer.echo(f"  of which {m.name}: {m.expected:.1f} expected [{m.ci_low:.0f}, {m.ci_high:.0f}] among "
+                       f"{m.unreviewed} pair(s)")
     t = result.target
     if t is not None:
-        wanted = [(f"at most {t.missed_upper:.1f} errors left by the stopping bound ({t.expected_missed:.1f} "
-                   f"expected; target: at most {t.max_missed:g})" if t.missed_upper is not None else
-                   f"{t.expected_missed:.1f} expected errors left (target: at most {t.max_missed:g})")
+        wanted = [(f"stopping bound {left.stopping_bound:.1f} errors left, {left.expected:.1f} expected (target: at "
+                   f"most {t.max_missed:g} by the stopping bound)" if left.stopping_bound is not None else
+                   f"{t.expected_missed:.1f} expected errors left (target: at most {t.max_missed:g}); no stopping "
+                   "bound in this design, so the expected number is compared")
                   if t.max_missed is not None else "",
                   f"error-rate {'confidence-sequence' if t.rule else 'CI'} half-width {t.halfwidth:.1%} "
                   f"(target: at most {t.target_halfwidth:.1%})"

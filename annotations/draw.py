@@ -5,7 +5,8 @@ pairs no earlier batch drew and nobody had reviewed when it was drawn) with know
 probabilities π_i, recorded per pair in campaign.json with the prediction p_i it used (`p_error`
 when the audit has it, else `risk`). The start batch is the audit's review queue (risk queue with
 π = 1, control pairs a simple random sample of n_h of the N_h pairs of each risk band, π = n_h / N_h);
-a `--next N` batch draws N pairs by Poisson sampling (N pairs expected) with the trade-off rule
+a `--next N` batch draws exactly N pairs (Brewer's fixed-size πps draw, `sampling` = "brewer"; batches
+recorded before it, without the key, were Poisson draws of N pairs expected) with the trade-off rule
 π_i = min(1, max(floor, sqrt(μ·p_i(1 − p_i) / (ν − p_i)))), π_i = 1 where p_i ≥ ν (`DrawRule`: finding
 and estimating as one objective, Σ π·p − μ·V⁰), floor = FLOOR_SHARE · N / |U_k| > 0 for every pair, a
 forced `certain` share of the likeliest first; batches recorded before the rule (no `tradeoff` key)
@@ -21,12 +22,14 @@ batch k alone gives an unbiased estimate of the number of legal errors in the po
                                                                            reviewed outside the design)
 
 whatever the predictions, however they were refitted from earlier verdicts: q_k and π_k are fixed before
-batch k is drawn (functions of the verdicts of batches < k only), S_k is a Poisson draw with those π_k, so
+batch k is drawn (functions of the verdicts of batches < k only), S_k is a draw with those π_k, so
 E[τ̂_k | everything before batch k] = τ (sequential active inference, Zrnic & Candès 2024). The τ̂_k − τ are
 martingale differences, so their combination with weights fixed at draw time, w_k ∝ 1 / V⁰_k
 (V⁰_k = Σ_{U_k} (1 − π)/π · p(1 − p), the variance the predictions expect), is unbiased with variance
-Σ w_k² V_k. V_k = (V̂_k + V⁰_k) / 2, the mean of the design-unbiased Horvitz-Thompson estimate
-V̂_k = Σ_{S_k} (1 − π)/π² (y − q)² and V⁰_k: V̂_k alone is too small exactly when a rare large residual
+Σ w_k² V_k. V_k = (V̂_k + V⁰_k) / 2, the mean of the design-based estimate V̂_k (Poisson: the
+Horvitz-Thompson Σ_{S_k} (1 − π)/π² (y − q)²; fixed size: the Hájek-Deville form, `fixed_size_variance`)
+and V⁰_k (in a fixed-size campaign each pair's q(1 − q) raised to the squared residual its prediction band
+shows, `observed_spread`): V̂_k alone is too small exactly when a rare large residual
 (an error with a small p) has not been drawn yet, which is what made a plain normal interval
 undercover at 14–100 reviews (benchmarks/bench_ppi_design.md). Interval: normal, clipped to what the
 verdicts make certain. Stopping: the same normal bound at level α·6/(π²k²) after the k-th batch,
@@ -95,6 +98,12 @@ class DrawRule:
     off by default, see RECALIBRATE)."""
     p_floor: float = P_FLOOR
     """The prediction's floor (P_FLOOR), applied after any recalibration."""
+    sampling: str = "brewer"
+    """How the pool is drawn (SAMPLERS): "brewer" exactly the batch's size, "poisson" its expected size."""
+
+    def draw(self, pi: np.ndarray, seed: int, batch: int) -> np.ndarray:
+        """The pool pairs this batch draws (`sampling`), seeded by (campaign seed, batch)."""
+        return draw_pool(pi, seed, batch, self.sampling)
 
     def prediction(self, p: np.ndarray, fitted=None) -> np.ndarray:
         """The prediction a batch draws on and is estimated with: the raw p, recalibrated by `fitted`
@@ -106,6 +115,16 @@ class DrawRule:
         k = certain_count(self.certain, int(n))
         pi, scale, floor = inclusion(p, n, k, self.floor_share, self.tradeoff)
         return pi, scale, floor, k
+
+
+def check_informative(p, p_floor: float, what: str, file: str | None = None) -> None:
+    """One line when no pair's prediction is above the floor: every π would be the same, the batch a
+    uniform sample that finds no more than chance while the campaign says it draws the likeliest errors."""
+    p = np.asarray(p, dtype=float)
+    if not (p > p_floor).any():
+        raise InputError(f"no pair of {what} has a prediction above the floor {p_floor:g} ({len(p)} pair(s)): "
+                         "nothing to draw the likeliest errors by; re-run the audit (p_error or risk) on this population",
+                         file=file)
 
 
 def floored(p, p_floor: float | None) -> np.ndarray:
@@ -163,15 +182,55 @@ def expected_pi(p: np.ndarray, scale: float, floor: float, tradeoff: float | Non
 
 def poisson_draw(pi: np.ndarray, seed: int, batch: int) -> np.ndarray:
     """Which pool pairs a batch draws: independent Bernoulli(π_i) (Poisson sampling: π exact, the batch
-    size random around Σπ), seeded by (campaign seed, batch). A fixed-size alternative (sequential
-    Poisson sampling, π approximate) undercovered at 70 reviews: 91.7 % (benchmarks/bench_ppi_design.md)."""
+    size random around Σπ), seeded by (campaign seed, batch). Batches before SAMPLING; kept for them and
+    for study (`DrawRule(sampling="poisson")`)."""
     return np.random.default_rng([seed, batch]).random(len(pi)) < np.asarray(pi, dtype=float)
 
 
-def model_variance(p: np.ndarray, pi: np.ndarray) -> float:
-    """V⁰: the variance of τ̂ the predictions expect (their errors Bernoulli(p)), known at draw time."""
+def brewer_draw(pi: np.ndarray, seed: int, batch: int) -> np.ndarray:
+    """Which pool pairs a batch draws, exactly round(Σπ) of them, each with inclusion probability π_i
+    (Brewer 1975, Tillé 2006 section 7.2, Brewer's method: the pairs with π = 1 taken; then m draws
+    without replacement, the i-th picking pair k among those left with probability ∝
+    π_k (m − a − π_k) / (m − a − π_k (m − i + 1)), a the π already taken). Exact π, never a rejection
+    (Sampford's rejective draw stalled on the trade-off rule's π near 1), every joint inclusion
+    probability positive and close to a maximum-entropy design's, so the Hájek-Deville variance
+    (`fixed_size_variance`) applies. Seeded by (campaign seed, batch)."""
+    pi = np.asarray(pi, dtype=float)
+    out = pi >= 1 - 1e-12
+    rest = np.flatnonzero(~out & (pi > 0))
+    m = int(round(pi[rest].sum()))
+    if m >= len(rest):
+        out[rest] = True
+    if m <= 0 or m >= len(rest):
+        return out
+    rng = np.random.default_rng([seed, batch])
+    left, p, a = np.ones(len(rest), bool), pi[rest], 0.0
+    for i in range(1, m + 1):
+        w = np.where(left, p * (m - a - p) / np.maximum(m - a - p * (m - i + 1), 1e-300), 0.0)
+        k = int(rng.choice(len(rest), p=w / w.sum()))
+        left[k], a = False, a + p[k]
+    out[rest[~left]] = True
+    return out
+
+
+SAMPLERS = {"poisson": poisson_draw, "brewer": brewer_draw}
+SAMPLING = "brewer"
+"""How a `--next` batch draws its pool (recorded per batch as `sampling`; absent: "poisson", every batch
+before it). Brewer: the batch is exactly its size, so a campaign never reviews more than its budget (a
+Poisson draw reviewed 72-73 pairs for a budget of 70, issue 32)."""
+
+
+def draw_pool(pi: np.ndarray, seed: int, batch: int, sampling: str | None = SAMPLING) -> np.ndarray:
+    """The pool pairs a batch draws, by its recorded `sampling` (None: Poisson, a batch from before it)."""
+    return SAMPLERS[sampling or "poisson"](pi, seed, batch)
+
+
+def model_variance(p: np.ndarray, pi: np.ndarray, spread: np.ndarray | None = None) -> float:
+    """V⁰: the variance of τ̂ the predictions expect (their errors Bernoulli(p)), known at draw time;
+    with `spread`, each pair's p(1 − p) raised to what the verdicts show (`observed_spread`)."""
     p, pi = np.asarray(p, dtype=float), np.asarray(pi, dtype=float)
-    return float(((1 - pi) / pi * p * (1 - p)).sum())
+    s = p * (1 - p) if spread is None else np.maximum(p * (1 - p), spread)
+    return float(((1 - pi) / pi * s).sum())
 
 
 @dataclass(frozen=True)
@@ -182,6 +241,7 @@ class BatchDraw:
     pi: np.ndarray     # π on the pool (0 outside)
     p: np.ndarray      # the prediction the draw used (0 outside the pool)
     drawn: np.ndarray  # bool: in S_k
+    fixed: bool = False  # a fixed-size draw (Brewer): the Hájek-Deville variance; else Poisson's
 
 
 @dataclass(frozen=True)
@@ -195,16 +255,55 @@ class Step:
     cs: tuple[float, float]
 
 
-def batch_total(d: BatchDraw, y: np.ndarray, known: np.ndarray, inside: np.ndarray, domain: np.ndarray) -> tuple[float, float]:
+def batch_total(d: BatchDraw, y: np.ndarray, known: np.ndarray, inside: np.ndarray, domain: np.ndarray,
+                spread: np.ndarray | None = None) -> tuple[float, float]:
     """(τ̂_k, V_k) over the `domain` pairs; `y` the verdicts (legal = 1) where `known`; `inside`:
-    drawn by some batch (a known pair outside the design has q = y)."""
+    drawn by some batch (a known pair outside the design has q = y); `spread`: the residual variance
+    the verdicts show per pair (`observed_spread`), which V⁰ never goes below (None: p(1 − p) alone)."""
     q = np.where(known & ~inside, y, d.p)
     pool, drawn = d.pool & domain, d.drawn & domain
     e = (y - q)[drawn]
     pi = d.pi[drawn]
     tau = float(y[domain & ~d.pool].sum() + q[pool].sum() + (e / pi).sum())
-    vhat = float(((1 - pi) / pi**2 * e**2).sum())
-    return tau, (vhat + model_variance(d.p[pool], d.pi[pool])) / 2
+    vhat = fixed_size_variance(e, pi) if d.fixed else float(((1 - pi) / pi**2 * e**2).sum())
+    v0 = model_variance(d.p[pool], d.pi[pool], None if spread is None else spread[pool])
+    return tau, (vhat + v0) / 2
+
+
+BANDS = (0.05, 0.2, 0.5)
+"""Prediction bands (edges of p) in which `observed_spread` pools the drawn pairs' squared residuals."""
+
+
+def observed_spread(draws: list[BatchDraw], y: np.ndarray, domain: np.ndarray) -> np.ndarray:
+    """Per pair, the mean squared residual (y − p)² of the drawn pairs of its prediction band (BANDS),
+    each weighted 1/π (a Hájek mean over the batches so far; 0 in a band nothing was drawn from). V⁰ rests
+    on p(1 − p), right only where p is calibrated: on the MQM dev set, where the audit's p_error has an AUC
+    of 0.52 and puts half the pairs at 0.01 that hold 11 % errors, an interval on p(1 − p) covered 71 %
+    (benchmarks/bench_ppi_design.md); a hit where p said 0.01 raises its band's spread, and V⁰ with it."""
+    num, den = np.zeros(len(BANDS) + 1), np.zeros(len(BANDS) + 1)
+    band = np.zeros(len(y), dtype=int)
+    for d in draws:
+        at = d.drawn & domain & (d.pi > 0)
+        b = np.searchsorted(BANDS, d.p[at], side="right")
+        np.add.at(num, b, (y[at] - d.p[at]) ** 2 / d.pi[at])
+        np.add.at(den, b, 1 / d.pi[at])
+        band = np.where(d.pool, np.searchsorted(BANDS, d.p, side="right"), band)
+    return np.where(den > 0, num / np.maximum(den, 1e-300), 0.0)[band]
+
+
+def fixed_size_variance(e: np.ndarray, pi: np.ndarray) -> float:
+    """Hájek-Deville estimate of Var Σ e/π under a fixed-size high-entropy draw (Brewer, Sampford,
+    conditional Poisson): m/(m − 1) Σ (1 − π)(e/π − Ĝ)², Ĝ the (1 − π)-weighted mean of e/π, over the m drawn pairs
+    with π < 1 (certain pairs add nothing). Equal to Poisson's Σ (1 − π)/π² e² less what the fixed size
+    removes: the spread of the batch's total size."""
+    c = 1 - np.asarray(pi, dtype=float)
+    keep = c > 1e-12
+    c, z = c[keep], (np.asarray(e, dtype=float) / np.asarray(pi, dtype=float))[keep]
+    m = len(z)
+    if m < 2:
+        return float((c * z**2).sum())
+    g = float((c * z).sum() / c.sum())
+    return float(m / (m - 1) * (c * (z - g) ** 2).sum())
 
 
 def estimate(draws: list[BatchDraw], y: np.ndarray, known: np.ndarray, domain: np.ndarray,
@@ -217,7 +316,7 @@ def estimate(draws: list[BatchDraw], y: np.ndarray, known: np.ndarray, domain: n
     seen = known & ~inside  # reviewed outside the design: known from the start
     z = NormalDist().inv_cdf(1 - (1 - level) / 2)
     steps: list[Step] = []
-    totals, variances, weights = [], [], []
+    totals, variances, weights, done = [], [], [], []
     cs = (-math.inf, math.inf)
     for d in draws:
         needed = (d.drawn | ~d.pool) & domain
@@ -225,10 +324,15 @@ def estimate(draws: list[BatchDraw], y: np.ndarray, known: np.ndarray, domain: n
             break
         seen = seen | d.drawn
         found, open_ = float(y[seen & domain].sum()), float((~seen & domain).sum())
+        done.append(d)
         tau, v = batch_total(d, y, known, inside, domain)
         v0 = model_variance(d.p[d.pool & domain], d.pi[d.pool & domain])
         totals.append(tau)
-        variances.append(v)
+        if any(b.fixed for b in done):  # a fixed-size campaign: every V_k on the spread the verdicts show now
+            spread = observed_spread(done, y, domain)
+            variances = [batch_total(b, y, known, inside, domain, spread)[1] for b in done]
+        else:  # a Poisson campaign (before issue 32): as it was
+            variances.append(v)
         weights.append(1 / max(v0, 1e-12))
         w = np.array(weights) / sum(weights)
         total = float(w @ np.array(totals))

@@ -36,14 +36,15 @@ before (risk queue census, unflagged control strata, unsampled strata borrowing 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from bbsard_audit.base.contracts.table import as_id
-from bbsard_audit.base.contracts.estimate import Estimate, Missed, Stratum, Target
-from bbsard_audit.base.contracts.verdicts import check_known
+from bbsard_audit.base.contracts.estimate import Estimate, Missed, Stratum, Target, VerdictsUsed
+from bbsard_audit.base.contracts.verdicts import check_known, fingerprint
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.stats import wilson
 
@@ -52,9 +53,19 @@ CENSUS = "risk_queue"
 
 @dataclass(frozen=True)
 class Goal:
-    """A lead's stopping target (`--target-halfwidth`, `--max-missed`): none set, no Target is reported."""
+    """A lead's stopping target (`--target-halfwidth`, `--max-missed`): none set, no Target is reported.
+    Out of range is one line: a half-width above 0.5 (of a share: 5 read as 5 points is met by any
+    interval) or <= 0, a negative or infinite number of errors left would declare a target met that
+    means nothing."""
     target_halfwidth: float | None = None
     max_missed: float | None = None
+
+    def __post_init__(self) -> None:
+        h, m = self.target_halfwidth, self.max_missed
+        if h is not None and not (math.isfinite(h) and 0 < h <= 0.5):
+            raise InputError(f"--target-halfwidth {h:g} is not a share in (0, 0.5] (e.g. 0.02 for 2 points)")
+        if m is not None and not (math.isfinite(m) and m >= 0):
+            raise InputError(f"--max-missed {m:g} is not a finite number of errors >= 0")
 
     @property
     def set(self) -> bool:
@@ -243,6 +254,12 @@ def _predictive(cells: list[_Cell], rng: np.random.Generator, draws: int) -> tup
     return expected, rng.binomial(int(total), share).astype(float)
 
 
+def check_level(level: float) -> None:
+    """A confidence level in (0, 1), else one line (0 or 1 gives an empty or infinite interval, > 1 an inverted one)."""
+    if not (math.isfinite(level) and 0 < level < 1):
+        raise InputError(f"--level {level:g} is not a confidence level in (0, 1) (e.g. 0.95)")
+
+
 def final_verdicts(audit: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
     """The verdicts an estimate uses (an empty one is an unresolved disagreement: not reviewed), checked."""
     if audit.empty:
@@ -262,6 +279,7 @@ def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | 
     verdicts are unresolved disagreements and count as not reviewed). The design: `design` (a
     campaign's), else the queue's (`queue_design` when it records inclusion probabilities, else
     `legacy_design`)."""
+    check_level(level)
     final = final_verdicts(audit, verdicts)
     if design is None:
         sampled = queue is not None and "stratum_risk_min" in queue.columns and (queue["queue"] == "control").any()
@@ -301,7 +319,12 @@ def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | 
     return Estimate(share_legal=share, ci_low=float(low), ci_high=float(high),
                     expected_legal_pairs=found + expected, population=n_all, strata=strata,
                     level=level, draws=draws, seed=seed, unreviewed=unreviewed, target=target,
-                    assumptions=assumptions, found_legal=found, **extra)
+                    assumptions=assumptions, found_legal=found, verdicts=verdicts_used(final), **extra)
+
+
+def verdicts_used(final: pd.DataFrame) -> VerdictsUsed:
+    """What the estimate records of the final verdicts it read (a report or release compares it)."""
+    return VerdictsUsed(*fingerprint(zip(final["id"], final["verdict"])))
 
 
 def _missed(name: str, unreviewed: int, expected: float, sims: np.ndarray, tail: float) -> Missed:

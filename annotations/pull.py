@@ -25,6 +25,11 @@ An annotation with two or more choices in a single-choice control (verdict, gold
 a conflict, never read as its first choice: it gives no raw row, `choice_conflicts` lists it, and
 its question is unresolved in verdicts.csv (empty verdict) until the annotator fixes it. Texts
 (corrections, names) are stored in NFC (bbsard_audit.base.untrusted).
+
+An annotation whose typed text (a correction, a span note) no CSV cell could hold and read back (a
+NUL, a lone surrogate, longer than `MAX_CELL`) is refused the same way, alone: `refused_annotations`
+lists it, it is kept verbatim (ASCII-escaped JSON) in annotations_refused.json, its question is
+unresolved, and every other annotation is pulled; once fixed in Label Studio, the next pull takes it.
 """
 
 from __future__ import annotations
@@ -37,18 +42,19 @@ import pandas as pd
 
 from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.error_spans import error_spans_spec
-from bbsard_audit.base.contracts.table import parse_id
+from bbsard_audit.base.contracts.table import cell_problem, parse_id
 from bbsard_audit.base.contracts.verdicts import (CORRECTED, GOLD_LABELS_APPLY, RAW_COLUMNS, VERDICTS, canonical_name,
                                              raw_spec, read_raw, utc_time, verdicts_spec)
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.untrusted import nfc
-from bbsard_audit.base.io import changed_since_written, write_sidecar
+from bbsard_audit.base.io import changed_since_written, write_sidecar, write_text
 
 from .adjudication import AdjudicationRule, adjudicate
 from .spans import SPANS_FILE, merge_spans, spans_from_export
 from .tasks import EXTERNAL_ID, task_layout
 
 RAW_FILE = "annotations_raw.csv"
+REFUSED_FILE = "annotations_refused.json"
 # Label Studio stores a Choice's alias; the displayed value is accepted too (older configs, imports).
 CHOICES = {
     "verdict": {**{v: v for v in VERDICTS}, "Correct": "correct",
@@ -88,7 +94,7 @@ def annotation_row(task: dict, annotation: dict, users: dict[int, str], layout: 
     The only place an annotation's result is read: anything else taken from it (e.g. error spans)
     belongs here. Raises ValueError naming the offending value; the caller adds where it was.
     """
-    if annotation.get("was_cancelled"):
+    if annotation.get("was_cancelled") or _refusal(annotation):
         return None
     fields = {"verdict": "", CORRECTED: "", "gold_labels_apply": ""}
     for region in annotation.get("result") or []:
@@ -123,6 +129,48 @@ def _conflicting_controls(annotation: dict) -> list[str]:
         if name in CHOICES and isinstance(value.get("choices"), list):
             chosen.setdefault(name, set()).update(map(str, value["choices"]))
     return sorted(name for name, values in chosen.items() if len({CHOICES[name].get(v, v) for v in values}) > 1)
+
+
+def _refusal(annotation: dict) -> str | None:
+    """Why a text the annotator typed (any region's text: a correction, a span note) cannot be stored, else None."""
+    for region in annotation.get("result") or []:
+        value = region.get("value") if isinstance(region, dict) else None
+        texts = value.get("text") if isinstance(value, dict) else None
+        for text in texts if isinstance(texts, list) else [texts]:
+            problem = cell_problem(text) if isinstance(text, str) else None
+            if problem:
+                return f"{region.get('from_name')} {problem}"
+    return None
+
+
+def refused_annotations(tasks: list[dict]) -> list[dict]:
+    """Submitted annotations `_refusal` refuses: task_id, id (the question), annotation_id, reason,
+    and the annotation itself, verbatim. Their questions stay unresolved (`unresolve`)."""
+    layout = task_layout(tasks)
+    return [{"task_id": task.get("id"), "id": _question_id(task, layout), "annotation_id": ann.get("id"),
+             "reason": reason, "annotation": ann}
+            for task in tasks if isinstance(task.get("data"), dict) and task["data"].get(EXTERNAL_ID) is not None
+            for ann in task.get("annotations") or []
+            if isinstance(ann, dict) and not ann.get("was_cancelled") and (reason := _refusal(ann))]
+
+
+def keep_refused(path: Path, refused: list[dict]) -> None:
+    """annotations_refused.json: the earlier refused annotations plus this pull's (one per annotation
+    version), ASCII-escaped JSON, which holds any text; never shortened."""
+    kept: list = []
+    if path.exists():
+        try:
+            kept = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"not readable JSON ({exc}); move it away to pull", file=str(path)) from None
+        if not isinstance(kept, list):
+            raise InputError("not a list of refused annotations; move it away to pull", file=str(path))
+    def key(entry: dict) -> str:
+        return json.dumps(entry, sort_keys=True, default=str)
+    seen = {key(e) for e in kept}
+    new = [e for e in refused if key(e) not in seen]
+    if new:
+        write_text(path, json.dumps(kept + new, indent=1, ensure_ascii=True, default=str) + "\n")
 
 
 def choice_conflicts(tasks: list[dict]) -> pd.DataFrame:
@@ -271,7 +319,10 @@ def pull(tasks: list[dict], out: str | Path, *, users: dict[int, str] | None = N
     new_spans = spans_from_export(tasks, EXTERNAL_ID, file=source.get("export_file"), layout=layout)
     raw = merge_raw(read_previous(raw_path, layout), new, users, id_type)
     spans = merge_spans(read_previous(spans_path, layout, spans=True), new_spans, new, raw, id_type)
-    verdicts = unresolve(adjudicate(raw, rule), choice_conflicts(tasks))
+    refused = refused_annotations(tasks)
+    keep_refused(out.with_name(REFUSED_FILE), refused)
+    verdicts = unresolve(adjudicate(raw, rule), pd.concat([choice_conflicts(tasks), pd.DataFrame(
+        {"id": [r["id"] for r in refused]}, dtype=object)], ignore_index=True))
     write_raw(raw_path, raw, source=source, n_in_this_pull=len(new), layout=layout)
     write_sidecar(spans_path, files=[error_spans_spec(layout).write_file(spans_path, spans)], source=source,
                   n_spans=len(spans), **layout.meta())

@@ -18,10 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bbsard_audit.base.contracts.campaign_design import EDGE, recalibrated
 from bbsard_audit.base.stats import penalised_logistic
-
-EDGE = 1e-3
-"""p is clipped to [EDGE, 1 − EDGE] before its logit (a p of exactly 0 or 1 happens)."""
 PRIOR_SD = (1.5, 0.15)
 """Prior sd of (a, b − 1): the intercept free to move a raw score to the error rate's scale within a few
 verdicts, the slope held near the identity. A free slope (sd 0.5) flattened the real split's risk to b ≈ 0.45
@@ -42,10 +40,8 @@ class Recalibration:
     legal: int = 0
 
     def apply(self, p) -> np.ndarray:
-        p = np.asarray(p, dtype=float)
-        if self.a == 0.0 and self.b == 1.0:
-            return p
-        return 1 / (1 + np.exp(-(self.a + self.b * _logit(p))))
+        """The recorded fit's meaning, defined once beside campaign.json's reader."""
+        return recalibrated(p, self.a, self.b)
 
     def record(self) -> dict:
         """campaign.json's `batches[].recalibration`."""

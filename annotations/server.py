@@ -7,7 +7,7 @@ non-interactively, starts the server on 127.0.0.1, and checks that the port it a
 one answering (Label Studio silently moves to port+1 when the port is taken).
 
     python -m bbsard_audit.annotations.server --ensure-venv      # build the venv (CI calls this once)
-    python -m bbsard_audit.annotations.server --data-dir DIR     # run a local server until Ctrl-C
+    python -m bbsard_audit.annotations.server --data-dir DIR     # run a local server until Ctrl-C (or `kill PID`)
 """
 
 from __future__ import annotations
@@ -313,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     with server:
         print(f"Label Studio {server.version} at {server.url} (user {server.username}; "
-              f"token in {server.data_dir / CREDENTIALS_FILE}); Ctrl-C to stop")
+              f"token in {server.data_dir / CREDENTIALS_FILE}); stop it with Ctrl-C, or with "
+              f"`kill {os.getpid()}` when started in the background (`&`)", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             while server.process.poll() is None:
                 time.sleep(1)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import re
 
 import pandas as pd
 
@@ -18,7 +17,7 @@ from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.sidecar import read_sidecar
 from bbsard_audit.base.dataset import Dataset
 from bbsard_audit.base.io import sidecar_path
-from bbsard_audit.base.languages import BBSARD, UNRECORDED, LanguagePair
+from bbsard_audit.base.languages import UNRECORDED, LanguagePair
 
 from .spans import prediction_result
 
@@ -32,11 +31,9 @@ PAIR_FIELD = "languages"
 """Task data field naming the pair (`en-nl`) of a task that is not fr -> nl (absent: fr -> nl)."""
 IDS_FIELD = "ids"
 """Task data field `string` on a task whose question id is a string id (absent: an integer, as ever)."""
-TEMPLATE_PAIR = BBSARD
-"""The pair labeling_config.xml is written for (`question_fr`, `nl_spans`, `French`); `label_config`
-gives another pair its own codes and names."""
-_CODES, _NAMES = "|".join(TEMPLATE_PAIR), "|".join(TEMPLATE_PAIR.names)
-_CODED = re.compile(rf"\b(question|corrected)_({_CODES})\b|\b({_CODES})_(spans|note)\b|\b({_NAMES})\b")
+ROLE_FIELDS = ("@source@", "@target@", "@source_name@", "@target_name@")
+"""labeling_config.xml is a role template: `label_config` fills these with the pair's codes and names
+(`question_@source@` is `question_fr` for bBSARD, `@target_name@` is `Dutch`)."""
 
 
 def read_audit(path: str | Path, columns: list[str] = AUDIT_COLUMNS) -> pd.DataFrame:
@@ -50,21 +47,12 @@ def read_audit(path: str | Path, columns: list[str] = AUDIT_COLUMNS) -> pd.DataF
 
 
 def label_config(layout: Layout) -> str:
-    """The labelling config for the audit's pair: the shipped file (`TEMPLATE_PAIR`'s), with its
-    language-coded names (`question_fr`, `nl_spans`, `corrected_nl`) and language names given the pair's."""
+    """The labelling config for the audit's pair: the role template with the pair's codes
+    (`question_fr`, `nl_spans`, `corrected_nl` for bBSARD) and language names."""
     text = LABEL_CONFIG.read_text(encoding="utf-8")
-    if layout.pair == TEMPLATE_PAIR:
-        return text
-    code = dict(zip(TEMPLATE_PAIR, layout.pair))
-    name = dict(zip(TEMPLATE_PAIR.names, layout.pair.names))
-
-    def swap(m: re.Match) -> str:
-        if m.group(1):
-            return f"{m.group(1)}_{code[m.group(2)]}"
-        if m.group(3):
-            return f"{code[m.group(3)]}_{m.group(4)}"
-        return name[m.group(5)]
-    return _CODED.sub(swap, text)
+    for field, value in zip(ROLE_FIELDS, (*layout.pair, *layout.pair.names)):
+        text = text.replace(field, value)
+    return text
 
 
 def task_layout(tasks: list[dict]) -> Layout:

@@ -95,7 +95,8 @@ def _verdicts(ctx: dict) -> tuple[str, list[Path]]:
             shutil.copyfile(src, tmp)
         written.append(ctx["out"] / name)
     write_sidecar(ctx["out"] / "verdicts.csv", dataset=ctx["dataset"].provenance(),
-                  source="illustrative verdicts shipped with the embedded sample (not a real review)")
+                  source="illustrative verdicts shipped with the embedded sample (not a real review)",
+                  illustrative=True)
     ctx["verdicts"] = ctx["out"] / "verdicts.csv"
     from bbsard_audit.base.contracts.verdicts import read_verdicts
 
@@ -161,7 +162,7 @@ def _release(ctx: dict) -> tuple[str, list[Path]]:
         for k, v in counts.items():
             totals[k] = totals.get(k, 0) + v
     return (", ".join(f"{k} {v}" for k, v in sorted(totals.items())) + f"; {summary.reviewed} of {summary.total} "
-            f"pairs reviewed; {summary.changes} change(s), {summary.removed} removed"), [summary.out]
+            f"pairs reviewed ({summary.verdict_kind}); {summary.changes} change(s), {summary.removed} removed"), [summary.out]
 
 
 def _relative(path: Path, out: Path) -> str:

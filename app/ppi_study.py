@@ -81,8 +81,8 @@ def new_design(frame: pd.DataFrame, y: np.ndarray, prediction: str, plan: StudyP
         pi = np.zeros(len(ids))
         pi[pool], _, _, _ = plan.rule.inclusion(q[pool], n)
         drawn = np.zeros(len(ids), bool)
-        drawn[pool] = draw.poisson_draw(pi[pool], seed, k)
-        draws.append(draw.BatchDraw(k, pool, pi, np.where(pool, q, 0.0), drawn))
+        drawn[pool] = plan.rule.draw(pi[pool], seed, k)
+        draws.append(draw.BatchDraw(k, pool, pi, np.where(pool, q, 0.0), drawn, fixed=plan.rule.sampling == "brewer"))
         seen |= drawn
     steps = draw.estimate(draws, y.astype(float), seen, np.ones(len(ids), bool), plan.level)
     return steps, draws

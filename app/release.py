@@ -27,7 +27,7 @@ from bbsard_audit.base.contracts.changelog import COLUMNS as CHANGELOG_COLUMNS, 
 from bbsard_audit.base.contracts.estimate import Estimate
 from bbsard_audit.base.contracts.sidecar import read_sidecar
 from bbsard_audit.base.contracts.verdicts import Verdict, Verdicts, read_raw
-from bbsard_audit.app.review_figures import Figure, ReviewFigures, recorded_split
+from bbsard_audit.app.review_figures import ILLUSTRATIVE, Figure, ReviewFigures, recorded_split, verdicts_illustrative
 from bbsard_audit.annotations.adaptive import CAMPAIGN_FILE as CAMPAIGN_MARK
 from bbsard_audit.base.languages import LanguagePair
 from bbsard_audit.base.io import OutputGuard, guard_outputs, sidecar_path, write_csv, write_sidecar, write_text
@@ -86,6 +86,13 @@ class ReleaseSummary:
     removed: int = 0
     warnings: list[str] = field(default_factory=list)
     """What the terminal must say besides the counts (no pair reviewed, a review file not found)."""
+    illustrative: bool = False
+    """The verdicts are illustrative (their sidecar says so): every count of reviewed pairs says it."""
+
+    @property
+    def verdict_kind(self) -> str:
+        """`a final expert verdict`, or review_figures.ILLUSTRATIVE."""
+        return ILLUSTRATIVE if self.illustrative else "a final expert verdict"
 
     @property
     def total(self) -> int:
@@ -183,7 +190,7 @@ def _build_release(dataset: Dataset, given: ReviewInputs, out: Path, policy: Rel
     flagged = read_flagged(audit)
     decisions = [decide(p, judged.by_id.get(p.id), p.id in flagged, policy, dates.get(p.id, ""))
                  for p in dataset.pairs]
-    summary = ReleaseSummary(out=out, policy=policy)
+    summary = ReleaseSummary(out=out, policy=policy, illustrative=verdicts_illustrative(Path(verdicts)))
     for d in decisions:
         summary.counts.setdefault(d.pair.split, Counter())[d.status] += 1
     summary.counts = {s: dict(c) for s, c in summary.counts.items()}
@@ -198,6 +205,7 @@ def _build_release(dataset: Dataset, given: ReviewInputs, out: Path, policy: Rel
             if f.path is not None}
     summary.warnings += [f"{name} not found ({f.looked_local}): the card says it is not available"
                          for name, f in found.items() if f.path is None]
+    _refuse_stale(docs.get("estimate"), judged, estimate, verdicts)
     looked = {name.removesuffix(".json"): f.looked for name, f in found.items()}
     rate = ReviewFigures.of(estimate=docs.get("estimate"), split=recorded_split(estimate)).legal_rate
 
@@ -219,6 +227,18 @@ def _build_release(dataset: Dataset, given: ReviewInputs, out: Path, policy: Rel
                   counts=summary.counts)
     _move_into_place(tmp, out, guard)
     return summary
+
+
+def _refuse_stale(estimate: Estimate | None, judged: Verdicts, path: Path | None, verdicts: str | Path) -> None:
+    """A card never quotes an estimate computed from other verdicts than the release's (the final verdicts
+    it records, contracts/estimate.py `VerdictsUsed`); one from before that record is taken as it is."""
+    if estimate is None or estimate.verdicts is None:
+        return
+    n, sha = judged.fingerprint
+    if sha != estimate.verdicts.sha256:
+        raise InputError(f"{Path(str(path)).name} is stale: it was computed from {estimate.verdicts.final:,} final "
+                         f"verdict(s), {Path(verdicts).name} now holds {n:,} other ones; re-run `annotate estimate` "
+                         "(or give --estimate the current one)", file=str(path))
 
 
 @dataclass(frozen=True)
@@ -379,9 +399,13 @@ def _verification_claim(summary: ReleaseSummary) -> tuple[str, str, str]:
                 f"**No pair has an expert verdict**: all {total:,} pairs are `unverified` or `flagged-unverified`, "
                 "so this release is the source data with a `verification` column, not an expert-verified dataset.")
     share = f"{n:,} of {total:,} pairs ({100 * n / max(total, 1):.1f}%)"
-    sentence = (f"{share} were reviewed (a final expert verdict); the other {total - n:,} are not reviewed and "
+    kind = summary.verdict_kind
+    sentence = (f"{share} were reviewed ({kind}); the other {total - n:,} are not reviewed and "
                 "are marked `unverified` or `flagged-unverified`." if n < total else
-                f"Every pair ({total:,}) was reviewed (a final expert verdict).")
+                f"Every pair ({total:,}) was reviewed ({kind}).")
+    if summary.illustrative:
+        sentence += (" **These verdicts are illustrative** (the sample's stand-ins for a review): no pair of this "
+                     "release was reviewed by an expert.")
     if n < total:
         return (f"bBSARD (Dutch partly expert-verified, {n:,} of {total:,} pairs)",
                 f"bBSARD with Dutch questions partly expert-verified ({n:,} of {total:,} pairs)", sentence)
@@ -395,6 +419,9 @@ def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: 
     estimate's legal-error rate with its scope (review_figures)."""
     langs = dataset.pair
     pretty, title, claim = _verification_claim(summary)
+    if summary.illustrative:  # no expert reviewed anything: the name and title never say expert-verified
+        pretty, title = (t.replace("expert-verified", "verified by illustrative verdicts, no expert review")
+                         for t in (pretty, title))
     configs = [(s, {lang: f"questions_{lang}_{s}.csv" for lang in langs}) for s in splits]
     if dataset.corpus is not None:
         configs.insert(0, ("corpus", {lang: f"articles_{lang}.csv" for lang in langs}))
@@ -417,9 +444,12 @@ def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: 
         found = docs[name].named_values() if name in docs else []
         if found:
             scope = "" if name == "agreement" or rate is None else f", {rate.named}; per stratum: over its reviewed pairs"
+            left = docs[name].errors_left if name == "estimate" else None
             stats.append(f"**{heading}** (`{name}.json`{scope}):\n\n| measure | value | 95% CI |\n|---|---|---|\n" + "\n".join(
                 f"| {e.name} | {e.value:.3g} | " + (f"[{e.ci_low:.3g}, {e.ci_high:.3g}]" if e.ci_low is not None else "–")
-                + " |" for e in found[:20]))
+                + " |" for e in found[:20]) + (f"\n\nLegal errors left: {left.sentence(docs[name].level)}."
+                                                if left is not None else "")
+                + ("\n\nFrom illustrative verdicts, not a real expert review." if summary.illustrative else ""))
         else:
             where = (looked or {}).get(name, "next to the verdicts")
             stats.append(f"**{heading}**: not available (no `{name}.json` {where}).")

@@ -24,6 +24,8 @@ from bbsard_audit.base.stats import wilson
 
 REVIEWED = "a final expert verdict in verdicts.csv (an unresolved disagreement is not reviewed yet)"
 """What "reviewed" means everywhere (report, release card, terminal)."""
+ILLUSTRATIVE = "an illustrative verdict, not a real expert review"
+"""What a verdict of illustrative verdicts (the demo's, the sample's) is called wherever it is counted."""
 VERIFIED = "reviewed and judged correct or minor"
 """A verified pair (the release's `verified` + `corrected` standing; eval's `verified` subset with its default keep)."""
 
@@ -56,6 +58,19 @@ class Figure:
     def percent(self) -> str:
         """`14.6% (95% CI 8.1%–26.6%)`."""
         return f"{100 * self.value:.1f}%" + (f" ({self.interval})" if self.interval else "")
+
+
+def illustrative(meta: dict | None) -> bool:
+    """Are these verdicts illustrative (verdicts.csv's sidecar says so: `illustrative: true`, or a `source`
+    naming them illustrative, as the demo's did before the key)?"""
+    meta = meta or {}
+    return meta.get("illustrative") is True or "illustrative" in str(meta.get("source") or "").lower()
+
+
+def verdicts_illustrative(path: Path | None) -> bool:
+    """`illustrative` from a verdicts.csv's own sidecar (the release and the terminal)."""
+    meta = sidecar_path(path) if path is not None else None
+    return illustrative(read_sidecar(meta)) if meta is not None and meta.is_file() else False
 
 
 def final_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
@@ -104,12 +119,21 @@ class ReviewFigures:
     reviewed_legal_share: Figure | None = None
     """The share of the reviewed pairs judged legal (Wilson CI), over those pairs only."""
     estimate_found_legal: int | None = None
+    illustrative: bool = False
+    """The verdicts are illustrative (the demo's): every count of reviewed pairs says so (`verdict_kind`)."""
+
+    @property
+    def verdict_kind(self) -> str:
+        """What one reviewed pair's verdict is: `a final expert verdict`, or ILLUSTRATIVE."""
+        return ILLUSTRATIVE if self.illustrative else "a final expert verdict"
 
     @classmethod
     def of(cls, verdicts: pd.DataFrame | None = None, queue: pd.DataFrame | None = None,
-           raw: pd.DataFrame | None = None, estimate=None, split: str | None = None) -> "ReviewFigures":
+           raw: pd.DataFrame | None = None, estimate=None, split: str | None = None,
+           illustrative: bool = False) -> "ReviewFigures":
         """`estimate`: an estimate.json record (read through share_legal, ci_low, ci_high, population,
-        found_legal); `split`: the split it was estimated on (its sidecar), None when unknown."""
+        found_legal); `split`: the split it was estimated on (its sidecar), None when unknown;
+        `illustrative`: the verdicts are illustrative (their sidecar, `illustrative`)."""
         reviewed = unresolved = legal = None
         share = None
         done = None
@@ -132,7 +156,8 @@ class ReviewFigures:
         return cls(reviewed=reviewed, unresolved=unresolved or 0, reviewed_legal=legal or 0,
                    queued=None if queue is None else len(queue), queued_reviewed=done,
                    annotations=None if raw is None else len(raw), legal_rate=rate, reviewed_legal_share=share,
-                   estimate_found_legal=getattr(estimate, "found_legal", None) if estimate is not None else None)
+                   estimate_found_legal=getattr(estimate, "found_legal", None) if estimate is not None else None,
+                   illustrative=illustrative)
 
     @property
     def reviewed_text(self) -> str:

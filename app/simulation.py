@@ -102,6 +102,11 @@ class Oracle:
             self.unknown.append(qid)
         return None if row is None else dict(row)
 
+    def covers(self, ids) -> np.ndarray:
+        """Which of `ids` the oracle has a row for (not their verdicts): a partial oracle's population, as a
+        lead knows which pairs a previous campaign reviewed."""
+        return np.array([as_id(i) in self.__rows for i in ids], dtype=bool)
+
     def revealed_spans(self) -> pd.DataFrame | None:
         if self.__spans is None:
             return None
@@ -161,8 +166,11 @@ class SimulationOptions:
     def check(self) -> None:
         if self.batch < 1 or self.seeds < 1:
             raise InputError("--batch and --seeds must be at least 1")
-        if self.control < 0 or self.budget < 1 or self.control > self.budget:
-            raise InputError("need 0 <= --control <= --budget and --budget >= 1")
+        if self.control < 0 or self.budget < 1:
+            raise InputError("need --control >= 0 and --budget >= 1")
+        if self.control > self.budget:
+            raise InputError(f"--budget {self.budget} is smaller than the start batch (--control {self.control}): "
+                             "the campaign would review more pairs than its budget")
         if not 0 <= self.explore < 1:
             raise InputError("--explore must be in [0, 1)")
         if not 0 <= self.rule.certain <= 1:
@@ -180,7 +188,9 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, options: SimulationOptio
     where it is least sure); else the first ranking stays (the static baseline).
 
     An oracle without a row for a pair the campaign reviews -> InputError naming the ids, unless
-    `allow_partial`: then such pairs are left out (not reviewed, not in the budget) and counted.
+    `allow_partial`: then such pairs are left out (not reviewed, not in the budget) and counted; design
+    `draw` then draws later rounds from, and estimates, only the pairs the oracle covers (meta
+    `estimate_population`).
     `progress(reviewed, budget * seeds)` is called after every round.
     """
     options.check()
@@ -201,6 +211,8 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, options: SimulationOptio
         first = run_audit(ds, AuditOptions(split=o.split, backtranslations=o.backtranslations, embedder=emb,
                                            glossary=base, config=cfg, cache_dir=o.cache_dir))
         layout, frame = first.layout, first.frame  # the rounds' re-audits name their columns as it does
+        if o.design == "draw":
+            drawing.check_informative(frame[prediction_column(frame)], o.rule.p_floor, f"split {o.split!r}")
         o = replace(o, budget=min(o.budget, len(frame)), refit=learning_on and o.refit)
         budget, seeds = o.budget, o.seeds
         source, target = frame[layout.question_src].tolist(), frame[layout.question_tgt].tolist()
@@ -233,6 +245,7 @@ def simulate(dataset: str | Dataset, *, oracle: Oracle, options: SimulationOptio
             "prediction": first_run["prediction"],
             "seeds": [o.seed + k for k in range(seeds)], "n_pairs": len(frame),
             "n_reviewed": len(first_run["order"]), "control_sample": first_run["queue_info"],
+            "estimate_population": first_run["scope"], "tradeoff": _tradeoff(runs, o.design),
             "oracle_coverage": {"oracle_rows": oracle.size, "asked": len(asked), "unknown": len(unknown),
                                 "unknown_ids": unknown, "partial_allowed": o.allow_partial},
             "found_legal_final": {"mean": round(float(finals.mean()), 3), "sd": round(float(finals.std(ddof=1)), 3)
@@ -261,6 +274,8 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, o: SimulationOptions, pr
     # the start strata (reviews count exactly, batches never sample); no control sample: no start design
     design = queue_design(frame, queue) if len(control_rows) else None
     ids = frame["id"].map(as_id).to_numpy(dtype=object)
+    # a partial oracle (design draw): later rounds draw from, and the estimate is of, the pairs it covers
+    covered = oracle.covers(ids) if o.allow_partial and how == "draw" else np.ones(len(ids), bool)
     column = prediction_column(frame)
     draws = [] if design is None else [drawing.BatchDraw(0, np.ones(len(ids), bool), drawing.start_inclusion(
         design.stratum.loc[frame["id"].to_numpy()], design.control, design.census),
@@ -273,6 +288,7 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, o: SimulationOptions, pr
     frame_rules: list = []
     conflicts: list = []
     round_times: list[float] = []  # learn + re-audit + refit, per round
+    expected = {"draw": 0.0, "ranking": 0.0}
     model = None
 
     def review(ids: Sequence[int], round_no: int, queue_name: str) -> None:
@@ -295,14 +311,14 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, o: SimulationOptions, pr
             frame = pd.concat([setup.frame[["id", "split", "category"]], scored], axis=1)
             round_times.append(time.perf_counter() - t0)
         curve.append(_curve_row(round_no, frame, verdicts, order, design if how == "ranked" else draws, seed,
-                                len(oracle.unknown)))
+                                len(oracle.unknown), covered))
         if progress:
             progress(len(order), budget)
         if len(order) >= budget:
             break
         round_no += 1
         asked = set(oracle.revealed)
-        pool = frame[~frame["id"].isin(asked)]
+        pool = frame[~frame["id"].isin(asked) & covered]
         if pool.empty:
             break
         if o.refit and verdicts:
@@ -321,6 +337,9 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, o: SimulationOptions, pr
             p = _next_prediction(scored, scored.loc[pool.index], column, verdicts, o.rule)
             batch_draw, pick = _draw_round(frame["id"], pool["id"], p, n, (seed, round_no), o.rule)
             draws.append(batch_draw)
+            # the trade-off: errors the draw expects to find against the top-n ranking on the same prediction
+            expected["draw"] += float((batch_draw.pi * batch_draw.p).sum())
+            expected["ranking"] += float(np.sort(p)[::-1][:n].sum())
         else:
             if model is not None:
                 rows, _ = ranking.review_order(pool, model)
@@ -334,9 +353,24 @@ def _one_seed(setup: _Setup, oracle: Oracle, seed: int, o: SimulationOptions, pr
     return {"curve": pd.DataFrame(curve, columns=CURVE_COLUMNS), "order": order, "queue_info": queue_info,
             "rules": _rules_table(final, frame), "entries": entries, "conflicts": conflicts,
             "round_times": round_times, "unknown": list(oracle.unknown), "asked": list(oracle.revealed),
+            "scope": int(covered.sum()), "expected": expected,
             "prediction": "refitted p_error" if model is not None and how == "draw" else column,
             "ranking": None if model is None else {"features": len(model.features), "n_verdicts": model.n_verdicts,
                                                    "n_positive": model.n_positive}}
+
+
+def _tradeoff(runs: list[dict], design: str) -> dict | None:
+    """What the draw gave up to keep its interval, mean over seeds (design `draw`): errors its `--next`
+    rounds expected to find (Σ π·p) against the top-n ranking of the same predictions (Σ of the n largest
+    p), and the final 95 % interval's width; the ranking itself has no valid interval for the pairs it never
+    draws."""
+    if design != "draw":
+        return None
+    draw_, top = (float(np.mean([r["expected"][k] for r in runs])) for k in ("draw", "ranking"))
+    last = [r["curve"].iloc[-1] for r in runs]
+    width = float(np.nanmean([100 * (c["ci_high"] - c["ci_low"]) for c in last]))
+    return {"expected_found_draw": round(draw_, 2), "expected_found_ranking": round(top, 2),
+            "expected_given_up": round(top - draw_, 2), "width_pts": round(width, 2)}
 
 
 def _next_prediction(frame: pd.DataFrame, pool: pd.DataFrame, column: str, verdicts: list[dict],
@@ -358,11 +392,12 @@ def _draw_round(population: pd.Series, pool: pd.Series, p: np.ndarray, n: int, k
     order = np.lexsort((pool.to_numpy(), -p))
     p, pool_ids = p[order], pool.map(as_id).to_numpy(dtype=object)[order]
     pi, _, _, _ = rule.inclusion(p, n)
-    picked = drawing.poisson_draw(pi, *key)
+    picked = rule.draw(pi, *key)
     ids = population.map(as_id).to_numpy(dtype=object)
     at = pd.Series(np.arange(len(ids)), index=ids).loc[pool_ids].to_numpy()
     full = lambda values: np.bincount(at, weights=values, minlength=len(ids))  # noqa: E731
-    return (drawing.BatchDraw(key[1], full(np.ones(len(at))) > 0, full(pi), full(p), full(picked) > 0),
+    return (drawing.BatchDraw(key[1], full(np.ones(len(at))) > 0, full(pi), full(p), full(picked) > 0,
+                              fixed=rule.sampling == "brewer"),
             [as_id(i) for i in pool_ids[picked]])
 
 
@@ -375,8 +410,9 @@ def _learn(verdicts, oracle: Oracle, questions, base: Glossary, aligner):
 
 
 def _curve_row(round_no: int, frame: pd.DataFrame, verdicts: list[dict], order: list[dict],
-               design: Design | list | None, seed: int, unknown: int) -> dict:
-    """design: the start strata (design `ranked`: post-stratified) or every round's draw (`draw`)."""
+               design: Design | list | None, seed: int, unknown: int, domain: np.ndarray) -> dict:
+    """design: the start strata (design `ranked`: post-stratified) or every round's draw (`draw`: the share
+    of errors among the `domain` pairs, all of them but with a partial oracle)."""
     judged = pd.DataFrame(verdicts, columns=ORACLE_COLUMNS)
     reviewed = set(judged["id"])
     flagged = frame["flagged"].to_numpy(dtype=bool)
@@ -388,8 +424,8 @@ def _curve_row(round_no: int, frame: pd.DataFrame, verdicts: list[dict], order: 
         for d in design:  # a drawn pair the (partial) oracle has no row for is left out of its draw
             d.drawn[d.drawn & ~known] = False
         steps = drawing.estimate(design, np.isin(ids, np.array(list(legal) + [None], dtype=object)).astype(float),
-                                 known, np.ones(len(ids), bool))
-        n = len(ids)
+                                 known, domain)
+        n = int(domain.sum())
         point = low = high = float("nan")  # nothing drawn yet (no control sample): no estimate
         if steps:
             point, low, high = steps[-1].total / n, steps[-1].ci[0] / n, steps[-1].ci[1] / n

@@ -5,6 +5,8 @@ Like LASER / Bicleaner margin scoring, each pair's cosine is compared with how c
 its k nearest *non-partners* (a generic question is close to everything; a faithful translation is
 closer to its partner than to its neighbours), and the margin is then turned into a robust dataset
 z-score (median / MAD) so a threshold reads as "this many deviations below the usual pair".
+A pair of matching stage directions ('(Applause)' / '(Beifall)', audit/stage.py) says nothing an
+embedding can compare: it gets z = 0 and is nobody's neighbour.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from bbsard_audit.base.embeddings import Embedder
 from bbsard_audit.base.languages import LanguagePair
 from .findings import Finding
 from .signals import Batch, Rule, ScorerSignal, SignalResult
+from .stage import matching_directions
 
 FLAGS = {
     "xling_outlier": "French and Dutch embeddings agree much less than for the usual pair: the margin "
@@ -94,8 +97,13 @@ class CrossLingualScorer:
         rows that define neighbours and the z-score scale (default: all)."""
         src = self.embedder.encode([p[0] for p in pairs], "query")
         tgt = self.embedder.encode([p[1] for p in pairs], "query")
+        directions = np.array([matching_directions(s, t, languages) for s, t in pairs], dtype=bool)
+        base = np.ones(len(pairs), dtype=bool) if reference is None else np.asarray(reference, dtype=bool)
+        if directions.any() and (base & ~directions).any():
+            reference = base & ~directions
         cosine, margin = margin_scores(src, tgt, self.config.k, self.config.margin, groups, reference)
         z = robust_z(margin, reference) if len(margin) else margin
+        z = np.where(directions, 0.0, z)
         columns = pd.DataFrame({"xling_cosine": cosine, "xling_margin": margin, "xling_z": z})
         source, target = languages.names
         findings = [[Finding("xling_outlier", f"{source} and {target} embeddings agree unusually little "

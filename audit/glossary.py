@@ -303,9 +303,19 @@ class _PairMatcher:
         rejects = [(e.id, r) for e in usable for r in e.rejects.get(target, ())]
         self._rejected = TermMatcher(((i, r.term) for i, r in rejects), target, _mode(target, "head"))
         self._rejection = {(i, _plain(r.term)): r for i, r in rejects}
+        # an entry's accept-only source words never trigger it, not even through a trigger's lemma:
+        # simplemma gives 'indexed' the lemma 'index', and the noun 'index' ('indexes') is no indexation
+        self._quiet = {e.id: {lemma_key(t, source) for t in e.accept_only.get(source, ())} for e in usable}
 
     def accepted(self, entry: GlossaryEntry) -> tuple[str, ...]:
         return entry.accepted(self.target)
+
+    def _generic(self, source: Tokens, m: Match) -> bool:
+        """The trigger matched only by its lemma, and that lemma is an accept-only (generic) word of
+        the entry: 'index' and 'indexes' are not the trigger 'indexed'."""
+        quiet = self._quiet[m.key]
+        return bool(quiet) and " ".join(source.lemmas[m.start:m.end]) in quiet and \
+            source.surfaces[m.start:m.end] != tokenize(m.term, self.source).surfaces
 
     def named(self, entry: GlossaryEntry) -> tuple[str, ...]:
         """The renderings a finding names: the entry's target terms (accept-only ones only when it has
@@ -314,7 +324,7 @@ class _PairMatcher:
 
     def check(self, source: Tokens, target: Tokens) -> tuple[list[Finding], tuple[int, ...]]:
         """Findings and counts for one pair."""
-        found = self._triggers.find(source)
+        found = [m for m in self._triggers.find(source) if not self._generic(source, m)]
         expected = longest_first(found)
         expected_ids = list(dict.fromkeys(m.key for m in expected))
         source_form = {m.key: m.term for m in reversed(expected)}
@@ -395,6 +405,15 @@ def _unrendered(entry_id: str, readings: dict[str, list[str]], expected: Sequenc
     own = [m for m in longest_first([m for m in accepted if m.key in mine])
            if not any(o.key in others and o.overlaps(m) for o in accepted)]
     return len(own) < sum(m.key == entry_id for m in expected)
+
+
+def load_learned(path: str | Path) -> Glossary:
+    """A learned glossary file (the glossary format; unlike the base, its `entries` may be empty)."""
+    label = str(path)
+    raw = load_yaml(path, "learned glossary", unreadable="not a glossary")
+    if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list) or "version" not in raw:
+        raise InputError("not a glossary: needs top-level `version` and an `entries` list", file=label)
+    return Glossary.load(path) if raw["entries"] else Glossary([], str(raw["version"]), Path(path))
 
 
 def glossary_sources(glossary: GlossarySource | Sequence[GlossarySource] | None) -> list[GlossarySource]:

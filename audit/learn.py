@@ -457,15 +457,6 @@ def to_glossary(entries: Sequence[dict], version: str, path: Path | None = None)
                     version, path)
 
 
-def load_learned(path: str | Path) -> Glossary:
-    """A learned glossary file (the glossary format; unlike the base, its `entries` may be empty)."""
-    label = str(path)
-    raw = load_yaml(path, "learned glossary", unreadable="not a glossary")
-    if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list) or "version" not in raw:
-        raise InputError("not a glossary: needs top-level `version` and an `entries` list", file=label)
-    return Glossary.load(path) if raw["entries"] else Glossary([], str(raw["version"]), Path(path))
-
-
 def entry_dict(entry: GlossaryEntry) -> dict:
     """A glossary entry in the YAML file's shape."""
     return {"id": entry.id, "domain": entry.domain, "fr": list(entry.fr), "nl": list(entry.nl_accepted),

@@ -12,7 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.sources.model import MAX_QUESTION_CHARS
+
+CONTROL_HELP = ("Plus a control sample of M pairs drawn from every pair outside the risk queue (flagged or not), "
+                "stratified by split x start-risk band, each pair with a known inclusion probability.")
+"""`audit --control`, in the words the README uses too (pipeline.review_queue draws it)."""
 
 if TYPE_CHECKING:
     from bbsard_audit.base.contracts.error_model import ErrorModel
@@ -48,11 +53,11 @@ class AuditOptions(SignalOptions):
 
     split: str = "all"
     translator_langs: tuple[str | None, str | None] = (None, None)
-    """(source, target) codes for NLLB/M2M100 translators (`--src-lang`, `--tgt-lang`)."""
-    runs_fr: str | Path | None = None
-    """The source side's retrieval run (`--runs-fr`); give both runs or neither."""
-    runs_nl: str | Path | None = None
-    """The target side's retrieval run (`--runs-nl`)."""
+    """(source, target) codes for NLLB/M2M100 translators (`--translator-src-lang`, `--translator-tgt-lang`)."""
+    runs_source: str | Path | None = None
+    """The source questions' retrieval run (`--runs-source`); give both runs or neither."""
+    runs_target: str | Path | None = None
+    """The target questions' retrieval run (`--runs-target`)."""
     qe: str | None = None
     """`comet:MODEL` (audit/qe/signal.py)."""
     corpus_audit: CorpusAuditInput | None = None
@@ -61,6 +66,23 @@ class AuditOptions(SignalOptions):
     """A longer question (either side) is refused before any work."""
     error_model: ErrorModel | None = None
     """p_error's model (audit/perror.py); None: the noisy-OR of the configured weights."""
+    calibration: Path | None = None
+    """An error_model.json (`--calibration`), read into `error_model` before any work."""
+    learned: tuple[Path, ...] = ()
+    """`--learned` files: learned_glossary.yaml layers on the glossary, at most one learned_ranking.json
+    (then `risk` is the refitted review priority); audit/learned_inputs.py."""
+    review_budget: int | None = None
+    """Queue the N riskiest flagged pairs for review (`write_audit`); None: no queue."""
+    control: int = 0
+    """Plus M stratified random unflagged pairs in the queue (needs `review_budget`)."""
+    seed: int = 0
+    """Seed of the control sample."""
+
+    def __post_init__(self) -> None:
+        if self.control and self.review_budget is None:
+            raise InputError("--control needs --review-budget")
+        if (self.review_budget is not None and self.review_budget < 0) or self.control < 0:
+            raise InputError("--review-budget and --control must be >= 0")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from bbsard_audit.base.io import write_sidecar
 
 from bbsard_audit.base.embeddings import Embedder, default_cache_dir, get_embedder
 
-from . import gold_documents
+from . import gold_documents, learned_inputs
 from .backtranslation import (BackTranslationCosineSignal, BackTranslationScorer, BackTranslationSurfaceSignal,
                               BackTranslationThresholds, get_translator)
 from .checks import all_checks
@@ -220,24 +220,30 @@ def check_question_lengths(ds: Dataset, pairs: Sequence[QuestionPair], max_chars
                                  file=ds.source_id, id=p.id)
 
 
-def run_audit(dataset: str | Dataset, options: AuditOptions = AuditOptions(), *, progress: Progress | None = None,
-              judge: Signal | None = None) -> AuditResult:
-    """Audit one split of a dataset as `options` say (audit/options.py); nothing is written (see `write_audit`).
+@dataclass
+class _Prepared:
+    """What an audit needs before any slow step, every input checked."""
 
-    `judge`: the LLM judge (audit/judge/signal.py `judge_signal`), run last on the pairs it selects.
-    """
-    split, embedder, cache_dir, qe = options.split, options.embedder, options.cache_dir, options.qe
-    backtranslations, translator = options.backtranslations, options.translator  # completed below
+    cfg: RiskConfig
+    ds: Dataset
+    pairs: list[QuestionPair]
+    translator: object
+    rc: RetrievalConsistency | None
+    corpus: object
+    learned: learned_inputs.LearnedInputs
+
+
+def _prepare(dataset: str | Dataset, options: AuditOptions) -> _Prepared:
+    """Read and check every input (a bad file or option fails here, before any work)."""
+    backtranslations, translator = options.backtranslations, options.translator
     if options.max_question_chars < 1:
         raise InputError("--max-question-chars must be at least 1")
-    started = time.perf_counter()
-    timings: dict[str, float] = {}
-    t0 = time.perf_counter()
     cfg = options.config if isinstance(options.config, RiskConfig) else RiskConfig.load(options.config)
+    learned = learned_inputs.read(options.glossary, options.learned, options.calibration, options.error_model)
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, with_corpus=options.corpus_audit is not None)
-    pairs: list[QuestionPair] = ds.select(split)
+    pairs: list[QuestionPair] = ds.select(options.split)
     if not pairs:
-        raise InputError(f"split {split!r} of {ds.source} has no question pairs")
+        raise InputError(f"split {options.split!r} of {ds.source} has no question pairs")
     check_question_lengths(ds, pairs, options.max_question_chars)
     if backtranslations is None and translator is None and isinstance(dataset, str):
         backtranslations = default_backtranslations(dataset)
@@ -248,19 +254,35 @@ def run_audit(dataset: str | Dataset, options: AuditOptions = AuditOptions(), *,
         translator = get_translator(backtranslations, translator, ds.string_ids, pair=ds.pair,
                                     **({"src_lang": src} if src else {}),
                                     **({"tgt_lang": tgt} if tgt else {}))
-    if bool(options.runs_fr) != bool(options.runs_nl):
-        raise InputError("give both --runs-fr and --runs-nl (or neither)")
-    rc = RetrievalConsistency(options.runs_fr, options.runs_nl) if options.runs_fr else None
+    if bool(options.runs_source) != bool(options.runs_target):
+        raise InputError("give both --runs-source and --runs-target (or neither)")
+    rc = RetrievalConsistency(options.runs_source, options.runs_target) if options.runs_source else None
     corpus = gold_documents.link(options.corpus_audit, ds)  # a bad corpus audit fails before any work
+    return _Prepared(cfg, ds, pairs, translator, rc, corpus, learned)
+
+
+def run_audit(dataset: str | Dataset, options: AuditOptions = AuditOptions(), *, progress: Progress | None = None,
+              judge: Signal | None = None) -> AuditResult:
+    """Audit one split of a dataset as `options` say (audit/options.py); nothing is written (see `write_audit`).
+
+    `judge`: the LLM judge (audit/judge/signal.py `judge_signal`), run last on the pairs it selects.
+    """
+    embedder, cache_dir = options.embedder, options.cache_dir
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    prep = _prepare(dataset, options)
+    ds, pairs, translator = prep.ds, prep.pairs, prep.translator
     emb = get_embedder(embedder, cache_dir) if isinstance(embedder, str) else embedder
-    engine = AuditEngine(emb, cfg, options.glossary, SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"),
-                         pair=ds.pair, error_model=options.error_model)
+    engine = AuditEngine(emb, prep.cfg, prep.learned.glossary,
+                         SignalCache(Path(cache_dir or default_cache_dir()) / "signals.sqlite"),
+                         pair=ds.pair, error_model=prep.learned.error_model)
     layout = Layout(ds.pair, ds.string_ids)
-    engine.signals += corpus.signals
-    if qe:  # checked here, before any slow step
+    engine.signals += prep.corpus.signals
+    if options.qe:  # checked here, before any slow step
         from .qe.signal import qe_signal
 
-        engine.signals.append(qe_signal(qe, Path(cache_dir or default_cache_dir()),
+        engine.signals.append(qe_signal(options.qe, Path(cache_dir or default_cache_dir()),
                                         progress.advance if progress else None))
     timings["load"] = round(time.perf_counter() - t0, 3)
 
@@ -273,8 +295,8 @@ def run_audit(dataset: str | Dataset, options: AuditOptions = AuditOptions(), *,
             progress.step("backtranslate")
         bt = translator.translate(target, ids)
         timings["backtranslate"] = round(time.perf_counter() - t0, 3)
-    if rc:
-        engine.signals.insert(0, RetrievalConsistencySignal(rc))
+    if prep.rc:
+        engine.signals.insert(0, RetrievalConsistencySignal(prep.rc))
     if judge is not None:
         engine.signals.append(judge)
     try:
@@ -283,24 +305,38 @@ def run_audit(dataset: str | Dataset, options: AuditOptions = AuditOptions(), *,
         if isinstance(embedder, str):  # ours: stop its worker processes now, not at interpreter exit
             emb.close()
     timings.update(engine.timings)
-    base = pd.DataFrame({"id": ids, "split": [p.split for p in pairs], "category": [p.category for p in pairs],
-                         layout.question_src: source, layout.question_tgt: target})
+    frame = _frame(pairs, layout, scored)
+    timings["total"] = round(time.perf_counter() - started, 3)
+    meta = _meta(prep, options, frame, engine, layout, bt, timings, judge)
+    return AuditResult(learned_inputs.rank(frame, prep.learned), meta, layout)
+
+
+def _frame(pairs: list[QuestionPair], layout: Layout, scored: pd.DataFrame) -> pd.DataFrame:
+    """audit.csv's rows: the pair's columns, then risk, then every signal's."""
+    base = pd.DataFrame({"id": [p.id for p in pairs], "split": [p.split for p in pairs],
+                         "category": [p.category for p in pairs],
+                         layout.question_src: [p.source for p in pairs], layout.question_tgt: [p.target for p in pairs]})
     if "backtranslation" not in scored:
         scored["backtranslation"] = ""
     frame = pd.concat([base, scored], axis=1)
     id_columns = ["id", "split", "category", layout.question_src, layout.question_tgt, "backtranslation"]
     signal_cols = [c for c in frame.columns if c not in id_columns + RISK_COLUMNS]
-    frame = frame[id_columns + RISK_COLUMNS + signal_cols]
-    timings["total"] = round(time.perf_counter() - started, 3)
+    return frame[id_columns + RISK_COLUMNS + signal_cols]
+
+
+def _meta(prep: _Prepared, options: AuditOptions, frame: pd.DataFrame, engine: AuditEngine, layout: Layout, bt,
+          timings: dict, judge: Signal | None) -> dict:
+    """audit.meta.json: what was audited, with what, and what it found."""
+    translator, rc = prep.translator, prep.rc
     meta = {
-        "dataset": ds.provenance(),
+        "dataset": prep.ds.provenance(),
         **layout.meta(),
-        "split": split,
+        "split": options.split,
         "n_pairs": len(frame),
         "n_flagged": int(frame["flagged"].sum()),
         "flag_counts": flag_counts(frame),
         "severity_counts": {k: int(v) for k, v in frame["severity"].value_counts().items()},
-        "embedder": emb.model_id,
+        "embedder": engine.embedder.model_id,
         "backtranslation": {
             "status": "used" if bt is not None else "skipped (no --backtranslations or --translator given)",
             "translator": translator.model_id if translator is not None else None,
@@ -311,14 +347,17 @@ def run_audit(dataset: str | Dataset, options: AuditOptions = AuditOptions(), *,
         "cached_signals": engine.cache.hits,
         "qe": next((s.meta for s in engine.signals if s.name == "comet"), None),
         "retrieval_consistency": {f"runs_{c}": path for c, path in zip(layout.sides, rc.paths)} if rc else None,
-        "corpus_audit": corpus.summary(frame),
+        "corpus_audit": prep.corpus.summary(frame),
         **({"judge": judge.meta} if judge is not None else {}),
         "error_model": perror.describe(engine.error_model),
-        "config_source": cfg.source,
+        "config_source": prep.cfg.source,
         "config": engine.config.to_dict(),
         "timings_s": timings,
     }
-    return AuditResult(frame, meta, layout)
+    meta["error_model"].update(prep.learned.meta.get("error_model", {}))
+    if "ranking" in prep.learned.meta:
+        meta["ranking"] = prep.learned.meta["ranking"]
+    return meta
 
 
 def flag_counts(frame: pd.DataFrame) -> dict[str, int]:

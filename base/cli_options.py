@@ -30,6 +30,36 @@ def dataset_option(purpose: str = "", short: bool = True) -> typer.models.Option
 DatasetOption = Annotated[str, dataset_option()]
 
 
+OLD_SPELLINGS: dict[str, dict[str, str]] = {
+    "annotate push": {"--config": "--ls-config"},
+    "annotate pull": {"--config": "--ls-config"},
+    "annotate status": {"--config": "--ls-config"},
+    "audit": {"--runs-fr": "--runs-source", "--runs-nl": "--runs-target",
+              "--src-lang": "--translator-src-lang", "--tgt-lang": "--translator-tgt-lang"},
+}
+"""Option names renamed so that one name has one meaning across commands: command -> {old: new}. An old
+spelling still works (command lines written before the rename keep working) and is not shown in --help;
+docs/cli.md lists them."""
+
+
+def modernise(args: list[str], group) -> list[str]:
+    """`args` with each old option spelling of the command they invoke replaced by its new name
+    (`--config X`, `--config=X`); nothing after `--` is touched."""
+    path, command, i = [], group, 0
+    while i < len(args) and args[i] in getattr(command, "commands", {}):
+        command = command.commands[args[i]]
+        path.append(args[i])
+        i += 1
+    renamed = OLD_SPELLINGS.get(" ".join(path), {})
+    out = list(args[:i])
+    for k, arg in enumerate(args[i:], start=i):
+        if arg == "--":
+            return out + list(args[k:])
+        name, eq, value = arg.partition("=")
+        out.append(renamed[name] + eq + value if name in renamed else arg)
+    return out
+
+
 def _valueless(param):
     if param is not None and getattr(param, "is_flag", False) and param.metavar is None:
         param.metavar = ""  # typer shows a flag's type (`<bool>`) in --help as if it took a value
@@ -52,6 +82,7 @@ class OneLineErrors(TyperGroup):
     def make_context(self, info_name, args, parent=None, **extra):
         if parent is None:  # the root, before any --help of the tree is rendered
             _valueless_flags(self)
+            args = modernise(list(args), self)
         return super().make_context(info_name, args, parent=parent, **extra)
 
     def invoke(self, ctx):

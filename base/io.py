@@ -234,14 +234,18 @@ class OutputGuard:
     `preserve`: names whose version changed by someone else is not refused but kept under a new name
     the command owns (`<stem>.kept-<sha256[:12]><suffix>`, listed in `kept`) before being replaced
     (pull's annotations_raw.csv: the only copy of annotations must never be lost nor block a pull).
+    `adopt`: name -> sha256 of files the command read, validated and carries over into what it writes
+    (a campaign folder, maybe written by an older push without a manifest, or edited and still valid):
+    replaced while they still have that content.
     """
 
     def __init__(self, root: Path, command: str, inputs: Iterable[str | os.PathLike | None] = (),
-                 preserve: Iterable[str] = ()) -> None:
+                 preserve: Iterable[str] = (), adopt: dict[str, str] | None = None) -> None:
         self.root, self.command = Path(root), command
         self.real_root = Path(os.path.realpath(self.root))
         self.inputs = tuple(Path(p) for p in inputs if p is not None)
         self.preserve = frozenset(preserve)
+        self.adopt = dict(adopt or {})
         self.written: dict[str, str] = {}
         self.removed: set[str] = set()
         self.kept: list[tuple[str, str]] = []
@@ -249,7 +253,23 @@ class OutputGuard:
         self.claims: list[str] = []
         self.transactional = False  # set by begin(): guard_outputs, not a bare OutputGuard
         settle(self.root)
-        self.manifest = read_manifest(self.root)
+        self.manifest, self._seen = read_manifest(self.root), self._manifest_stamp()
+
+    def _manifest_stamp(self) -> tuple | None:
+        try:
+            st = os.stat(self.root / MANIFEST)
+        except OSError:
+            return None
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def _refresh(self) -> bool:
+        """Re-read the manifest when another command committed since we read it (say whether it
+        changed): what it wrote meanwhile is theirs, never an unrecorded file this command may replace."""
+        stamp = self._manifest_stamp()
+        if stamp == self._seen:
+            return False
+        self.manifest, self._seen = read_manifest(self.root), stamp
+        return True
 
     def _key(self, path: Path) -> str | None:
         """`path` relative to the folder (posix), or None when it lies outside."""
@@ -277,9 +297,14 @@ class OutputGuard:
                 raise InputError(f"--out would overwrite the input {source}; choose another --out",
                                  file=str(path))
         key = self._key(path)
+        if key is None:
+            self._refuse_escape(path)
         if key is None or is_scratch(key) or key in self.written or not os.path.lexists(path):
             return
+        self._refresh()
         if key in self.preserve or self.owns(key):
+            return
+        if key in self.adopt and is_regular_or_dir(path) and digest_of(path) == self.adopt[key]:
             return
         entry = self.manifest.get(key)
         if entry is None and _vouched(self.root / key, frozenset(self.root / k for k in self.written)):
@@ -292,6 +317,21 @@ class OutputGuard:
             why = f"was changed since `bbsard-audit {self.command}` wrote it"
         raise InputError(f"{key} exists and {why}: `bbsard-audit {self.command}` never replaces it; "
                          "move it away or choose another --out", file=str(self.root))
+
+    def _refuse_escape(self, path: Path) -> None:
+        """A path inside the folder by name whose real place is outside it: some part of it is a
+        symlink that leaves the folder, and writing through it would replace someone's files there."""
+        try:
+            parts = Path(os.path.abspath(path)).relative_to(os.path.abspath(self.root)).parts
+        except ValueError:
+            return  # outside the folder by name too (a cache): not this folder's business
+        link = self.root
+        for part in parts:
+            link = link / part
+            if link.is_symlink() and self._key(link / "x") is None:
+                raise InputError(f"{link.relative_to(self.root).as_posix()} is a symlink that leads out of the "
+                                 f"output folder: `bbsard-audit {self.command}` never writes through it; "
+                                 "remove the link or choose another --out", file=str(self.root))
 
     def record(self, path: Path, digest: str | None = None) -> None:
         key = self._key(path)
@@ -338,11 +378,14 @@ class OutputGuard:
         """Rename the finished temp file `src` onto `path` (atomic_path's last step), journaled."""
         key = self._key(path)
         digest = digest_of(src)
-        if key is not None and not is_scratch(key) and self.txn is not None:
-            self._keep_foreign(key, path)
-            self.txn.change(key, path, digest)
-        fault_point()
-        os.replace(src, path)
+        with folder_lock(self.root) if self.txn is not None else contextlib.nullcontext():
+            if key is not None and not is_scratch(key) and self.txn is not None:
+                if self._refresh():  # compare-and-swap: a command that committed `path` since our check wins
+                    self.check(path)
+                self._keep_foreign(key, path)
+                self.txn.change(key, path, digest)
+            fault_point()
+            os.replace(src, path)
         self.record(path, digest)
 
     def _keep_foreign(self, key: str, path: Path) -> None:
@@ -428,8 +471,8 @@ def refuse_out_under_a_file(out: str | os.PathLike) -> None:
 
 @contextlib.contextmanager
 def guard_outputs(out: str | os.PathLike, *, command: str, inputs: Iterable[str | os.PathLike | None] = (),
-                  names: Iterable[str] = (), folder: bool = True,
-                  preserve: Iterable[str] = ()) -> Iterator[OutputGuard]:
+                  names: Iterable[str] = (), folder: bool = True, preserve: Iterable[str] = (),
+                  adopt: dict[str, str] | None = None) -> Iterator[OutputGuard]:
     """Run a command's writes under output ownership, as one transaction (see the module docstring).
 
     `out` is a folder (`folder=True`) or one output file (its sidecar is a target too); `names` are
@@ -449,7 +492,7 @@ def guard_outputs(out: str | os.PathLike, *, command: str, inputs: Iterable[str 
         if out.is_dir():
             raise InputError("--out must be a file, but this is a folder", file=str(out))
         root, targets = out.parent, [out, sidecar_path(out), *(out.parent / n for n in names)]
-    guard = OutputGuard(root, command, inputs, preserve=preserve)
+    guard = OutputGuard(root, command, inputs, preserve=preserve, adopt=adopt)
     claims = [k for k in map(guard._key, targets) if k is not None]
     refuse_concurrent(root, claims)  # first: a live writer's half-written files are not "changed"
     for target in targets:

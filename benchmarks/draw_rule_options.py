@@ -20,8 +20,10 @@ def add(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--recalibrate", action="store_true",
                     help="recalibrate each --next batch's prediction on earlier verdicts (annotations/recalibration.py; "
                          "the default from 2026-12-02 03:30 to 06:00, off since: it undercovered on the real split)")
+    ap.add_argument("--sampling", default=draw.SAMPLING, choices=sorted(draw.SAMPLERS),
+                    help="how a --next batch draws its pool (annotations/draw.py SAMPLING; poisson: before issue 32)")
 
 
 def rule(args: argparse.Namespace) -> draw.DrawRule:
     return draw.DrawRule(args.certain, None if args.tradeoff < 0 else args.tradeoff, args.floor_share,
-                         args.recalibrate, args.p_floor)
+                         args.recalibrate, args.p_floor, args.sampling)

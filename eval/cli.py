@@ -35,7 +35,9 @@ def register(app: typer.Typer) -> None:
     def eval_command(
         out: Annotated[Path, typer.Option(help="Output folder (metrics.csv, ranking_shift.csv, ...).")],
         run: Annotated[Optional[list[str]], typer.Option(
-            "--run", metavar="NAME=PATH", help="A system's run: TREC 6-column file or JSON {qid: [docid, ...]}. Repeat.")] = None,
+            "--run", metavar="NAME=PATH", help="A system's run: TREC 6-column file, JSON {qid: [docid, ...]} or MTEB "
+            "predictions (save_predictions: {qid: {docid: score}}; an MTEB 2 file with several subsets: "
+            "FILE.json#SUBSET/SPLIT). Repeat.")] = None,
         qrels: Annotated[Optional[Path], typer.Option(help="TREC qrels file (qid iter docid grade).")] = None,
         dataset: Annotated[Optional[str], dataset_option(
             "Dataset for qrels/questions/corpus.")] = None,
@@ -56,6 +58,10 @@ def register(app: typer.Typer) -> None:
         null_draws: Annotated[int, typer.Option(help="Random removals drawn for the null model.")] = DEFAULT_RESAMPLES,
         seed: Annotated[int, typer.Option(help="Seed of every resampling.")] = DEFAULT_SEED,
         depth: Annotated[int, typer.Option(help="Documents retrieved per query by built-in retrievers.")] = 500,
+        campaign: Annotated[Optional[Path], typer.Option(help="Campaign folder (format 3, `annotate push --campaign`): "
+                                                         "each metric on the cleaned benchmark (no legal error) from its "
+                                                         "draws, with 95% intervals and rank sets (cleaned.csv, rank_sets.csv, "
+                                                         "cleaned_pairs.csv); verdicts: --verdicts, else DIR/verdicts.csv.")] = None,
     ) -> None:
         """Score runs on the full and verified/corrected/flagged subsets, with CIs, paired tests,
         ranking shift (Kendall tau-b, tau-AP), a null model, the FR-NL gap and the fragility of every
@@ -63,23 +69,27 @@ def register(app: typer.Typer) -> None:
         flagged/unflagged subsets.
 
         Example: `bbsard-audit eval --run bm25_fr=runs/bm25_fr.trec --run bm25_nl=runs/bm25_nl.trec --qrels runs/qrels_test203.trec --verdicts verdicts.csv --out reports/eval`
+
+        Cleaned benchmark from a review campaign: `bbsard-audit eval --run bm25_nl=runs/bm25_nl.trec --qrels runs/qrels_test203.trec --campaign camp --out reports/eval`
         """
         from rich.console import Console
 
         from bbsard_audit.base.cli_options import guard_out
 
-        from .pipeline import OUTPUTS, EvalConfig, evaluate, write_outputs
+        from .pipeline import CAMPAIGN_OUTPUTS, OUTPUTS, EvalConfig, evaluate, write_outputs
+        from .ranking_shift import conclusions_said
 
         runs = parse_run_specs(run or [])
-        guard_out(out, command="eval", inputs=[*runs.values(), qrels, verdicts, audit],
-                  names=["eval.meta.json", *(f"{n}{ext}" for n in OUTPUTS for ext in (".csv", ".meta.json"))])
+        tables = (*OUTPUTS, *(CAMPAIGN_OUTPUTS if campaign is not None else ()))
+        guard_out(out, command="eval", inputs=[*runs.values(), qrels, verdicts, audit, campaign],
+                  names=["eval.meta.json", *(f"{n}{ext}" for n in tables for ext in (".csv", ".meta.json"))])
         console = Console(stderr=True)
         config = EvalConfig(
             runs=runs, qrels=qrels, dataset=dataset, split=split,
             retrievers=tuple(retriever or ()), langs=tuple(lang or ()), normaliser=normaliser,
             verdicts=verdicts, keep=tuple(v.strip() for v in keep.split(",") if v.strip()),
             corrected=corrected, audit=audit, estimate=estimate, metrics=tuple(k or DEFAULT_METRICS), resamples=resamples,
-            null_draws=null_draws, seed=seed, depth=depth)
+            null_draws=null_draws, seed=seed, depth=depth, campaign=campaign)
         with console.status("eval") as status:
             result = evaluate(config, progress=lambda step: status.update(f"eval: {step}"))
             written = write_outputs(result, out)
@@ -88,4 +98,7 @@ def register(app: typer.Typer) -> None:
         table = result.tables["metrics"]
         full = table[table.subset == "full"].pivot(index="system", columns="metric", values="value")
         typer.echo(full[[m for m in table.metric.unique()]].round(4).to_string())
+        said = conclusions_said(result.tables.get("ranking_shift"), result.tables.get("null_model"))
+        if said:
+            typer.echo(said)
         typer.echo(f"wrote {len(written)} files to {out} in {result.meta['seconds']:.1f}s")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bbsard_audit.base.contracts.estimate import Estimate, Stratum
+from bbsard_audit.base.contracts.estimate import SCALED, Estimate, Stratum
 
 TOLERANCE = 1e-12
 """Per-query metric values are floats: a remaining sum within TOLERANCE * n of 0 counts as a tie."""
@@ -29,6 +29,10 @@ METHOD = ("expected = flagged-unverified judged queries x flagged rate + unflagg
           "unflagged: unflagged*, or the start-risk bands */risk-band-* of a design with inclusion "
           "probabilities, which also hold the flagged pairs outside the risk queue), its upper bound the same mean of the strata's Wilson upper bounds "
           "(or the split's ci_high for queries without a flag): conservative, each bound at the estimate's level")
+
+
+SCALED_METHOD = ("expected = estimate.json's expected legal errors left among its unreviewed pairs, upper bound = "
+                 "the upper end of their interval, both " + SCALED)
 
 
 def removal_fragility(diffs: np.ndarray) -> np.ndarray:
@@ -70,7 +74,13 @@ def _group_rate(strata: list[Stratum], prefixes: tuple[str, ...], fallback: tupl
 
 
 def expected_unverified_errors(estimate: Estimate, flagged: int, unflagged: int, unknown: int = 0) -> ExpectedErrors:
-    """Expected legal errors (and an upper bound) among unverified judged queries, by audit flag."""
+    """Expected legal errors (and an upper bound) among unverified judged queries: estimate.json's one
+    answer (`errors_left`) scaled to their number, so the report's fragility agrees with `annotate
+    estimate`; an estimate.json without unreviewed pairs recorded: the strata rates, by audit flag."""
+    left = estimate.errors_left
+    if left is not None:
+        sub = left.scaled(flagged + unflagged + unknown)
+        return ExpectedErrors(sub.expected, sub.ci_high, SCALED_METHOD)
     overall = (estimate.share_legal, estimate.ci_high)
     strata = estimate.strata
     f_rate, f_high = _group_rate(strata, ("risk_queue", "flagged"), overall)

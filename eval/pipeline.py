@@ -16,11 +16,13 @@ import pandas as pd
 
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.contracts.estimate import Estimate
-from bbsard_audit.base.contracts.eval_tables import FR_NL_GAP, FRAGILITY, METRICS, PAIRWISE, RANKING_SHIFT
+from bbsard_audit.base.contracts.eval_tables import (CLEANED, CLEANED_PAIRS, FR_NL_GAP, FRAGILITY, METRICS, PAIRWISE,
+                                                     RANK_SETS, RANKING_SHIFT)
 from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.table import FileRecord, id_order
 from bbsard_audit.base.io import file_ref, write_csv, write_sidecar
 
+from . import cleaned
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap, holm, paired_randomisation
 from .fragility import expected_unverified_errors, removal_fragility
 from .metrics import DEFAULT_METRICS, SIGNATURE, hit_matrix, parse_metrics, per_query_matrix
@@ -30,6 +32,8 @@ from .subsets import (DEFAULT_KEEP, Verdicts, build_subsets, language_pairs, que
                       read_flags)
 
 OUTPUTS = ("metrics", "ranking_shift", "pairwise", "per_query", "null_model", "fr_nl_gap", "fragility")
+CAMPAIGN_OUTPUTS = ("cleaned", "rank_sets", "cleaned_pairs")
+"""Written only with a campaign (`--campaign`): eval without one writes what it always wrote."""
 FRAGILITY_COLUMNS = ["metric", "system_a", "system_b", "delta", "n_queries", "removal_fragility", "p_value",
                      "expected_errors_unverified", "expected_errors_unverified_high", "robust"]
 REMOVAL_SUBSETS = ("verified", "flagged", "unflagged")
@@ -60,6 +64,9 @@ class EvalConfig:
     seed: int = DEFAULT_SEED
     alpha: float = 0.05
     depth: int = 500
+    campaign: str | Path | None = None
+    """A format-3 campaign (folder or campaign.json): the metric on the cleaned benchmark estimated from its
+    draws (cleaned.csv, rank_sets.csv, cleaned_pairs.csv); its verdicts: `verdicts`, else its verdicts.csv."""
 
 
 @dataclass
@@ -114,6 +121,11 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
     flags = read_flags(config.audit) if config.audit is not None else None
     estimate_path = _estimate_path(config)
     estimate = Estimate.read(estimate_path) if estimate_path is not None else None
+    if estimate is not None and estimate.verdicts is not None and verdicts is not None \
+            and verdicts.fingerprint[1] != estimate.verdicts.sha256:
+        warnings.append(f"{estimate_path.name} is stale: computed from {estimate.verdicts.final:,} final verdict(s), "
+                        f"{Path(config.verdicts).name} holds {verdicts.fingerprint[0]:,} other ones; the fragility's "
+                        "expected errors are the stale estimate's (re-run `annotate estimate`)")
 
     built, corrected_runs, retriever_params = _builtin_runs(config, dataset, qrels, verdicts, runs, progress, layout)
     runs.update(built)
@@ -157,6 +169,11 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
     gap_df = _fr_nl_gap(systems, full, metrics, verdicts, flags, config, layout.pair)
     per_query_df = _per_query(values, subsets, metrics, verdicts, flags)
     fragility_df, exposure = _fragility(values, full, metrics, pairwise_df, verdicts, flags, estimate)
+    campaign_tables, campaign_meta = {}, {}
+    if config.campaign is not None:
+        progress("cleaned benchmark")
+        corrected_systems = {n: values["corrected"][n] for n in corrected_runs if n in values.get("corrected", {})}
+        campaign_tables, campaign_meta = _cleaned(config, systems, corrected_systems, full, metrics, verdicts, warnings)
 
     meta = {
         "inputs": _inputs(config, runs, qrels, dataset),
@@ -176,17 +193,18 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
         "fragility": exposure,
         "retrievers": retriever_params,
         "run_depth": run_depth,
+        **campaign_meta,
         "warnings": warnings,
         "seconds": round(time.perf_counter() - started, 3),
     }
     tables = {"metrics": metrics_df, "ranking_shift": shift_df, "pairwise": pairwise_df,
               "per_query": per_query_df, "null_model": null_df, "fr_nl_gap": gap_df,
-              "fragility": fragility_df}
+              "fragility": fragility_df, **campaign_tables}
     return EvalResult(tables, {**built, **{f"{n}.corrected": r for n, r in corrected_runs.items()}}, meta, warnings)
 
 
 CONTRACTS = {"metrics": METRICS, "ranking_shift": RANKING_SHIFT, "pairwise": PAIRWISE, "fragility": FRAGILITY,
-             "fr_nl_gap": FR_NL_GAP}
+             "fr_nl_gap": FR_NL_GAP, "cleaned": CLEANED, "rank_sets": RANK_SETS, "cleaned_pairs": CLEANED_PAIRS}
 
 
 def write_outputs(result: EvalResult, out: str | Path) -> list[Path]:
@@ -196,7 +214,7 @@ def write_outputs(result: EvalResult, out: str | Path) -> list[Path]:
     for name, run in result.runs.items():
         path = run.write_trec(out / "runs" / f"{name}.trec")
         written.append(path)
-    for name in OUTPUTS:
+    for name in (*OUTPUTS, *(n for n in CAMPAIGN_OUTPUTS if n in result.tables)):
         path, table = out / f"{name}.csv", result.tables[name]
         if name in CONTRACTS:
             record = CONTRACTS[name].write_file(path, table)
@@ -493,6 +511,48 @@ def _fragility(values, full, metrics, pairwise, verdicts, flags, estimate):
     return frame.sort_values("removal_fragility", kind="stable", ignore_index=True), exposure
 
 
+def _cleaned(config, systems, corrected, full, metrics, verdicts, warnings) -> tuple[dict[str, pd.DataFrame], dict]:
+    """cleaned.csv, rank_sets.csv and cleaned_pairs.csv from the campaign's draws (eval/cleaned.py), and
+    what the sidecars say of them (method, assumptions, how many questions were reviewed); `corrected`: the
+    built-in runs re-retrieved on the corrected questions (`--corrected`), added as `NAME.corrected` rows."""
+    from bbsard_audit.base.contracts.campaign_design import read_draws
+
+    started = time.perf_counter()
+    campaign = read_draws(config.campaign)
+    folder_verdicts = Path(campaign.source).parent / "verdicts.csv"
+    if verdicts is None and folder_verdicts.is_file():
+        verdicts = Verdicts.read(folder_verdicts)
+    verdict = verdicts.verdict if verdicts is not None else {}
+    y = np.fromiter((verdict.get(q) == "legal" for q in full), dtype=float, count=len(full))
+    known = np.fromiter((q in verdict for q in full), dtype=bool, count=len(full))
+    w = cleaned.weights(cleaned.align(campaign, full), y, known)
+    warnings += w.notes
+    names = list(systems)
+    est = cleaned.estimate(names, np.stack([systems[s].values for s in names]), w, seed=config.seed)
+    labels = [m.name for m in metrics]
+    table = cleaned.cleaned_table(est, labels, w)
+    if corrected:
+        fixed = list(corrected)
+        table = pd.concat([table, cleaned.corrected_table(
+            fixed, np.stack([systems[s].values for s in fixed]), np.stack([corrected[s].values for s in fixed]),
+            y, w, labels)], ignore_index=True)
+    tables = {"cleaned": table, "rank_sets": cleaned.rank_sets(est, labels), "cleaned_pairs": cleaned.pairs_table(est, labels)}
+    meta = {"cleaned": {
+        "definition": "cleaned benchmark = the judged questions whose translation is not a legal error (verdict "
+                      "`legal`), every one of them, reviewed or not; `verified` = the questions reviewed with a "
+                      "verdict in --keep, a subset the draws chose by risk (not the cleaned benchmark)",
+        "method": cleaned.METHOD, "assumptions": [*cleaned.ASSUMPTIONS, *w.notes,
+                                                   *([cleaned.CORRECTED] if corrected else [])],
+        "campaign": {**file_ref(campaign.source), "format": campaign.format, "batches": len(campaign.draws),
+                     "batches_used": w.batches_used},
+        "verdicts": file_ref(verdicts.source) if verdicts is not None and Path(verdicts.source).is_file() else None,
+        "evaluated_questions": len(full), "reviewed": w.reviewed, "unreviewed": w.unreviewed,
+        "campaign_pairs_not_evaluated": len(campaign.population) - len(full),
+        "level": cleaned.LEVEL, "critical_values": dict(zip(labels, map(float, est.critical))),
+        "seconds": round(time.perf_counter() - started, 3)}}
+    return tables, meta
+
+
 def _per_query(values, subsets, metrics, verdicts, flags):
     """One row per (system, qid) on the full set (and on `corrected`, whose runs differ)."""
     frames = []
@@ -520,7 +580,7 @@ def _flag(flags, qid) -> str:
 def _inputs(config, runs, qrels, dataset) -> dict:
     files = {}
     for name, path in config.runs.items():
-        files[f"run:{name}"] = {**file_ref(path), "queries": len(runs[name].ranking)}
+        files[f"run:{name}"] = {**file_ref(runs[name].source), "queries": len(runs[name].ranking)}  # FILE.json#PART: FILE
     for label in ("qrels", "verdicts", "audit", "estimate"):
         path = _estimate_path(config) if label == "estimate" else getattr(config, label)
         if path is not None:

@@ -132,3 +132,44 @@ def position(observed: float, null: np.ndarray, two_sided: bool) -> tuple[float,
     else:
         extreme = (null <= observed + 1e-12).sum()
     return percentile, float((1 + extreme) / (len(null) + 1))
+
+
+SIGNIFICANCE = 0.05
+"""An observed tau below the random-removal null at p < 0.05 means the subset moved the order."""
+
+
+def order_survives(n_flips_significant: int, null_p: float | None) -> bool:
+    """The one rule for "the system order survives a subset" (eval's summary line and the report's
+    Findings): no system pair swaps places significantly, and Kendall tau is not below the
+    random-removal null (p >= SIGNIFICANCE) when one was drawn."""
+    return n_flips_significant == 0 and (null_p is None or null_p >= SIGNIFICANCE)
+
+
+def conclusions_said(shift, null) -> str | None:
+    """One line: does the order of systems on the full set survive on the verified subset (else the
+    unflagged one)? `shift`, `null`: eval's ranking_shift and null_model tables. None without a subset."""
+    if shift is None or not len(shift):
+        return None
+    subsets = list(dict.fromkeys(shift["subset_b"].astype(str)))
+    target = next((s for s in ("verified", "unflagged") if s in subsets), subsets[0])
+    rows = shift[shift["subset_b"].astype(str) == target]
+    verdicts = []
+    for _, row in rows.iterrows():
+        hit = null[(null["metric"] == row["metric"]) & (null["subset"] == target)
+                   & (null["statistic"] == "kendall_tau")] if null is not None and len(null) else []
+        p = float(hit["p_value"].iloc[0]) if len(hit) else None
+        verdicts.append((row["metric"], order_survives(int(row["n_flips_significant"]), p), row, p))
+    kept = int(rows["n_queries_b"].iloc[0])
+    head = f"conclusions, full vs {target} ({kept:,} of {int(rows['n_queries_a'].iloc[0]):,} questions): "
+    moved = [(m, r, p) for m, ok, r, p in verdicts if not ok]
+    if not moved:
+        flips = int(rows["n_flips"].sum())
+        return head + (f"the system order survives on all {len(verdicts)} metric(s); "
+                       + ("no system pair swaps places" if not flips else
+                          f"{flips} swap(s) of places, none significant") + " (ranking_shift.csv, null_model.csv)")
+    def why(r, p) -> str:
+        below = f", below the random-removal null (p = {p:.3f})" if p is not None and p < SIGNIFICANCE else ""
+        return (f"Kendall tau {r['kendall_tau']:.2f}{below}, {int(r['n_flips_significant'])} significant swap(s): "
+                f"{r['order_a']} -> {r['order_b']}")
+    return head + "the system order does not survive on " + "; ".join(
+        f"{m} ({why(r, p)})" for m, r, p in moved) + " (ranking_shift.csv, null_model.csv)"

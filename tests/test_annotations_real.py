@@ -151,7 +151,7 @@ def test_real_campaign_estimates_at_once_and_a_queued_batch_changes_nothing(shar
     first, output = estimate("start")  # at once: every pair of the split is in a sampled stratum
     assert sum(s["population"] for s in first["strata"]) == 222 and "not in the campaign's population" not in output
     assert ("target met" if first["target"]["met"] else
-            f"target not met: {first['target']['expected_missed']:.1f} expected errors left (target: at most 5)") in output
+            f"target not met: stopping bound {first['errors_left']['stopping_bound']:.1f} errors left") in output
 
     res = invoke(app, ["annotate", "push", "--audit", str(audit), "--project", name, "--campaign", str(camp),
                        "--next", "20"])

@@ -26,7 +26,7 @@ from bbsard_audit.annotations.connection import Connection
 from bbsard_audit.annotations.estimate import Goal, estimate
 from bbsard_audit.annotations.project import ReviewProject, config_controls
 from bbsard_audit.annotations.spans import CATEGORIES, prediction_result, spans_from_result
-from bbsard_audit.annotations.tasks import LABEL_CONFIG, QUEUE_COLUMNS, build_tasks, read_audit
+from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, build_tasks, label_config, read_audit
 from bbsard_audit.app.cli import app
 from bbsard_audit.base.dataset import QuestionPair
 from bbsard_audit.base.errors import InputError
@@ -121,9 +121,9 @@ def test_audit_spans_checked_with_file_row_id(tmp_path, review):
 
 
 def test_labelling_config_has_span_labels_and_detects_an_older_one():
-    ours = config_controls(LABEL_CONFIG.read_text(encoding="utf-8"))
+    ours = config_controls(label_config(Layout()))
     assert ours["fr_spans"] == ours["nl_spans"] == frozenset(CATEGORIES)
-    root = ElementTree.fromstring(LABEL_CONFIG.read_text(encoding="utf-8"))
+    root = ElementTree.fromstring(label_config(Layout()))
     targets = {el.get("name"): el.get("toName") for el in root.iter() if el.get("toName")}
     assert targets["fr_spans"] == targets["fr_note"] == "question_fr"
     assert targets["nl_spans"] == targets["nl_note"] == "question_nl"
@@ -133,7 +133,7 @@ def test_labelling_config_has_span_labels_and_detects_an_older_one():
 
 def old_config() -> str:
     """The labelling config before span labels: ours without the span and note controls."""
-    root = ElementTree.fromstring(LABEL_CONFIG.read_text(encoding="utf-8"))
+    root = ElementTree.fromstring(label_config(Layout()))
     for el in list(root):
         if el.get("name") in ("fr_spans", "nl_spans", "fr_note", "nl_note"):
             root.remove(el)

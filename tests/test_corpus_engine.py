@@ -382,3 +382,19 @@ def test_an_embedder_that_cannot_load_is_one_line_before_the_corpus_is_read(tmp_
                          phases=TOY)
     assert err.value.one_line().startswith(f"cannot load sentence-transformers model '{tmp_path / 'no-model'}'")
     assert joined == [] and not (tmp_path / "out").exists()
+
+
+def test_the_ray_engine_without_the_scale_extra_is_one_line_naming_the_install(tmp_path, monkeypatch):
+    """Without Ray, `audit corpus --engine ray` was a 60-line ImportError traceback."""
+    from typer.testing import CliRunner
+
+    from bbsard_audit.app.cli import app
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError, as where it is absent
+    manifest = make_corpus(tmp_path / "c", n=5)
+    result = CliRunner().invoke(app, ["audit", "corpus", "--dataset", str(manifest), "--engine", "ray",
+                                      "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "pip install 'bbsard-audit[scale]'" in lines[0], result.output
+    assert not (tmp_path / "out").exists()

@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from report_fixtures import write_workdir
+from test_ppi_design import campaign  # noqa: F401  (the fixture)
 from test_release import make_dataset, write_review
 from typer.testing import CliRunner
 
@@ -415,3 +416,66 @@ def test_every_writer_says_one_line_on_a_full_disk_and_keeps_its_previous_output
         now = {p.relative_to(tmp_path / "o").as_posix(): p.read_bytes() for p in (tmp_path / "o").rglob("*")}
         assert now == before, n
     assert n > 5, n  # the loop went through the command's writes until the last cleanup step
+
+
+def _in_child(work, fault: str | None) -> int:
+    """Run `work()` in a forked child with `fault` armed: its exit code, or minus the signal that ended it."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            transactions._OPS = 0
+            os.environ.pop(FAULT_ENV, None)
+            if fault:
+                os.environ[FAULT_ENV] = fault
+            work()
+            code = 0
+        except BaseException:  # noqa: BLE001 - the exit code says it
+            code = 2
+        finally:
+            os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def test_a_next_batch_killed_at_any_file_operation_leaves_the_old_or_the_new_campaign(campaign, tmp_path):
+    """`push --next` killed (or out of disk) between writing review_queue.csv and campaign.json left a
+    campaign that refused every later push, or queued pairs no batch records: the save is one transaction."""
+    from bbsard_audit.annotations.adaptive import Campaign
+    from bbsard_audit.annotations.tasks import read_audit
+
+    frame, audit, queue, camp, verdicts = campaign
+    verdicts(pd.read_csv(queue)["id"])
+    before, clean = tmp_path / "before", tmp_path / "clean"
+    shutil.copytree(camp, before)
+
+    def next_batch(folder: Path):
+        return lambda: (state := Campaign.load(folder), state.add_batch(read_audit(audit), audit, 8, set()),
+                        state.save())
+
+    shutil.copytree(before, clean)
+    assert _in_child(next_batch(clean), None) == 0
+    data = ("campaign.json", "review_queue.csv")  # their sidecars' time stamps may or may not change
+    old, new = digests(before, data), digests(clean, data)
+    assert not set(old.values()) & set(new.values())
+    n = 1
+    while True:
+        shutil.rmtree(camp)
+        shutil.copytree(before, camp)
+        code = _in_child(next_batch(camp), f"kill:{n}")
+        if code == 0:
+            break
+        assert code == -signal.SIGKILL, n
+        state = Campaign.load(camp)  # the next push reads a whole campaign: settled, no refusal
+        now = digests(camp, data)  # the new set as a clean run's, but for its time stamps
+        assert now == old or not set(now.values()) & set(old.values()), f"killed before file operation {n}: a mix"
+        assert set(state.queue["batch"]) == set(range(len(state.record["batches"]))) == ({0} if now == old else {0, 1})
+        sidecars_match(camp)
+        assert leftovers(camp) == [], n
+        assert _in_child(next_batch(camp), None) == 0, n  # and the next push goes on
+        n += 1
+    assert n > 6, n
+    for k in range(1, n):  # a full disk at each operation: one line, the previous campaign
+        shutil.rmtree(camp)
+        shutil.copytree(before, camp)
+        code = _in_child(next_batch(camp), f"enospc:{k}")
+        assert code == 2 and digests(camp, data) == old or code == 0 and k >= n - 2, k

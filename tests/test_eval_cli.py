@@ -37,6 +37,8 @@ def test_cli_on_shared_runs(shared_runs, tmp_path, fmt):
                          text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     assert "bm25_fr" in res.stdout and "recall@100" in res.stdout
+    said = [line for line in res.stdout.splitlines() if line.startswith("conclusions, full vs verified (")]
+    assert len(said) == 1 and "survive" in said[0], res.stdout  # stage 4 says whether the conclusions survive
     if fmt == "json":  # the e5/jina JSON lists repeat candidates: reported, best rank kept
         assert "warning: run e5_fr: 89 duplicated document(s) kept at their best rank" in res.stderr
 
@@ -65,3 +67,24 @@ def test_cli_on_shared_runs(shared_runs, tmp_path, fmt):
     assert set(null.subset) == {"verified", "flagged", "unflagged"} and null.p_value.between(0, 1).all()
     meta = json.loads((out / "eval.meta.json").read_text())
     assert meta["inputs"]["qrels"]["sha256"] and meta["resamples"] == 2000 and meta["k_values"] == [10, 100, 200, 500]
+
+
+def test_eval_says_whether_the_system_order_survives_by_the_reports_rule():
+    """Stage 4's `eval` printed the same table as stage 2 and never said whether conclusions survive."""
+    from bbsard_audit.eval.ranking_shift import conclusions_said
+
+    def shift(sig):
+        return pd.DataFrame({"metric": ["ndcg@10", "map@100"], "subset_a": "full", "subset_b": "verified",
+                             "kendall_tau": [0.6, 1.0], "n_flips": [sig, 0], "n_flips_significant": [sig, 0],
+                             "n_queries_a": 203, "n_queries_b": 150, "order_a": "a > b", "order_b": ["b > a", "a > b"]})
+    null = pd.DataFrame({"metric": ["ndcg@10", "map@100"], "subset": "verified", "statistic": "kendall_tau",
+                         "p_value": [0.5, 0.5]})
+    kept = conclusions_said(shift(0), null)
+    assert kept.startswith("conclusions, full vs verified (150 of 203 questions): the system order survives on all 2 metric(s)")
+    moved = conclusions_said(shift(1), null)
+    assert "does not survive on ndcg@10 (Kendall tau 0.60, 1 significant swap(s): a > b -> b > a)" in moved
+    assert "map@100" not in moved
+    low = null.assign(p_value=[0.01, 0.5])  # tau below the random-removal null: moved, even without a swap
+    assert "does not survive on ndcg@10 (Kendall tau 0.60, below the random-removal null (p = 0.010)" in \
+        conclusions_said(shift(0), low)
+    assert conclusions_said(pd.DataFrame(columns=shift(0).columns), null) is None

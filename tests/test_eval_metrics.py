@@ -187,6 +187,7 @@ def test_real_json_runs_score_as_their_trec_twins(shared_runs):
     """The JSON runs repeat candidates (kept at their best rank); peers cannot read them, so they are
     checked against the TREC files of the same systems."""
     qrels = shared_runs / "qrels_test203.trec"
+    assert SYSTEMS
     for system in SYSTEMS:
         assert ours(shared_runs / f"{system}.json", qrels) == ours(shared_runs / f"{system}.trec", qrels), system
 

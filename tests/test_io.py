@@ -131,3 +131,35 @@ def test_an_unrecorded_output_is_replaced_only_when_its_sidecar_vouches_for_it(t
             with guard_outputs(tmp_path, command="x"):
                 write_text(tmp_path / name, "b\n")
     assert (tmp_path / "y.csv").read_text(encoding="utf-8") == "a\n2\n"
+
+
+def _other_command_writes(folder, name: str, text: str) -> None:
+    """`audit calibrate` commits `name` (with a sidecar vouching for it) while another command runs."""
+    from bbsard_audit.base.io import digest_of
+    with guard_outputs(folder, command="audit calibrate"):
+        sha = digest_of(write_text(folder / name, text))
+        write_text(folder / name.replace(".json", ".meta.json"),
+                   json.dumps({"tool": "bbsard-audit", "files": {name: {"sha256": sha}}}))
+
+
+def test_a_file_another_command_committed_while_this_one_ran_is_never_replaced(tmp_path):
+    """`audit learn` and `audit calibrate` at once into one folder: learn read the folder's manifest
+    before calibrate committed error_model.json, took it for an old unrecorded output its sidecar
+    vouched for, and replaced it (both exit 0). The manifest is read again before a write."""
+    with pytest.raises(InputError, match="error_model.json exists and was written by `bbsard-audit audit calibrate`"):
+        with guard_outputs(tmp_path, command="audit learn"):
+            _other_command_writes(tmp_path, "error_model.json", "calibrate's")
+            write_text(tmp_path / "error_model.json", "learn's")
+    assert (tmp_path / "error_model.json").read_text() == "calibrate's"
+
+
+def test_a_commit_between_the_check_and_the_rename_wins(tmp_path):
+    """Compare-and-swap: the other command commits after this one checked the name, before its rename."""
+    with pytest.raises(InputError, match="was written by `bbsard-audit audit calibrate`"):
+        with guard_outputs(tmp_path, command="audit learn"):
+            write_text(tmp_path / "learned.txt", "mine")
+            with atomic_path(tmp_path / "error_model.json") as tmp:
+                tmp.write_text("learn's")
+                _other_command_writes(tmp_path, "error_model.json", "calibrate's")
+    assert (tmp_path / "error_model.json").read_text() == "calibrate's"
+    assert not (tmp_path / "learned.txt").exists()  # the refused command left nothing

@@ -58,6 +58,7 @@ def test_malformed_pack_is_one_line(tmp_path, content, message):
 def test_every_pack_covers_every_section_the_checks_need():
     needs = {s for check in checks.all_checks() for s in check.pack_sections()} - {
         "capitalised_only", "compounds", "plural_endings", "determiners_before_commune", "inversion_pronouns"}
+    assert needs and {"fr", "nl", "en", "de"} <= set(PACKS)
     for code in PACKS:
         pack = languages.get(code)
         assert {s for s in needs if not pack.has(s)} == set(), code

@@ -243,7 +243,8 @@ def test_the_refitted_ranking_orders_the_next_batch(audit_csv, tmp_path, embeddi
     from bbsard_audit.annotations.adaptive import Campaign
     from bbsard_audit.audit import ranking
     from bbsard_audit.base.contracts.learned import RankingModel
-    from bbsard_audit.audit.pipeline import review_queue
+    from bbsard_audit.audit.options import AuditOptions
+    from bbsard_audit.audit.pipeline import review_queue, run_audit
 
     audit = pd.read_csv(audit_csv)
     verdicts = tmp_path / "verdicts.csv"
@@ -263,6 +264,9 @@ def test_the_refitted_ranking_orders_the_next_batch(audit_csv, tmp_path, embeddi
     ranked = pd.read_csv(tmp_path / "a" / "audit.csv")
     assert (ranked["rule_risk"].round(6) == audit["risk"].round(6)).all()
     assert (ranked["flagged"] == audit["flagged"]).all()  # flags (the estimator's strata) stay the rule's
+    library = run_audit("sample", AuditOptions(learned=(learned / "learned_ranking.json",), cache_dir=embedding_cache))
+    assert library.frame["risk"].round(9).tolist() == ranked["risk"].round(9).tolist()  # the command's audit
+    assert library.meta["ranking"]["n_verdicts"] == model.n_verdicts
     rows, _ = ranking.review_order(audit, model)
     assert ranked.sort_values("risk", ascending=False)["id"].tolist() == audit["id"].to_numpy()[rows].tolist()
     queue, _ = review_queue(audit, 3, 2, 0)

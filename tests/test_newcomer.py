@@ -281,3 +281,32 @@ def test_a_local_hf_copy_needs_no_hub(tmp_path, monkeypatch):
     ds = load_dataset("sample")
     summary = release.build_release(ds, sample_dir() / "verdicts.csv", tmp_path / "rel", release.ReleasePolicy("exclude"))
     assert len(load_dataset(f"hf:{summary.out / 'hf'}").pairs) == len(ds.pairs) - summary.removed
+
+
+def test_the_local_label_studio_says_how_to_stop_it_when_started_in_the_background(monkeypatch, capsys, tmp_path):
+    """The README starts it with `&`, and it said only "Ctrl-C to stop", which cannot reach it there."""
+    import os
+    import types
+
+    from bbsard_audit.annotations import server
+
+    class Fake:
+        version, url, username, data_dir = "1.0", "http://127.0.0.1:8080", "admin", tmp_path
+        process = types.SimpleNamespace(poll=lambda: 0)
+
+        def __init__(self, *a, **k):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(server, "LabelStudioServer", Fake)
+    monkeypatch.setattr(server.signal, "signal", lambda *a: None)
+    assert server.main(["--data-dir", str(tmp_path)]) == 0
+    shown = capsys.readouterr().out
+    assert "Ctrl-C" in shown and f"`kill {os.getpid()}`" in shown
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "--port 8080 & LS_PID=$!" in readme and "\nkill $LS_PID" in readme

@@ -76,8 +76,10 @@ def test_the_example_is_the_sample_in_beir_layout_and_never_replaces_a_users_fil
     assert ds.pair.source == "fr" and ds.pair.target == "nl" and len(ds.corpus) == len(sample.corpus)
     run = (tmp_path / "ex" / "runs" / "bm25_nl.trec").read_text().splitlines()
     assert {line.split()[0] for line in run} == {str(p.id) for p in sample.select("test")}
-    again = runner.invoke(app, ["example", "beir", str(tmp_path / "ex")])
-    assert again.exit_code == 0, again.output  # its own files: rewritten
+    again = runner.invoke(app, ["example", "beir", "--out", str(tmp_path / "ex")])
+    assert again.exit_code == 0, again.output  # its own files: rewritten (--out, the folder's name everywhere)
+    both = runner.invoke(app, ["example", "beir", str(tmp_path / "a"), "--out", str(tmp_path / "b")])
+    assert both.exit_code == 2 and "give the folder once" in both.output and not (tmp_path / "a").exists()
     (tmp_path / "mine" / "runs").mkdir(parents=True)
     (tmp_path / "mine" / "runs" / "bm25_fr.trec").write_text("a user's run\n")
     refused = runner.invoke(app, ["example", "beir", str(tmp_path / "mine")])

@@ -159,3 +159,39 @@ def test_bad_previous_raw_file_is_one_line(tmp_path):
     result = pull_file(tmp_path, [task(1, [ann(1, 5)])])
     assert result.exit_code == 2 and "row 2, id 1: verdict 'wrong' is not one of correct, minor, legal" in result.output
     assert raw.read_text() == header + "1,10,1,a,wrong,,,,\n"  # the user's file is untouched
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("x" * 200_000, "corrected_nl is 200,000 characters long, more than the 131,071 a cell may hold"),
+    ("de huurder\x00", "corrected_nl holds a NUL character"),
+    ("de huurder \ud800", "corrected_nl holds a lone surrogate (\\ud800)"),
+])
+def test_one_unstorable_correction_is_refused_alone_and_kept_verbatim(tmp_path, text, reason):
+    """A long, NUL-bearing or lone-surrogate correction was written by pull and then refused by every
+    reader, the next pull included (or a traceback on every pull): one annotation blocked them all."""
+    from bbsard_audit.base.contracts.verdicts import read_verdicts
+
+    bad = ann(2, {"id": 1, "email": "a@x"}, "legal",
+              result=annotation_result("legal", text, gold_labels_apply="yes", layout=Layout()))
+    tasks = [task(1, [ann(1, {"id": 1, "email": "a@x"})]), task(2, [bad]), task(3, [ann(3, {"id": 1, "email": "a@x"})])]
+    for _ in range(2):  # and the next pull goes on
+        ran = pull_file(tmp_path, tasks)
+        assert ran.exit_code == 0 and "Traceback" not in ran.output, ran.output
+        lines = [line for line in ran.output.splitlines() if line.startswith("warning: task 20 ")]
+        assert len(lines) == 1 and reason in lines[0] and "annotations_refused.json" in lines[0], ran.output
+    raw = read_raw(tmp_path / RAW_FILE)
+    assert sorted(raw["id"]) == [1, 3]  # the others are pulled
+    verdicts = read_verdicts(tmp_path / "verdicts.csv")
+    assert verdicts.set_index("id").loc[2, "agreement_status"] == "unresolved"
+    kept = json.loads((tmp_path / "annotations_refused.json").read_text(encoding="utf-8"))
+    assert len(kept) == 1 and kept[0]["task_id"] == 20 and kept[0]["annotation"]["result"] == bad["result"]
+
+
+def test_a_table_writer_never_writes_a_cell_its_reader_refuses(tmp_path):
+    from bbsard_audit.base.contracts.verdicts import verdicts_spec
+    from bbsard_audit.base.errors import InputError
+
+    frame = pd.DataFrame({"id": [1], "verdict": ["legal"], "corrected_nl": ["a\x00b"]})
+    with pytest.raises(InputError, match="corrected_nl holds a NUL character"):
+        verdicts_spec(Layout()).write_file(tmp_path / "v.csv", frame)
+    assert not (tmp_path / "v.csv").exists()

@@ -93,3 +93,15 @@ def test_walk_through_keeps_one_campaign_folder_and_an_active_venv():
             if option == "--verdicts" or (argv[:2] == ["annotate", "pull"] and option == "--out"):
                 folders.add(value.rsplit("/", 1)[0])
     assert len(folders) == 1, folders
+
+
+def test_audit_help_and_the_readme_describe_control_in_one_wording():
+    """`audit --help` said "stratified random unflagged pairs"; the README (rightly) every other pair."""
+    from typer.testing import CliRunner
+
+    from bbsard_audit.app.cli import app
+    from bbsard_audit.audit.options import CONTROL_HELP
+
+    words = lambda text: " ".join(text.replace("#", " ").replace("│", " ").split())  # noqa: E731
+    assert words(CONTROL_HELP) in words(CliRunner().invoke(app, ["audit", "--help"], terminal_width=400).output)
+    assert words(CONTROL_HELP) in words((REPO / "README.md").read_text())

@@ -83,8 +83,9 @@ def test_a_batch_without_recalibration_or_floor_reads_as_before_and_the_estimate
     state.save()
     verdicts(drawn | set(rows["id"]))
     record = json.loads((camp / "campaign.json").read_text())
-    for b in record["batches"][:2]:  # as a campaign.json written before the floor
+    for b in record["batches"][:2]:  # as a campaign.json written before the floor (and before seals)
         del b["p_floor"]
+        del b["sealed"]
     (camp / "campaign.json").write_text(json.dumps(record))
     assert "recalibration" not in record["batches"][2] and record["batches"][2]["p_floor"] == draw.P_FLOOR
     assert "recalibration" in record["batches"][3]
@@ -133,10 +134,14 @@ def test_refitting_every_batch_on_earlier_verdicts_keeps_the_estimate_unbiased()
     frame, y, _ = ppi_study.world(3, 222, 0.1, 1.0)
     plan = ppi_study.StudyPlan(rule=RECALIBRATED)
     totals = [ppi_study.new_design(frame, y, "risk", plan, seed)[0][-1].total for seed in range(150)]
-    raw = [ppi_study.new_design(frame, y, "risk", ppi_study.StudyPlan(
-        rule=draw.DrawRule(recalibrate=False)), seed)[0][-1].total for seed in range(150)]
     assert abs(np.mean(totals) - y.sum()) < 3 * np.std(totals) / np.sqrt(len(totals))
-    assert np.std(totals) < np.std(raw)  # and the refitted prediction leaves smaller residuals
+    # and, with the Poisson draws it was measured with, the refitted prediction leaves smaller residuals
+    # (with Brewer's fixed-size draw the raw score's spread shrinks too: 6.1 against 6.4 here)
+    poisson = [ppi_study.new_design(frame, y, "risk", ppi_study.StudyPlan(rule=draw.DrawRule(
+        recalibrate=True, sampling="poisson")), seed)[0][-1].total for seed in range(150)]
+    raw = [ppi_study.new_design(frame, y, "risk", ppi_study.StudyPlan(
+        rule=draw.DrawRule(recalibrate=False, sampling="poisson")), seed)[0][-1].total for seed in range(150)]
+    assert np.std(poisson) < np.std(raw)
 
 
 @pytest.mark.parametrize("value, message", [(1.5, "batches[1].p_floor = 1.5 is not in [0, 1)"),

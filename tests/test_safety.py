@@ -313,3 +313,27 @@ def test_report_provenance_redacts_credential_values_and_markdown_escapes_html(t
             assert secret not in text, (path.name, secret)
     markdown = files.markdown.read_text()
     assert "<script>" not in markdown and "&lt;script&gt;alert(1)&lt;/script&gt; Wat?" in markdown
+
+
+# ---------------------------------------------------------------- a symlink out of --out is never written through
+
+def test_a_symlinked_subfolder_leading_out_of_out_is_refused_and_its_files_kept(tmp_path):
+    """`example beir` (and `eval`, whose runs/ go the same way) wrote fr/queries.jsonl through
+    `out/fr -> ../victim`, replacing the user's file outside --out with exit 0."""
+    victim, out = tmp_path / "victim", tmp_path / "out"
+    victim.mkdir(), out.mkdir()
+    (victim / "queries.jsonl").write_text("precious")
+    (out / "fr").symlink_to("../victim")
+    code, output = invoke("example", "beir", out)
+    one_line_refusal(code, output, "fr is a symlink that leads out of the output folder")
+    assert snapshot(victim) == {"queries.jsonl": b"precious"}
+    assert sorted(p.name for p in out.iterdir()) == ["fr"]  # nothing half-written
+
+
+def test_the_guard_writes_through_a_symlink_that_stays_inside_out(tmp_path):
+    from bbsard_audit.base.io import guard_outputs, write_text
+    (tmp_path / "out" / "real").mkdir(parents=True)
+    (tmp_path / "out" / "alias").symlink_to("real")
+    with guard_outputs(tmp_path / "out", command="x"):
+        write_text(tmp_path / "out" / "alias" / "a.txt", "ok")
+    assert (tmp_path / "out" / "real" / "a.txt").read_text() == "ok"

@@ -320,3 +320,19 @@ def test_a_folder_in_no_known_layout_is_one_line(tmp_path):
     assert [e.one_line() for e in ds.errors] == [
         f"{tmp_path / 'nl'}: neither a BEIR folder (no queries.jsonl) nor an HF dataset (no README.md configs, "
         "no save_to_disk folders)"]
+
+
+def test_every_stage_names_one_revision_whether_it_reads_the_corpus_or_not(tmp_path):
+    """validate (which reads the corpus) printed one revision for a manifest, and every later stage
+    (audit, simulate: questions only) recorded another. The corpus files are hashed either way."""
+    from bbsard_audit.app.example import write_beir_example
+    from test_release import make_dataset
+
+    manifest = write_beir_example(tmp_path / "beir")
+    folder = make_dataset(tmp_path / "csv")
+    for src in (str(manifest), str(folder)):
+        full, questions = load_dataset(src), load_dataset(src, with_corpus=False)
+        assert questions.corpus is None and full.corpus is not None
+        assert questions.revision == full.revision, src
+        shown = CliRunner().invoke(app, ["validate", "--dataset", src]).output
+        assert f"(revision {questions.revision})" in shown, shown

@@ -44,7 +44,7 @@ def simulate(
     design: Annotated[str, typer.Option("--design", help="draw: every round a probability draw growing with the "
                                                          "prediction + the prediction-powered estimate (annotate "
                                                          "push --next); ranked: the B riskiest, post-stratified "
-                                                         "estimate (before issue 24).")] = "draw",
+                                                         "estimate (the design before probability draws).")] = "draw",
     certain: Annotated[float, typer.Option("--certain", metavar="SHARE",
                                            help="--design draw: share of each round forced certain (the "
                                                 "likeliest errors) on top of those the draw rule takes with "
@@ -54,7 +54,9 @@ def simulate(
                                        help="Run seeds K .. K+S-1 (control samples); report mean and spread.")] = 1,
     allow_partial: Annotated[bool, typer.Option(
         "--allow-partial-oracle", help="Leave out (not reviewed, not in the budget) pairs the oracle has no "
-                                       "row for, and report the coverage, instead of refusing.")] = False,
+                                       "row for, and report the coverage, instead of refusing; with --design draw "
+                                       "later rounds draw only from the pairs it has a row for, and the estimate "
+                                       "is of those pairs (named in the output).")] = False,
     no_refit: Annotated[bool, typer.Option("--no-refit", help="Learn term rules but keep the audit's risk "
                                                               "as the ranking (no refitted model).")] = False,
     explore: Annotated[float, typer.Option("--explore", metavar="SHARE",
@@ -109,6 +111,15 @@ def simulate(
     if coverage["unknown"]:
         console.print(f"[yellow]partial oracle[/yellow]: {coverage['unknown']} of the {coverage['asked']} pairs "
                       f"asked for have no verdict in {meta['oracle']}; left out (not reviewed, not counted)")
+    if meta["estimate_population"] < meta["n_pairs"]:
+        console.print(f"estimate: errors among the {meta['estimate_population']} of {meta['n_pairs']} pairs the oracle "
+                      "has a verdict for (later rounds drew only from them); the other pairs are not estimated")
+    trade = meta["tradeoff"]
+    if trade:
+        console.print(f"trade-off: the draws expected {trade['expected_found_draw']:.1f} errors found where the top-"
+                      f"{batch} ranking of the same predictions expected {trade['expected_found_ranking']:.1f} "
+                      f"({trade['expected_given_up']:.1f} given up) for a 95 % interval {trade['width_pts']:.1f} points "
+                      "wide; the ranking alone gives no valid interval for the pairs it never reviews")
     found = meta["found_legal_final"]
     spread = (f" (mean over {seeds} seeds {found['mean']:.1f}, sd {found['sd']:.1f}, range "
               f"{found['min']}-{found['max']})" if seeds > 1 else "")

@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"  {split:5s} " + "  ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
         typer.echo(f"{summary.changes} change(s) in CHANGELOG.csv; {summary.removed} pair(s) removed "
                    f"(policy {policy}, {'keep' if keep_minor else 'no-keep'}-minor)")
-        typer.echo(f"{summary.reviewed:,} of {summary.total:,} pairs reviewed (a final expert verdict)")
+        typer.echo(f"{summary.reviewed:,} of {summary.total:,} pairs reviewed ({summary.verdict_kind})")
         for warning in summary.warnings:
             typer.echo(f"warning: {warning}", err=True)
         typer.echo(f"wrote {summary.out}")

@@ -24,8 +24,9 @@ def register(app: typer.Typer) -> None:
 
         Sections appear only for the stage outputs present (a folder with none is an error): Findings
         (a few sentences answering what is suspect, how much is legally wrong, whether the benchmark's
-        conclusions survive), Audit, Review campaign, Evaluation, Corpus (a corpus audit: artifacts by type,
-        examples side by side, questions affected), Provenance.
+        conclusions survive), Audit, Review campaign (verdicts, agreement, the estimate, p_error's
+        calibration, and a simulated campaign from `campaign simulate`), Evaluation, Corpus (a corpus audit:
+        artifacts by type, examples side by side, questions affected), Provenance.
 
         Example: `bbsard-audit report --workdir reports/demo`
         """
@@ -43,3 +44,5 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"review files from {files.review}")
         typer.echo(f"wrote {files.markdown}")
         typer.echo(f"wrote {files.html}")
+        for warning in files.warnings:
+            typer.echo(f"warning: {warning}", err=True)

@@ -14,7 +14,7 @@ from .simulation_section import simulation_section
 from .html import render_html
 from .loaders import Workdir, load_workdir
 from .markdown import render_markdown
-from .sections import build
+from .sections import build, stale_estimate
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,8 @@ class ReportFiles:
     sections: tuple[str, ...]
     review: Path | None = None
     """The campaign folder the review files were read from (None: the work folder itself)."""
+    warnings: tuple[str, ...] = ()
+    """Said on the terminal too (a stale estimate.json)."""
 
 
 def build_report(workdir: str | Path, out: str | Path | None = None, campaign: str | Path | None = None) -> ReportFiles:
@@ -36,14 +38,15 @@ def build_report(workdir: str | Path, out: str | Path | None = None, campaign: s
     if not wd.found and simulated is None:
         raise InputError("no stage output here (audit.csv, verdicts.csv, metrics.csv, ...): nothing to report; "
                          "give the folder a stage wrote with --out", file=str(wd.root))
-    report = build(wd, extra=[s for s in (corpus_section(wd), simulated) if s is not None])
+    report = build(wd, extra=[s for s in (corpus_section(wd),) if s is not None], simulated=simulated)
     add_reliability(report, wd)
     out = Path(out) if out is not None else wd.root
     html = write_text(out / "report.html", render_html(report))
     md = write_text(out / "report.md", render_markdown(report))
     write_sidecar(html, inputs=wd.found, sections=[s.title for s in report.sections],
                   timings={"report_s": round(time.perf_counter() - started, 3)})
-    return ReportFiles(html, md, tuple(s.title for s in report.sections), wd.review)
+    stale = stale_estimate(wd.document("estimate.json"), wd)
+    return ReportFiles(html, md, tuple(s.title for s in report.sections), wd.review, (stale,) if stale else ())
 
 
 __all__ = ["ReportFiles", "Workdir", "build_report", "load_workdir"]

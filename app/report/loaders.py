@@ -15,13 +15,14 @@ from typing import Any
 
 import pandas as pd
 
-from bbsard_audit.app.review_figures import ReviewFigures, estimated_split
+from bbsard_audit.app.review_figures import ReviewFigures, estimated_split, illustrative
 from bbsard_audit.base.contracts.agreement import Agreement
 from bbsard_audit.base.contracts.audit import AUDIT, QUEUE, Layout
 from bbsard_audit.base.contracts.calibration import CALIBRATION_CSV, Calibration
 from bbsard_audit.base.contracts.error_spans import ERROR_SPANS, error_spans_spec
 from bbsard_audit.base.contracts.estimate import Estimate as ErrorRate
-from bbsard_audit.base.contracts.eval_tables import FR_NL_GAP, FRAGILITY, METRICS, PAIRWISE, RANKING_SHIFT
+from bbsard_audit.base.contracts.eval_tables import (CLEANED, CLEANED_PAIRS, FR_NL_GAP, FRAGILITY, METRICS, PAIRWISE,
+                                                     RANK_SETS, RANKING_SHIFT)
 from bbsard_audit.base.contracts.selftest import Selftest
 from bbsard_audit.base.contracts.sidecar import read_sidecar
 from bbsard_audit.base.contracts.table import Column, TableSpec
@@ -52,7 +53,7 @@ def _loose(name: str, *required: str) -> TableSpec:
 TABLES: dict[str, TableSpec] = {spec.name: spec for spec in (
     AUDIT, QUEUE, _loose("selftest.csv", "error_type", "recall"), VERDICTS_CSV, RAW, ERROR_SPANS,
     _loose("disagreements.csv", "id"), METRICS, RANKING_SHIFT, PAIRWISE, FRAGILITY, CALIBRATION_CSV,
-    _loose("null_model.csv", "metric"), FR_NL_GAP)}
+    _loose("null_model.csv", "metric"), FR_NL_GAP, CLEANED, RANK_SETS, CLEANED_PAIRS)}
 RECORDS = {"agreement.json": Agreement, "estimate.json": ErrorRate, "calibration.json": Calibration,
            "selftest.json": Selftest}
 REVIEW_FILES = ("verdicts.csv", "annotations_raw.csv", "error_spans.csv", "disagreements.csv", "agreement.json",
@@ -85,8 +86,10 @@ class Workdir:
         estimate = self.document("estimate.json")
         split = estimated_split(self.sidecars.get(self.named("estimate.json").removesuffix(".json") + ".meta.json"),
                                 self.sidecars.get("audit.meta.json"), estimate.population if estimate else None)
+        meta = self.sidecars.get(self.named("verdicts.csv").removesuffix(".csv") + ".meta.json")
         return ReviewFigures.of(self.table("verdicts.csv"), self.table("review_queue.csv"),
-                                self.table("annotations_raw.csv"), estimate, split=split)
+                                self.table("annotations_raw.csv"), estimate, split=split,
+                                illustrative=illustrative(meta))
 
     def document(self, name: str) -> Any:
         return self.documents.get(name)

@@ -17,10 +17,13 @@ from bbsard_audit.base.contracts.agreement import Agreement
 from bbsard_audit.base.contracts.calibration import Calibration
 from bbsard_audit.base.contracts.estimate import Estimate as ErrorRate
 from bbsard_audit.base.contracts.selftest import Selftest
+from bbsard_audit.base.contracts.verdicts import fingerprint
+from bbsard_audit.eval.fragility import SCALED_METHOD
 from bbsard_audit.eval.metrics import metric_sort_key  # report order = the metric registry's order
+from bbsard_audit.eval.ranking_shift import SIGNIFICANCE, order_survives  # one rule with eval's summary line
 from bbsard_audit.base.languages import BBSARD, LanguagePair
 from bbsard_audit.base.stats import wilson
-from bbsard_audit.app.review_figures import REVIEWED, final_verdicts
+from bbsard_audit.app.review_figures import ILLUSTRATIVE, REVIEWED, final_verdicts
 from .corpus_section import corpus_finding
 from .formatting import VISIBLE_ROWS, num, pct, split_list
 from .loaders import Workdir, fragility
@@ -156,7 +159,7 @@ def review_section(wd: Workdir) -> Section:
     if verdicts is not None:
         figures = wd.figures  # one definition of reviewed (REVIEWED) for every section and the Findings
         verdict = final_verdicts(verdicts)["verdict"].astype(str).str.strip().str.lower()
-        items = [("pairs reviewed", figures.reviewed_text)]
+        items = [("pairs reviewed" + (" (illustrative verdicts)" if figures.illustrative else ""), figures.reviewed_text)]
         if figures.progress_text is not None:
             items.append(("queued pairs reviewed", figures.progress_text))
         for v in ("correct", "minor", "legal"):
@@ -166,7 +169,8 @@ def review_section(wd: Workdir) -> Section:
             items.append((f"with a corrected {wd.layout.pair.names[1]} text",
                           f"{int(verdicts[corrected].fillna('').astype(str).str.strip().ne('').sum()):,}"))
         sec.add(Figures(tuple(items)))
-        sec.add(Text(f"Reviewed means {REVIEWED}; every count of reviewed pairs in this report means that."))
+        sec.add(Text(f"Reviewed means {REVIEWED}; every count of reviewed pairs in this report means that."
+                     + (f" These verdicts are illustrative: each is {ILLUSTRATIVE}." if figures.illustrative else "")))
         breakdown = [c for c in ("gold_labels_apply", "agreement_status") if c in verdicts.columns]
         for column in breakdown:
             counts = verdicts[column].fillna("–").astype(str).value_counts()
@@ -187,7 +191,7 @@ def review_section(wd: Workdir) -> Section:
         sub = sec.sub("Disagreements") if agreement is None else sec.subsections[-1]
         sub.add(Text(f"{len(disagreements):,} pair(s) on which annotators disagree (to adjudicate)."))
         if len(disagreements):
-            sub.add(frame_table(disagreements, "Disagreements", wide=True, visible=3))
+            sub.add(frame_table(disagreements, "Disagreements", wide=True, visible=0))  # the count says it
 
     estimate = wd.document("estimate.json")
     if estimate is not None:
@@ -239,14 +243,39 @@ def _interval(low, high) -> str:
     return "–" if low is None or high is None else f"[{num(low)}, {num(high)}]"
 
 
+def stale_estimate(doc: ErrorRate | None, wd: Workdir) -> str:
+    """One sentence when estimate.json was computed from other final verdicts than the report's verdicts.csv
+    (its recorded count + sha256, contracts/estimate.py `VerdictsUsed`); empty when it matches or is not recorded."""
+    verdicts = wd.table("verdicts.csv")
+    if not isinstance(doc, ErrorRate) or doc.verdicts is None or verdicts is None:
+        return ""
+    final = final_verdicts(verdicts)
+    n, sha = fingerprint(zip(final["id"], final["verdict"]))
+    if sha == doc.verdicts.sha256:
+        return ""
+    return (f"Stale estimate: {wd.named('estimate.json')} was computed from {doc.verdicts.final:,} final verdict(s), "
+            f"{wd.named('verdicts.csv')} now holds {n:,} other ones; its figures are not the current review's "
+            "(re-run `annotate estimate`)")
+
+
 def _estimate_blocks(doc: ErrorRate, wd: Workdir) -> list:
     """The split's estimated share of legally inaccurate pairs, by stratum (estimate.json)."""
     items = [("estimated share legally inaccurate", with_ci(doc.share_legal, doc.ci_low, doc.ci_high)),
              ("scope", wd.figures.legal_rate.named),
              ("confidence level", f"{100 * doc.level:g}%"),
              ("expected inaccurate pairs", f"{num(doc.expected_legal_pairs, 1)} of {num(doc.population)}")]
-    blocks: list = [Figures(tuple(items))]
-    if doc.strata:
+    if doc.errors_left is not None:
+        items.append(("legal errors left", doc.errors_left.sentence(doc.level)))
+    stale = stale_estimate(doc, wd)
+    blocks: list = [Text(stale + ".")] if stale else []
+    blocks.append(Figures(tuple(items)))
+    if doc.strata and doc.design_rates:
+        blocks.append(Table("By batch: the share judged legal among the pairs each batch drew, a design rate (the "
+                            "draws favour likely errors), not the split's rate, which is the estimate above",
+                            ("batch", "pool pairs", "drawn", "legal", "share legal among drawn (design rate)"),
+                            tuple((x.name, num(x.population), num(x.reviewed), num(x.legal), num(x.rate))
+                                  for x in doc.strata), visible=VISIBLE_ROWS))
+    elif doc.strata:
         blocks.append(Table("By stratum (rate and Wilson CI on its rate sample: the reviewed pairs that stand for the stratum, "
                             "its control pairs or every reviewed pair of the census risk queue; not every reviewed pair)",
                             ("stratum", "pairs", "rate sample", "legal", "rate", "95% CI"),
@@ -284,6 +313,8 @@ def _calibration_table(audit: pd.DataFrame, verdicts: pd.DataFrame) -> Table:
 
 def evaluation_section(wd: Workdir) -> Section:
     sec = Section("evaluation", "Evaluation")
+    if wd.table("cleaned.csv") is not None:
+        _cleaned_subsection(sec.sub("Conclusions on the cleaned benchmark", key="evaluation-cleaned"), wd)
     frag = fragility(wd)
     if frag is not None:
         _fragility_subsection(sec.sub("Fragile conclusions", key="evaluation-fragility"), frag)
@@ -363,7 +394,8 @@ def evaluation_section(wd: Workdir) -> Section:
             drop = [c for c in ("draws",) if c in null.columns]
             if len(taus):
                 sub.add(frame_table(taus.drop(columns=drop + [c for c in ("system",) if c in taus.columns]),
-                                    "Observed Kendall tau / tau-AP vs the random-removal null (95% null interval)"))
+                                    "Observed Kendall tau / tau-AP vs the random-removal null (95% null interval)",
+                                    visible=0))  # the Findings quote it: folded, the report stays conclusions-first
             if len(deltas):
                 sub.add(frame_table(deltas.drop(columns=drop), "Observed metric change per system vs the "
                                                                "random-removal null", visible=0))
@@ -406,6 +438,51 @@ def _beyond_depth(wd: Workdir) -> dict[str, tuple[tuple[str, ...], int]]:
             if d.get("beyond_depth")}
 
 
+def _cleaned_subsection(sub: Section, wd: Workdir) -> None:
+    """cleaned.csv and rank_sets.csv of `eval --campaign`: each system on the benchmark without its legal
+    errors, estimated from the campaign's draws, and what `verified` is beside it."""
+    table = wd.table("cleaned.csv")
+    meta = (wd.sidecars.get("cleaned.meta.json") or {}).get("cleaned") or {}
+    names = sorted(set(table["metric"].astype(str)), key=metric_sort_key)
+    headline = next((m for m in HEADLINE_METRICS if m in names), names[0])
+    first = table.iloc[0]
+    verified = _queries(wd.table("metrics.csv"), "verified") if wd.table("metrics.csv") is not None else None
+    sub.add(Text(
+        f"The cleaned benchmark is every judged question whose translation is not a legal error, reviewed or not. "
+        f"{int(first['reviewed']):,} of {int(first['reviewed'] + first['unreviewed']):,} judged questions have a "
+        "verdict; the others are estimated from the campaign's probability draws (each reviewed pair weighted by "
+        "its inclusion probability) and p_error (prediction-powered ratio estimator, 95% intervals, "
+        "cleaned.meta.json gives the method and assumptions). `verified` "
+        + (f"({verified} questions) " if verified and verified != "–" else "")
+        + "holds only the reviewed questions with a verdict in --keep: after a probability draw it over-represents "
+          "the risky pairs the draws favoured and leaves out every unreviewed one, so it is not the cleaned "
+          "benchmark." + (" Rows NAME.corrected: the built-in run re-retrieved on the experts' corrections, on "
+                          "the corrected benchmark (every judged question, legal errors corrected)."
+                          if table["system"].astype(str).str.endswith(".corrected").any() else "")
+        + (" " + " ".join(a for a in meta.get("assumptions", []) if "p_error alone" in a))))
+    rows = []
+    for r in table.sort_values("metric", key=lambda m: m.map(metric_sort_key), kind="stable").itertuples():
+        rows.append((str(r.system), str(r.metric), num(r.full), with_ci(r.cleaned, r.ci_low, r.ci_high),
+                     with_ci(r.change, r.change_low, r.change_high)))
+    rows.sort(key=lambda row: row[1] != headline)
+    sub.add(Table(f"Each system on the full and on the cleaned benchmark [95% CI] ({headline} first; cleaned.csv)",
+                  ("system", "metric", "full", "cleaned", "cleaned − full"), tuple(rows),
+                  visible=sum(row[1] == headline for row in rows)))
+    ranks = wd.table("rank_sets.csv")
+    if ranks is not None:
+        ordered = ranks.sort_values(["metric", "rank"], key=lambda c: c.map(metric_sort_key) if c.name == "metric"
+                                    else c, kind="stable")
+        rows = tuple((str(r.metric), str(r.system), str(int(r.rank)),
+                      str(int(r.rank_low)) if r.rank_low == r.rank_high else f"{int(r.rank_low)}–{int(r.rank_high)}")
+                     for r in ordered.itertuples())
+        rows = tuple(sorted(rows, key=lambda row: row[0] != headline))
+        pairs = wd.table("cleaned_pairs.csv")
+        counts = "" if pairs is None else "; full-set conclusions on the cleaned benchmark: " + ", ".join(
+            f"{int((pairs['conclusion'] == c).sum())} {c}" for c in ("holds", "tied", "flips"))
+        sub.add(Table(f"Rank on the cleaned benchmark and simultaneous 95% rank set per metric (rank_sets.csv{counts})",
+                      ("metric", "system", "rank", "rank set"), rows, visible=sum(row[0] == headline for row in rows)))
+
+
 def _fragility_subsection(sub: Section, frag: pd.DataFrame) -> None:
     """Every pairwise conclusion, the ones removing the fewest questions could undo first."""
     has_bound = "robust" in frag.columns and frag["robust"].notna().any()
@@ -413,7 +490,8 @@ def _fragility_subsection(sub: Section, frag: pd.DataFrame) -> None:
                  "undoes it: `removal fragility` is the fewest questions whose removal leaves a no longer ahead "
                  "(docs/metrics.md)." + (" It is robust when that number exceeds the upper bound on legally "
                                          "inaccurate questions expected among the judged questions not reviewed "
-                                         "(from estimate.json)." if has_bound else "")))
+                                         "(estimate.json's errors left, scaled to the judged questions not reviewed)."
+                                         if has_bound else "")))
     order = frag.assign(is_robust=frag["robust"].fillna(False).astype(bool)) if has_bound else frag.assign(is_robust=False)
     order = order.sort_values(["is_robust", "removal_fragility"], kind="stable")
     rows = tuple((str(r.metric), str(r.system_a), str(r.system_b), num(r.delta),
@@ -576,8 +654,7 @@ def flatten(obj, prefix: str = ""):
 
 # ---------------------------------------------------------------- Findings
 
-SIGNIFICANCE = 0.05
-"""An observed tau below the random-removal null at p < 0.05 means verification moved the order."""
+
 UNINFORMATIVE_WIDTH = 0.5
 """A random-removal null interval of Kendall tau this wide (a quarter of tau's range [-1, 1]) says that
 removing questions at random already moves the order that much: the test cannot tell (docs/metrics.md)."""
@@ -607,7 +684,8 @@ def findings_section(wd: Workdir, sections: list[Section]) -> Section:
     say(_estimate_finding(wd), "review-estimate", "review")
     for text in _shift_findings(wd):
         say(text, "evaluation-shift", "evaluation")
-    text = _fragility_finding(fragility(wd), (wd.sidecars.get("fragility.meta.json") or {}).get("fragility") or {})
+    text = _fragility_finding(fragility(wd), (wd.sidecars.get("fragility.meta.json") or {}).get("fragility") or {},
+                              wd.document("estimate.json"))
     if text:
         say(text, "evaluation-fragility", "evaluation")
     return sec
@@ -618,13 +696,16 @@ def _estimate_finding(wd: Workdir) -> str:
     judged legal over those pairs only: two figures, each named with its scope (wd.figures)."""
     doc, figures = wd.document("estimate.json"), wd.figures
     share = figures.reviewed_legal_share
-    among = (f"{figures.reviewed_legal:,} of the {figures.reviewed:,} reviewed pairs (a final expert verdict) were "
+    among = (f"{figures.reviewed_legal:,} of the {figures.reviewed:,} reviewed pairs ({figures.verdict_kind}) were "
              f"judged legally inaccurate: {100 * share.value:.1f}%, Wilson {share.interval}, {share.scope}"
              if share is not None else "")
     if isinstance(doc, ErrorRate):
         rate = figures.legal_rate
-        return (f"An estimated {rate.percent()} of the translations are legally inaccurate, about "
-                f"{doc.expected_legal_pairs:.0f} pairs ({rate.named})" + (f"; {among}." if among else "."))
+        stale = stale_estimate(doc, wd)
+        left = f"; legal errors left: {doc.errors_left.sentence(doc.level)}" if doc.errors_left is not None else ""
+        return ((f"{stale}. " if stale else "")
+                + f"An estimated {rate.percent()} of the translations are legally inaccurate, about "
+                f"{doc.expected_legal_pairs:.0f} pairs ({rate.named}){left}" + (f"; {among}." if among else "."))
     if among:
         return f"{among[0].upper()}{among[1:]}; `annotate estimate` gives the split's rate."
     return ""
@@ -642,7 +723,7 @@ class _Shift:
 
     @property
     def survives(self) -> bool:
-        return (self.null is None or self.null[3] >= SIGNIFICANCE) and self.significant == 0
+        return order_survives(self.significant, None if self.null is None else self.null[3])
 
     @property
     def uninformative(self) -> bool:
@@ -721,7 +802,7 @@ def _count(row: pd.Series, key: str) -> int:
     return 0 if pd.isna(value) else int(value)
 
 
-def _fragility_finding(frag: pd.DataFrame | None, exposure: dict) -> str:
+def _fragility_finding(frag: pd.DataFrame | None, exposure: dict, estimate: ErrorRate | None = None) -> str:
     if frag is None or not len(frag):
         return ""
     total = len(frag)
@@ -735,6 +816,12 @@ def _fragility_finding(frag: pd.DataFrame | None, exposure: dict) -> str:
         expected = float(frag["expected_errors_unverified"].dropna().iloc[0])
         among = (f"the {exposure['unverified_judged_queries']:,} judged questions not reviewed"
                  if "unverified_judged_queries" in exposure else "the judged questions not reviewed")
+        left = estimate.errors_left if isinstance(estimate, ErrorRate) else None
+        if left is not None and str(exposure.get("method", "")).startswith(SCALED_METHOD[:40]):
+            among += (f" (estimate.json's {left.unreviewed:,} unreviewed pairs, the same figures)"
+                      if exposure.get("unverified_judged_queries") == left.unreviewed else
+                      f" (a sub-population, scaled from estimate.json's {left.expected:.1f} expected among its "
+                      f"{left.unreviewed:,} unreviewed pairs)")
         return (f"{fragile:,} of {total:,} pairwise conclusions (system a beats b on a metric) are fragile: removing "
                 f"no more questions than the legally inaccurate ones expected among {among} (expected "
                 f"{expected:.1f}, upper bound {bound:.1f}) could undo them; {worst}.")
@@ -747,9 +834,14 @@ def _fragility_finding(frag: pd.DataFrame | None, exposure: dict) -> str:
 
 # ---------------------------------------------------------------- the whole report
 
-def build(wd: Workdir, extra: Sequence[Section] = ()) -> Report:
-    """The report's sections in reading order; `extra` (e.g. the Campaign section) goes before Provenance."""
-    sections = [s for s in (audit_section(wd), review_section(wd), evaluation_section(wd), *extra) if not s.empty]
+def build(wd: Workdir, extra: Sequence[Section] = (), simulated: Section | None = None) -> Report:
+    """The report's sections in reading order; `extra` (e.g. the Corpus section) goes before Provenance;
+    a `simulated` campaign is a subsection of the one Review campaign section (alone there when no
+    review files are present)."""
+    review = review_section(wd)
+    if simulated is not None:
+        review.subsections.append(simulated)
+    sections = [s for s in (audit_section(wd), review, evaluation_section(wd), *extra) if not s.empty]
     sections.append(provenance_section(wd))
     findings = findings_section(wd, sections)
     if not findings.empty:

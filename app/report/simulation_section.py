@@ -1,4 +1,4 @@
-"""The report's Campaign section: what a simulated review campaign (`bbsard_audit.app.simulation`) found per pair reviewed, with
+"""The report's Simulated campaign subsection (of the Review campaign section): what a simulated review campaign (`bbsard_audit.app.simulation`) found per pair reviewed, with
 learning and without, and the rules it learned.
 
 Where campaigns are found: `campaign simulate --out DIR` writes `campaign_curve.csv`,
@@ -114,11 +114,11 @@ def _ended(run: SimulationRun) -> str:
 
 
 def simulation_section(root: str | Path) -> Section | None:
-    """The Campaign section of the report for a work folder, or None when it holds no campaign."""
+    """The Simulated campaign subsection of the report for a work folder, or None when it holds no campaign."""
     runs = load_simulations(root)
     if not runs:
         return None
-    section = Section("campaign", "Campaign")
+    section = Section("campaign", "Simulated campaign")
     section.add(Text("A simulated review campaign: after a random control sample, experts (an oracle "
                      "file) review the riskiest unreviewed pairs batch by batch; with learning, each "
                      "batch's corrections become glossary rules and the ranking is refitted on the "

@@ -33,11 +33,12 @@ def is_question(tokens: Tokens) -> bool:
     if "?" in text:
         return True
     first = tokens.surfaces[:1]
-    if not first:
-        return False
-    # "Puis-je …", "Quel …" without the question mark still asks something
+    if not first or text.endswith((".", "!")):
+        return False  # "What all the data says is the same thing.": a statement that opens like a question
+    # "Puis-je …", "Quel …" without the question mark still asks something; 'WHO' (capitals) is a name
     interrogatives, inversion = _grammar(tokens.lang)
-    return first[0] in interrogatives or bool(inversion and inversion.match(text))
+    word = tokens.original[slice(*tokens.spans[0])]
+    return (first[0] in interrogatives and not (len(word) > 1 and word.isupper())) or bool(inversion and inversion.match(text))
 
 
 class QuestionCheck(Check):

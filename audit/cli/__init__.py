@@ -11,7 +11,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from bbsard_audit.base.cli_options import DatasetOption, guard_out
 
-from ..options import AuditOptions, SelftestOptions
+from ..judge.options import JudgeOptions
+from ..options import CONTROL_HELP, AuditOptions, SelftestOptions
+from .judge_options import Judge, JudgeConcurrency, JudgeDryRun, JudgeOn, JudgeUrl
 
 console = Console(stderr=True)
 AUDIT, SELFTEST = AuditOptions(), SelftestOptions()
@@ -63,7 +65,9 @@ audit_app = typer.Typer(
          "Without a subcommand, audits a dataset into `DIR/audit.csv`, `audit.parquet`, `audit.meta.json` "
          "(and `review_queue.csv` with `--review-budget`).\n\n"
          "Example: `bbsard-audit audit --dataset ../shared/data/bbsard --split all --backtranslations "
-         "../shared/data/bbsard/backtranslations_nl_fr.jsonl --review-budget 100 --control 50 --out reports/audit`")
+         "../shared/data/bbsard/backtranslations_nl_fr.jsonl --review-budget 100 --control 50 --out reports/audit`\n\n"
+         "With an LLM judge: `bbsard-audit audit --dataset sample --judge llm:qwen2.5:7b-instruct --judge-url "
+         "http://127.0.0.1:11434/v1 --out reports/judged`")
 
 
 @audit_app.callback()
@@ -71,21 +75,23 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
           backtranslations: BackTranslations = AUDIT.backtranslations,
           translator: TranslatorOpt = AUDIT.translator, embedder: EmbedderOpt = AUDIT.embedder,
           glossary: GlossaryOpt = AUDIT.glossary, config: ConfigOpt = AUDIT.config,
-          runs_fr: Annotated[Optional[Path], typer.Option("--runs-fr", metavar="FILE",
-                                                          help="French retrieval run (TREC or JSON).")] = AUDIT.runs_fr,
-          runs_nl: Annotated[Optional[Path], typer.Option("--runs-nl", metavar="FILE",
-                                                          help="Dutch retrieval run (TREC or JSON).")] = AUDIT.runs_nl,
+          runs_source: Annotated[Optional[Path], typer.Option(
+              "--runs-source", metavar="FILE", help="Retrieval run (TREC or JSON) of the source questions (French "
+                                                    "for bBSARD; old spelling --runs-fr).")] = AUDIT.runs_source,
+          runs_target: Annotated[Optional[Path], typer.Option(
+              "--runs-target", metavar="FILE", help="Retrieval run of the target questions (Dutch for bBSARD; old "
+                                                    "spelling --runs-nl).")] = AUDIT.runs_target,
           src_lang: Annotated[Optional[str], typer.Option(
-              "--src-lang", help="Source language code for NLLB/M2M100 translators (default: the pair's target, "
+              "--translator-src-lang", help="Source language code for NLLB/M2M100 translators (default: the pair's target, "
                                 "nld_Latn / nl for bBSARD).")] = AUDIT.translator_langs[0],
           tgt_lang: Annotated[Optional[str], typer.Option(
-              "--tgt-lang", help="Target language code for NLLB/M2M100 translators (default: the pair's source, "
+              "--translator-tgt-lang", help="Target language code for NLLB/M2M100 translators (default: the pair's source, "
                                 "fra_Latn / fr for bBSARD).")] = AUDIT.translator_langs[1],
           review_budget: Annotated[Optional[int], typer.Option(
-              "--review-budget", metavar="N", help="Queue the N riskiest flagged pairs for review.")] = None,
+              "--review-budget", metavar="N", help="Queue the N riskiest flagged pairs for review.")] = AUDIT.review_budget,
           control: Annotated[int, typer.Option("--control", metavar="M",
-                                               help="Plus M stratified random unflagged pairs.")] = 0,
-          seed: Annotated[int, typer.Option(help="Seed of the control sample.")] = 0,
+                                               help=CONTROL_HELP)] = AUDIT.control,
+          seed: Annotated[int, typer.Option(help="Seed of the control sample.")] = AUDIT.seed,
           learned: Annotated[Optional[list[Path]], typer.Option(
               "--learned", metavar="FILE",
               help="A learned_glossary.yaml (`audit learn`) layered on the glossary; repeatable. Its "
@@ -95,28 +101,14 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
               "--calibration", metavar="FILE",
               help="An error_model.json (`audit calibrate` or `audit learn` with >= 30 verdicts, >= 5 legal): "
                    "p_error from the model refitted on the verdicts, and `flagged` on it. Default: p_error = the "
-                   "noisy-OR of the configured weights (docs/audit.md, \"p_error\").")] = None,
+                   "noisy-OR of the configured weights (docs/audit.md, \"p_error\").")] = AUDIT.calibration,
           corpus_audit: Annotated[Optional[Path], typer.Option(
               "--corpus-audit", metavar="FILE",
               help="A corpus_audit.parquet (`audit corpus`) of this dataset: questions whose gold documents it "
                    "flags are flagged (gold_document_flagged). Default: DIR/corpus_audit.parquet when its "
                    "sidecar names this dataset.")] = None,
-          judge: Annotated[Optional[str], typer.Option(
-              "--judge", metavar="llm:MODEL",
-              help="Also ask an LLM judge (GEMBA-MQM error spans) at --judge-url; its key from "
-                   "BBSARD_AUDIT_JUDGE_API_KEY, else OPENAI_API_KEY. Example: `--judge llm:qwen2.5:7b-instruct "
-                   "--judge-url http://127.0.0.1:11434/v1` (docs/audit.md).")] = None,
-          judge_url: Annotated[Optional[str], typer.Option(
-              "--judge-url", metavar="URL", help="OpenAI-compatible base URL (vLLM, Ollama, llama.cpp, an API).")] = None,
-          judge_on: Annotated[Optional[str], typer.Option(
-              "--judge-on", metavar="WHICH",
-              help="Which pairs the judge sees: flagged (risk >= flag threshold; the default), uncertain "
-                   "(low..high severity band) or all.")] = None,
-          judge_concurrency: Annotated[Optional[int], typer.Option(
-              "--judge-concurrency", metavar="N", help="Requests in flight at once (default 4).")] = None,
-          judge_dry_run: Annotated[bool, typer.Option(
-              "--judge-dry-run", help="Print the judge's requests (stdout) and a token estimate; send "
-                                      "nothing, write nothing.")] = False,
+          judge: Judge = None, judge_url: JudgeUrl = None, judge_on: JudgeOn = None,
+          judge_concurrency: JudgeConcurrency = None, judge_dry_run: JudgeDryRun = False,
           qe: Annotated[Optional[str], typer.Option(
               "--qe", metavar="comet:MODEL",
               help="Also score each pair with a COMET quality-estimation model (CometKiwi, xCOMET: a checkpoint "
@@ -135,74 +127,35 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     from ..gold_documents import find as find_corpus_audit, said as corpus_said
     from ..pipeline import run_audit, write_audit
 
-    from ..judge.signal import check_options
-
     if out is None:
         raise InputError("--out DIR is required")
-    if control and review_budget is None:
-        raise InputError("--control needs --review-budget")
-    if (review_budget is not None and review_budget < 0) or control < 0:  # before the audit, not after it
-        raise InputError("--review-budget and --control must be >= 0")
-    check_options(judge, judge_dry_run, **{"--judge-url": judge_url, "--judge-on": judge_on,
-                                           "--judge-concurrency": judge_concurrency})
+    judging = JudgeOptions.given(judge, judge_url, judge_on, judge_concurrency, dry_run=judge_dry_run)
+    options = AuditOptions(backtranslations=backtranslations, translator=translator, embedder=embedder,
+                           glossary=glossary, config=config, cache_dir=cache_dir, split=split,
+                           translator_langs=(src_lang, tgt_lang), runs_source=runs_source, runs_target=runs_target, qe=qe,
+                           corpus_audit=find_corpus_audit(corpus_audit, out), max_question_chars=max_question_chars,
+                           calibration=calibration, learned=tuple(learned or ()), review_budget=review_budget,
+                           control=control, seed=seed)
     guard_out(out, command="audit",
-              inputs=[backtranslations, glossary, config, runs_fr, runs_nl, corpus_audit, calibration, *(learned or [])],
+              inputs=[backtranslations, glossary, config, runs_source, runs_target, corpus_audit, calibration, *options.learned],
               names=["audit.csv", "audit.parquet", "audit.meta.json"]
               + (["review_queue.csv", "review_queue.meta.json"] if review_budget is not None else []))
-    rankings = [p for p in learned or [] if p.suffix == ".json"]
-    learned = [p for p in learned or [] if p.suffix != ".json"]
-    if len(rankings) > 1:
-        raise InputError("give at most one learned_ranking.json", file=str(rankings[1]))
-    model = None
-    if rankings:
-        from bbsard_audit.base.contracts.learned import RankingModel
-
-        model = RankingModel.read(rankings[0])
-    error_model = None
-    if calibration is not None:  # a bad file fails before any work
-        from bbsard_audit.base.contracts.error_model import ErrorModel
-
-        error_model = ErrorModel.read(calibration)
-    if learned:
-        from ..glossary import Glossary, glossary_sources
-        from ..learn import load_learned
-
-        # a bad learned file fails before any work
-        layered = Glossary.layered([*glossary_sources(glossary), *(load_learned(p) for p in learned)])
     bar = _Bar()
     judge_signal = None
-    if judge is not None or judge_dry_run:
+    if judging.wanted:
         from ..judge.signal import judge_signal as make_judge
 
-        judge_signal = make_judge(judge or "", judge_url, on=judge_on or "flagged",
-                                  concurrency=4 if judge_concurrency is None else judge_concurrency,
-                                  dry_run=judge_dry_run, cache_dir=cache_dir,
+        judge_signal = make_judge(judging.model or "", judging.url, on=judging.on, concurrency=judging.concurrency,
+                                  dry_run=judging.dry_run, cache_dir=cache_dir,
                                   advance=lambda done, total: bar.progress.update(bar.task, total=total, completed=done))
-    options = AuditOptions(backtranslations=backtranslations, translator=translator, embedder=embedder,
-                           glossary=layered if learned else glossary, config=config, cache_dir=cache_dir, split=split,
-                           translator_langs=(src_lang, tgt_lang), runs_fr=runs_fr, runs_nl=runs_nl, qe=qe,
-                           corpus_audit=find_corpus_audit(corpus_audit, out), max_question_chars=max_question_chars,
-                           error_model=error_model)
     with bar.progress:
         result = run_audit(dataset, options, progress=bar, judge=judge_signal)
-    if error_model is not None:
-        from bbsard_audit.base.io import digest_of
-
-        result.meta["error_model"].update(file=calibration.name, sha256=digest_of(calibration))
     if judge_signal is not None:
         from ..judge.signal import report
 
         if report(judge_signal, typer.echo):
             return  # a dry run writes nothing
-    if model is not None:
-        from bbsard_audit.base.io import digest_of
-
-        from ..ranking import apply
-
-        result.frame = apply(result.frame, model)
-        result.meta["ranking"] = {"file": rankings[0].name, "sha256": digest_of(rankings[0]),
-                                  "n_verdicts": model.n_verdicts, "explore_share": model.explore_share}
-    written = write_audit(result, out, review_budget=review_budget, control=control, seed=seed)
+    written = write_audit(result, out, review_budget=options.review_budget, control=options.control, seed=options.seed)
     meta = result.meta
     remember_source(dataset, meta["dataset"])  # so `annotate push` finds the gold articles by default
     if meta["backtranslation"]["translator"] is None:

@@ -10,6 +10,8 @@ import typer
 from bbsard_audit.base.cli_options import DatasetOption
 
 from ..corpus.judge import MAX_JUDGE_CHARS
+from ..judge.options import JudgeOptions
+from .judge_options import Judge, JudgeConcurrency, JudgeDryRun, JudgeOn, JudgeUrl
 from ..corpus.run import QUEUE, CorpusOptions
 
 CORPUS = CorpusOptions()
@@ -43,25 +45,13 @@ def corpus(dataset: DatasetOption = "sample",
            control: Annotated[int, typer.Option("--control", metavar="N",
                                                 help="Plus N random unflagged documents.")] = CORPUS.control,
            seed: Annotated[int, typer.Option(help="Seed of the control sample.")] = CORPUS.seed,
-           judge: Annotated[Optional[str], typer.Option(
-               "--judge", metavar="llm:MODEL",
-               help="Also ask an LLM judge (GEMBA-MQM error spans) about the selected documents at --judge-url; "
-                    "its API key from the environment, as for `audit --judge` (docs/audit.md).")] = None,
-           judge_url: Annotated[Optional[str], typer.Option(
-               "--judge-url", metavar="URL", help="OpenAI-compatible base URL (vLLM, Ollama, llama.cpp, an API).")]
-           = None,
-           judge_on: Annotated[Optional[str], typer.Option(
-               "--judge-on", metavar="WHICH", help="Which documents the judge sees: flagged (by the checks; the "
-                                                   "default), uncertain (low..high severity band) or all.")] = None,
-           judge_concurrency: Annotated[Optional[int], typer.Option(
-               "--judge-concurrency", metavar="N", help="Requests in flight at once (default 4).")] = None,
+           judge: Judge = None, judge_url: JudgeUrl = None, judge_on: JudgeOn = None,
+           judge_concurrency: JudgeConcurrency = None,
            judge_max_chars: Annotated[Optional[int], typer.Option(
                "--judge-max-chars", metavar="N", help="Characters of each side sent per request; a longer "
                                                       f"document is judged on its first N (default {MAX_JUDGE_CHARS}).")]
            = None,
-           judge_dry_run: Annotated[bool, typer.Option(
-               "--judge-dry-run", help="Print the judge's requests (stdout) and a token estimate; send nothing, "
-                                       "write nothing.")] = False,
+           judge_dry_run: JudgeDryRun = False,
            cache_dir: Annotated[Optional[Path], typer.Option(
                "--cache-dir", metavar="DIR", help="Judge cache folder (default $BBSARD_AUDIT_CACHE or "
                                                   "~/.cache/bbsard-audit).")] = None) -> None:
@@ -85,25 +75,21 @@ def corpus(dataset: DatasetOption = "sample",
 
     from ..corpus.run import RunProgress, run_corpus_audit
 
-    from bbsard_audit.audit.judge.signal import check_options
-
     if out is None:
         raise InputError("--out DIR is required")
-    check_options(judge, judge_dry_run, **{"--judge-url": judge_url, "--judge-on": judge_on,
-                                           "--judge-concurrency": judge_concurrency, "--judge-max-chars": judge_max_chars})
-    judge_on, judge_concurrency = judge_on or "flagged", 4 if judge_concurrency is None else judge_concurrency
-    judge_max_chars = MAX_JUDGE_CHARS if judge_max_chars is None else judge_max_chars
+    judging = JudgeOptions.given(judge, judge_url, judge_on, judge_concurrency, judge_max_chars, judge_dry_run)
     console = Console(stderr=True)
     corpus_judge = None
-    if judge is not None or judge_dry_run:
+    if judging.wanted:
         from bbsard_audit.audit.judge.prompt import ARTICLES
         from bbsard_audit.audit.judge.signal import make_judge
 
         from ..corpus.judge import CorpusJudge
 
-        corpus_judge = CorpusJudge(make_judge(judge or "", judge_url, on=judge_on, concurrency=judge_concurrency,
-                                              cache_dir=cache_dir, domain=ARTICLES),
-                                   judge_url, judge_on, judge_dry_run, judge_max_chars)
+        corpus_judge = CorpusJudge(make_judge(judging.model or "", judging.url, on=judging.on,
+                                              concurrency=judging.concurrency, cache_dir=cache_dir, domain=ARTICLES),
+                                   judging.url, judging.on, judging.dry_run,
+                                   MAX_JUDGE_CHARS if judging.max_chars is None else judging.max_chars)
     options = CorpusOptions(engine=engine, ray_address=ray_address, embedder=embedder, batch_size=batch_size,
                             workers=workers, max_doc_chars=max_doc_chars, review_budget=review_budget, control=control,
                             seed=seed)

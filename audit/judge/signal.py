@@ -29,12 +29,12 @@ from . import prompt
 from .cache import JudgeCache
 from .client import DEADLINE, MAX_BYTES, ChatClient, public_url, request_json
 from .judging import Judge, Outcome
+from .options import ON
 from .parse import mqm_score
 
 if TYPE_CHECKING:  # risk imports the registry, which imports this module
     from bbsard_audit.audit.risk import RiskConfig
 
-ON = ("flagged", "uncertain", "all")
 KEY_VARIABLES = ("BBSARD_AUDIT_JUDGE_API_KEY", "OPENAI_API_KEY")
 DEADLINE_VARIABLE, MAX_BYTES_VARIABLE = "BBSARD_AUDIT_JUDGE_DEADLINE", "BBSARD_AUDIT_JUDGE_MAX_BYTES"
 
@@ -151,19 +151,6 @@ def judge_signal(spec: str, url: str | None, *, on: str = "flagged", concurrency
     """The signal for `--judge llm:MODEL --judge-url URL ...`."""
     return JudgeSignal(make_judge(spec, url, on=on, concurrency=concurrency, cache_dir=cache_dir), url, on, dry_run,
                        advance)
-
-
-def check_options(judge: str | None, dry_run: bool, **given) -> None:
-    """`--judge-*` options given without `--judge` (or `--judge-dry-run`) would be ignored, and a bad
-    `--judge-on` unnoticed: one line each, before any work. `given`: option name -> value (None = not given)."""
-    on = given.get("--judge-on")
-    if on is not None and on not in ON:
-        raise InputError(f"--judge-on must be one of {'|'.join(ON)}, not {on!r}")
-    if judge is None and not dry_run:
-        named = [name for name, value in given.items() if value is not None]
-        if named:
-            raise InputError(f"{' and '.join(named)} {'needs' if len(named) == 1 else 'need'} --judge llm:MODEL "
-                             "(without it no judge runs)")
 
 
 def _limit(variable: str, default: float, kind: type) -> float:

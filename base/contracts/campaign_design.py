@@ -8,13 +8,21 @@ integer, so every campaign.json from before string ids reads as it did); they mu
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from bbsard_audit.base.errors import InputError
 
-from .jsonfile import from_dict
+from .jsonfile import from_dict, read_json
 from .table import STRING_ID
+
+SAMPLINGS = ("poisson", "brewer")
+"""How a format-3 `--next` batch drew its pool (annotations/draw.py); a batch without the key was Poisson."""
 
 Id = Any  # an int or a string id, one kind per file as the audit's: checked by `_check_ids`
 
@@ -27,6 +35,23 @@ class Recalibration:
     b: float
     verdicts: int
     legal: int
+
+    def apply(self, p) -> np.ndarray:
+        """q = sigmoid(a + b·logit p), p clipped to [EDGE, 1 − EDGE] (the identity leaves p as it is)."""
+        return recalibrated(p, self.a, self.b)
+
+
+EDGE = 1e-3
+"""A recalibrated p is clipped to [EDGE, 1 − EDGE] before its logit (a p of exactly 0 or 1 happens)."""
+
+
+def recalibrated(p, a: float, b: float) -> np.ndarray:
+    """logit q = a + b·logit p: the one formula a batch's recorded recalibration means."""
+    p = np.asarray(p, dtype=float)
+    if a == 0.0 and b == 1.0:
+        return p
+    clipped = np.clip(p, EDGE, 1 - EDGE)
+    return 1 / (1 + np.exp(-(a + b * np.log(clipped / (1 - clipped)))))
 
 
 @dataclass
@@ -50,6 +75,16 @@ class Batch:
     tradeoff: float | None = None  # μ of the trade-off rule (annotations/draw.py); absent: the linear rule
     recalibration: Recalibration | None = None  # absent: drawn and estimated with the raw p
     p_floor: float | None = None  # the prediction's floor (annotations/draw.py P_FLOOR); absent: none (before it)
+    sampling: str | None = None  # how the pool was drawn: "brewer" (fixed size); absent: Poisson (before it)
+    sealed: str | None = None  # `seal` of the batch as drawn; absent: a batch recorded before seals
+
+    def predicted(self) -> np.ndarray:
+        """The prediction the batch drew with and is estimated with (pool order): the recorded raw p,
+        recalibrated when the batch records a fit, floored at its `p_floor` (absent: p as it was)."""
+        p = np.asarray(self.p, dtype=float)
+        if self.recalibration is not None:
+            p = self.recalibration.apply(p)
+        return np.maximum(p, self.p_floor or 0.0)
 
 
 @dataclass
@@ -166,6 +201,11 @@ def _check_draws(record: RecordV2, source: str) -> None:
                                  "inclusion probability > 0", file=source, id=i)
         if b.p_floor is not None and not 0 <= b.p_floor < 1:
             raise InputError(f"{key}.p_floor = {b.p_floor!r} is not in [0, 1)", file=source)
+        if b.sampling not in (None, *SAMPLINGS):
+            raise InputError(f"{key}.sampling = {b.sampling!r} is not one of {', '.join(SAMPLINGS)}", file=source)
+        if b.sampling == "brewer" and len(b.risk) + len(b.control) != round(sum(b.pi)):
+            raise InputError(f"{key}: a fixed-size (brewer) batch draws exactly sum(pi) = {round(sum(b.pi))} "
+                             f"pairs, not {len(b.risk) + len(b.control)}", file=source)
         pool = set(b.pool)
         outside = [i for i in [*b.risk, *b.control] if i not in pool]
         if outside:
@@ -179,3 +219,51 @@ def _check_draws(record: RecordV2, source: str) -> None:
                 f"{fit.verdicts} verdict(s), {fit.legal} legal, where earlier batches drew {drawn} pair(s)"),
                 file=source)
         drawn += len(b.risk) + len(b.control)
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One batch of a format-3 campaign as a probability draw: its pool (ids, in the record's order), the
+    prediction each pool pair was drawn and is estimated with, its inclusion probability, the pairs drawn.
+    Whatever rule made the draw (linear, trade-off, a fixed-size design), π is what the record says."""
+    batch: int
+    kind: str
+    pool: tuple
+    p: np.ndarray
+    pi: np.ndarray
+    drawn: frozenset
+
+
+@dataclass(frozen=True)
+class CampaignDraws:
+    """What a reader outside the annotations stage needs of a campaign: its population and every batch's draw."""
+    source: str
+    population: frozenset
+    draws: tuple[Draw, ...]
+    format: int
+
+
+def read_draws(path: str | Path) -> CampaignDraws:
+    """campaign.json (or the campaign folder holding it), checked like `annotate` checks it, as draws.
+    A campaign recorded before probability draws (format 1 or 2) is one line: its batches have no π."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "campaign.json"
+    data = read_json(path)
+    check_record(data, str(path))
+    record = from_dict(RecordV1 if data["format"] == 1 else RecordV2, data, str(path))
+    if record.format != 3:
+        raise InputError(f"campaign format {record.format} records no probability draws (inclusion probabilities "
+                         "per batch): start a new campaign (format 3) to estimate from it", file=str(path))
+    population = frozenset(i for ids in record.design.strata.values() for i in ids)
+    draws = tuple(Draw(b.batch, b.kind, tuple(b.pool), b.predicted(), np.asarray(b.pi, dtype=float),
+                       frozenset([*b.risk, *b.control])) for b in record.batches)
+    return CampaignDraws(str(path), population, draws, record.format)
+
+
+def seal(batch: dict) -> str:
+    """sha256 of a batch's record as it was drawn (every key but `sealed`, canonical JSON): what cannot be
+    re-derived from the seed (the predictions p, p_floor, the pool) is checked against it. Not a secret:
+    it catches an edit, not a forger."""
+    body = {k: v for k, v in batch.items() if k != "sealed"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()

@@ -52,6 +52,49 @@ class Target:
     rule: str | None = None
 
 
+@dataclass(frozen=True)
+class ErrorsLeft:
+    """THE answer to "how many legal errors are left?": every command, the report and the release card
+    read it here. Among the `unreviewed` pairs of the estimate's population (no final verdict yet),
+    `expected` legal errors, `ci_low`–`ci_high` their interval at the estimate's level, and the
+    `stopping_bound`: the upper end of the confidence sequence, valid however often it is checked, which
+    a `--max-missed` target is compared with (None: a design without probability draws has none)."""
+    unreviewed: int
+    expected: float
+    ci_low: float
+    ci_high: float
+    stopping_bound: float | None = None
+
+    def scaled(self, n: int) -> "ErrorsLeft":
+        """The same estimate over a sub-population of `n` of the unreviewed pairs (e.g. the judged questions
+        not reviewed), every figure scaled by n / unreviewed: the errors left assumed spread evenly over
+        the unreviewed pairs (SCALED says so wherever it is shown)."""
+        share = n / self.unreviewed if self.unreviewed else 0.0
+        cap = lambda v: None if v is None else min(float(n), v * share)  # noqa: E731
+        return ErrorsLeft(int(n), cap(self.expected), cap(self.ci_low), cap(self.ci_high), cap(self.stopping_bound))
+
+    def sentence(self, level: float = 0.95, pairs: str = "unreviewed pairs") -> str:
+        """`10.8 expected among the 154 unreviewed pairs (95% interval 0–26; stopping bound: at most 28.1)`:
+        the one wording of these figures (terminal, report, release card)."""
+        bound = (f"; stopping bound: at most {self.stopping_bound:.1f}" if self.stopping_bound is not None
+                 else "; no stopping bound: a design without probability draws")
+        return (f"{self.expected:.1f} expected among the {self.unreviewed:,} {pairs} "
+                f"({100 * level:g}% interval {self.ci_low:.1f}–{self.ci_high:.1f}{bound})")
+
+
+SCALED = ("scaled from estimate.json's errors left among its unreviewed pairs by the share of them these are "
+          "(errors left assumed spread evenly over the unreviewed pairs)")
+
+
+@dataclass(frozen=True)
+class VerdictsUsed:
+    """Which verdicts an estimate came from: the count of final verdicts in the verdicts file it read and
+    the sha256 of their sorted `id<TAB>verdict` lines (contracts/verdicts.py `fingerprint`). A report or
+    release whose verdicts differ is reading a stale estimate."""
+    final: int
+    sha256: str
+
+
 PPI_METHOD = ("prediction-powered (difference) estimate, every batch a probability draw with known inclusion "
               "probabilities: predictions on every pair + the design-weighted correction (y - p) / pi of the "
               "drawn pairs, batches combined with weights fixed at draw time; CI = normal, variance = mean of the "
@@ -103,9 +146,28 @@ class Estimate(Record):
     cs_high: float | None = None
     by_batch: list[BatchStep] = field(default_factory=list)
     design: DesignInfo | None = None
+    errors_left: ErrorsLeft | None = None
+    """Filled from `unreviewed` ("all") and the confidence sequence when not given (an estimate.json from
+    before it reads the same): the one object every reader of "errors left" uses."""
+    verdicts: VerdictsUsed | None = None  # absent: an estimate.json from before it records its verdicts
+
+    def __post_init__(self) -> None:
+        if self.errors_left is None and self.unreviewed:
+            m = next((m for m in self.unreviewed if m.name == "all"), self.unreviewed[0])
+            bound = None
+            if self.cs_high is not None and self.found_legal is not None:
+                bound = max(0.0, self.cs_high * self.population - self.found_legal)
+            self.errors_left = ErrorsLeft(m.unreviewed, m.expected, m.ci_low, m.ci_high, bound)
+
+    @property
+    def design_rates(self) -> bool:
+        """Per-stratum rates that are the share among a batch's drawn pairs (format 3), a design rate over
+        pairs drawn by their prediction, never the population's rate."""
+        return bool(self.by_batch)
 
     def named_values(self) -> list[NamedValue]:
         """The headline and per-stratum rates with their intervals (dataset card, report)."""
+        kind = "share legal among its drawn pairs (a design rate, not the split's)" if self.design_rates else ""
         return [NamedValue("share_legal", self.share_legal, self.ci_low, self.ci_high, self.population),
-                *(NamedValue(f"stratum {s.name}", s.rate, s.wilson_low, s.wilson_high, s.reviewed)
-                  for s in self.strata if s.rate is not None)]
+                *(NamedValue(f"{s.name}: {kind}" if kind else f"stratum {s.name}", s.rate, s.wilson_low,
+                             s.wilson_high, s.reviewed) for s in self.strata if s.rate is not None)]

@@ -77,3 +77,42 @@ FR_NL_GAP = TableSpec("fr_nl_gap.csv", (
     Column("flagged", "bool", required=False, empty_ok=True),
 ), key=("system", "metric", "level", "group"))
 """Per FR/NL system pair and metric: mean FR - NL overall, by verdict, by flag and per question."""
+
+CLEANED = TableSpec("cleaned.csv", (
+    Column("system", "text"),
+    Column("metric", "text"),
+    Column("full", "float"),
+    Column("cleaned", "float"),
+    Column("ci_low", "float"),
+    Column("ci_high", "float"),
+    Column("change", "float"),
+    Column("change_low", "float"),
+    Column("change_high", "float"),
+    Column("reviewed", "int", lo=0),
+    Column("unreviewed", "int", lo=0),
+), key=("system", "metric"))
+"""Per system and metric: the metric on the full judged set and on the cleaned benchmark (judged questions
+whose translation is not a legal error), estimated from a campaign's draws (eval/cleaned.py), with 95 %
+intervals; `change` = cleaned − full."""
+
+RANK_SETS = TableSpec("rank_sets.csv", (
+    Column("metric", "text"),
+    Column("system", "text"),
+    Column("rank", "int", lo=1),
+    Column("rank_low", "int", lo=1),
+    Column("rank_high", "int", lo=1),
+), key=("metric", "system"))
+"""Per metric: each system's rank on the cleaned estimate and its simultaneous 95 % rank set [rank_low, rank_high]."""
+
+CLEANED_PAIRS = TableSpec("cleaned_pairs.csv", (
+    Column("metric", "text"),
+    Column("system_a", "text"),
+    Column("system_b", "text"),
+    Column("full_delta", "float"),
+    Column("cleaned_delta", "float"),
+    Column("ci_low", "float"),
+    Column("ci_high", "float"),
+    Column("conclusion", "enum", choices=("holds", "tied", "flips")),
+), key=("metric", "system_a", "system_b"))
+"""Each full-set conclusion "a beats b" (a ahead on the full set) on the cleaned benchmark: holds (a ahead,
+simultaneous 95 %), flips (b ahead) or tied (neither shown)."""

@@ -169,11 +169,17 @@ class Run:
 
     @classmethod
     def read(cls, path: str | Path, name: str | None = None) -> "Run":
-        """A TREC run (`qid Q0 docid rank score tag`) or a JSON {qid: [docid, ...]} file."""
-        path = Path(path)
+        """A TREC run (`qid Q0 docid rank score tag`), a JSON {qid: [docid, ...]} file, or MTEB's retrieval
+        predictions (`save_predictions`): {qid: {docid: score}}, or MTEB 2's {"mteb_model_meta": ..., SUBSET:
+        {SPLIT: {qid: {docid: score}}}}, one subset and split chosen with `FILE.json#SUBSET/SPLIT` when it
+        holds several (a path that exists as given is never split at `#`)."""
+        path, part = Path(path), None
+        if not path.exists() and "#" in str(path):
+            base, _, part = str(path).rpartition("#")
+            path = Path(base)
         name = name or path.stem
         if path.suffix.lower() == ".json":
-            return cls._read_json(path, name)
+            return cls._read_json(path, name, part)
         rows: dict[str, list[tuple[str, float, int]]] = {}
         for line_no, line in _read_lines(path):
             cols = line.split()
@@ -195,15 +201,35 @@ class Run:
         return cls.from_scored(name, rows, source=str(path))
 
     @classmethod
-    def _read_json(cls, path: Path, name: str) -> "Run":
+    def _read_json(cls, path: Path, name: str, part: str | None = None) -> "Run":
         data = read_json(path)
         if not isinstance(data, dict):
-            raise InputError("a JSON run must be an object {qid: [docid, ...]}", file=str(path))
+            raise InputError("a JSON run must be an object {qid: [docid, ...]} or {qid: {docid: score}}", file=str(path))
+        if MTEB_META in data:
+            data = _mteb_part(data, path, part)
+        elif part is not None:
+            raise InputError(f"#{part}: only an MTEB 2 predictions file (with {MTEB_META}) has subsets and splits",
+                             file=str(path))
+        if data and all(isinstance(docs, dict) for docs in data.values()):
+            return cls._read_scored(path, name, data)
         for qid, docs in data.items():
             if not isinstance(docs, list) or not all(isinstance(d, (str, int)) and not isinstance(d, bool)
                                                       for d in docs):
-                raise InputError("value must be a list of docids (strings or integers)", file=str(path), id=qid)
+                raise InputError("value must be a list of docids (strings or integers) or an object {docid: score}",
+                                 file=str(path), id=qid)
         return cls.from_lists(name, data, source=str(path))
+
+    @classmethod
+    def _read_scored(cls, path: Path, name: str, data: dict) -> "Run":
+        """MTEB's {qid: {docid: score}}: ranked by score (ties by docid, docs/metrics.md)."""
+        rows: dict[str, list[tuple[str, float, int]]] = {}
+        for qid, docs in data.items():
+            for doc, score in docs.items():
+                if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+                    raise InputError(f"score of document {doc!r} is {score!r}, not a finite number", file=str(path),
+                                     id=qid)
+            rows[str(qid)] = [(str(doc), float(score), 0) for doc, score in docs.items()]
+        return cls.from_scored(name, rows, source=str(path))
 
     @property
     def qids(self) -> tuple[str, ...]:
@@ -237,6 +263,24 @@ class Run:
     def write_json(self, path: str | Path) -> Path:
         """The JSON ranked-list form {qid: [docid, ...]} (scores are dropped)."""
         return write_json(path, {q: list(self.ranking[q]) for q in self.qids})
+
+
+MTEB_META = "mteb_model_meta"
+"""The key that marks an MTEB 2 predictions file ({task}_predictions.json): {meta, SUBSET: {SPLIT: predictions}}."""
+
+
+def _mteb_part(data: dict, path: Path, part: str | None) -> dict:
+    """The predictions of one subset and split of an MTEB 2 file: `part` (SUBSET/SPLIT), or the only one."""
+    parts = {f"{subset}/{split}": preds for subset, splits in data.items() if subset != MTEB_META
+             and isinstance(splits, dict) for split, preds in splits.items() if isinstance(preds, dict)}
+    if part is None and len(parts) == 1:
+        return next(iter(parts.values()))
+    if part in parts:
+        return parts[part]
+    listed = ", ".join(sorted(parts)) or "none"
+    raise InputError((f"#{part} is not a subset/split of this MTEB predictions file" if part else
+                      "an MTEB predictions file with several subsets/splits: choose one as FILE.json#SUBSET/SPLIT")
+                     + f" (it holds: {listed})", file=str(path))
 
 
 def _read_lines(path: Path) -> list[tuple[int, str]]:

@@ -35,6 +35,7 @@ import pandas as pd
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import atomic_path, file_problem, sidecar_path, write_sidecar
 from bbsard_audit.base.transactions import settled
+from bbsard_audit.base.untrusted import text_problem
 
 from .files import FileRecord, read_text
 from .sidecar import read_sidecar
@@ -50,6 +51,8 @@ _COUNT = re.compile(r"-?[0-9]+(\.0*)?")  # pandas writes an integer column holdi
 KINDS = ("id", "sid", "int", "float", "bool", "text", "enum", "json", "any")
 FORMULA_START = frozenset("=+-@\t\r")
 _NUMBER = re.compile(r"[-+]?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?")
+MAX_CELL = csv.field_size_limit() - 1
+"""The longest text a CSV cell may hold: the csv reader's field limit, less the `'` of `shield`."""
 SAFE_CELLS = "spreadsheet-safe"
 """The sidecar mark (file record `cells`) of a CSV written with `shield`."""
 
@@ -167,6 +170,13 @@ class Column:
         return number
 
 
+def cell_problem(text: str) -> str | None:
+    """Why `text` cannot be a CSV cell that reads back (a NUL, a lone surrogate, over `MAX_CELL`), else None."""
+    if len(text) > MAX_CELL:
+        return f"is {len(text):,} characters long, more than the {MAX_CELL:,} a cell may hold"
+    return text_problem(text)
+
+
 def _cell_text(value: Any) -> str:
     """A frame cell as the text the CSV writer puts in the file (so writing checks what reading will)."""
     if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
@@ -270,6 +280,12 @@ class TableSpec:
         records = [(i, [_cell_text(v) for v in row]) for i, row in
                    enumerate(frame.itertuples(index=False, name=None), start=2)]
         self.typed(header, records, source)
+        for row_no, fields in records:  # what the file itself could not hold, or its reader take back
+            for name, text in zip(header, fields):
+                problem = cell_problem(text)
+                if problem:
+                    raise InputError(f"{name} {problem}", file=source, row=row_no,
+                                     id=fields[header.index("id")] if "id" in header else None)
 
     def write_file(self, path: str | Path, frame: pd.DataFrame, *, parquet: bool = False) -> FileRecord:
         """Atomically write `frame` as CSV (or Parquet); return the record for the sidecar."""

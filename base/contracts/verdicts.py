@@ -6,6 +6,8 @@ these readers return call it `corrected_nl` whatever the pair, so the stages hav
 
 from __future__ import annotations
 
+import hashlib
+
 import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -185,6 +187,11 @@ class Verdicts:
         return cls({key(i): Verdict(key(i), v, c, str(g), a, j) for i, v, c, g, a, j in rows}, str(path))
 
     @cached_property
+    def fingerprint(self) -> tuple[int, str]:
+        """(count, sha256) of the final verdicts (`fingerprint`)."""
+        return fingerprint((i, v.verdict) for i, v in self.by_id.items())
+
+    @cached_property
     def verdict(self) -> dict[str, str]:
         """Question id (as a string, like run ids) -> verdict."""
         return {str(i): v.verdict for i, v in self.by_id.items()}
@@ -203,3 +210,10 @@ class Verdicts:
         return pd.DataFrame([(v.id, v.verdict, v.corrected_nl, v.annotator) for v in self.by_id.values()],
                             columns=FRAME_COLUMNS).astype({"id": self._id_dtype, "verdict": object, "corrected_nl": object,
                                                            "annotator": object})
+
+
+def fingerprint(final: Iterable[tuple[int | str, str]]) -> tuple[int, str]:
+    """(count, sha256 of the sorted `id<TAB>verdict` lines) of final verdicts, whatever the file order or
+    the other columns: what an estimate records of the verdicts it came from (contracts/estimate.py)."""
+    lines = sorted(f"{i}\t{str(v).strip()}\n" for i, v in final)
+    return len(lines), hashlib.sha256("".join(lines).encode()).hexdigest()

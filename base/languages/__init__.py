@@ -33,7 +33,7 @@ SECTIONS: dict[str, str] = {
     "compounds": "bool", "plural_endings": "strings", "regions": "concepts", "capitalised_only": "words",
     "institutions": "concepts", "determiners_before_commune": "words", "roles": "concepts",
     "untranslated": "mapping", "selftest": "mapping", "meta_text": "mapping", "references": "mapping",
-    "term_gaps": "mapping", "backtranslation": "rules",
+    "term_gaps": "mapping", "backtranslation": "rules", "stage_directions": "concepts",
 }
 """Every section a pack may have, and its kind; `name` (the language's English name) is required."""
 

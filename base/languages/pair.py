@@ -27,7 +27,7 @@ NAMES = {"fr": "French", "nl": "Dutch", "en": "English", "de": "German", "es": "
 NLLB = {"fr": "fra_Latn", "nl": "nld_Latn", "en": "eng_Latn", "de": "deu_Latn", "es": "spa_Latn",
         "it": "ita_Latn", "pt": "por_Latn", "pl": "pol_Latn", "ru": "rus_Cyrl", "zh": "zho_Hans",
         "ja": "jpn_Jpan", "ar": "arb_Arab"}
-"""FLORES-200 codes NLLB models take (`--src-lang` / `--tgt-lang`)."""
+"""FLORES-200 codes NLLB models take (`--translator-src-lang` / `--translator-tgt-lang`)."""
 
 
 def language_name(code: str) -> str:
@@ -116,7 +116,7 @@ class LanguagePair(_Codes):
         """(source, target) FLORES-200 codes for NLLB models; InputError for a language without one here."""
         missing = [c for c in (self.source, self.target) if c not in NLLB]
         if missing:
-            raise InputError(f"no NLLB code known for {', '.join(missing)}; give --src-lang and --tgt-lang")
+            raise InputError(f"no NLLB code known for {', '.join(missing)}; give --translator-src-lang and --translator-tgt-lang")
         return NLLB[self.source], NLLB[self.target]
 
 

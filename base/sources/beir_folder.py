@@ -50,8 +50,9 @@ def read(path: str, with_corpus: bool, checker: Checker, prefix: str, **_) -> Si
     if not qrels:
         checker.error("no qrels/<split>.tsv file found", file=str(root))
     corpus_path, corpus = root / "corpus.jsonl", None
-    if with_corpus and os.path.lexists(corpus_path):
-        note(corpus_path)
-        corpus = read_jsonl(corpus_path, checker, CORPUS_KEYS)
+    if os.path.lexists(corpus_path):
+        note(corpus_path)  # hashed even when not read: one revision whichever stage loads the side
+        if with_corpus:
+            corpus = read_jsonl(corpus_path, checker, CORPUS_KEYS)
     return Side(label=str(root), queries_label=str(queries_path), queries=queries, qrels=qrels,
                 corpus_label=str(corpus_path), corpus=corpus, files=files)

@@ -62,13 +62,16 @@ def load_dir(root: Path, with_corpus: bool, label: str) -> Dataset:
     if not split_labels and not checker.issues:
         checker.error("no questions_{fr,nl}_{train,test}.csv files found", file=str(root))
     corpus = None
+    for lang in LANGS:  # hashed even when not read: one revision whichever stage loads the folder
+        p = root / f"articles_{lang}.csv"
+        if os.path.lexists(p):
+            files[p.name] = digest_of(p) if p.is_file() else ""
     if with_corpus:
         arts, labels = {}, {}
         for lang in LANGS:
             p = root / f"articles_{lang}.csv"
             labels[lang] = str(p)
             if os.path.lexists(p):
-                files[p.name] = digest_of(p) if p.is_file() else ""
                 rows = read_csv(p, checker, ARTICLE_COLUMNS)
                 arts[lang] = None if rows is None else checker.articles(str(p), rows)
             else:

@@ -59,6 +59,73 @@ def corpus(src: str, max_doc_chars: int):
                      "bBSARD's own corpus: give its CSV folder", file=src)
 
 
+class _Hub:
+    """One `hf:` dataset being read: its configs loaded once each, a failure one line in `checker`."""
+
+    def __init__(self, name: str, revision: str | None, spec: str, checker: Checker) -> None:
+        self.name, self.revision, self.spec, self.checker = name, revision, spec, checker
+        self.by_lang = layout(name, revision, f"hf:{spec}") == BY_LANG
+        self.loaded: dict[str, object] = {}
+
+    def config(self, conf: str):
+        if conf not in self.loaded:
+            try:
+                self.loaded[conf] = hf_load(self.name, conf, self.revision)
+            except Exception as exc:  # network, missing config, bad files: one clear line
+                self.loaded[conf] = None
+                if not (conf == "corpus" or "BuilderConfig" in str(exc)):  # optional corpus, or some splits only
+                    first = str(exc).splitlines()[0] if str(exc) else ""
+                    self.checker.error(f"cannot load config {conf!r}: {type(exc).__name__}: {first}",
+                                       file=f"hf:{self.spec}")
+        return self.loaded[conf]
+
+    def table(self, part: str, lang: str):
+        """(label, table) of one split (or the corpus) in one language; table None when absent."""
+        conf, key = (lang, part) if self.by_lang else (part, lang)
+        dd = self.config(conf)
+        label = f"hf:{self.name}/{conf}/{key}"
+        if dd is None:
+            return label, None
+        if key not in dd:
+            if not (self.by_lang and part in (*SPLITS, "corpus")):  # by language, a split may be absent
+                self.checker.error(f"split {key!r} missing", file=label)
+            return label, None
+        return label, dd[key]
+
+    def split(self, split: str) -> tuple[str, list[QuestionPair]] | None:
+        """(label, pairs) of one split, or None when it is absent or unreadable (said in `checker`)."""
+        checker = self.checker
+        if not self.by_lang and self.config(split) is None:
+            return None
+        parsed, labels = {}, {}
+        for lang in LANGS:
+            labels[lang], rows = self.table(split, lang)
+            if rows is None or not checker.columns(labels[lang], rows.column_names, REQUIRED_QUESTION_COLUMNS):
+                parsed[lang] = None
+                continue
+            parsed[lang] = checker.questions(labels[lang], ((i + 1, r) for i, r in enumerate(rows)))
+        if self.by_lang and parsed["fr"] is None and parsed["nl"] is None:
+            return None
+        if self.by_lang and (parsed["fr"] is None) != (parsed["nl"] is None):
+            missing = labels["fr" if parsed["fr"] is None else "nl"]
+            checker.error(f"{missing} is missing (both languages are needed)",
+                          file=labels["nl" if parsed["fr"] is None else "fr"])
+            return None
+        if parsed["fr"] is None or parsed["nl"] is None:
+            return None
+        return labels["fr"], checker.pair(split, labels["fr"], labels["nl"], parsed["fr"], parsed["nl"], langs=BBSARD)
+
+    def corpus(self):
+        arts, labels = {}, {}
+        for lang in LANGS:
+            labels[lang], rows = self.table("corpus", lang)
+            if rows is not None and self.checker.columns(labels[lang], rows.column_names, ARTICLE_COLUMNS):
+                arts[lang] = self.checker.articles(labels[lang], ((i + 1, r) for i, r in enumerate(rows)))
+            else:
+                arts[lang] = None
+        return self.checker.corpus(arts["fr"], arts["nl"], labels, langs=BBSARD)
+
+
 @source("hf", "hf:NAME[@REV]: bBSARD on the hub or a local copy in its layout (either of the card's two)",
         matches=lambda src: src.startswith("hf:"), order=10, corpus=corpus)
 def load(src: str, with_corpus: bool) -> Dataset:
@@ -72,68 +139,20 @@ def load(src: str, with_corpus: bool) -> Dataset:
     if not Path(name).exists():
         check_hub_reachable(spec)
     checker = Checker()
-    by_lang = layout(name, revision, f"hf:{spec}") == BY_LANG
-    loaded: dict[str, object] = {}
-
-    def config(conf: str):
-        if conf not in loaded:
-            try:
-                loaded[conf] = hf_load(name, conf, revision)
-            except Exception as exc:  # network, missing config, bad files: one clear line
-                loaded[conf] = None
-                if not (conf == "corpus" or "BuilderConfig" in str(exc)):  # optional corpus, or some splits only
-                    first = str(exc).splitlines()[0] if str(exc) else ""
-                    checker.error(f"cannot load config {conf!r}: {type(exc).__name__}: {first}", file=f"hf:{spec}")
-        return loaded[conf]
-
-    def table(part: str, lang: str):
-        """(label, table) of one split (or the corpus) in one language; table None when absent."""
-        conf, key = (lang, part) if by_lang else (part, lang)
-        dd = config(conf)
-        label = f"hf:{name}/{conf}/{key}"
-        if dd is None:
-            return label, None
-        if key not in dd:
-            if not (by_lang and part in (*SPLITS, "corpus")):  # by language, a split may be absent
-                checker.error(f"split {key!r} missing", file=label)
-            return label, None
-        return label, dd[key]
-
+    hub = _Hub(name, revision, spec, checker)
     pairs: list[QuestionPair] = []
     split_labels = {}
     for split in SPLITS:
-        if not by_lang and config(split) is None:
-            continue
-        parsed, labels = {}, {}
-        for lang in LANGS:
-            labels[lang], rows = table(split, lang)
-            if rows is None or not checker.columns(labels[lang], rows.column_names, REQUIRED_QUESTION_COLUMNS):
-                parsed[lang] = None
-                continue
-            parsed[lang] = checker.questions(labels[lang], ((i + 1, r) for i, r in enumerate(rows)))
-        if by_lang and parsed["fr"] is None and parsed["nl"] is None:
-            continue
-        if by_lang and (parsed["fr"] is None) != (parsed["nl"] is None):
-            missing = labels["fr" if parsed["fr"] is None else "nl"]
-            checker.error(f"{missing} is missing (both languages are needed)", file=labels["nl" if parsed["fr"] is None else "fr"])
-            continue
-        if parsed["fr"] is None or parsed["nl"] is None:
-            continue
-        split_labels[split] = labels["fr"]
-        pairs += checker.pair(split, labels["fr"], labels["nl"], parsed["fr"], parsed["nl"], langs=BBSARD)
+        read = hub.split(split)
+        if read is not None:
+            split_labels[split], split_pairs = read
+            pairs += split_pairs
     if not split_labels and not checker.issues:
-        checker.error("no train or test config found" if not by_lang else "no train or test split found",
+        checker.error("no train or test config found" if not hub.by_lang else "no train or test split found",
                       file=f"hf:{spec}")
     corpus = None
-    if with_corpus and (by_lang or config("corpus") is not None):
-        arts, labels = {}, {}
-        for lang in LANGS:
-            labels[lang], rows = table("corpus", lang)
-            if rows is not None and checker.columns(labels[lang], rows.column_names, ARTICLE_COLUMNS):
-                arts[lang] = checker.articles(labels[lang], ((i + 1, r) for i, r in enumerate(rows)))
-            else:
-                arts[lang] = None
-        corpus = checker.corpus(arts["fr"], arts["nl"], labels, langs=BBSARD)
+    if with_corpus and (hub.by_lang or hub.config("corpus") is not None):
+        corpus = hub.corpus()
         if corpus is not None:
             checker.gold_in_corpus(pairs, corpus, split_labels)
     return Dataset(pair=BBSARD, source=f"hf:{name}", revision=pin(name, revision),

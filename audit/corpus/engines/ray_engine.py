@@ -55,6 +55,18 @@ def _probe(address: str) -> None:
                          file=f"--ray-address {address}") from None
 
 
+INSTALL = "pip install 'bbsard-audit[scale]'"
+
+
+def require() -> None:
+    """Ray Data is the `scale` extra: without it, one line saying how to install it (not an ImportError)."""
+    try:
+        import ray.data  # noqa: F401
+    except ImportError as exc:
+        raise InputError(f"--engine ray needs Ray Data ({exc.name or 'ray'} is not installed): {INSTALL} "
+                         "(docs/scale.md), or leave out --engine for the local one") from None
+
+
 def connect(address: str | None, workers: int | None) -> None:
     """Start (or join) Ray once per process; an unreachable address is one line naming it."""
     import ray
@@ -140,6 +152,7 @@ def started(job: MapJob, *, workers: int | None = None,
             address: str | None = None) -> Iterator[Callable[[list[Part], Callable[[int], None]], None]]:
     """Connect now (in this thread: a local Ray's processes live as long as the thread that started
     them), warm up in the background while the caller joins the corpus, then map."""
+    require()
     import ray
 
     connect(address, workers)

@@ -1,0 +1,59 @@
+"""docs/cli.md is the command line's own table of options, and help texts speak to users, not to the tracker."""
+
+from __future__ import annotations
+
+import re
+
+import typer
+
+from bbsard_audit.app.cli import app
+from bbsard_audit.app.clidoc import DOC, commands, options, render
+
+
+def test_cli_doc_is_current():
+    assert DOC.read_text(encoding="utf-8") == render(), "run `python -m bbsard_audit.app.clidoc`"
+
+
+def test_cli_doc_lists_every_command_and_option():
+    listed = list(commands(typer.main.get_command(app)))
+    lines = {line for line, _ in listed}
+    assert {"bbsard-audit audit", "bbsard-audit audit corpus", "bbsard-audit annotate push", "bbsard-audit eval"} <= lines
+    text = render()
+    for line, command in listed:
+        assert f"## `{line}`" in text
+    audit = dict(listed)["bbsard-audit audit"]
+    assert any("`--review-budget`" in names for names, *_ in options(audit))
+
+
+def test_no_help_text_cites_an_issue_number():
+    cited = [(line, names) for line, command in commands(typer.main.get_command(app))
+             for names, _, text, _ in options(command) if re.search(r"\bissues? #?\d+", text, re.I)]
+    cited += [(line, "(command help)") for line, command in commands(typer.main.get_command(app))
+              if re.search(r"\bissues? #?\d+", command.help or "", re.I)]
+    assert cited == []
+
+
+def test_every_old_spelling_still_works_and_is_hidden(tmp_path):
+    from typer.testing import CliRunner
+
+    from bbsard_audit.base.cli_options import OLD_SPELLINGS, modernise
+
+    root = typer.main.get_command(app)
+    assert OLD_SPELLINGS
+    for line, renamed in OLD_SPELLINGS.items():
+        command = dict(commands(root))[f"bbsard-audit {line}"]
+        shown = {o for p in command.params for o in p.opts}
+        for old, new in renamed.items():
+            assert new in shown and old not in shown, (line, old)
+            words = line.split()
+            assert modernise([*words, old, "x", f"{old}=y", "--", old], root) == [*words, new, "x", f"{new}=y", "--", old]
+    runner = CliRunner()
+    for spelling in ("--runs-fr", "--runs-source"):  # the old name reaches the renamed option
+        ran = runner.invoke(app, ["audit", "--dataset", "sample", spelling, str(tmp_path / "x.trec"),
+                                  "--out", str(tmp_path / "o")])
+        assert ran.exit_code == 2 and "give both --runs-source and --runs-target" in ran.output, ran.output
+    bad = tmp_path / "ls.toml"
+    bad.write_text("label_studio = 'http://x'\n", encoding="utf-8")
+    said = {s: runner.invoke(app, ["annotate", "status", "--project", "p", s, str(bad)]).output
+            for s in ("--config", "--ls-config")}
+    assert said["--config"] == said["--ls-config"] and "label_studio must be a table" in said["--config"]

@@ -1,0 +1,65 @@
+"""The suite's own shape: a test that asserts only inside loops over something computed can pass by
+running its loop zero times, so every such test asserts outside the loop too (what it iterates is not
+empty, or a count after the loop). A loop over a literal tuple or list always runs."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+EXPECTING = ("raises", "warns")
+
+
+def _asserts(node: ast.AST, in_loop: bool = False) -> list[bool]:
+    """For each assert under `node`: whether it sits inside a loop that may run zero times."""
+    found = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.Assert):
+            found.append(in_loop)
+        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        elif isinstance(child, (ast.For, ast.AsyncFor)):
+            literal = isinstance(child.iter, (ast.Tuple, ast.List)) and child.iter.elts
+            found += _asserts(child, in_loop or not literal)
+        elif isinstance(child, ast.While):
+            found += _asserts(child, True)
+        else:
+            found += _asserts(child, in_loop)
+    return found
+
+
+def _expects_otherwise(test: ast.FunctionDef) -> bool:
+    """pytest.raises/warns, or a helper named check_*/assert_*/expect_* called outside any loop body."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.With) and any(
+                isinstance(i.context_expr, ast.Call) and getattr(i.context_expr.func, "attr", "") in EXPECTING
+                for i in node.items):
+            return True
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", "")
+            if name.startswith(("check", "assert", "_assert", "expect", "_check")):
+                return True
+    return False
+
+
+def loop_only_tests() -> list[str]:
+    found = []
+    for path in sorted(TESTS.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                where = _asserts(node)
+                if where and all(where) and not _expects_otherwise(node):
+                    found.append(f"{path.relative_to(TESTS)}:{node.lineno} {node.name}")
+    return found
+
+
+def test_the_scanner_sees_a_loop_only_test():
+    tree = ast.parse("def test_x(rows):\n    for r in rows:\n        assert r\n")
+    assert all(_asserts(tree.body[0])) and _asserts(tree.body[0])
+    literal = ast.parse("def test_y():\n    for r in (1, 2):\n        assert r\n")
+    assert _asserts(literal.body[0]) == [False]
+
+
+def test_no_test_asserts_only_inside_a_loop_that_may_run_zero_times():
+    assert loop_only_tests() == []
