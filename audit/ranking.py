@@ -47,7 +47,7 @@ SOURCE_PROB = tuple(dict.fromkeys(Layout(LanguagePair(s, t)).column("qa_{target}
                                    for s in languages.codes() for t in languages.codes() if s != t))
 """The untranslated check's P(source language) column as each pack pair's files name it
 (`qa_nl_french_prob` for fr -> nl): an audit holds the one of its pair."""
-NUMERIC = ("qa_len_z", "qa_sentence_gap", *SOURCE_PROB, "gl_expected", "gl_matched", "gl_missing",
+NUMERIC = ("qa_len_z", "qa_sentence_gap", "qa_lex_mistranslated", *SOURCE_PROB, "gl_expected", "gl_matched", "gl_missing",
            "gl_rejected", "gl_non_belgian", "xling_z", "bt_chrf", "bt_cosine")
 RULE_LOGIT, LEARNED_HITS = "rule_logit", "learned_rule_hits"
 

@@ -75,6 +75,8 @@ def audit_section(wd: Workdir) -> Section:
                 listed = [f"{s} {int(counts[s]):,}" for s in ("high", "medium", "low", "none") if s in counts]
                 if listed:
                     items.append((label, ", ".join(listed)))
+        unavailable = (wd.sidecars.get("audit.meta.json") or {}).get("checks_unavailable") or []
+        items += [("checks not run", "; ".join(map(str, unavailable)))] if unavailable else []
         by_type = flags_on_flagged(audit)
         sec.add(Figures((*items, (FLAG_COUNT_LABEL, f"{int(by_type.sum()):,}"))))
         if len(by_type):
