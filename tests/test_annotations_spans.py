@@ -388,7 +388,7 @@ def test_real_server_spans_round_trip_config_guard_and_adaptive_batches(ls_env, 
     assert res.exit_code == 0, res.output
     left = est["unreviewed"][0]
     assert f"legal errors left unreviewed (all): {left['expected']:.1f}" in res.output
-    assert f"among {left['unreviewed']} pair(s)" in res.output
+    assert f"among the {left['unreviewed']:,} unreviewed pair" in res.output  # the one estimate's sentence
     assert ("target met" if left["expected"] == 0 else "target not met") in res.output
 
 
