@@ -29,6 +29,14 @@ if TYPE_CHECKING:
     from .risk import RiskConfig
 
 
+def check_queue(review_budget: int | None, control: int) -> None:
+    """A review queue's size, as the question and the corpus audit take it: one line before any work."""
+    if control and review_budget is None:
+        raise InputError("--control needs --review-budget")
+    if (review_budget is not None and review_budget < 0) or control < 0:
+        raise InputError("--review-budget and --control must be >= 0")
+
+
 @dataclass(frozen=True)
 class SignalOptions:
     """The inputs both the audit and the self-test give the signals."""
@@ -79,10 +87,7 @@ class AuditOptions(SignalOptions):
     """Seed of the control sample."""
 
     def __post_init__(self) -> None:
-        if self.control and self.review_budget is None:
-            raise InputError("--control needs --review-budget")
-        if (self.review_budget is not None and self.review_budget < 0) or self.control < 0:
-            raise InputError("--review-budget and --control must be >= 0")
+        check_queue(self.review_budget, self.control)
 
 
 @dataclass(frozen=True)

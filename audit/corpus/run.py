@@ -34,6 +34,7 @@ from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import atomic_path, guard_outputs, is_local_path, write_sidecar
 from bbsard_audit.base.languages import LanguagePair
 
+from ..options import check_queue
 from .engines import ENGINES, MapJob, read_input, read_part, started
 from .reader import MAX_DOC_CHARS, CorpusPair, join_batches, open_corpus
 
@@ -74,10 +75,7 @@ class CorpusOptions:
             raise InputError(f"unknown engine {self.engine!r}; use {' or '.join(ENGINES)}")
         if self.batch_size < 1 or self.max_doc_chars < 1:
             raise InputError("--batch-size and --max-doc-chars must be at least 1")
-        if self.control and self.review_budget is None:
-            raise InputError("--control needs --review-budget")
-        if (self.review_budget is not None and self.review_budget < 0) or self.control < 0:
-            raise InputError("--review-budget and --control must be >= 0")
+        check_queue(self.review_budget, self.control)
         if self.workers is not None and self.workers < 1:
             raise InputError("--workers must be at least 1")
         check_embedder(self.embedder)
