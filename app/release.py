@@ -161,7 +161,7 @@ def _reviewed_another_text(pair: QuestionPair, verdict: Verdict | None, audited:
     since the audit), and the dataset's is not the experts' correction either: it verifies nothing here."""
     shown = audited.get(pair.id)
     return (verdict is not None and isinstance(shown, str) and visible(shown).strip() != visible(pair.target).strip()
-            and visible(verdict.corrected_nl).strip() != visible(pair.target).strip())
+            and visible(verdict.corrected_target).strip() != visible(pair.target).strip())
 
 
 def decide(pair: QuestionPair, verdict: Verdict | None, flagged: bool, policy: ReleasePolicy,
@@ -169,8 +169,8 @@ def decide(pair: QuestionPair, verdict: Verdict | None, flagged: bool, policy: R
     """The verification status of one pair and the Dutch question the release ships."""
     if verdict is None:
         return Decision(pair, "flagged-unverified" if flagged else "unverified", pair.target, None)
-    if verdict.corrected_nl and verdict.corrected_nl != pair.target:
-        return Decision(pair, "corrected", verdict.corrected_nl, verdict, date)
+    if verdict.corrected_target and verdict.corrected_target != pair.target:
+        return Decision(pair, "corrected", verdict.corrected_target, verdict, date)
     if verdict.verdict == "correct" or (verdict.verdict == "minor" and policy.keep_minor):
         return Decision(pair, "verified", pair.target, verdict, date)
     return Decision(pair, "excluded", pair.target, verdict, date, _marked=policy.legal == "keep-marked")

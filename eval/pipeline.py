@@ -266,7 +266,7 @@ def _builtin_runs(config, dataset, qrels, verdicts, runs, progress, layout):
             run = built[retriever.name] = retriever.search(questions, config.depth)
             params[retriever.name] = {**retriever.params, "depth": config.depth}
             if config.corrected and lang == layout.pair.target:
-                changed = {q: text for q, text in verdicts.corrected_nl.items()
+                changed = {q: text for q, text in verdicts.corrected_target.items()
                            if q in questions and text.strip() != questions[q].strip()}
                 corrected[retriever.name] = run.replace(retriever.search(changed, config.depth)) if changed else run
                 params[retriever.name]["corrected_queries_rerun"] = sorted(changed, key=id_order)
