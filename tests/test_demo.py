@@ -80,7 +80,7 @@ def test_outputs_are_consistent_with_the_sample(demo_run):
     for src in (str(release), f"hf:{release}/hf"):
         back = load_dataset(src)
         assert {p.id for p in back.pairs} <= {p.id for p in ds.pairs}
-        assert all(p.meta_nl["verification"] for p in back.pairs)
+        assert all(p.target_meta["verification"] for p in back.pairs)
 
 
 def test_no_demo_output_names_a_local_path(demo_run):
