@@ -67,11 +67,11 @@ class FrenchWord(NamedTuple):
     window_end: int
 
 
-def french_words_outside_names(nl_text: str, pair: Pair) -> list[FrenchWord]:
+def french_words_outside_names(target_text: str, pair: Pair) -> list[FrenchWord]:
     """Source-only function words in the target text (French in the Dutch), ignoring quotes,
     parentheses and Capitalised names."""
-    # blanked, not removed: offsets stay those of nl_text
-    stripped = _QUOTED.sub(lambda m: " " * len(m.group()), nl_text).replace("\u2019", "'")
+    # blanked, not removed: offsets stay those of target_text
+    stripped = _QUOTED.sub(lambda m: " " * len(m.group()), target_text).replace("\u2019", "'")
     words = list(_LETTERS.finditer(stripped))
     french_only = cues(pair)
     found = []
@@ -87,15 +87,15 @@ def french_words_outside_names(nl_text: str, pair: Pair) -> list[FrenchWord]:
     return found
 
 
-def french_probability(nl_text: str, tokens: Tokens, french_words: list[FrenchWord], source: str) -> float:
+def french_probability(target_text: str, tokens: Tokens, french_words: list[FrenchWord], source: str) -> float:
     """py3langid's P(source language) for the target text; only asked when there is some sign of it.
 
     Loading the language-id model costs ~1 s, and a text with target function words and no
     source-only word cannot be mostly the source language, so it gets 0 without asking.
     """
-    if not nl_text.strip() or (not french_words and _common(tokens.lang) & set(tokens.surfaces)):
+    if not target_text.strip() or (not french_words and _common(tokens.lang) & set(tokens.surfaces)):
         return 0.0
-    return dict(_language_identifier().rank(nl_text)).get(source, 0.0)
+    return dict(_language_identifier().rank(target_text)).get(source, 0.0)
 
 
 def untranslated_windows(french_words: list[FrenchWord], source: str) -> list[FrenchWord]:
