@@ -18,6 +18,7 @@ import pandas as pd
 from bbsard_audit.base.config import check_against, read_toml
 from bbsard_audit.base.errors import InputError
 
+from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.verdicts import CORRECTED, FRAME_VERDICT_COLUMNS, SEVERITY, check_known
 
 GOLD_STRICTNESS = {"yes": 0, "": 0, "unsure": 1, "no": 2}
@@ -45,9 +46,11 @@ class AdjudicationRule:
         return rule
 
     def describe(self) -> dict:
+        """The rule as the sidecars record it; the corrected text's key is the record format's (`Layout()`:
+        `corrected_nl`) whatever the pair, as these records always wrote it."""
         return asdict(self) | {"severity_order": "correct < minor < legal",
                                "gold_labels_apply": "stricter of the winning annotations (no > unsure > yes)",
-                               "corrected_nl": "latest non-empty text among the winning annotations"}
+                               Layout().corrected: "latest non-empty text among the winning annotations"}
 
     def resolve(self, verdicts: list[str]) -> tuple[str, str, str]:
         """(final verdict or '', agreement_status, adjudicated_by) for one question's verdicts."""
