@@ -28,7 +28,8 @@ import pandas as pd
 
 from bbsard_audit.app import ppi_study
 from bbsard_audit.eval import cleaned
-from bbsard_audit.eval.metrics import DEFAULT_METRICS, hit_matrix, parse_metrics, per_query_matrix
+from bbsard_audit.eval.metrics import hit_matrix, parse_metrics, per_query_matrix
+from bbsard_audit.eval.options import DEFAULT_METRICS
 from bbsard_audit.eval.runs import Qrels, Run
 
 SYSTEMS = ("bm25_fr", "bm25_nl", "e5_fr", "e5_nl", "jina_fr", "jina_nl")

@@ -7,9 +7,9 @@ ranking shift, null draw and FR-NL gap is an index into (or a product with) thos
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -23,13 +23,13 @@ from bbsard_audit.base.contracts.table import SAFE_CELLS, FileRecord, id_order
 from bbsard_audit.base.io import file_ref, write_csv, write_sidecar
 
 from . import cleaned
-from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap, holm, paired_randomisation
+from .bootstrap import Bootstrap, holm, paired_randomisation
 from .fragility import expected_unverified_errors, removal_fragility
-from .metrics import DEFAULT_METRICS, SIGNATURE, hit_matrix, parse_metrics, per_query_matrix
+from .metrics import SIGNATURE, hit_matrix, parse_metrics, per_query_matrix
+from .options import EvalConfig
 from .ranking_shift import Shift, kendall_tau_b, null_means, position, tau_ap
 from .runs import Qrels, Run
-from .subsets import (DEFAULT_KEEP, Verdicts, build_subsets, language_pairs, question_groups,
-                      read_flags)
+from .subsets import Verdicts, build_subsets, language_pairs, question_groups, read_flags
 
 OUTPUTS = ("metrics", "ranking_shift", "pairwise", "per_query", "null_model", "fr_nl_gap", "fragility")
 CAMPAIGN_OUTPUTS = ("cleaned", "rank_sets", "cleaned_pairs")
@@ -38,35 +38,6 @@ FRAGILITY_COLUMNS = ["metric", "system_a", "system_b", "delta", "n_queries", "re
                      "expected_errors_unverified", "expected_errors_unverified_high", "robust"]
 REMOVAL_SUBSETS = ("verified", "flagged", "unflagged")
 _NEEDS_CORPUS = "--retriever needs --dataset SRC with the article corpus (articles_{fr,nl}.csv)"
-
-
-@dataclass
-class EvalConfig:
-    """Everything `bbsard-audit eval` takes; the defaults are the benchmark's."""
-
-    runs: Mapping[str, str | Path] = field(default_factory=dict)
-    qrels: str | Path | None = None
-    dataset: str | None = None
-    split: str = "test"
-    retrievers: Sequence[str] = ()
-    langs: Sequence[str] = ()
-    """Languages the built-in retrievers run in; default: the pair's (fr, nl for bBSARD)."""
-    normaliser: str = "stem"
-    verdicts: str | Path | None = None
-    keep: Sequence[str] = DEFAULT_KEEP
-    corrected: bool = False
-    audit: str | Path | None = None
-    estimate: str | Path | None = None
-    """estimate.json of `annotate estimate`; default: an estimate.json next to `verdicts`."""
-    metrics: Sequence[str] = DEFAULT_METRICS
-    resamples: int = DEFAULT_RESAMPLES
-    null_draws: int = DEFAULT_RESAMPLES
-    seed: int = DEFAULT_SEED
-    alpha: float = 0.05
-    depth: int = 500
-    campaign: str | Path | None = None
-    """A format-3 campaign (folder or campaign.json): the metric on the cleaned benchmark estimated from its
-    draws (cleaned.csv, rank_sets.csv, cleaned_pairs.csv); its verdicts: `verdicts`, else its verdicts.csv."""
 
 
 @dataclass

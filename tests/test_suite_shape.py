@@ -5,6 +5,8 @@ empty, or a count after the loop). A loop over a literal tuple or list always ru
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
@@ -63,3 +65,32 @@ def test_the_scanner_sees_a_loop_only_test():
 
 def test_no_test_asserts_only_inside_a_loop_that_may_run_zero_times():
     assert loop_only_tests() == []
+
+
+HEAVY = ("pandas", "numpy", "pyarrow", "torch")
+"""Libraries an options module must not load: the command line reads its defaults at import time."""
+
+
+def options_modules() -> list[str]:
+    """Every options module of the package: `options.py` and `*_options.py`, wherever they are."""
+    root = TESTS.parent
+    found = []
+    for path in sorted(root.rglob("*options.py")):
+        rel = path.relative_to(root)
+        if rel.parts[0] in ("app", "base", "audit", "annotations", "eval") and rel.stem.endswith("options"):
+            found.append("bbsard_audit." + ".".join(rel.with_suffix("").parts))
+    return found
+
+
+def test_importing_an_options_module_loads_no_heavy_library():
+    """Each options module alone in a fresh interpreter: none of `HEAVY` is loaded."""
+    modules = options_modules()
+    assert {"bbsard_audit.audit.options", "bbsard_audit.audit.corpus.options", "bbsard_audit.audit.judge.options",
+            "bbsard_audit.eval.options", "bbsard_audit.base.cli_options"} <= set(modules)
+    loaded = {}
+    for name in modules:
+        res = subprocess.run([sys.executable, "-c", f"import sys, {name}; print(*[m for m in {HEAVY!r} "
+                              "if m in sys.modules])"], capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, res.stderr[-2000:]
+        loaded[name] = res.stdout.split()
+    assert loaded == {name: [] for name in modules}

@@ -12,7 +12,8 @@ from bbsard_audit.base.cli_options import DatasetOption, seed_option
 from ..corpus.judge import MAX_JUDGE_CHARS
 from ..judge.options import JudgeOptions
 from .judge_options import Judge, JudgeConcurrency, JudgeDryRun, JudgeOn, JudgeUrl
-from ..corpus.run import QUEUE, CorpusOptions
+from ..corpus.options import CorpusOptions
+from ..corpus.run import QUEUE
 
 CORPUS = CorpusOptions()
 """The command's defaults, read from the options class (one place)."""
