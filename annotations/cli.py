@@ -135,7 +135,7 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
          seed: Annotated[int, seed_option("Seed of the campaign's draws (recorded at the start; each "
                                                 "`--next` batch draws with (seed, batch number)).")] = 0,
          overlap: Annotated[int, typer.Option(help="Annotations wanted per task.")] = 2,
-         batch_size: Annotated[int, typer.Option(help="Tasks per import request.")] = 250,
+         batch_size: Annotated[int, typer.Option("--request-size", metavar="N", help="Tasks per import request.")] = 250,
          update_config: Annotated[bool, typer.Option(help="Add the span labels to a project created with an older "
                                                           "labelling config (nothing is removed).")] = False,
          url: Url = None, config: Config = None, retries: Retries = 3, timeout: Timeout = 60.0) -> None:

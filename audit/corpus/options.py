@@ -47,7 +47,7 @@ class CorpusOptions:
         if self.engine not in ENGINES:
             raise InputError(f"unknown engine {self.engine!r}; use {' or '.join(ENGINES)}")
         if self.batch_size < 1 or self.max_doc_chars < 1:
-            raise InputError("--batch-size and --max-doc-chars must be at least 1")
+            raise InputError("--docs-per-batch and --max-doc-chars must be at least 1")
         check_queue(self.review_budget, self.control)
         if self.workers is not None and self.workers < 1:
             raise InputError("--workers must be at least 1")
