@@ -77,9 +77,9 @@ def test_each_renamed_clash_gives_its_option_the_same_value_under_the_old_spelli
     cases = [(["annotate", "push"], "--batch-size", "--request-size", "batch_size", "17"),
              (["audit", "corpus"], "--batch-size", "--docs-per-batch", "batch_size", "17"),
              (["campaign", "simulate"], "--budget", "--reviews", "budget", "17")]
-    for words, old, new, param, value in cases:
-        before, after = _parsed(words, [old, value]), _parsed(words, [new, value])
-        assert before == after and after[param] == 17, (words, old)
+    reached = [(_parsed(words, [old, value]), _parsed(words, [new, value]), param)
+               for words, old, new, param, value in cases]
+    assert [(before == after, after[param]) for before, after, param in reached] == [(True, 17)] * 3
 
 
 def test_an_old_spelling_gives_the_same_one_line_as_the_new(tmp_path):

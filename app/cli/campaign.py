@@ -110,6 +110,11 @@ def simulate(
                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
     for path in write_simulation(result, out):
         console.print(f"  wrote {path}")
+    _say_simulated(result, batch, seeds, learning=not no_learning)
+
+
+def _say_simulated(result, batch: int, seeds: int, learning: bool) -> None:
+    """The campaign's oracle coverage, trade-off and what the last round reached, on stderr."""
     last, meta = result.curve.iloc[-1], result.meta
     coverage = meta["oracle_coverage"]
     if coverage["unknown"]:
@@ -127,7 +132,7 @@ def simulate(
     found = meta["found_legal_final"]
     spread = (f" (mean over {seeds} seeds {found['mean']:.1f}, sd {found['sd']:.1f}, range "
               f"{found['min']}-{found['max']})" if seeds > 1 else "")
-    console.print(f"{'learning' if not no_learning else 'static'}: {int(last['reviewed'])} reviewed in "
+    console.print(f"{'learning' if learning else 'static'}: {int(last['reviewed'])} reviewed in "
                   f"{int(last['round'])} rounds, {int(last['found_legal'])} legal{spread} and "
                   f"{int(last['found_minor'])} minor errors found; {len(result.rules)} new rules learned")
 
