@@ -15,8 +15,8 @@ from test_ppi_design import campaign  # noqa: F401 (the fixture)
 from bbsard_audit.annotations import draw
 from bbsard_audit.annotations.adaptive import Campaign
 from bbsard_audit.annotations.tasks import read_audit
-from bbsard_audit.app import ppi_study
 from bbsard_audit.base.errors import InputError
+import ppi_study  # benchmarks/ppi_study.py (tests/conftest.py puts benchmarks/ on the path)
 
 
 def _pool(n: int = 60, seed: int = 0) -> np.ndarray:
