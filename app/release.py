@@ -261,14 +261,11 @@ def _build_release(dataset: Dataset, given: ReviewInputs, out: Path, policy: Rel
 
 def _refuse_stale(estimate: Estimate | None, judged: Verdicts, path: Path | None, verdicts: str | Path) -> None:
     """A card never quotes an estimate computed from other verdicts than the release's (the final verdicts
-    it records, contracts/estimate.py `VerdictsUsed`); one from before that record is taken as it is."""
-    if estimate is None or estimate.verdicts is None:
-        return
-    n, sha = judged.fingerprint
-    if sha != estimate.verdicts.sha256:
+    it records, contracts/estimate.py `Estimate.stale`)."""
+    if estimate is not None and estimate.stale(judged.fingerprint):
         raise InputError(f"{Path(str(path)).name} is stale: it was computed from {estimate.verdicts.final:,} final "
-                         f"verdict(s), {Path(verdicts).name} now holds {n:,} other ones; re-run `annotate estimate` "
-                         "(or give --estimate the current one)", file=str(path))
+                         f"verdict(s), {Path(verdicts).name} now holds {judged.fingerprint[0]:,} other ones; re-run "
+                         "`annotate estimate` (or give --estimate the current one)", file=str(path))
 
 
 @dataclass(frozen=True)

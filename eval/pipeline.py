@@ -155,8 +155,7 @@ def _read_inputs(config: EvalConfig) -> _Inputs:
     flags = read_flags(config.audit) if config.audit is not None else None
     estimate_path = _estimate_path(config)
     estimate = Estimate.read(estimate_path) if estimate_path is not None else None
-    if estimate is not None and estimate.verdicts is not None and verdicts is not None \
-            and verdicts.fingerprint[1] != estimate.verdicts.sha256:
+    if estimate is not None and verdicts is not None and estimate.stale(verdicts.fingerprint):
         warnings.append(f"{estimate_path.name} is stale: computed from {estimate.verdicts.final:,} final verdict(s), "
                         f"{Path(config.verdicts).name} holds {verdicts.fingerprint[0]:,} other ones; the fragility's "
                         "expected errors are the stale estimate's (re-run `annotate estimate`)")

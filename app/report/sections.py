@@ -257,11 +257,11 @@ def stale_estimate(doc: ErrorRate | None, wd: Workdir) -> str:
     """One sentence when estimate.json was computed from other final verdicts than the report's verdicts.csv
     (its recorded count + sha256, contracts/estimate.py `VerdictsUsed`); empty when it matches or is not recorded."""
     verdicts = wd.table("verdicts.csv")
-    if not isinstance(doc, ErrorRate) or doc.verdicts is None or verdicts is None:
+    if not isinstance(doc, ErrorRate) or verdicts is None:
         return ""
     final = final_verdicts(verdicts)
     n, sha = fingerprint(zip(final["id"], final["verdict"]))
-    if sha == doc.verdicts.sha256:
+    if not doc.stale((n, sha)):
         return ""
     return (f"Stale estimate: {wd.named('estimate.json')} was computed from {doc.verdicts.final:,} final verdict(s), "
             f"{wd.named('verdicts.csv')} now holds {n:,} other ones; its figures are not the current review's "
