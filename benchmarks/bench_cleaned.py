@@ -1,9 +1,9 @@
 """Issue 34: coverage of `eval --campaign`'s cleaned-benchmark intervals and rank sets (eval/cleaned.py).
 
-Two parts, each a campaign drawn as `annotate push --campaign` + `--next 14` draw it (app/ppi_study.new_design:
+Two parts, each a campaign drawn as `annotate push --campaign` + `--next 14` draw it (benchmarks/ppi_study.new_design:
 start queue 14 control pairs, batches of 14, budget 70, the default draw rule):
 
-- `synthetic`: app/ppi_study.world populations of 222 pairs (error rate 2-30 %, prediction quality 0-3),
+- `synthetic`: benchmarks/ppi_study.world populations of 222 pairs (error rate 2-30 %, prediction quality 0-3),
   six synthetic systems whose per-query values drop on legal errors (Dutch-like) or not (French-like),
   203 of the 222 pairs judged. Truth: each system's mean over the judged pairs without a legal error.
 - `real`: the real bBSARD test split (222 pairs, its real audit's p_error) with `clustered_oracle` errors
@@ -26,9 +26,10 @@ import time
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.app import ppi_study
+import ppi_study
 from bbsard_audit.eval import cleaned
-from bbsard_audit.eval.metrics import DEFAULT_METRICS, hit_matrix, parse_metrics, per_query_matrix
+from bbsard_audit.eval.metrics import hit_matrix, parse_metrics, per_query_matrix
+from bbsard_audit.eval.options import DEFAULT_METRICS
 from bbsard_audit.eval.runs import Qrels, Run
 
 SYSTEMS = ("bm25_fr", "bm25_nl", "e5_fr", "e5_nl", "jina_fr", "jina_nl")
