@@ -13,7 +13,10 @@ start queue 14 control pairs, batches of 14, budget 70, the default draw rule):
 Per campaign: do the 95 % intervals cover each (system, metric)'s truly cleaned value, how wide are they,
 is every system's true rank in its simultaneous rank set (per metric, and all metrics at once)?
 
-Usage: python benchmarks/bench_cleaned.py --data ../shared/data/bbsard [--part real,synthetic]
+- `corrected`: the corrected variant (`NAME.corrected` rows) on the real split: the built-in BM25 (nl)
+  re-retrieves each oracle's corrupted questions and their corrections (the original Dutch), same campaigns.
+
+Usage: python benchmarks/bench_cleaned.py --data ../shared/data/bbsard [--part real,synthetic,corrected]
 [--oracles 6] [--seeds 20] [--populations 200] [--out benchmarks/results/bench_cleaned.json]
 """
 
@@ -58,19 +61,33 @@ def judge(values: np.ndarray, y: np.ndarray, draws, names, metrics, seed: int) -
             "metric_ranks": per_metric}
 
 
-def synthetic_values(rng, y: np.ndarray) -> np.ndarray:
+def synthetic_values(rng, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(6 systems x 1 metric x n) values in [0, 1]: query difficulty + system skill; `_nl` systems lose on
-    legal errors (the translation broke the question), `_fr` ones do not."""
+    legal errors (the translation broke the question), `_fr` ones do not; and the values on the corrected
+    questions (no loss: the correction restores what the error took)."""
     n = len(y)
     difficulty = rng.beta(2, 2, n)
-    out = []
+    out, fixed = [], []
     for k, name in enumerate(SYSTEMS):
         skill = 0.15 * k / len(SYSTEMS)
         v = np.clip(difficulty + skill + 0.15 * rng.standard_normal(n), 0, 1)
+        fixed.append(v)
         if name.endswith("_nl"):
             v = np.where(y, v * rng.uniform(0.0, 0.6, n), v)
         out.append(v)
-    return np.array(out)[:, None, :]
+    return np.array(out)[:, None, :], np.array(fixed)[:, None, :]
+
+
+def judge_corrected(full: np.ndarray, fixed: np.ndarray, y: np.ndarray, draws, names, metrics) -> pd.DataFrame:
+    """The corrected variant (cleaned.corrected_table) against the truth: each system's metric over every
+    judged question, a legal error's values replaced by its corrected ones."""
+    seen = np.any([d.drawn for d in draws], axis=0)
+    w = cleaned.weights(draws, y.astype(float), seen)
+    table = cleaned.corrected_table(names, full, fixed, y.astype(float), w, metrics)
+    table["truth"] = np.where(y, fixed, full).mean(axis=2).ravel()
+    table["covered"] = (table["ci_low"] <= table["truth"] + 1e-12) & (table["truth"] - 1e-12 <= table["ci_high"])
+    table["width"] = table["ci_high"] - table["ci_low"]
+    return table
 
 
 RATES = (0.02, 0.05, 0.1, 0.2, 0.3)
@@ -87,16 +104,19 @@ def synthetic(populations: int, seed: int = 0, rates=RATES) -> pd.DataFrame:
         _, draws = ppi_study.new_design(frame, y, "p_error", plan, seed * 1_000_003 + i)
         judged = np.sort(rng.choice(plan.n, size=203, replace=False))
         on = [cleaned.Aligned(d.batch, d.pool[judged], d.pi[judged], d.p[judged], d.drawn[judged]) for d in draws]
-        values = synthetic_values(rng, y[judged])
+        values, fixed = synthetic_values(rng, y[judged])
         if (~y[judged]).sum() == 0:
             continue
         r = judge(values, y[judged], on, SYSTEMS, ["metric"], seed)
         t = r["table"]
+        c = judge_corrected(values, fixed, y[judged], on, SYSTEMS, ["metric"])
+        c = c[c["system"].str.contains("_nl")]
         rows.append({"population": i, "rate": rate, "quality": quality, "reviewed": r["reviewed"],
                      "covered": float(t["covered"].mean()), "n_intervals": len(t),
                      "width_pts": 100 * float(t["width"].mean()),
                      "width_nl_pts": 100 * float(t[t["system"].str.endswith("_nl")]["width"].mean()),
-                     "ranks_inside": r["all_ranks"]})
+                     "ranks_inside": r["all_ranks"], "corrected_covered": float(c["covered"].mean()),
+                     "corrected_width_pts": 100 * float(c["width"].mean())})
     return pd.DataFrame(rows)
 
 
@@ -158,10 +178,49 @@ def real(data: str, oracles: int, seeds: int, cache: str | None = None) -> tuple
     return pd.DataFrame(rows), pd.concat(cells, ignore_index=True)
 
 
+def corrected_real(data: str, oracles: int, seeds: int, cache: str | None = None) -> pd.DataFrame:
+    """The corrected variant on the real split: the built-in BM25 (nl) retrieves each oracle's Dutch questions
+    (its full set, legal errors injected) and the experts' corrections (the oracle's correction is the original
+    Dutch), re-retrieved; the same campaigns as `real`. Truth: the metric over every judged question, each
+    legal error's question corrected."""
+    from bbsard_audit.app.simulation import clustered_oracle
+    from bbsard_audit.base.dataset import load_dataset
+    from bbsard_audit.eval.retrievers import make_retriever
+
+    metrics = parse_metrics(DEFAULT_METRICS)
+    labels = [m.name for m in metrics]
+    qrels = Qrels.read(f"{data}/runs/qrels_test203.trec")
+    depth = max(m.k for m in metrics)
+    dataset = load_dataset(data, with_corpus=True)
+    bm25 = make_retriever("bm25", "nl").index(dataset.corpus.ids, dataset.corpus.texts("nl"))
+    original = {str(p.id): p.target for p in dataset.select("test") if str(p.id) in qrels.relevant}
+    run = bm25.search(original, depth)
+    fixed = per_query_matrix(hit_matrix(run, qrels, qrels.qids, depth), metrics)
+    plan = ppi_study.StudyPlan()
+    cells = []
+    for o in range(oracles):
+        frame, legal = oracle_population(data, o, cache)
+        syn = clustered_oracle(load_dataset(data, with_corpus=False), "test", clusters=3, per_cluster=3, scattered=10, seed=o)
+        broken = {q: t for q, t in ((str(p.id), p.target) for p in syn.dataset.select("test"))
+                  if q in original and t.strip() != original[q].strip()}
+        full = per_query_matrix(hit_matrix(run.replace(bm25.search(broken, depth)), qrels, qrels.qids, depth), metrics)
+        index = {str(i): j for j, i in enumerate(frame["id"])}
+        judged = np.array([index[q] for q in qrels.qids])
+        y = legal[judged]
+        study = frame.assign(id=np.arange(1, len(frame) + 1))
+        for seed in range(1, seeds + 1):
+            _, draws = ppi_study.new_design(study, legal, "p_error", plan, seed)
+            on = [cleaned.Aligned(d.batch, d.pool[judged], d.pi[judged], d.p[judged], d.drawn[judged]) for d in draws]
+            cells.append(judge_corrected(full[None], fixed[None], y, on, ["bm25_nl"], labels).assign(oracle=o, seed=seed))
+        print(f"oracle {o}: {len(broken)} corrupted judged questions re-retrieved, "
+              f"{int((np.abs(full - fixed).sum(axis=0) > 0).sum())} of them change a metric", flush=True)
+    return pd.concat(cells, ignore_index=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True)
-    ap.add_argument("--part", default="synthetic,real")
+    ap.add_argument("--part", default="synthetic,real,corrected")
     ap.add_argument("--populations", type=int, default=200)
     ap.add_argument("--rates", default=",".join(map(str, RATES)), help="synthetic error rates drawn from")
     ap.add_argument("--seed", type=int, default=0, help="synthetic populations' seed")
@@ -175,12 +234,17 @@ def main() -> None:
     if "synthetic" in args.part:
         d = synthetic(args.populations, args.seed, [float(r) for r in args.rates.split(",")])
         by_rate = d.groupby("rate").agg(populations=("covered", "size"), covered=("covered", "mean"),
-                                        width_pts=("width_pts", "mean"), ranks_inside=("ranks_inside", "mean"),
+                                        width_pts=("width_pts", "mean"), width_nl_pts=("width_nl_pts", "mean"),
+                                        ranks_inside=("ranks_inside", "mean"),
                                         reviewed=("reviewed", "mean"))
         out["synthetic"] = {"covered": float(d["covered"].mean()), "width_pts": float(d["width_pts"].mean()),
                             "ranks_inside": float(d["ranks_inside"].mean()), "populations": len(d),
                             "by_rate": by_rate.round(4).reset_index().to_dict("records"),
-                            "by_quality": d.groupby("quality")["covered"].mean().round(4).to_dict()}
+                            "by_quality": d.groupby("quality")["covered"].mean().round(4).to_dict(),
+                            "corrected_covered": float(d["corrected_covered"].mean()),
+                            "corrected_by_rate": d.groupby("rate").agg(
+                                covered=("corrected_covered", "mean"),
+                                width_pts=("corrected_width_pts", "mean")).round(4).reset_index().to_dict("records")}
         print(json.dumps(out["synthetic"], indent=1), flush=True)
     if "real" in args.part:
         runs, cells = real(args.data, args.oracles, args.seeds, args.cache)
@@ -189,6 +253,7 @@ def main() -> None:
                        "covered_per_campaign_min": float(runs["covered"].min()),
                        "width_pts": float(100 * cells["width"].mean()), "width_nl_pts": float(100 * nl["width"].mean()),
                        "width_nl_pts_by_metric": (100 * nl.groupby("metric")["width"].mean()).round(2).to_dict(),
+                       "covered_nl": float(nl["covered"].mean()),
                        "width_pts_by_system": (100 * cells.groupby("system")["width"].mean()).round(2).to_dict(),
                        "covered_by_system": cells.groupby("system")["covered"].mean().round(4).to_dict(),
                        "covered_by_metric": cells.groupby("metric")["covered"].mean().round(4).to_dict(),
@@ -198,6 +263,13 @@ def main() -> None:
                        "reviewed_judged": float(runs["reviewed_judged"].mean()),
                        "errors_judged": runs.groupby("oracle")["errors_judged"].first().tolist()}
         print(json.dumps(out["real"], indent=1), flush=True)
+    if "corrected" in args.part:
+        c = corrected_real(args.data, args.oracles, args.seeds, args.cache)
+        out["corrected_real"] = {"intervals": len(c), "covered": float(c["covered"].mean()),
+                                 "width_pts": float(100 * c["width"].mean()),
+                                 "covered_by_metric": c.groupby("metric")["covered"].mean().round(4).to_dict(),
+                                 "width_pts_by_metric": (100 * c.groupby("metric")["width"].mean()).round(2).to_dict()}
+        print(json.dumps(out["corrected_real"], indent=1), flush=True)
     out["seconds"] = round(time.perf_counter() - started, 1)
     with open(args.out, "w") as fh:
         json.dump(out, fh, indent=1)
