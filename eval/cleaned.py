@@ -111,7 +111,12 @@ class Weights:
     def mean(self) -> np.ndarray:
         """The per-question variance weight, the mean of the two estimates: also the joint law of the
         pairwise differences (rank sets)."""
-        return (self.hat + self.model) / 2
+        return self.blend(self.hat, self.model)
+
+    def blend(self, design, model):
+        """The variance from its design-based and its model part: their mean; the model part alone when no
+        batch has entered (prediction only: there is no design estimate to average with)."""
+        return (design + model) / 2 if self.batches_used else model
 
 
 def align(campaign: CampaignDraws, qids: Sequence[str]) -> list[Aligned]:
@@ -179,6 +184,22 @@ def weights(draws: Sequence, y: np.ndarray, known: np.ndarray) -> Weights:
                    share**2 @ np.array(ht_models))
 
 
+ERRORS_LEFT_METHOD = ("expected = the campaign's estimate behind cleaned.csv (eval/cleaned.py): judged questions − "
+                      "the estimated count without a legal error − the legal errors found; upper bound = the upper "
+                      "end of that count's 95 % interval (the same variance), both over the judged questions without "
+                      "a verdict")
+
+
+def errors_left(w: Weights, y: np.ndarray, known: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
+    """(expected, upper bound) of the legal errors among the evaluated questions without a verdict, from the
+    same estimate as cleaned.csv (its denominator N̂ = coef · 1, whose variance is Σ mean): what the
+    fragility of a conclusion is compared with when a campaign is given."""
+    left = float(w.unreviewed)
+    expected = len(w.coef) - float(w.coef.sum()) - float(np.asarray(y)[np.asarray(known, bool)].sum())
+    high = expected + _z(level) * float(np.sqrt(w.mean.sum()))
+    return min(max(expected, 0.0), left), min(max(high, 0.0), left)
+
+
 @dataclass(frozen=True)
 class Cleaned:
     """The estimate for (systems x metrics): point, standard error, and per metric the simultaneous
@@ -232,8 +253,10 @@ def cleaned_table(est: Cleaned, metrics: Sequence[str], w: Weights, level: float
     rows = []
     for i, system in enumerate(est.names):
         for j, metric in enumerate(metrics):
-            v, h, f = est.value[i, j], z * est.se[i, j], est.full[i, j]
-            low, high = max(v - h, est.low[i, j]), min(v + h, est.high[i, j])  # the cleaned mean lies in the values' range
+            h, f, lo, hi = z * est.se[i, j], est.full[i, j], est.low[i, j], est.high[i, j]
+            # the cleaned mean lies in the values' range: the ratio's point (which may leave it) and interval kept there
+            v = min(max(est.value[i, j], lo), hi)
+            low, high = min(max(est.value[i, j] - h, lo), v), max(min(est.value[i, j] + h, hi), v)
             rows.append({"system": system, "metric": metric, "full": f, "cleaned": v, "ci_low": low,
                          "ci_high": high, "change": v - f, "change_low": low - f, "change_high": high - f,
                          "reviewed": w.reviewed, "unreviewed": w.unreviewed})
@@ -259,7 +282,7 @@ def corrected_table(names: Sequence[str], full: np.ndarray, fixed: np.ndarray, y
     legal = y.astype(bool)
     spread = (z[..., legal] ** 2).mean(axis=2) if legal.any() else np.zeros(full.shape[:2])
     value = full.mean(axis=2) + z @ w.ht / n
-    se = np.sqrt((z**2 @ w.ht_hat + spread * w.ht_model.sum()) / 2) / n
+    se = np.sqrt(w.blend(z**2 @ w.ht_hat, spread * w.ht_model.sum())) / n
     est = Cleaned(tuple(f"{s}.corrected" for s in names), full.mean(axis=2), value, se,
                   np.minimum(full, fixed).min(axis=2), np.maximum(full, fixed).max(axis=2),
                   np.zeros((full.shape[1], 0, 0)), np.zeros(full.shape[1]))
