@@ -141,6 +141,13 @@ def test_a_campaign_of_other_pairs_is_one_line_naming_how_many_differ(world):
     res = _eval(folder, folder / "out", "--campaign", camp)
     assert res.exit_code != 0 and "Traceback" not in res.output
     assert "3 of the 203 evaluated questions are not pairs of the campaign" in res.output
+    assert sum("not pairs of the campaign" in line for line in res.output.splitlines()) == 1
+    assert not (folder / "out" / "cleaned.csv").exists()
+    # another split altogether: every evaluated question differs, still one line
+    (folder / "qrels.trec").write_text("".join(f"{q} 0 rel{q} 1\n" for q in range(5001, 5001 + JUDGED)))
+    res = _eval(folder, folder / "out", "--campaign", camp)
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert "203 of the 203 evaluated questions are not pairs of the campaign" in res.output
     assert not (folder / "out" / "cleaned.csv").exists()
 
 
