@@ -206,12 +206,13 @@ def _tables(config: EvalConfig, inputs: _Inputs, corrected_runs: dict[str, Run],
     progress("FR-NL gap")
     gap_df = _fr_nl_gap(systems, full, metrics, verdicts, flags, config, inputs.layout.pair)
     per_query_df = _per_query(values, subsets, metrics, verdicts, flags)
-    fragility_df, exposure = _fragility(values, full, metrics, pairwise_df, verdicts, flags, inputs.estimate)
-    campaign_tables, campaign_meta = {}, {}
+    campaign_tables, campaign_meta, left = {}, {}, None
     if config.campaign is not None:
         progress("cleaned benchmark")
         corrected_systems = {n: values["corrected"][n] for n in corrected_runs if n in values.get("corrected", {})}
-        campaign_tables, campaign_meta = _cleaned(config, systems, corrected_systems, full, metrics, verdicts, warnings)
+        campaign_tables, campaign_meta, left = _cleaned(config, systems, corrected_systems, full, metrics, verdicts,
+                                                        warnings)
+    fragility_df, exposure = _fragility(values, full, metrics, pairwise_df, verdicts, flags, inputs.estimate, left)
     tables = {"metrics": metrics_df, "ranking_shift": shift_df, "pairwise": pairwise_df,
               "per_query": per_query_df, "null_model": null_df, "fr_nl_gap": gap_df,
               "fragility": fragility_df, **campaign_tables}
@@ -486,15 +487,21 @@ def _estimate_path(config) -> Path | None:
     return None
 
 
-def _fragility(values, full, metrics, pairwise, verdicts, flags, estimate):
+def _fragility(values, full, metrics, pairwise, verdicts, flags, estimate, left=None):
     """fragility.csv: every (metric, a, b) with a's full-set mean above b's, and how many judged
-    queries that conclusion rests on, against the legal errors expected among unverified queries."""
+    queries that conclusion rests on, against the legal errors expected among unverified queries: from
+    the campaign's estimate behind cleaned.csv when one is given (`left`: unreviewed, expected, upper
+    bound), else from estimate.json scaled by the audit's flags."""
     systems = values.get("full", {})
     names = list(systems)
     exposure: dict = {"definition": "removal_fragility = smallest k such that the k largest per-query "
                                     "differences a - b sum to at least the total difference (docs/metrics.md)"}
     expected = high = np.nan
-    if estimate is not None:
+    if left is not None:
+        unreviewed, expected, high = left
+        exposure |= {"unverified_judged_queries": unreviewed, "expected_errors_unverified": expected,
+                     "expected_errors_unverified_high": high, "method": cleaned.ERRORS_LEFT_METHOD}
+    elif estimate is not None:
         unverified = [q for q in full if verdicts is None or q not in verdicts.verdict]
         flagged = sum(1 for q in unverified if flags is not None and flags.get(q) is True)
         unflagged = sum(1 for q in unverified if flags is not None and flags.get(q) is False)
@@ -521,15 +528,17 @@ def _fragility(values, full, metrics, pairwise, verdicts, flags, estimate):
                          "n_queries": diffs.shape[1], "removal_fragility": int(fragility[p]),
                          "p_value": p_full.get((m.name, names[a[p]], names[b[p]]), np.nan),
                          "expected_errors_unverified": expected, "expected_errors_unverified_high": high,
-                         "robust": bool(fragility[p] > high) if estimate is not None else pd.NA})
+                         "robust": bool(fragility[p] > high) if estimate is not None or left is not None else pd.NA})
     frame = pd.DataFrame(rows, columns=FRAGILITY_COLUMNS)
     return frame.sort_values("removal_fragility", kind="stable", ignore_index=True), exposure
 
 
-def _cleaned(config, systems, corrected, full, metrics, verdicts, warnings) -> tuple[dict[str, pd.DataFrame], dict]:
-    """cleaned.csv, rank_sets.csv and cleaned_pairs.csv from the campaign's draws (eval/cleaned.py), and
-    what the sidecars say of them (method, assumptions, how many questions were reviewed); `corrected`: the
-    built-in runs re-retrieved on the corrected questions (`--corrected`), added as `NAME.corrected` rows."""
+def _cleaned(config, systems, corrected, full, metrics, verdicts, warnings):
+    """cleaned.csv, rank_sets.csv and cleaned_pairs.csv from the campaign's draws (eval/cleaned.py), what
+    the sidecars say of them (method, assumptions, how many questions were reviewed) and the legal errors
+    left among the judged questions without a verdict (unreviewed, expected, upper bound: the fragility's
+    bound); `corrected`: the built-in runs re-retrieved on the corrected questions (`--corrected`), added as
+    `NAME.corrected` rows."""
     from bbsard_audit.base.contracts.campaign_design import read_draws
 
     started = time.perf_counter()
@@ -565,7 +574,7 @@ def _cleaned(config, systems, corrected, full, metrics, verdicts, warnings) -> t
         "campaign_pairs_not_evaluated": len(campaign.population) - len(full),
         "level": cleaned.LEVEL, "critical_values": dict(zip(labels, map(float, est.critical))),
         "seconds": round(time.perf_counter() - started, 3)}}
-    return tables, meta
+    return tables, meta, (w.unreviewed, *cleaned.errors_left(w, y, known))
 
 
 def _per_query(values, subsets, metrics, verdicts, flags):

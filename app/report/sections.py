@@ -18,6 +18,7 @@ from bbsard_audit.base.contracts.calibration import Calibration
 from bbsard_audit.base.contracts.estimate import Estimate as ErrorRate
 from bbsard_audit.base.contracts.selftest import Selftest
 from bbsard_audit.base.contracts.verdicts import fingerprint
+from bbsard_audit.eval.cleaned import ERRORS_LEFT_METHOD
 from bbsard_audit.eval.fragility import SCALED_METHOD
 from bbsard_audit.eval.metrics import metric_sort_key  # report order = the metric registry's order
 from bbsard_audit.eval.ranking_shift import SIGNIFICANCE, order_survives  # one rule with eval's summary line
@@ -327,7 +328,7 @@ def evaluation_section(wd: Workdir) -> Section:
         _cleaned_subsection(sec.sub("Conclusions on the cleaned benchmark", key="evaluation-cleaned"), wd)
     frag = fragility(wd)
     if frag is not None:
-        _fragility_subsection(sec.sub("Fragile conclusions", key="evaluation-fragility"), frag)
+        _fragility_subsection(sec.sub("Fragile conclusions", key="evaluation-fragility"), frag, wd)
     metrics, shift = wd.table("metrics.csv"), wd.table("ranking_shift.csv")
     if metrics is not None:
         _metrics_subsections(sec, wd, metrics, shift)
@@ -511,25 +512,40 @@ def _cleaned_subsection(sub: Section, wd: Workdir) -> None:
                       ("metric", "system", "rank", "rank set"), rows, visible=sum(row[0] == headline for row in rows)))
 
 
-def _fragility_subsection(sub: Section, frag: pd.DataFrame) -> None:
-    """Every pairwise conclusion, the ones removing the fewest questions could undo first."""
+def _fragility_subsection(sub: Section, frag: pd.DataFrame, wd: Workdir) -> None:
+    """Every pairwise conclusion, the ones removing the fewest questions could undo first; with a campaign
+    (cleaned_pairs.csv), the bound is the campaign's estimate behind cleaned.csv and each conclusion's
+    fate on the cleaned benchmark is shown beside it."""
     has_bound = "robust" in frag.columns and frag["robust"].notna().any()
+    campaign = _campaign_bound(wd)
+    source = ("the campaign's estimate behind cleaned.csv, the same one as the cleaned benchmark's" if campaign
+              else "estimate.json's errors left, scaled to the judged questions not reviewed")
     sub.add(Text("A conclusion \"a beats b\" on the full set is fragile when removing a few judged questions "
                  "undoes it: `removal fragility` is the fewest questions whose removal leaves a no longer ahead "
                  "(docs/metrics.md)." + (" It is robust when that number exceeds the upper bound on legally "
                                          "inaccurate questions expected among the judged questions not reviewed "
-                                         "(estimate.json's errors left, scaled to the judged questions not reviewed)."
-                                         if has_bound else "")))
+                                         f"({source})." if has_bound else "")))
+    pairs = wd.table("cleaned_pairs.csv")
+    fate = {} if pairs is None else {(str(r.metric), str(r.system_a), str(r.system_b)): str(r.conclusion)
+                                     for r in pairs.itertuples()}
     order = frag.assign(is_robust=frag["robust"].fillna(False).astype(bool)) if has_bound else frag.assign(is_robust=False)
     order = order.sort_values(["is_robust", "removal_fragility"], kind="stable")
     rows = tuple((str(r.metric), str(r.system_a), str(r.system_b), num(r.delta),
                   num(getattr(r, "p_value", float("nan"))), f"{int(r.removal_fragility):,} of {int(r.n_queries):,}",
-                  *((num(r.expected_errors_unverified_high, 1), num(bool(r.is_robust))) if has_bound else ()))
+                  *((num(r.expected_errors_unverified_high, 1), num(bool(r.is_robust))) if has_bound else ()),
+                  *((fate.get((str(r.metric), str(r.system_a), str(r.system_b)), "–"),) if fate else ()))
                  for r in order.itertuples())
     columns = ("metric", "a (ahead)", "b", "Δ mean", "p (paired)", "undone by removing",
-               *(("expected errors, upper bound", "robust") if has_bound else ()))
+               *(("expected errors, upper bound", "robust") if has_bound else ()),
+               *(("on the cleaned benchmark",) if fate else ()))
     sub.add(Table("Pairwise conclusions on the full set, most fragile first (fragility.csv)", columns, rows,
                   visible=VISIBLE_ROWS))
+
+
+def _campaign_bound(wd: Workdir) -> bool:
+    """The fragility's bound came from the campaign's estimate behind cleaned.csv (eval --campaign)."""
+    exposure = (wd.sidecars.get("fragility.meta.json") or {}).get("fragility") or {}
+    return str(exposure.get("method", "")).startswith(ERRORS_LEFT_METHOD[:40])
 
 
 def _verified_first(frame: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -710,6 +726,7 @@ def findings_section(wd: Workdir, sections: list[Section]) -> Section:
                             f"{FLAG_COUNT_LABEL} in all." if kinds else "."), "audit-flags", "audit")
     say(corpus_finding(wd), "corpus-questions", "corpus")
     say(_estimate_finding(wd), "review-estimate", "review")
+    say(_cleaned_finding(wd), "evaluation-cleaned", "evaluation")
     for text in _shift_findings(wd):
         say(text, "evaluation-shift", "evaluation")
     text = _fragility_finding(fragility(wd), (wd.sidecars.get("fragility.meta.json") or {}).get("fragility") or {},
@@ -717,6 +734,37 @@ def findings_section(wd: Workdir, sections: list[Section]) -> Section:
     if text:
         say(text, "evaluation-fragility", "evaluation")
     return sec
+
+
+def _cleaned_finding(wd: Workdir) -> str:
+    """The evaluation's first answer when a campaign was given: the headline metric on the cleaned
+    benchmark (cleaned.csv), who ranks first with its rank set (rank_sets.csv), and how many full-set
+    conclusions hold, tie or flip there (cleaned_pairs.csv)."""
+    table = wd.table("cleaned.csv")
+    if table is None or not len(table):
+        return ""
+    plain = table[~table["system"].astype(str).str.endswith(".corrected")]
+    names = sorted(set(plain["metric"].astype(str)), key=metric_sort_key)
+    metric = next((m for m in HEADLINE_METRICS if m in names), names[0])
+    rows = plain[plain["metric"].astype(str) == metric]
+    moved = rows.loc[rows["change"].abs().idxmax()]
+    first = table.iloc[0]
+    text = (f"On the cleaned benchmark (every judged question without a legal error, estimated from "
+            f"{int(first['reviewed']):,} of {int(first['reviewed'] + first['unreviewed']):,} judged questions "
+            f"reviewed; cleaned.csv), the largest {metric} change is {moved['system']}'s: "
+            f"{with_ci(moved['change'], moved['change_low'], moved['change_high'])}")
+    ranks = wd.table("rank_sets.csv")
+    top = None if ranks is None else ranks[(ranks["metric"].astype(str) == metric) & (ranks["rank"] == 1)]
+    if top is not None and len(top):
+        r = top.iloc[0]
+        text += (f"; {r['system']} ranks first (simultaneous 95% rank set {int(r['rank_low'])}"
+                 + (f"–{int(r['rank_high'])}" if r["rank_high"] != r["rank_low"] else "") + ", rank_sets.csv)")
+    pairs = wd.table("cleaned_pairs.csv")
+    if pairs is not None and len(pairs):
+        counts = ", ".join(f"{int((pairs['conclusion'] == c).sum()):,} {word}"
+                           for c, word in (("holds", "hold"), ("tied", "tied"), ("flips", "flip")))
+        text += f"; of {len(pairs):,} full-set conclusions (every metric), {counts} on the cleaned benchmark"
+    return text + "."
 
 
 def _estimate_finding(wd: Workdir) -> str:
@@ -845,7 +893,9 @@ def _fragility_finding(frag: pd.DataFrame | None, exposure: dict, estimate: Erro
         among = (f"the {exposure['unverified_judged_queries']:,} judged questions not reviewed"
                  if "unverified_judged_queries" in exposure else "the judged questions not reviewed")
         left = estimate.errors_left if isinstance(estimate, ErrorRate) else None
-        if left is not None and str(exposure.get("method", "")).startswith(SCALED_METHOD[:40]):
+        if str(exposure.get("method", "")).startswith(ERRORS_LEFT_METHOD[:40]):
+            among += " (the campaign's estimate behind cleaned.csv)"
+        elif left is not None and str(exposure.get("method", "")).startswith(SCALED_METHOD[:40]):
             among += (f" (estimate.json's {left.unreviewed:,} unreviewed pairs, the same figures)"
                       if exposure.get("unverified_judged_queries") == left.unreviewed else
                       f" (a sub-population, scaled from estimate.json's {left.expected:.1f} expected among its "
