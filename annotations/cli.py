@@ -135,7 +135,7 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
          seed: Annotated[int, seed_option("Seed of the campaign's draws (recorded at the start; each "
                                                 "`--next` batch draws with (seed, batch number)).")] = 0,
          overlap: Annotated[int, typer.Option(help="Annotations wanted per task.")] = 2,
-         batch_size: Annotated[int, typer.Option(help="Tasks per import request.")] = 250,
+         batch_size: Annotated[int, typer.Option("--request-size", metavar="N", help="Tasks per import request.")] = 250,
          update_config: Annotated[bool, typer.Option(help="Add the span labels to a project created with an older "
                                                           "labelling config (nothing is removed).")] = False,
          url: Url = None, config: Config = None, retries: Retries = 3, timeout: Timeout = 60.0) -> None:
@@ -411,32 +411,48 @@ def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], camp
             plan = state.design()
         else:
             design = state.design_queue()
-    if split != "all":
-        splits = sorted(population["split"].unique())
-        population = population[population["split"] == split]
-        if population.empty:
-            raise InputError(f"no audited pair in split {split!r} (the audit has: {', '.join(splits) or 'none'})",
-                             file=str(audit))
+    population = _in_split(population, split, audit)
     if campaign is not None and state.drawn:
-        from .draw import campaign_estimate
-
-        result = campaign_estimate(population, judged, state, level=level, goal=goal)
-        result.verdicts = verdicts_used(judged)
-        for batch, n in state.blocked(set(population["id"].map(as_id)), set(judged["id"].map(as_id))):
-            result.assumptions.append(f"batch {batch}'s pool left out {n} pair(s) of this population that have no "
-                                      "final verdict (not in the audit it was drawn from, or annotated but unresolved "
-                                      "when it was drawn): it enters this estimate once they have one, else only an "
-                                      "estimate without them (the --split of its audit)")
+        result = _drawn_estimate(population, judged, state, level, goal)
         return result, inputs | {"verdicts": verdicts, "prediction": result.design.prediction}
     result = compute_estimate(population, judged, design, level=level, seed=seed, design=plan, goal=goal)
     if campaign is not None:  # an older campaign.json: read with the estimator of its own format
-        from bbsard_audit.base.contracts.estimate import DesignInfo
-
-        fmt = state.record["format"]
-        result.design = DesignInfo(fmt, f"post-stratified (campaign format {fmt}, before probability draws)")
-        result.assumptions.append(f"campaign.json is format {fmt} (its batches are not probability draws): read "
-                                  "with that format's own estimator; a new campaign draws every batch")
+        _older_format(result, state.record["format"])
     return result, inputs | {"verdicts": verdicts}
+
+
+def _in_split(population: pd.DataFrame, split: str, audit: Path) -> pd.DataFrame:
+    if split == "all":
+        return population
+    splits = sorted(population["split"].unique())
+    population = population[population["split"] == split]
+    if population.empty:
+        raise InputError(f"no audited pair in split {split!r} (the audit has: {', '.join(splits) or 'none'})",
+                         file=str(audit))
+    return population
+
+
+def _drawn_estimate(population: pd.DataFrame, judged: pd.DataFrame, state, level: float, goal: Goal):
+    """A format-3 campaign's prediction-powered estimate, saying which pairs its pools left out."""
+    from .draw import campaign_estimate
+
+    result = campaign_estimate(population, judged, state, level=level, goal=goal)
+    result.verdicts = verdicts_used(judged)
+    for batch, n in state.blocked(set(population["id"].map(as_id)), set(judged["id"].map(as_id))):
+        result.assumptions.append(f"batch {batch}'s pool left out {n} pair(s) of this population that have no "
+                                  "final verdict (not in the audit it was drawn from, or annotated but unresolved "
+                                  "when it was drawn): it enters this estimate once they have one, else only an "
+                                  "estimate without them (the --split of its audit)")
+    return result
+
+
+def _older_format(result, fmt: int) -> None:
+    """An older campaign's estimate says its design and why it is not a draw's."""
+    from bbsard_audit.base.contracts.estimate import DesignInfo
+
+    result.design = DesignInfo(fmt, f"post-stratified (campaign format {fmt}, before probability draws)")
+    result.assumptions.append(f"campaign.json is format {fmt} (its batches are not probability draws): read "
+                              "with that format's own estimator; a new campaign draws every batch")
 
 
 def _report_missed(result) -> None:

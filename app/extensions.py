@@ -11,6 +11,7 @@ from typing import Callable, Protocol
 
 from bbsard_audit.audit.checks.base import Check
 from bbsard_audit.audit.corpus.checks.base import DocCheck
+from bbsard_audit.audit import registry  # noqa: F401  (completes DECLARED)
 from bbsard_audit.audit.signals import DECLARED, Declared
 from bbsard_audit.base import languages
 from bbsard_audit.base.sources import registry as sources

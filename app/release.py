@@ -260,14 +260,11 @@ def _build_release(dataset: Dataset, given: ReviewInputs, out: Path, policy: Rel
 
 def _refuse_stale(estimate: Estimate | None, judged: Verdicts, path: Path | None, verdicts: str | Path) -> None:
     """A card never quotes an estimate computed from other verdicts than the release's (the final verdicts
-    it records, contracts/estimate.py `VerdictsUsed`); one from before that record is taken as it is."""
-    if estimate is None or estimate.verdicts is None:
-        return
-    n, sha = judged.fingerprint
-    if sha != estimate.verdicts.sha256:
+    it records, contracts/estimate.py `Estimate.stale`)."""
+    if estimate is not None and estimate.stale(judged.fingerprint):
         raise InputError(f"{Path(str(path)).name} is stale: it was computed from {estimate.verdicts.final:,} final "
-                         f"verdict(s), {Path(verdicts).name} now holds {n:,} other ones; re-run `annotate estimate` "
-                         "(or give --estimate the current one)", file=str(path))
+                         f"verdict(s), {Path(verdicts).name} now holds {judged.fingerprint[0]:,} other ones; re-run "
+                         "`annotate estimate` (or give --estimate the current one)", file=str(path))
 
 
 @dataclass(frozen=True)
@@ -498,64 +495,20 @@ def dataset_card(dataset: Dataset, summary: ReleaseSummary, docs: dict, splits: 
     own name, with the licence and citation its manifest gives, else "not recorded". Outside text
     (names, revisions, citations) is escaped for the YAML front matter, Markdown and HTML."""
     langs = dataset.pair
-    source_name, target_name = langs.names
+    target_name = langs.names[1]
     bbsard = _is_bbsard(dataset)
     name = "bBSARD" if bbsard else dataset.source_id
     pretty, title, claim = _verification_claim(summary, name, target_name)
     if summary.illustrative:  # no expert reviewed anything: the name and title never say expert-verified
         pretty, title = (t.replace("expert-verified", "verified by illustrative verdicts, no expert review")
                          for t in (pretty, title))
-    configs = [(s, {lang: f"questions_{lang}_{s}.csv" for lang in langs}) for s in splits]
-    if dataset.corpus is not None:
-        configs.insert(0, ("corpus", {lang: f"articles_{lang}.csv" for lang in langs}))
-    yaml = "\n".join(f"- config_name: {c}\n  data_files:\n" + "".join(
-        f"  - split: {lang}\n    path: {path}\n" for lang, path in files.items()) for c, files in configs)
     licence_id = "cc-by-nc-sa-4.0" if bbsard else (dataset.license or "unknown")
-    header = (f"---\nlicense: {licence_id}\nlanguage:\n- {langs[0]}\n- {langs[1]}\ntask_categories:\n- text-retrieval\n"
-              f"pretty_name: {yaml_text(pretty)}\nconfigs:\n{yaml}---\n")
-    policy = summary.policy
+    header = _front_matter(dataset, splits, pretty, licence_id)
     count_rows = "\n".join(f"| {s} | " + " | ".join(str(summary.counts.get(s, {}).get(st, 0)) for st in STATUSES)
                            + f" | {sum(summary.counts.get(s, {}).values())} |" for s in splits)
     statuses = "\n".join(f"- `{s}`: {m}" for s, m in STATUS_MEANING.items())
-    removed = ("Legally inaccurate translations without a correction are **removed** from the question files "
-               f"({summary.removed} pair(s)); they are listed in `CHANGELOG.csv`." if policy.legal == "exclude" else
-               "Legally inaccurate translations without a correction are **kept and marked** "
-               "`verification = excluded`; filter them out for evaluation.")
-    minor = ("Uncorrected pairs with only a minor issue count as `verified`." if policy.keep_minor else
-             "Uncorrected pairs with a minor issue are treated like legally inaccurate ones.")
-    stats = []
-    for doc, heading in (("agreement", "Inter-annotator agreement"), ("estimate", "Estimated error rate")):
-        found = docs[doc].named_values() if doc in docs else []
-        if found:
-            scope = "" if doc == "agreement" or rate is None else f", {rate.named}; per stratum: over its reviewed pairs"
-            left = docs[doc].errors_left if doc == "estimate" else None
-            stats.append(f"**{heading}** (`{doc}.json`{scope}):\n\n| measure | value | 95% CI |\n|---|---|---|\n" + "\n".join(
-                f"| {e.name} | {e.value:.3g} | " + (f"[{e.ci_low:.3g}, {e.ci_high:.3g}]" if e.ci_low is not None else "–")
-                + " |" for e in found[:20]) + (f"\n\nLegal errors left: {left.sentence(docs[doc].level)}."
-                                                if left is not None else "")
-                + ("\n\nFrom illustrative verdicts, not a real expert review." if summary.illustrative else ""))
-        else:
-            where = (looked or {}).get(doc, "next to the verdicts")
-            stats.append(f"**{heading}**: not available (no `{doc}.json` {where}).")
-    stats_text = "\n\n".join(stats)
-    shown = md_text(name)
-    if bbsard:
-        about = """A cleaned release of bBSARD (bilingual Belgian Statutory Article Retrieval Dataset): the French
-questions of BSARD with their Dutch machine translations, for review by legal experts. Dutch questions
-inherit the French relevance labels, so a mistranslated legal term silently corrupts the Dutch
-benchmark; this release replaces Dutch questions by the experts' corrections where given and marks
-every pair with a `verification` status."""
-        licence, citation = "CC BY-NC-SA 4.0, as bBSARD and BSARD.", CITATION
-    else:
-        about = (f"A cleaned release of {shown}: its {source_name} questions with their {target_name} "
-                 f"translations, for review by experts. The {target_name} questions inherit the {source_name} "
-                 f"relevance labels; this release replaces {target_name} questions by the experts' corrections "
-                 "where given and marks every pair with a `verification` status.")
-        licence = (f"`{licence_id}`, as recorded in the dataset's manifest." if dataset.license else
-                   "Not recorded: the dataset's manifest names no licence. Check the licences of its source and "
-                   "target benchmarks before sharing this release.")
-        citation = (_fenced(dataset.citation, "bibtex") if dataset.citation else
-                    "Not recorded: the dataset's manifest gives no citation.")
+    stats_text = _review_quality(summary, docs, looked, rate)
+    about, licence, citation = _about(dataset, name, licence_id)
     hf_note = ", as on `clips/bBSARD`" if bbsard else ""
     return f"""{header}
 # {md_text(title)}
@@ -576,7 +529,7 @@ Made by `bbsard-audit release` from {md_code(dataset.source_id)} (revision {md_c
 
 ## Policy
 
-{removed} {minor} `CHANGELOG.csv` lists every changed pair (id, split, old and new {target_name}, verdict,
+{_policy(summary)} `CHANGELOG.csv` lists every changed pair (id, split, old and new {target_name}, verdict,
 annotators, date). The {target_name} files' metadata columns (category, subcategory, extra_description) are
 kept as found in the source.
 
@@ -600,6 +553,73 @@ kept as found in the source.
 
 {citation}
 """
+
+
+def _policy(summary: ReleaseSummary) -> str:
+    """What the release did with legally inaccurate and minor-issue pairs left uncorrected."""
+    policy = summary.policy
+    removed = ("Legally inaccurate translations without a correction are **removed** from the question files "
+               f"({summary.removed} pair(s)); they are listed in `CHANGELOG.csv`." if policy.legal == "exclude" else
+               "Legally inaccurate translations without a correction are **kept and marked** "
+               "`verification = excluded`; filter them out for evaluation.")
+    minor = ("Uncorrected pairs with only a minor issue count as `verified`." if policy.keep_minor else
+             "Uncorrected pairs with a minor issue are treated like legally inaccurate ones.")
+    return f"{removed} {minor}"
+
+
+def _front_matter(dataset: Dataset, splits: list[str], pretty: str, licence_id: str) -> str:
+    """The card's YAML front matter: licence, languages, name and the configs' data files."""
+    langs = dataset.pair
+    configs = [(s, {lang: f"questions_{lang}_{s}.csv" for lang in langs}) for s in splits]
+    if dataset.corpus is not None:
+        configs.insert(0, ("corpus", {lang: f"articles_{lang}.csv" for lang in langs}))
+    yaml = "\n".join(f"- config_name: {c}\n  data_files:\n" + "".join(
+        f"  - split: {lang}\n    path: {path}\n" for lang, path in files.items()) for c, files in configs)
+    return (f"---\nlicense: {licence_id}\nlanguage:\n- {langs[0]}\n- {langs[1]}\ntask_categories:\n- text-retrieval\n"
+            f"pretty_name: {yaml_text(pretty)}\nconfigs:\n{yaml}---\n")
+
+
+def _review_quality(summary: ReleaseSummary, docs: dict, looked: dict[str, str] | None, rate: Figure | None) -> str:
+    """Agreement and the estimate with their CIs, or where each file was looked for."""
+    stats = []
+    for doc, heading in (("agreement", "Inter-annotator agreement"), ("estimate", "Estimated error rate")):
+        found = docs[doc].named_values() if doc in docs else []
+        if found:
+            scope = "" if doc == "agreement" or rate is None else f", {rate.named}; per stratum: over its reviewed pairs"
+            left = docs[doc].errors_left if doc == "estimate" else None
+            stats.append(f"**{heading}** (`{doc}.json`{scope}):\n\n| measure | value | 95% CI |\n|---|---|---|\n" + "\n".join(
+                f"| {e.name} | {e.value:.3g} | " + (f"[{e.ci_low:.3g}, {e.ci_high:.3g}]" if e.ci_low is not None else "–")
+                + " |" for e in found[:20]) + (f"\n\nLegal errors left: {left.sentence(docs[doc].level)}."
+                                                if left is not None else "")
+                + ("\n\nFrom illustrative verdicts, not a real expert review." if summary.illustrative else ""))
+        else:
+            where = (looked or {}).get(doc, "next to the verdicts")
+            stats.append(f"**{heading}**: not available (no `{doc}.json` {where}).")
+    return "\n\n".join(stats)
+
+
+def _about(dataset: Dataset, name: str, licence_id: str) -> tuple[str, str, str]:
+    """(about, licence, citation): bBSARD's own, or another benchmark's from its manifest."""
+    source_name, target_name = dataset.pair.names
+    shown = md_text(name)
+    if _is_bbsard(dataset):
+        about = """A cleaned release of bBSARD (bilingual Belgian Statutory Article Retrieval Dataset): the French
+questions of BSARD with their Dutch machine translations, for review by legal experts. Dutch questions
+inherit the French relevance labels, so a mistranslated legal term silently corrupts the Dutch
+benchmark; this release replaces Dutch questions by the experts' corrections where given and marks
+every pair with a `verification` status."""
+        licence, citation = "CC BY-NC-SA 4.0, as bBSARD and BSARD.", CITATION
+    else:
+        about = (f"A cleaned release of {shown}: its {source_name} questions with their {target_name} "
+                 f"translations, for review by experts. The {target_name} questions inherit the {source_name} "
+                 f"relevance labels; this release replaces {target_name} questions by the experts' corrections "
+                 "where given and marks every pair with a `verification` status.")
+        licence = (f"`{licence_id}`, as recorded in the dataset's manifest." if dataset.license else
+                   "Not recorded: the dataset's manifest names no licence. Check the licences of its source and "
+                   "target benchmarks before sharing this release.")
+        citation = (_fenced(dataset.citation, "bibtex") if dataset.citation else
+                    "Not recorded: the dataset's manifest gives no citation.")
+    return about, licence, citation
 
 
 def push_to_hub(release: Path, repo: str) -> str:

@@ -167,9 +167,9 @@ class SimulationOptions:
         if self.batch < 1 or self.seeds < 1:
             raise InputError("--batch and --seeds must be at least 1")
         if self.control < 0 or self.budget < 1:
-            raise InputError("need --control >= 0 and --budget >= 1")
+            raise InputError("need --control >= 0 and --reviews >= 1")
         if self.control > self.budget:
-            raise InputError(f"--budget {self.budget} is smaller than the start batch (--control {self.control}): "
+            raise InputError(f"--reviews {self.budget} is smaller than the start batch (--control {self.control}): "
                              "the campaign would review more pairs than its budget")
         if not 0 <= self.explore < 1:
             raise InputError("--explore must be in [0, 1)")

@@ -1,3 +1,4 @@
-"""Audit stage: flag suspect Dutch translations of bBSARD questions with explained risk scores."""
+"""Audit stage: flag suspect Dutch translations of bBSARD questions with explained risk scores.
 
-from . import registry  # noqa: F401  (the top of the stage: every signal module declares, whatever is imported first)
+It imports nothing, so `audit/options.py` stays light: the modules that read the signals' declarations
+(risk, perror, ranking, calibration, flagdoc) import `audit/registry.py`, which completes them."""

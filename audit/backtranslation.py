@@ -23,12 +23,12 @@ from sacrebleu.metrics import BLEU, CHRF, TER
 
 from bbsard_audit.base.contracts.table import STRING_ID
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.sources.model import MAX_QUESTION_CHARS
 from bbsard_audit.base.languages import LanguagePair
 from bbsard_audit.base.untrusted import nfc, text_lines, text_problem
 
 from bbsard_audit.base.embeddings import Embedder
 from .findings import Finding
+from .options import MAX_QUESTION_CHARS
 from .signal_cache import fingerprint
 from .signals import Batch, Rule, ScorerSignal, SignalResult
 

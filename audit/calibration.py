@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from bbsard_audit.base.contracts.audit import Layout
+from bbsard_audit.base.contracts.audit import Layout, error_score
 from bbsard_audit.base.contracts.calibration import (CALIBRATION_CSV, Calibration, Combined, Reliability,
                                                      ReliabilityBin, SignalRow)
 from bbsard_audit.base.contracts.error_model import ErrorModel
@@ -118,7 +118,7 @@ def calibrate(audit_csv: str | Path, verdicts: str | Path, positive: str = "lega
         rows.append({"signal": flag, "kind": "flag", "direction": "raised", "roc_auc": roc_auc(y, raised.astype(float)),
                      "precision": p, "recall": r, "n_raised": int(raised.sum())})
     table = pd.DataFrame(rows)
-    score = "p_error" if "p_error" in merged.columns else "risk"  # an audit from before p_error: its risk
+    score = error_score(merged.columns)
     scope = f"the {len(merged)} reviewed pairs with a verdict (a risk-ordered review: not the whole split)"
     own = reliability_record(merged[score].to_numpy(float), y, score, scope)
     model = refit = None

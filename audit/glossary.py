@@ -349,7 +349,7 @@ class _PairMatcher:
         legit_elsewhere = {_plain(t).lower() for ids in readings.values() for i in ids
                            for t in self.accepted(self._by_id[i])}
         out: list[Finding] = []
-        matched = missing = n_rejected = n_non_belgian = 0
+        matched = missing = n_rejected = 0
         for entry_id in expected_ids:
             entry = self._by_id[entry_id]
             wrong = [m for m in rejected if m.key == entry_id
@@ -375,19 +375,26 @@ class _PairMatcher:
                 reason = (f"{self._src} '{source_form[entry_id]}' expects '{expects}'; not found in {self._tgt}"
                           + _learned(entry))
             out.append(Finding(flag, reason, spans))
+        non_belgian = self._non_belgian(target, rejected, legit_elsewhere)
+        out += non_belgian
+        return out, (len(expected_ids), matched, missing, n_rejected, len(non_belgian))
+
+    def _non_belgian(self, target: Tokens, rejected: Sequence[Match], legit_elsewhere: set[str]) -> list[Finding]:
+        """One finding per Netherlands rendering in the target (longest first, never two overlapping),
+        unless it is the accepted rendering of an entry the source contains."""
+        out: list[Finding] = []
         reported: list = []
         for m in sorted(rejected, key=lambda m: m.start - m.end):  # longest first
             r = self._rejection[(m.key, m.term)]
             if r.kind != "netherlands" or m.term.lower() in legit_elsewhere or any(m.overlaps(o) for o in reported):
                 continue
             reported.append(m)
-            n_non_belgian += 1
             entry = self._by_id[m.key]
             belgian = " / ".join(_plain(t) for t in self.named(entry)[:2])
             out.append(Finding("non_belgian", f"{self._tgt} '{_surface(target, m)}' is Netherlands usage; Belgian law "
                                               f"says '{belgian}' ({r.reason})" + _learned(entry, r),
                                _spans("target", target, [m], "non_belgian")))
-        return out, (len(expected_ids), matched, missing, n_rejected, n_non_belgian)
+        return out
 
 
 def _unrendered(entry_id: str, readings: dict[str, list[str]], expected: Sequence[Match],

@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.sources.model import MAX_QUESTION_CHARS
 
+MAX_QUESTION_CHARS = 20_000
+"""Default `audit --max-question-chars`: a question is a sentence or a paragraph (bBSARD's longest has
+281 characters, BEIR's argument-style queries a few thousand); a line of megabytes is a broken
+file, which the embedder would otherwise read window by window for hours."""
 CONTROL_HELP = ("Plus a control sample of M pairs drawn from every pair outside the risk queue (flagged or not), "
                 "stratified by split x start-risk band, each pair with a known inclusion probability.")
 """`audit --control`, in the words the README uses too (pipeline.review_queue draws it)."""

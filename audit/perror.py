@@ -29,7 +29,7 @@ from bbsard_audit.base.io import digest_of
 from bbsard_audit.base.stats import penalised_logistic
 
 from . import ranking
-from .signals import flag_specs
+from .registry import flag_specs
 from .risk import SEVERITIES, RiskConfig
 
 POSITIVES = {"legal": {"legal"}, "minor+legal": {"minor", "legal"}}

@@ -27,7 +27,7 @@ from bbsard_audit.base.contracts.learned import RankingModel
 from bbsard_audit.base.languages import LanguagePair
 from bbsard_audit.base.stats import penalised_logistic
 
-from .signals import flag_specs
+from .registry import flag_specs
 
 PRIOR_PRECISION = 100.0
 """Gaussian prior precision of each coefficient (worth ~100 verdicts), on standardised signals and

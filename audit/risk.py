@@ -26,7 +26,8 @@ from bbsard_audit.base import languages
 from bbsard_audit.base.languages import LanguagePair
 
 from .findings import Finding
-from .signals import Rule, default_signal_rules, default_weights, flag_specs
+from .registry import default_signal_rules, default_weights, flag_specs
+from .signals import Rule
 
 DEFAULT_CONFIG = Path(__file__).with_name("default_config.toml")
 

@@ -50,11 +50,13 @@ def seed_option(help: str, *names: str, **kwargs) -> typer.models.OptionInfo:
 
 
 OLD_SPELLINGS: dict[str, dict[str, str]] = {
-    "annotate push": {"--config": "--ls-config"},
+    "annotate push": {"--config": "--ls-config", "--batch-size": "--request-size"},
     "annotate pull": {"--config": "--ls-config"},
     "annotate status": {"--config": "--ls-config"},
     "audit": {"--runs-fr": "--runs-source", "--runs-nl": "--runs-target",
               "--src-lang": "--translator-src-lang", "--tgt-lang": "--translator-tgt-lang"},
+    "audit corpus": {"--batch-size": "--docs-per-batch"},
+    "campaign simulate": {"--budget": "--reviews"},
 }
 """Option names renamed so that one name has one meaning across commands: command -> {old: new}. An old
 spelling still works (command lines written before the rename keep working) and is not shown in --help;

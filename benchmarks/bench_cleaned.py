@@ -1,9 +1,9 @@
 """Issue 34: coverage of `eval --campaign`'s cleaned-benchmark intervals and rank sets (eval/cleaned.py).
 
-Two parts, each a campaign drawn as `annotate push --campaign` + `--next 14` draw it (app/ppi_study.new_design:
+Two parts, each a campaign drawn as `annotate push --campaign` + `--next 14` draw it (benchmarks/ppi_study.new_design:
 start queue 14 control pairs, batches of 14, budget 70, the default draw rule):
 
-- `synthetic`: app/ppi_study.world populations of 222 pairs (error rate 2-30 %, prediction quality 0-3),
+- `synthetic`: benchmarks/ppi_study.world populations of 222 pairs (error rate 2-30 %, prediction quality 0-3),
   six synthetic systems whose per-query values drop on legal errors (Dutch-like) or not (French-like),
   203 of the 222 pairs judged. Truth: each system's mean over the judged pairs without a legal error.
 - `real`: the real bBSARD test split (222 pairs, its real audit's p_error) with `clustered_oracle` errors
@@ -12,6 +12,10 @@ start queue 14 control pairs, batches of 14, budget 70, the default draw rule):
 
 Per campaign: do the 95 % intervals cover each (system, metric)'s truly cleaned value, how wide are they,
 is every system's true rank in its simultaneous rank set (per metric, and all metrics at once)?
+
+The synthetic part also scores the corrected variant (`NAME.corrected` rows, cleaned.corrected_table): the
+`_nl` systems' values on the corrected questions are the values the legal error took away. The real split
+cannot: re-retrieving a correction needs the article corpus, which ../shared/data/bbsard does not hold.
 
 Usage: python benchmarks/bench_cleaned.py --data ../shared/data/bbsard [--part real,synthetic]
 [--oracles 6] [--seeds 20] [--populations 200] [--out benchmarks/results/bench_cleaned.json]
@@ -26,9 +30,10 @@ import time
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.app import ppi_study
+import ppi_study
 from bbsard_audit.eval import cleaned
-from bbsard_audit.eval.metrics import DEFAULT_METRICS, hit_matrix, parse_metrics, per_query_matrix
+from bbsard_audit.eval.metrics import hit_matrix, parse_metrics, per_query_matrix
+from bbsard_audit.eval.options import DEFAULT_METRICS
 from bbsard_audit.eval.runs import Qrels, Run
 
 SYSTEMS = ("bm25_fr", "bm25_nl", "e5_fr", "e5_nl", "jina_fr", "jina_nl")
@@ -58,19 +63,33 @@ def judge(values: np.ndarray, y: np.ndarray, draws, names, metrics, seed: int) -
             "metric_ranks": per_metric}
 
 
-def synthetic_values(rng, y: np.ndarray) -> np.ndarray:
+def synthetic_values(rng, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(6 systems x 1 metric x n) values in [0, 1]: query difficulty + system skill; `_nl` systems lose on
-    legal errors (the translation broke the question), `_fr` ones do not."""
+    legal errors (the translation broke the question), `_fr` ones do not; and the values on the corrected
+    questions (no loss: the correction restores what the error took)."""
     n = len(y)
     difficulty = rng.beta(2, 2, n)
-    out = []
+    out, fixed = [], []
     for k, name in enumerate(SYSTEMS):
         skill = 0.15 * k / len(SYSTEMS)
         v = np.clip(difficulty + skill + 0.15 * rng.standard_normal(n), 0, 1)
+        fixed.append(v)
         if name.endswith("_nl"):
             v = np.where(y, v * rng.uniform(0.0, 0.6, n), v)
         out.append(v)
-    return np.array(out)[:, None, :]
+    return np.array(out)[:, None, :], np.array(fixed)[:, None, :]
+
+
+def judge_corrected(full: np.ndarray, fixed: np.ndarray, y: np.ndarray, draws, names, metrics) -> pd.DataFrame:
+    """The corrected variant (cleaned.corrected_table) against the truth: each system's metric over every
+    judged question, a legal error's values replaced by its corrected ones."""
+    seen = np.any([d.drawn for d in draws], axis=0)
+    w = cleaned.weights(draws, y.astype(float), seen)
+    table = cleaned.corrected_table(names, full, fixed, y.astype(float), w, metrics)
+    table["truth"] = np.where(y, fixed, full).mean(axis=2).ravel()
+    table["covered"] = (table["ci_low"] <= table["truth"] + 1e-12) & (table["truth"] - 1e-12 <= table["ci_high"])
+    table["width"] = table["ci_high"] - table["ci_low"]
+    return table
 
 
 RATES = (0.02, 0.05, 0.1, 0.2, 0.3)
@@ -87,16 +106,19 @@ def synthetic(populations: int, seed: int = 0, rates=RATES) -> pd.DataFrame:
         _, draws = ppi_study.new_design(frame, y, "p_error", plan, seed * 1_000_003 + i)
         judged = np.sort(rng.choice(plan.n, size=203, replace=False))
         on = [cleaned.Aligned(d.batch, d.pool[judged], d.pi[judged], d.p[judged], d.drawn[judged]) for d in draws]
-        values = synthetic_values(rng, y[judged])
+        values, fixed = synthetic_values(rng, y[judged])
         if (~y[judged]).sum() == 0:
             continue
         r = judge(values, y[judged], on, SYSTEMS, ["metric"], seed)
         t = r["table"]
+        c = judge_corrected(values, fixed, y[judged], on, SYSTEMS, ["metric"])
+        c = c[c["system"].str.contains("_nl")]
         rows.append({"population": i, "rate": rate, "quality": quality, "reviewed": r["reviewed"],
                      "covered": float(t["covered"].mean()), "n_intervals": len(t),
                      "width_pts": 100 * float(t["width"].mean()),
                      "width_nl_pts": 100 * float(t[t["system"].str.endswith("_nl")]["width"].mean()),
-                     "ranks_inside": r["all_ranks"]})
+                     "ranks_inside": r["all_ranks"], "corrected_covered": float(c["covered"].mean()),
+                     "corrected_width_pts": 100 * float(c["width"].mean())})
     return pd.DataFrame(rows)
 
 
@@ -175,12 +197,17 @@ def main() -> None:
     if "synthetic" in args.part:
         d = synthetic(args.populations, args.seed, [float(r) for r in args.rates.split(",")])
         by_rate = d.groupby("rate").agg(populations=("covered", "size"), covered=("covered", "mean"),
-                                        width_pts=("width_pts", "mean"), ranks_inside=("ranks_inside", "mean"),
+                                        width_pts=("width_pts", "mean"), width_nl_pts=("width_nl_pts", "mean"),
+                                        ranks_inside=("ranks_inside", "mean"),
                                         reviewed=("reviewed", "mean"))
         out["synthetic"] = {"covered": float(d["covered"].mean()), "width_pts": float(d["width_pts"].mean()),
                             "ranks_inside": float(d["ranks_inside"].mean()), "populations": len(d),
                             "by_rate": by_rate.round(4).reset_index().to_dict("records"),
-                            "by_quality": d.groupby("quality")["covered"].mean().round(4).to_dict()}
+                            "by_quality": d.groupby("quality")["covered"].mean().round(4).to_dict(),
+                            "corrected_covered": float(d["corrected_covered"].mean()),
+                            "corrected_by_rate": d.groupby("rate").agg(
+                                covered=("corrected_covered", "mean"),
+                                width_pts=("corrected_width_pts", "mean")).round(4).reset_index().to_dict("records")}
         print(json.dumps(out["synthetic"], indent=1), flush=True)
     if "real" in args.part:
         runs, cells = real(args.data, args.oracles, args.seeds, args.cache)
@@ -189,6 +216,7 @@ def main() -> None:
                        "covered_per_campaign_min": float(runs["covered"].min()),
                        "width_pts": float(100 * cells["width"].mean()), "width_nl_pts": float(100 * nl["width"].mean()),
                        "width_nl_pts_by_metric": (100 * nl.groupby("metric")["width"].mean()).round(2).to_dict(),
+                       "covered_nl": float(nl["covered"].mean()),
                        "width_pts_by_system": (100 * cells.groupby("system")["width"].mean()).round(2).to_dict(),
                        "covered_by_system": cells.groupby("system")["covered"].mean().round(4).to_dict(),
                        "covered_by_metric": cells.groupby("metric")["covered"].mean().round(4).to_dict(),

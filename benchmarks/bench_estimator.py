@@ -1,6 +1,6 @@
 """Coverage, width and speed of the error-rate estimator (annotations/estimate.py), issue 14.
 
-1. Coverage study (app/estimator_study.py): synthetic populations of 200 and 1,108 pairs with a
+1. Coverage study (benchmarks/estimator_study.py): synthetic populations of 200 and 1,108 pairs with a
    known truth, error rates 2-30 %, risk from useless to strong, control samples of 14-60,
    0-3 risk batches of 20, static and verdict-dependent (`adaptive`) batch choice. Reports the
    95 % interval's coverage and mean width per regime, and today's estimator on the same
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bbsard_audit.app import estimator_study
+import estimator_study
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = "d883d32"  # the last commit with the old estimator and control draw

@@ -26,7 +26,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bbsard_audit.eval.bootstrap import Bootstrap  # noqa: E402
-from bbsard_audit.eval.metrics import DEFAULT_METRICS, hit_matrix, parse_metrics, per_query_matrix  # noqa: E402
+from bbsard_audit.eval.metrics import hit_matrix, parse_metrics, per_query_matrix  # noqa: E402
+from bbsard_audit.eval.options import DEFAULT_METRICS  # noqa: E402
 from bbsard_audit.eval.retrievers import BM25Retriever  # noqa: E402
 from bbsard_audit.eval.runs import Qrels, Run  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Issue 24: probability draws + prediction-powered estimate vs today's campaign design, simulated.
 
-Synthetic populations (app/ppi_study.py): 222 pairs, error rates 2-30 %, prediction quality from
+Synthetic populations (benchmarks/ppi_study.py): 222 pairs, error rates 2-30 %, prediction quality from
 useless to strong, the prediction either a calibrated `p_error` or the raw `risk`. At 70 reviews
 (control 14 at the start, then `--next 14` draws): coverage of the 95 % interval, mean width,
 mean |error|, errors found; today's design (56 riskiest + 14 control, post-stratified) on the same
@@ -19,7 +19,7 @@ import time
 import pandas as pd
 
 import draw_rule_options
-from bbsard_audit.app import ppi_study
+import ppi_study
 
 
 def table(rows: pd.DataFrame, by: str | None) -> pd.DataFrame:

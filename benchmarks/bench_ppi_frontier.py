@@ -1,6 +1,6 @@
 """Issue 24: errors found against interval width, draw rule by draw rule, on the same synthetic populations.
 
-Every rule runs the campaign of app/ppi_study.py (start control 14, `--next 14` draws to 70 reviews,
+Every rule runs the campaign of benchmarks/ppi_study.py (start control 14, `--next 14` draws to 70 reviews,
 the `p_error` prediction) on the same populations; today's static ranking (56 riskiest + 14 control)
 gives the errors-found reference. A rule is `MU` (the trade-off rule, μ), `linear` (π ∝ p, the rule
 before), `certainSHARE` (the linear rule with that share forced certain), each optionally `/FLOOR`
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from bbsard_audit.annotations import draw
-from bbsard_audit.app import ppi_study
+import ppi_study
 from bbsard_audit.audit.pipeline import review_queue
 
 

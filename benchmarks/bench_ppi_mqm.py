@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 import draw_rule_options
-from bbsard_audit.app import ppi_study
+import ppi_study
 
 COLUMNS = ["id", "split", "category", "risk", "p_error", "flagged"]
 

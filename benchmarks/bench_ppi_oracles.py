@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 import draw_rule_options
-from bbsard_audit.app import ppi_study
+import ppi_study
 from bbsard_audit.app.simulation import clustered_oracle
 from bbsard_audit.audit.options import AuditOptions
 from bbsard_audit.audit.pipeline import run_audit
@@ -30,7 +30,7 @@ from bbsard_audit.base.dataset import load_dataset
 
 def population(ds, data: str, oracle_seed: int) -> tuple[pd.DataFrame, np.ndarray]:
     """The audit frame of the test split with one oracle's errors injected (ids renumbered 1..N in order,
-    as app/ppi_study indexes them), and the oracle's legal verdicts."""
+    as benchmarks/ppi_study indexes them), and the oracle's legal verdicts."""
     syn = clustered_oracle(ds, "test", clusters=3, per_cluster=3, scattered=10, seed=oracle_seed)
     frame = run_audit(syn.dataset, AuditOptions(split="test", backtranslations=f"{data}/backtranslations_nl_fr.jsonl",
                                                 glossary=syn.glossary)).frame

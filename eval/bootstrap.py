@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-DEFAULT_RESAMPLES = 10_000
-DEFAULT_SEED = 2024  # any fixed integer; recorded in the sidecar
+from .options import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
 def _rng(seed: int) -> np.random.Generator:

@@ -10,8 +10,7 @@ import typer
 from bbsard_audit.base.cli_options import dataset_option, seed_option
 from bbsard_audit.base.errors import InputError
 
-from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .metrics import DEFAULT_METRICS
+from .options import DEFAULT_METRICS, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
 def parse_run_specs(specs: list[str]) -> dict[str, Path]:

@@ -21,7 +21,6 @@ from bbsard_audit.base.errors import InputError
 
 from .runs import Qrels, Run
 
-DEFAULT_METRICS = ("recall@100", "recall@200", "recall@500", "map@100", "mrr@100", "ndcg@10")
 SIGNATURE = ("bbsard-eval:v1|rel=grade>0,binary|gold=dedup|ties=score-desc,rank-asc,docid-asc|"
              "dup-docs=best-rank|missing-query=0|avg=macro")
 

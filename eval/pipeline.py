@@ -7,9 +7,9 @@ ranking shift, null draw and FR-NL gap is an index into (or a product with) thos
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -23,13 +23,13 @@ from bbsard_audit.base.contracts.table import SAFE_CELLS, FileRecord, id_order
 from bbsard_audit.base.io import file_ref, write_csv, write_sidecar
 
 from . import cleaned
-from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap, holm, paired_randomisation
+from .bootstrap import Bootstrap, holm, paired_randomisation
 from .fragility import expected_unverified_errors, removal_fragility
-from .metrics import DEFAULT_METRICS, SIGNATURE, hit_matrix, parse_metrics, per_query_matrix
+from .metrics import SIGNATURE, hit_matrix, parse_metrics, per_query_matrix
+from .options import EvalConfig
 from .ranking_shift import Shift, kendall_tau_b, null_means, position, tau_ap
 from .runs import Qrels, Run
-from .subsets import (DEFAULT_KEEP, Verdicts, build_subsets, language_pairs, question_groups,
-                      read_flags)
+from .subsets import Verdicts, build_subsets, language_pairs, question_groups, read_flags
 
 OUTPUTS = ("metrics", "ranking_shift", "pairwise", "per_query", "null_model", "fr_nl_gap", "fragility")
 CAMPAIGN_OUTPUTS = ("cleaned", "rank_sets", "cleaned_pairs")
@@ -38,35 +38,6 @@ FRAGILITY_COLUMNS = ["metric", "system_a", "system_b", "delta", "n_queries", "re
                      "expected_errors_unverified", "expected_errors_unverified_high", "robust"]
 REMOVAL_SUBSETS = ("verified", "flagged", "unflagged")
 _NEEDS_CORPUS = "--retriever needs --dataset SRC with the article corpus (articles_{fr,nl}.csv)"
-
-
-@dataclass
-class EvalConfig:
-    """Everything `bbsard-audit eval` takes; the defaults are the benchmark's."""
-
-    runs: Mapping[str, str | Path] = field(default_factory=dict)
-    qrels: str | Path | None = None
-    dataset: str | None = None
-    split: str = "test"
-    retrievers: Sequence[str] = ()
-    langs: Sequence[str] = ()
-    """Languages the built-in retrievers run in; default: the pair's (fr, nl for bBSARD)."""
-    normaliser: str = "stem"
-    verdicts: str | Path | None = None
-    keep: Sequence[str] = DEFAULT_KEEP
-    corrected: bool = False
-    audit: str | Path | None = None
-    estimate: str | Path | None = None
-    """estimate.json of `annotate estimate`; default: an estimate.json next to `verdicts`."""
-    metrics: Sequence[str] = DEFAULT_METRICS
-    resamples: int = DEFAULT_RESAMPLES
-    null_draws: int = DEFAULT_RESAMPLES
-    seed: int = DEFAULT_SEED
-    alpha: float = 0.05
-    depth: int = 500
-    campaign: str | Path | None = None
-    """A format-3 campaign (folder or campaign.json): the metric on the cleaned benchmark estimated from its
-    draws (cleaned.csv, rank_sets.csv, cleaned_pairs.csv); its verdicts: `verdicts`, else its verdicts.csv."""
 
 
 @dataclass
@@ -87,93 +58,25 @@ class _System:
 
 def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: None) -> EvalResult:
     started = time.perf_counter()
-    warnings: list[str] = []
-    metrics = parse_metrics(config.metrics)
-    if not metrics:
-        raise InputError("no metric given")
-    if config.resamples < 1000 or config.null_draws < 1:
-        raise InputError("--resamples must be >= 1000 and --null-draws >= 1")
-    if config.corrected and config.verdicts is None:
-        raise InputError("--corrected needs --verdicts FILE (its corrected_<target> column, corrected_nl for bBSARD)")
-    if config.retrievers and config.dataset is None:
-        raise InputError(_NEEDS_CORPUS)
-
+    metrics = _checked_metrics(config)
     progress("loading qrels and runs")
-    dataset = None
-    if config.dataset is not None and (config.qrels is None or config.retrievers):
-        from bbsard_audit.base.dataset import load_dataset
-
-        dataset = load_dataset(config.dataset, with_corpus=bool(config.retrievers))
-    if config.qrels is not None:
-        qrels = Qrels.read(config.qrels)
-    elif dataset is not None:
-        qrels = Qrels.from_dict(dataset.qrels(config.split), source=f"{config.dataset} ({config.split})")
-    else:
-        raise InputError("give --qrels FILE or --dataset SRC")
-    warnings += qrels.warnings
+    inputs = _read_inputs(config)
+    dataset, qrels, runs, layout, warnings = inputs.dataset, inputs.qrels, inputs.runs, inputs.layout, inputs.warnings
+    verdicts, flags = inputs.verdicts, inputs.flags
     full = qrels.qids
-
-    runs: dict[str, Run] = {}
-    for name, path in config.runs.items():
-        runs[name] = Run.read(path, name)
-    layout = _layout(config, dataset)
-    verdicts = Verdicts.read(config.verdicts, layout=layout) if config.verdicts is not None else None
-    flags = read_flags(config.audit) if config.audit is not None else None
-    estimate_path = _estimate_path(config)
-    estimate = Estimate.read(estimate_path) if estimate_path is not None else None
-    if estimate is not None and estimate.verdicts is not None and verdicts is not None \
-            and verdicts.fingerprint[1] != estimate.verdicts.sha256:
-        warnings.append(f"{estimate_path.name} is stale: computed from {estimate.verdicts.final:,} final verdict(s), "
-                        f"{Path(config.verdicts).name} holds {verdicts.fingerprint[0]:,} other ones; the fragility's "
-                        "expected errors are the stale estimate's (re-run `annotate estimate`)")
 
     built, corrected_runs, retriever_params = _builtin_runs(config, dataset, qrels, verdicts, runs, progress, layout)
     runs.update(built)
     if not runs:
         raise InputError("no system to evaluate: give --run NAME=PATH or --retriever")
-    for run in runs.values():
-        warnings += run.warnings
-        extra = set(run.ranking) - set(qrels.relevant)
-        if extra:
-            warnings.append(f"run {run.name}: {len(extra)} query(ies) absent from the qrels ignored "
-                            f"(e.g. {', '.join(sorted(extra)[:5])})")
-        absent = [q for q in full if q not in run.ranking]
-        if absent:
-            warnings.append(f"run {run.name}: {len(absent)} judged query(ies) missing from the run score 0 "
-                            f"(e.g. {', '.join(absent[:5])})")
-    for label, known in (("verdicts", verdicts.verdict if verdicts else {}), ("audit", flags or {})):
-        unknown = set(known) - set(full)
-        if unknown:
-            warnings.append(f"{label}: {len(unknown)} question id(s) not in the evaluated set ignored")
+    warnings += _input_warnings(runs, full, qrels, verdicts, flags)
 
     run_depth = _run_depth(runs, metrics, len(dataset.corpus.ids) if dataset is not None and dataset.corpus else None)
     warnings += [f"run {name}: ranks at most {d['depth']} document(s) per query, so {', '.join(d['beyond_depth'])} "
                  f"cut deeper than the run and equal the metric at depth {d['depth']} (run_depth in eval.meta.json)"
                  for name, d in run_depth.items() if d["beyond_depth"]]
 
-    progress("scoring")
-    depth = max(m.k for m in metrics)
-    systems = {n: _score(r, qrels, full, metrics, depth) for n, r in runs.items()}
-    subsets = build_subsets(full, verdicts, config.keep, flags, corrected=config.corrected)
-    for name, ids in subsets.items():
-        if not ids:
-            warnings.append(f"subset {name} is empty and is not evaluated")
-    values = _subset_values(systems, subsets, corrected_runs, qrels, metrics, depth, warnings, layout.pair)
-
-    progress("bootstrap, paired tests, ranking shift")
-    metrics_df, pairwise_df = _metrics_and_pairs(values, subsets, metrics, config)
-    shift_df = _ranking_shift(values, metrics, pairwise_df, config.alpha)
-    progress("null model")
-    null_df = _null_model(values, subsets, metrics, config)
-    progress("FR-NL gap")
-    gap_df = _side_gap(systems, full, metrics, verdicts, flags, config, layout.pair)
-    per_query_df = _per_query(values, subsets, metrics, verdicts, flags)
-    fragility_df, exposure = _fragility(values, full, metrics, pairwise_df, verdicts, flags, estimate)
-    campaign_tables, campaign_meta = {}, {}
-    if config.campaign is not None:
-        progress("cleaned benchmark")
-        corrected_systems = {n: values["corrected"][n] for n in corrected_runs if n in values.get("corrected", {})}
-        campaign_tables, campaign_meta = _cleaned(config, systems, corrected_systems, full, metrics, verdicts, warnings)
+    tables, subsets, exposure, campaign_meta = _tables(config, inputs, corrected_runs, metrics, progress)
 
     meta = {
         "inputs": _inputs(config, runs, qrels, dataset),
@@ -197,10 +100,123 @@ def evaluate(config: EvalConfig, progress: Callable[[str], None] = lambda step: 
         "warnings": warnings,
         "seconds": round(time.perf_counter() - started, 3),
     }
+    return EvalResult(tables, {**built, **{f"{n}.corrected": r for n, r in corrected_runs.items()}}, meta, warnings)
+
+
+def _checked_metrics(config: EvalConfig) -> list:
+    """The metrics to compute, or one line on the first option out of range, before anything is read."""
+    metrics = parse_metrics(config.metrics)
+    if not metrics:
+        raise InputError("no metric given")
+    if config.resamples < 1000 or config.null_draws < 1:
+        raise InputError("--resamples must be >= 1000 and --null-draws >= 1")
+    if config.corrected and config.verdicts is None:
+        raise InputError("--corrected needs --verdicts FILE (its corrected_<target> column, corrected_nl for bBSARD)")
+    if config.retrievers and config.dataset is None:
+        raise InputError(_NEEDS_CORPUS)
+    return metrics
+
+
+@dataclass
+class _Inputs:
+    """What `evaluate` reads before it scores, read in this order (the first bad file is the one named);
+    `warnings` collects every warning of the run from here on."""
+
+    dataset: object | None
+    qrels: Qrels
+    runs: dict[str, Run]
+    layout: Layout
+    verdicts: Verdicts | None
+    flags: dict[str, bool] | None
+    estimate: Estimate | None
+    warnings: list[str]
+
+
+def _read_inputs(config: EvalConfig) -> _Inputs:
+    warnings: list[str] = []
+    dataset = None
+    if config.dataset is not None and (config.qrels is None or config.retrievers):
+        from bbsard_audit.base.dataset import load_dataset
+
+        dataset = load_dataset(config.dataset, with_corpus=bool(config.retrievers))
+    if config.qrels is not None:
+        qrels = Qrels.read(config.qrels)
+    elif dataset is not None:
+        qrels = Qrels.from_dict(dataset.qrels(config.split), source=f"{config.dataset} ({config.split})")
+    else:
+        raise InputError("give --qrels FILE or --dataset SRC")
+    warnings += qrels.warnings
+
+    runs: dict[str, Run] = {}
+    for name, path in config.runs.items():
+        runs[name] = Run.read(path, name)
+    layout = _layout(config, dataset)
+    verdicts = Verdicts.read(config.verdicts, layout=layout) if config.verdicts is not None else None
+    flags = read_flags(config.audit) if config.audit is not None else None
+    estimate_path = _estimate_path(config)
+    estimate = Estimate.read(estimate_path) if estimate_path is not None else None
+    if estimate is not None and verdicts is not None and estimate.stale(verdicts.fingerprint):
+        warnings.append(f"{estimate_path.name} is stale: computed from {estimate.verdicts.final:,} final verdict(s), "
+                        f"{Path(config.verdicts).name} holds {verdicts.fingerprint[0]:,} other ones; the fragility's "
+                        "expected errors are the stale estimate's (re-run `annotate estimate`)")
+    return _Inputs(dataset, qrels, runs, layout, verdicts, flags, estimate, warnings)
+
+
+def _input_warnings(runs: Mapping[str, Run], full: list[str], qrels: Qrels, verdicts: Verdicts | None,
+                    flags: dict[str, bool] | None) -> list[str]:
+    """What the runs, verdicts and audit hold that the evaluated set does not, and the reverse."""
+    warnings: list[str] = []
+    for run in runs.values():
+        warnings += run.warnings
+        extra = set(run.ranking) - set(qrels.relevant)
+        if extra:
+            warnings.append(f"run {run.name}: {len(extra)} query(ies) absent from the qrels ignored "
+                            f"(e.g. {', '.join(sorted(extra)[:5])})")
+        absent = [q for q in full if q not in run.ranking]
+        if absent:
+            warnings.append(f"run {run.name}: {len(absent)} judged query(ies) missing from the run score 0 "
+                            f"(e.g. {', '.join(absent[:5])})")
+    for label, known in (("verdicts", verdicts.verdict if verdicts else {}), ("audit", flags or {})):
+        unknown = set(known) - set(full)
+        if unknown:
+            warnings.append(f"{label}: {len(unknown)} question id(s) not in the evaluated set ignored")
+    return warnings
+
+
+def _tables(config: EvalConfig, inputs: _Inputs, corrected_runs: dict[str, Run], metrics: list,
+            progress: Callable[[str], None]) -> tuple[dict[str, pd.DataFrame], dict, dict, dict]:
+    """Every output table, from the per-query values computed once per system: (tables, subsets,
+    fragility exposure, campaign meta); warnings go to `inputs.warnings`."""
+    qrels, verdicts, flags, warnings = inputs.qrels, inputs.verdicts, inputs.flags, inputs.warnings
+    full = qrels.qids
+    progress("scoring")
+    depth = max(m.k for m in metrics)
+    systems = {n: _score(r, qrels, full, metrics, depth) for n, r in inputs.runs.items()}
+    subsets = build_subsets(full, verdicts, config.keep, flags, corrected=config.corrected)
+    for name, ids in subsets.items():
+        if not ids:
+            warnings.append(f"subset {name} is empty and is not evaluated")
+    values = _subset_values(systems, subsets, corrected_runs, qrels, metrics, depth, warnings, inputs.layout.pair)
+
+    progress("bootstrap, paired tests, ranking shift")
+    metrics_df, pairwise_df = _metrics_and_pairs(values, subsets, metrics, config)
+    shift_df = _ranking_shift(values, metrics, pairwise_df, config.alpha)
+    progress("null model")
+    null_df = _null_model(values, subsets, metrics, config)
+    progress("FR-NL gap")
+    gap_df = _side_gap(systems, full, metrics, verdicts, flags, config, inputs.layout.pair)
+    per_query_df = _per_query(values, subsets, metrics, verdicts, flags)
+    campaign_tables, campaign_meta, left = {}, {}, None
+    if config.campaign is not None:
+        progress("cleaned benchmark")
+        corrected_systems = {n: values["corrected"][n] for n in corrected_runs if n in values.get("corrected", {})}
+        campaign_tables, campaign_meta, left = _cleaned(config, systems, corrected_systems, full, metrics, verdicts,
+                                                        warnings)
+    fragility_df, exposure = _fragility(values, full, metrics, pairwise_df, verdicts, flags, inputs.estimate, left)
     tables = {"metrics": metrics_df, "ranking_shift": shift_df, "pairwise": pairwise_df,
               "per_query": per_query_df, "null_model": null_df, "fr_nl_gap": gap_df,
               "fragility": fragility_df, **campaign_tables}
-    return EvalResult(tables, {**built, **{f"{n}.corrected": r for n, r in corrected_runs.items()}}, meta, warnings)
+    return tables, subsets, exposure, campaign_meta
 
 
 CONTRACTS = {"metrics": METRICS, "ranking_shift": RANKING_SHIFT, "pairwise": PAIRWISE, "fragility": FRAGILITY,
@@ -471,15 +487,21 @@ def _estimate_path(config) -> Path | None:
     return None
 
 
-def _fragility(values, full, metrics, pairwise, verdicts, flags, estimate):
+def _fragility(values, full, metrics, pairwise, verdicts, flags, estimate, left=None):
     """fragility.csv: every (metric, a, b) with a's full-set mean above b's, and how many judged
-    queries that conclusion rests on, against the legal errors expected among unverified queries."""
+    queries that conclusion rests on, against the legal errors expected among unverified queries: from
+    the campaign's estimate behind cleaned.csv when one is given (`left`: unreviewed, expected, upper
+    bound), else from estimate.json scaled by the audit's flags."""
     systems = values.get("full", {})
     names = list(systems)
     exposure: dict = {"definition": "removal_fragility = smallest k such that the k largest per-query "
                                     "differences a - b sum to at least the total difference (docs/metrics.md)"}
     expected = high = np.nan
-    if estimate is not None:
+    if left is not None:
+        unreviewed, expected, high = left
+        exposure |= {"unverified_judged_queries": unreviewed, "expected_errors_unverified": expected,
+                     "expected_errors_unverified_high": high, "method": cleaned.ERRORS_LEFT_METHOD}
+    elif estimate is not None:
         unverified = [q for q in full if verdicts is None or q not in verdicts.verdict]
         flagged = sum(1 for q in unverified if flags is not None and flags.get(q) is True)
         unflagged = sum(1 for q in unverified if flags is not None and flags.get(q) is False)
@@ -506,15 +528,17 @@ def _fragility(values, full, metrics, pairwise, verdicts, flags, estimate):
                          "n_queries": diffs.shape[1], "removal_fragility": int(fragility[p]),
                          "p_value": p_full.get((m.name, names[a[p]], names[b[p]]), np.nan),
                          "expected_errors_unverified": expected, "expected_errors_unverified_high": high,
-                         "robust": bool(fragility[p] > high) if estimate is not None else pd.NA})
+                         "robust": bool(fragility[p] > high) if estimate is not None or left is not None else pd.NA})
     frame = pd.DataFrame(rows, columns=FRAGILITY_COLUMNS)
     return frame.sort_values("removal_fragility", kind="stable", ignore_index=True), exposure
 
 
-def _cleaned(config, systems, corrected, full, metrics, verdicts, warnings) -> tuple[dict[str, pd.DataFrame], dict]:
-    """cleaned.csv, rank_sets.csv and cleaned_pairs.csv from the campaign's draws (eval/cleaned.py), and
-    what the sidecars say of them (method, assumptions, how many questions were reviewed); `corrected`: the
-    built-in runs re-retrieved on the corrected questions (`--corrected`), added as `NAME.corrected` rows."""
+def _cleaned(config, systems, corrected, full, metrics, verdicts, warnings):
+    """cleaned.csv, rank_sets.csv and cleaned_pairs.csv from the campaign's draws (eval/cleaned.py), what
+    the sidecars say of them (method, assumptions, how many questions were reviewed) and the legal errors
+    left among the judged questions without a verdict (unreviewed, expected, upper bound: the fragility's
+    bound); `corrected`: the built-in runs re-retrieved on the corrected questions (`--corrected`), added as
+    `NAME.corrected` rows."""
     from bbsard_audit.base.contracts.campaign_design import read_draws
 
     started = time.perf_counter()
@@ -550,7 +574,7 @@ def _cleaned(config, systems, corrected, full, metrics, verdicts, warnings) -> t
         "campaign_pairs_not_evaluated": len(campaign.population) - len(full),
         "level": cleaned.LEVEL, "critical_values": dict(zip(labels, map(float, est.critical))),
         "seconds": round(time.perf_counter() - started, 3)}}
-    return tables, meta
+    return tables, meta, (w.unreviewed, *cleaned.errors_left(w, y, known))
 
 
 def _per_query(values, subsets, metrics, verdicts, flags):

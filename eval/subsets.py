@@ -12,8 +12,9 @@ from bbsard_audit.base.contracts.verdicts import VERDICTS, Verdicts
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.languages import LanguagePair
 
-__all__ = ["Verdicts", "read_flags", "build_subsets", "language_pairs", "question_groups", "DEFAULT_KEEP", "SUBSETS"]
-DEFAULT_KEEP = ("correct", "minor")
+from .options import DEFAULT_KEEP
+
+__all__ = ["Verdicts", "read_flags", "build_subsets", "language_pairs", "question_groups", "SUBSETS"]
 SUBSETS = ("full", "verified", "corrected", "flagged", "unflagged")
 _LANG_SUFFIX = r"^(?P<base>.+?)[_\-.](?P<lang>{})$"
 

@@ -16,6 +16,7 @@ import importlib
 import os
 import secrets
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from types import ModuleType
@@ -24,6 +25,7 @@ from typing import NoReturn
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.append(str(REPO / "benchmarks"))  # the design studies the benchmarks run and tests check (ppi_study, ...)
 SHARED = Path(os.environ.get("BBSARD_SHARED", REPO.parent / "shared" / "data" / "bbsard"))
 CI = os.environ.get("CI", "").strip().lower() == "true"
 

@@ -15,8 +15,8 @@ from test_ppi_design import campaign  # noqa: F401 (the fixture)
 from bbsard_audit.annotations import draw
 from bbsard_audit.annotations.adaptive import Campaign
 from bbsard_audit.annotations.tasks import read_audit
-from bbsard_audit.app import ppi_study
 from bbsard_audit.base.errors import InputError
+import ppi_study  # benchmarks/ppi_study.py (tests/conftest.py puts benchmarks/ on the path)
 
 
 def _pool(n: int = 60, seed: int = 0) -> np.ndarray:
@@ -148,7 +148,7 @@ def test_next_zero_is_one_line_before_any_server_or_file_is_touched(campaign):  
 def test_simulation_bad_budget_and_batch_are_one_line_each():
     from bbsard_audit.app.simulation import SimulationOptions
 
-    with pytest.raises(InputError, match=r"--budget 10 is smaller than the start batch \(--control 14\)"):
+    with pytest.raises(InputError, match=r"--reviews 10 is smaller than the start batch \(--control 14\)"):
         SimulationOptions(budget=10, control=14).check()
     with pytest.raises(InputError, match="--batch and --seeds must be at least 1"):
         SimulationOptions(batch=0).check()

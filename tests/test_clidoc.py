@@ -59,6 +59,53 @@ def test_every_old_spelling_still_works_and_is_hidden(tmp_path):
     assert said["--config"] == said["--ls-config"] and "label_studio must be a table" in said["--config"]
 
 
+def _parsed(words: list[str], args: list[str]) -> dict:
+    """The parameters one command receives from `args`, as the root parses them (old spellings renamed)."""
+    from bbsard_audit.base.cli_options import modernise
+
+    root = typer.main.get_command(app)
+    command = root
+    for word in words:
+        command = command.commands[word]
+    renamed = modernise([*words, *args], root)[len(words):]
+    return command.make_context(" ".join(words), renamed, resilient_parsing=True).params
+
+
+def test_each_renamed_clash_gives_its_option_the_same_value_under_the_old_spelling():
+    """`--batch-size` (tasks per request, documents per batch) and simulate's `--budget` (control included,
+    unlike `--review-budget`) each have a name of their own; the old command line still reaches them."""
+    cases = [(["annotate", "push"], "--batch-size", "--request-size", "batch_size", "17"),
+             (["audit", "corpus"], "--batch-size", "--docs-per-batch", "batch_size", "17"),
+             (["campaign", "simulate"], "--budget", "--reviews", "budget", "17")]
+    reached = [(_parsed(words, [old, value]), _parsed(words, [new, value]), param)
+               for words, old, new, param, value in cases]
+    assert [(before == after, after[param]) for before, after, param in reached] == [(True, 17)] * 3
+
+
+def test_an_old_spelling_gives_the_same_one_line_as_the_new(tmp_path):
+    from typer.testing import CliRunner
+
+    runner = CliRunner()
+    said = [runner.invoke(app, ["audit", "corpus", "--dataset", "sample", "--out", str(tmp_path / "o"), spelling, "0"])
+            for spelling in ("--batch-size", "--docs-per-batch")]
+    assert [r.exit_code for r in said] == [2, 2] and said[0].output == said[1].output
+    assert "--docs-per-batch and --max-doc-chars must be at least 1" in said[0].output
+    assert not (tmp_path / "o").exists()
+
+
+def test_no_command_or_group_help_cites_an_issue_number():
+    """Every command and group of the tree, with options or not (a group's help is its --help page)."""
+    def walk(command, path):
+        yield path, command
+        for name, sub in sorted(getattr(command, "commands", {}).items()):
+            yield from walk(sub, f"{path} {name}")
+
+    seen = list(walk(typer.main.get_command(app), "bbsard-audit"))
+    assert len(seen) > 20
+    cited = [path for path, command in seen if re.search(r"\bissues? #?\d+", command.help or "", re.I)]
+    assert cited == []
+
+
 def test_a_value_spelled_like_an_old_option_is_kept(tmp_path):
     """`--project --config`: the project is named `--config`; only the option after it is renamed."""
     from typer.testing import CliRunner

@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from bbsard_audit.app import estimator_study
 from bbsard_audit.annotations.adaptive import Campaign
 from bbsard_audit.annotations.estimate import Design, estimate, queue_design
 from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, read_audit
@@ -20,6 +19,7 @@ from bbsard_audit.app.cli import app
 from bbsard_audit.base.contracts.audit import AUDIT, QUEUE
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.stats import wilson
+import estimator_study  # benchmarks/estimator_study.py (tests/conftest.py puts benchmarks/ on the path)
 from conftest import audit_frame
 
 runner = CliRunner()

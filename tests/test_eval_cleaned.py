@@ -16,6 +16,7 @@ from bbsard_audit.annotations import draw
 from bbsard_audit.annotations.adaptive import Campaign
 from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, read_audit
 from bbsard_audit.app.cli import app
+from bbsard_audit.base.contracts.campaign_design import read_draws
 from bbsard_audit.base.contracts.eval_tables import CLEANED, CLEANED_PAIRS, RANK_SETS
 from bbsard_audit.eval import cleaned
 from bbsard_audit.eval.pipeline import OUTPUTS
@@ -98,6 +99,25 @@ def test_the_cleaned_interval_covers_the_truth_and_rank_sets_hold_the_true_ranks
     assert cleaned_at < fragile_at  # the evaluation's conclusions open with the cleaned benchmark
     assert "it is not the cleaned benchmark" in text and f"{int(nl['reviewed'])} of {JUDGED} judged" in text
     assert "| mrr@10 | nl | 1 | 1 |" in text and "| mrr@10 | same | 3 | 2–3 |" in text  # rank, rank set
+    # the fragility reads the same estimate: its bound is the campaign's errors left, not flag counts
+    exposure = json.loads((folder / "out" / "fragility.meta.json").read_text())["fragility"]
+    assert exposure["method"] == cleaned.ERRORS_LEFT_METHOD and "unverified_flagged" not in exposure
+    qids = [str(q) for q in judged]
+    y = np.array([float(truth[q]) if q in drawn else 0.0 for q in judged])
+    known = np.array([q in drawn for q in judged])
+    w = cleaned.weights(cleaned.align(read_draws(camp), qids), y, known)
+    expected, high = cleaned.errors_left(w, y, known)
+    frag = pd.read_csv(folder / "out" / "fragility.csv")
+    assert frag["expected_errors_unverified"].iloc[0] == pytest.approx(expected)
+    assert frag["expected_errors_unverified_high"].iloc[0] == pytest.approx(high) and expected < high
+    assert (frag["robust"] == (frag["removal_fragility"] > high)).all()
+    assert "(the campaign's estimate behind cleaned.csv, the same one as the cleaned benchmark's)" in text
+    assert "| on the cleaned benchmark |" in text and "| holds |" in text
+    findings = text[text.index("## Findings"):text.index("## ", text.index("## Findings") + 3)]
+    assert findings.index("On the cleaned benchmark") < findings.index("pairwise conclusions (system a beats b")
+    assert "of 4 full-set conclusions (every metric), 2 hold, 2 tied, 0 flip on the cleaned benchmark" in findings
+    recall = table[(table["system"] == "nl") & (table["metric"] == "recall@5")].iloc[0]
+    assert recall["ci_low"] <= recall["cleaned"] <= recall["ci_high"] <= 1.0  # the ratio's point kept in range
 
 
 def test_eval_without_a_campaign_writes_the_same_tables_byte_for_byte(world):
@@ -106,7 +126,12 @@ def test_eval_without_a_campaign_writes_the_same_tables_byte_for_byte(world):
     assert _eval(folder, folder / "a").exit_code == 0
     assert _eval(folder, folder / "b", "--campaign", camp).exit_code == 0
     for name in OUTPUTS:
-        assert (folder / "a" / f"{name}.csv").read_bytes() == (folder / "b" / f"{name}.csv").read_bytes(), name
+        if name != "fragility":  # with a campaign, its bound is the campaign's estimate (the next test)
+            assert (folder / "a" / f"{name}.csv").read_bytes() == (folder / "b" / f"{name}.csv").read_bytes(), name
+    a, b = (pd.read_csv(folder / d / "fragility.csv") for d in "ab")
+    same = ["metric", "system_a", "system_b", "delta", "n_queries", "removal_fragility", "p_value"]
+    pd.testing.assert_frame_equal(a[same], b[same])
+    assert a["robust"].isna().all() and b["robust"].notna().all()  # no estimate.json: only the campaign bounds it
     assert not (folder / "a" / "cleaned.csv").exists() and (folder / "b" / "cleaned.csv").exists()
 
 
@@ -116,6 +141,13 @@ def test_a_campaign_of_other_pairs_is_one_line_naming_how_many_differ(world):
     res = _eval(folder, folder / "out", "--campaign", camp)
     assert res.exit_code != 0 and "Traceback" not in res.output
     assert "3 of the 203 evaluated questions are not pairs of the campaign" in res.output
+    assert sum("not pairs of the campaign" in line for line in res.output.splitlines()) == 1
+    assert not (folder / "out" / "cleaned.csv").exists()
+    # another split altogether: every evaluated question differs, still one line
+    (folder / "qrels.trec").write_text("".join(f"{q} 0 rel{q} 1\n" for q in range(5001, 5001 + JUDGED)))
+    res = _eval(folder, folder / "out", "--campaign", camp)
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert "203 of the 203 evaluated questions are not pairs of the campaign" in res.output
     assert not (folder / "out" / "cleaned.csv").exists()
 
 
@@ -159,6 +191,18 @@ def test_one_batch_is_the_hand_computed_difference_estimate():
     # (1 - p) everywhere, minus (y - p) / π on the drawn pairs
     assert w.coef == pytest.approx([0.4 - 0.4 / 0.5, 0.9, 0.7 + 0.3, 0.8])
     assert w.hat == pytest.approx([(1 - 0.5) / 0.25 * 0.16, 0, 0, 0])
+    model = np.array([(1 - 0.5) / 0.5 * 0.24, (1 - 0.25) / 0.25 * 0.09, 0, (1 - 0.5) / 0.5 * 0.16])
+    r = np.array([0.5, -1.0, 2.0, 1.0])
+    assert w.variance(r) == pytest.approx((r**2 @ w.hat + r**2 @ model) / 2)  # the mean of the two, as draw.py
+
+
+def test_with_no_batch_reviewed_the_variance_is_the_predictions_alone_not_halved():
+    p = np.array([0.6, 0.1, 0.3, 0.2])
+    d = cleaned.Aligned(0, np.ones(4, bool), np.full(4, 0.5), p, np.array([True, False, True, False]))
+    w = cleaned.weights([d], np.zeros(4), np.zeros(4, bool))
+    assert w.batches_used == 0 and cleaned.PREDICTION_ONLY in w.notes
+    r = np.array([0.5, -1.0, 2.0, 1.0])
+    assert w.variance(r) == pytest.approx(r**2 @ (p * (1 - p)))  # no design estimate to average with
 
 
 def test_the_estimated_total_is_unbiased_over_repeated_draws_whatever_the_prediction():

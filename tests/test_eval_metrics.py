@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bbsard_audit.eval.metrics import DEFAULT_METRICS, Metric, hit_matrix, parse_metrics
+from bbsard_audit.eval.metrics import Metric, hit_matrix, parse_metrics
+from bbsard_audit.eval.options import DEFAULT_METRICS
 from bbsard_audit.eval.runs import Qrels, Run
 from conftest import need
 

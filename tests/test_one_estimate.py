@@ -312,3 +312,31 @@ def test_a_next_draw_from_an_audit_of_one_split_is_refused_and_an_older_such_bat
         "final verdict" in res.output, res.output
     res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", tmp_path / "t.json", "--split", "test")
     assert res.exit_code == 0 and "after batch 1 (" in res.output and "left out" not in res.output
+
+
+def test_an_estimate_from_before_it_recorded_its_verdicts_is_read_as_before(tmp_path):
+    """`Estimate.stale` is the one reader of the record: without it (an older estimate.json) the release
+    quotes the estimate and the report says nothing; with it, a changed verdict is stale."""
+    from test_release import make_dataset, write_review
+
+    from bbsard_audit.app.release import build_release
+    from bbsard_audit.app.report import build_report
+    from bbsard_audit.base.contracts.estimate import Estimate
+    from bbsard_audit.base.dataset import load_dataset
+
+    ds = load_dataset(str(make_dataset(tmp_path / "src")))
+    verdicts = write_review(tmp_path / "work")
+    _recorded_estimate(tmp_path / "work", verdicts)
+    recorded = json.loads((tmp_path / "work" / "estimate.json").read_text())
+    older = {k: v for k, v in recorded.items() if k != "verdicts"}
+    (tmp_path / "work" / "estimate.json").write_text(json.dumps(older))
+    frame = pd.read_csv(verdicts)
+    frame.loc[frame["id"] == 1, "verdict"] = "legal"  # verdicts changed since: nothing can tell
+    frame.to_csv(verdicts, index=False)
+    build_release(ds, verdicts, tmp_path / "rel")
+    assert "Legal errors left: 0.4 expected" in (tmp_path / "rel" / "README.md").read_text()
+    build_report(tmp_path / "work")
+    assert "Stale estimate" not in (tmp_path / "work" / "report.md").read_text()
+    assert not Estimate.from_dict(older).stale((6, "any"))
+    assert Estimate.from_dict(recorded).stale((6, "other")) and not Estimate.from_dict(recorded).stale(
+        (6, recorded["verdicts"]["sha256"]))

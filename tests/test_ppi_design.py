@@ -14,7 +14,7 @@ from test_estimator_design import as_format2, cli, start_audit, write_start
 from bbsard_audit.annotations import draw
 from bbsard_audit.annotations.adaptive import Campaign
 from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, read_audit
-from bbsard_audit.app import ppi_study
+import ppi_study  # benchmarks/ppi_study.py (tests/conftest.py puts benchmarks/ on the path)
 
 
 def test_inclusion_grows_with_p_is_capped_at_one_and_floored_above_zero():

@@ -15,7 +15,7 @@ from test_ppi_design import campaign  # noqa: F401  (the fixture)
 from bbsard_audit.annotations import draw, recalibration
 from bbsard_audit.annotations.adaptive import Campaign
 from bbsard_audit.annotations.tasks import read_audit
-from bbsard_audit.app import ppi_study
+import ppi_study  # benchmarks/ppi_study.py (tests/conftest.py puts benchmarks/ on the path)
 
 RECALIBRATED = draw.DrawRule(recalibrate=True)  # not the default (draw.RECALIBRATE): asked for here
 

@@ -2,12 +2,15 @@
 running its loop zero times, so every such test asserts outside the loop too (what it iterates is not
 empty, or a count after the loop). A loop over a literal tuple or list always runs.
 
-And the package's: how many modules hard-code bBSARD's language codes (fr, nl) in their logic."""
+And the package's: options modules load no heavy library, function bodies are short, and few modules
+hard-code bBSARD's language codes (fr, nl) in their logic."""
 
 from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
@@ -67,6 +70,88 @@ def test_the_scanner_sees_a_loop_only_test():
 
 def test_no_test_asserts_only_inside_a_loop_that_may_run_zero_times():
     assert loop_only_tests() == []
+
+
+HEAVY = ("pandas", "numpy", "pyarrow", "torch")
+"""Libraries an options module must not load: the command line reads its defaults at import time."""
+
+
+def options_modules() -> list[str]:
+    """Every options module of the package: `options.py` and `*_options.py`, wherever they are."""
+    root = TESTS.parent
+    found = []
+    for path in sorted(root.rglob("*options.py")):
+        rel = path.relative_to(root)
+        if rel.parts[0] in ("app", "base", "audit", "annotations", "eval") and rel.stem.endswith("options"):
+            found.append("bbsard_audit." + ".".join(rel.with_suffix("").parts))
+    return found
+
+
+def test_importing_an_options_module_loads_no_heavy_library():
+    """Each options module alone in a fresh interpreter: none of `HEAVY` is loaded."""
+    modules = options_modules()
+    assert {"bbsard_audit.audit.options", "bbsard_audit.audit.corpus.options", "bbsard_audit.audit.judge.options",
+            "bbsard_audit.eval.options", "bbsard_audit.base.cli_options"} <= set(modules)
+    loaded = {}
+    for name in modules:
+        res = subprocess.run([sys.executable, "-c", f"import sys, {name}; print(*[m for m in {HEAVY!r} "
+                              "if m in sys.modules])"], capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, res.stderr[-2000:]
+        loaded[name] = res.stdout.split()
+    assert loaded == {name: [] for name in modules}
+
+
+PACKAGE_FOLDERS = ("app", "base", "audit", "annotations", "eval")
+LONG_BODY, LONG_COMMAND = 60, 40
+"""A function body over `LONG_BODY` lines is a list of steps without names (at most 3 are left); a body in a
+command module (`<layer>/cli.py`, `<layer>/cli/*.py`) over `LONG_COMMAND` lines decides what the library
+should (architecture.md, "Commands")."""
+
+
+def body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Lines from the first statement after the docstring to the last; a nested function or class counts
+    as its own body, not in the enclosing one (a typer `register` holding its commands)."""
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if not body:
+        return 0
+    lines = set(range(body[0].lineno, body[-1].end_lineno + 1))
+    for stmt in body:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                start = min([sub.lineno, *(d.lineno for d in sub.decorator_list)])
+                lines -= set(range(start, sub.end_lineno + 1))
+    return len(lines)
+
+
+def function_bodies() -> list[tuple[int, str, bool]]:
+    """(body lines, `path:line name`, in a command module) of every function of the package, longest first."""
+    root = TESTS.parent
+    found = []
+    for folder in PACKAGE_FOLDERS:
+        for path in sorted((root / folder).rglob("*.py")):
+            rel = path.relative_to(root)
+            command = "cli" in rel.parts[:-1] or rel.stem == "cli"
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found.append((body_lines(node), f"{rel}:{node.lineno} {node.name}", command))
+    return sorted(found, reverse=True)
+
+
+def test_the_body_counter_counts_statements_not_nested_functions():
+    tree = ast.parse("def f():\n    '''doc'''\n    a = 1\n    def g():\n        return 2\n    return a\n")
+    assert body_lines(tree.body[0]) == 2 and body_lines(tree.body[0].body[2]) == 1
+
+
+def test_function_bodies_are_short_and_commands_shorter():
+    bodies = function_bodies()
+    assert len(bodies) > 500
+    long = [where for n, where, _ in bodies if n > LONG_BODY]
+    assert len(long) <= 3, long
+    commands = [(n, where) for n, where, command in bodies if command]
+    assert commands and max(commands)[0] <= LONG_COMMAND, [c for c in commands if c[0] > LONG_COMMAND]
 
 
 # ------------------------------------------------------------------ fr/nl hard-coded in the package

@@ -18,7 +18,7 @@ campaign_app = typer.Typer(
     no_args_is_help=True, rich_markup_mode="markdown",
     help="Plan and simulate expert review campaigns.\n\n"
          "Example: `bbsard-audit campaign simulate --dataset ../shared/data/bbsard --split test --oracle "
-         "reports/verdicts.csv --allow-partial-oracle --batch 20 --budget 100 --control 20 --seed 0 --seeds 20 "
+         "reports/verdicts.csv --allow-partial-oracle --batch 20 --reviews 100 --control 20 --seed 0 --seeds 20 "
          "--out reports/campaign/learning`")
 
 
@@ -35,7 +35,7 @@ def simulate(
     oracle_spans: Annotated[Optional[Path], typer.Option(
         "--oracle-spans", metavar="ERROR_SPANS.csv", help="The oracle's error spans (error_spans.csv format).")] = None,
     batch: Annotated[int, typer.Option("--batch", metavar="B", help="Pairs reviewed per round.")] = 20,
-    budget: Annotated[int, typer.Option("--budget", metavar="N", help="Pairs reviewed in all, control included.")] = 100,
+    budget: Annotated[int, typer.Option("--reviews", metavar="N", help="Pairs reviewed in all, control included.")] = 100,
     control: Annotated[int, typer.Option("--control", metavar="M",
                                          help="The control sample: the start batch, M pairs drawn as a "
                                               "stratified random sample (by split x risk band, known inclusion "
@@ -82,7 +82,7 @@ def simulate(
     campaign_curve.meta.json (with the oracle's coverage). For the report's learning-vs-static
     curve, run twice into DIR/learning and DIR/static.
 
-    Example: `bbsard-audit campaign simulate --dataset ../shared/data/bbsard --split test --backtranslations ../shared/data/bbsard/backtranslations_nl_fr.jsonl --oracle reports/verdicts.csv --allow-partial-oracle --batch 20 --budget 100 --control 20 --seed 0 --seeds 20 --out reports/campaign/learning`
+    Example: `bbsard-audit campaign simulate --dataset ../shared/data/bbsard --split test --backtranslations ../shared/data/bbsard/backtranslations_nl_fr.jsonl --oracle reports/verdicts.csv --allow-partial-oracle --batch 20 --reviews 100 --control 20 --seed 0 --seeds 20 --out reports/campaign/learning`
     """
     if seeds < 1:
         raise InputError(f"--seeds must be at least 1, not {seeds}")
@@ -110,6 +110,11 @@ def simulate(
                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
     for path in write_simulation(result, out):
         console.print(f"  wrote {path}")
+    _say_simulated(result, batch, seeds, learning=not no_learning)
+
+
+def _say_simulated(result, batch: int, seeds: int, learning: bool) -> None:
+    """The campaign's oracle coverage, trade-off and what the last round reached, on stderr."""
     last, meta = result.curve.iloc[-1], result.meta
     coverage = meta["oracle_coverage"]
     if coverage["unknown"]:
@@ -127,7 +132,7 @@ def simulate(
     found = meta["found_legal_final"]
     spread = (f" (mean over {seeds} seeds {found['mean']:.1f}, sd {found['sd']:.1f}, range "
               f"{found['min']}-{found['max']})" if seeds > 1 else "")
-    console.print(f"{'learning' if not no_learning else 'static'}: {int(last['reviewed'])} reviewed in "
+    console.print(f"{'learning' if learning else 'static'}: {int(last['reviewed'])} reviewed in "
                   f"{int(last['round'])} rounds, {int(last['found_legal'])} legal{spread} and "
                   f"{int(last['found_minor'])} minor errors found; {len(result.rules)} new rules learned")
 

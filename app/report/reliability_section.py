@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from bbsard_audit.audit.perror import reliability
+from bbsard_audit.base.contracts.audit import error_score
 
 from . import plots
 from .document import Details, Figures, Plot, Report, Section, Table, Text
@@ -33,7 +34,7 @@ def reliability_section(wd: Workdir) -> Section | None:
     joined = final[["id", "verdict"]].merge(audit, on="id", how="inner")
     if joined.empty:
         return None
-    score = "p_error" if "p_error" in joined.columns else "risk"  # an audit from before p_error: its risk
+    score = error_score(joined.columns)
     p, y = joined[score].to_numpy(float), joined["verdict"].astype(str).eq("legal").to_numpy()
     curve = reliability(p, y)
     sec = Section("review-reliability", "Calibration of p_error: reliability curve")

@@ -18,6 +18,7 @@ from bbsard_audit.base.contracts.calibration import Calibration
 from bbsard_audit.base.contracts.estimate import Estimate as ErrorRate
 from bbsard_audit.base.contracts.selftest import Selftest
 from bbsard_audit.base.contracts.verdicts import CORRECTED, fingerprint
+from bbsard_audit.eval.cleaned import ERRORS_LEFT_METHOD
 from bbsard_audit.eval.fragility import SCALED_METHOD
 from bbsard_audit.eval.metrics import metric_sort_key  # report order = the metric registry's order
 from bbsard_audit.eval.ranking_shift import SIGNIFICANCE, order_survives  # one rule with eval's summary line
@@ -60,51 +61,7 @@ def audit_section(wd: Workdir) -> Section:
     sec = Section("audit", "Audit")
     audit = wd.table("audit.csv")
     if audit is not None:
-        flagged = audit["flagged"]
-        risk = audit["risk"]
-        items = [("pairs audited", f"{len(audit):,}"), ("flagged", pct(int(flagged.sum()), len(audit))),
-                 ("median risk", num(float(risk.median())))]
-        if "split" in audit.columns:
-            items += [(f"{split} pairs", f"{n:,}") for split, n in audit["split"].value_counts().sort_index().items()]
-        if "severity" in audit.columns:
-            # per group, so each line sums to its pairs: low severity lies below the flag threshold by default
-            sev = audit["severity"].fillna("none").astype(str)
-            for label, group in (("flagged pairs by severity", sev[flagged]),
-                                 ("unflagged pairs by severity", sev[~flagged & (sev != "none")])):
-                counts = group.value_counts()
-                listed = [f"{s} {int(counts[s]):,}" for s in ("high", "medium", "low", "none") if s in counts]
-                if listed:
-                    items.append((label, ", ".join(listed)))
-        unavailable = (wd.sidecars.get("audit.meta.json") or {}).get("checks_unavailable") or []
-        items += [("checks not run", "; ".join(map(str, unavailable)))] if unavailable else []
-        by_type = flags_on_flagged(audit)
-        sec.add(Figures((*items, (FLAG_COUNT_LABEL, f"{int(by_type.sum()):,}"))))
-        if len(by_type):
-            sub = sec.sub("Flagged pairs by type", key="audit-flags")
-            sub.add(Table(f"{FLAG_COUNT_LABEL.capitalize()}, per flag (a pair can carry several; flags on "
-                          "unflagged pairs are not counted)", ("flag", "pairs", "share of flagged"),
-                          tuple((f, f"{n:,}", f"{100 * n / max(int(flagged.sum()), 1):.1f}%")
-                                for f, n in by_type.items()), visible=0))
-            sub.add(Plot("Flagged pairs per flag type", "Bar chart of the number of flagged pairs per flag type: "
-                         + ", ".join(f"{f} {n}" for f, n in by_type.items()),
-                         plots.horizontal_bars(list(by_type.index), by_type.tolist(), "flagged pairs",
-                                               integer=True)))
-        sub = sub if len(by_type) else sec.sub("Risk distribution")
-        sub.add(Plot("Audit risk of every pair (flagged pairs in orange)",
-                     f"Histogram of risk scores for {len(audit)} pairs, {int(flagged.sum())} flagged",
-                     plots.risk_histogram(risk, flagged)))
-
-        top = audit.assign(_risk=risk).sort_values("_risk", ascending=False, kind="stable").head(TOP_RISK)
-        layout = wd.layout  # the audit's pair: question_<source>, question_<target>
-        rows = tuple((str(r["id"]), str(r.get("split", "")), num(r["_risk"]), str(r.get("severity", "") or ""),
-                      str(r[layout.question_src]), str(r[layout.question_tgt]), _text(r.get("backtranslation")),
-                      "\n".join(split_list(r.get("reasons"), " | ")) or "–")
-                     for _, r in top.iterrows())
-        sec.sub("Top-risk pairs", key="audit-top").add(Table(
-            f"The {len(top)} highest-risk pairs, side by side", ("id", "split", "risk", "severity",
-                                                                 *layout.pair.names, "back-translation", "reasons"),
-            rows, wide=True, visible=1))
-
+        _audit_overview(sec, wd, audit)
     queue = wd.table("review_queue.csv")
     if queue is not None:
         sub = sec.sub("Review queue")
@@ -133,6 +90,54 @@ def audit_section(wd: Workdir) -> Section:
         if selftest_doc is not None:
             sub.add(_selftest_summary(selftest_doc))
     return sec
+
+
+def _audit_overview(sec: Section, wd: Workdir, audit: pd.DataFrame) -> None:
+    """The audit's figures, flags by type, the risk histogram and the top-risk pairs."""
+    flagged = audit["flagged"]
+    risk = audit["risk"]
+    items = [("pairs audited", f"{len(audit):,}"), ("flagged", pct(int(flagged.sum()), len(audit))),
+             ("median risk", num(float(risk.median())))]
+    if "split" in audit.columns:
+        items += [(f"{split} pairs", f"{n:,}") for split, n in audit["split"].value_counts().sort_index().items()]
+    if "severity" in audit.columns:
+        # per group, so each line sums to its pairs: low severity lies below the flag threshold by default
+        sev = audit["severity"].fillna("none").astype(str)
+        for label, group in (("flagged pairs by severity", sev[flagged]),
+                             ("unflagged pairs by severity", sev[~flagged & (sev != "none")])):
+            counts = group.value_counts()
+            listed = [f"{s} {int(counts[s]):,}" for s in ("high", "medium", "low", "none") if s in counts]
+            if listed:
+                items.append((label, ", ".join(listed)))
+    unavailable = (wd.sidecars.get("audit.meta.json") or {}).get("checks_unavailable") or []
+    items += [("checks not run", "; ".join(map(str, unavailable)))] if unavailable else []
+    by_type = flags_on_flagged(audit)
+    sec.add(Figures((*items, (FLAG_COUNT_LABEL, f"{int(by_type.sum()):,}"))))
+    if len(by_type):
+        sub = sec.sub("Flagged pairs by type", key="audit-flags")
+        sub.add(Table(f"{FLAG_COUNT_LABEL.capitalize()}, per flag (a pair can carry several; flags on "
+                      "unflagged pairs are not counted)", ("flag", "pairs", "share of flagged"),
+                      tuple((f, f"{n:,}", f"{100 * n / max(int(flagged.sum()), 1):.1f}%")
+                            for f, n in by_type.items()), visible=0))
+        sub.add(Plot("Flagged pairs per flag type", "Bar chart of the number of flagged pairs per flag type: "
+                     + ", ".join(f"{f} {n}" for f, n in by_type.items()),
+                     plots.horizontal_bars(list(by_type.index), by_type.tolist(), "flagged pairs",
+                                           integer=True)))
+    sub = sub if len(by_type) else sec.sub("Risk distribution")
+    sub.add(Plot("Audit risk of every pair (flagged pairs in orange)",
+                 f"Histogram of risk scores for {len(audit)} pairs, {int(flagged.sum())} flagged",
+                 plots.risk_histogram(risk, flagged)))
+
+    top = audit.assign(_risk=risk).sort_values("_risk", ascending=False, kind="stable").head(TOP_RISK)
+    layout = wd.layout  # the audit's pair: question_<source>, question_<target>
+    rows = tuple((str(r["id"]), str(r.get("split", "")), num(r["_risk"]), str(r.get("severity", "") or ""),
+                  str(r[layout.question_src]), str(r[layout.question_tgt]), _text(r.get("backtranslation")),
+                  "\n".join(split_list(r.get("reasons"), " | ")) or "–")
+                 for _, r in top.iterrows())
+    sec.sub("Top-risk pairs", key="audit-top").add(Table(
+        f"The {len(top)} highest-risk pairs, side by side", ("id", "split", "risk", "severity",
+                                                             *layout.pair.names, "back-translation", "reasons"),
+        rows, wide=True, visible=1))
 
 
 def flags_on_flagged(audit: pd.DataFrame) -> pd.Series:
@@ -199,6 +204,13 @@ def review_section(wd: Workdir) -> Section:
         for block in _estimate_blocks(estimate, wd):
             sub.add(block)
 
+    _calibration_subsection(sec, wd, verdicts)
+    return sec
+
+
+def _calibration_subsection(sec: Section, wd: Workdir, verdicts: pd.DataFrame | None) -> None:
+    """The audit against the expert verdicts: the flags, the combined risk (calibration.json), each
+    signal (calibration.csv)."""
     calibration, calibration_csv = wd.document("calibration.json"), wd.table("calibration.csv")
     audit = wd.table("audit.csv")
     if calibration is not None or calibration_csv is not None or (audit is not None and verdicts is not None):
@@ -216,7 +228,6 @@ def review_section(wd: Workdir) -> Section:
                 if "roc_auc" in calibration_csv.columns else calibration_csv
             sub.add(frame_table(ranked[shown], "Per-signal precision / recall / ROC-AUC against the expert verdicts, "
                                                "with suggested thresholds (calibration.csv)", visible=0))
-    return sec
 
 
 def _calibration_figures(calibration: Calibration) -> Figures:
@@ -247,11 +258,11 @@ def stale_estimate(doc: ErrorRate | None, wd: Workdir) -> str:
     """One sentence when estimate.json was computed from other final verdicts than the report's verdicts.csv
     (its recorded count + sha256, contracts/estimate.py `VerdictsUsed`); empty when it matches or is not recorded."""
     verdicts = wd.table("verdicts.csv")
-    if not isinstance(doc, ErrorRate) or doc.verdicts is None or verdicts is None:
+    if not isinstance(doc, ErrorRate) or verdicts is None:
         return ""
     final = final_verdicts(verdicts)
     n, sha = fingerprint(zip(final["id"], final["verdict"]))
-    if sha == doc.verdicts.sha256:
+    if not doc.stale((n, sha)):
         return ""
     return (f"Stale estimate: {wd.named('estimate.json')} was computed from {doc.verdicts.final:,} final verdict(s), "
             f"{wd.named('verdicts.csv')} now holds {n:,} other ones; its figures are not the current review's "
@@ -317,58 +328,75 @@ def evaluation_section(wd: Workdir) -> Section:
         _cleaned_subsection(sec.sub("Conclusions on the cleaned benchmark", key="evaluation-cleaned"), wd)
     frag = fragility(wd)
     if frag is not None:
-        _fragility_subsection(sec.sub("Fragile conclusions", key="evaluation-fragility"), frag)
+        _fragility_subsection(sec.sub("Fragile conclusions", key="evaluation-fragility"), frag, wd)
     metrics, shift = wd.table("metrics.csv"), wd.table("ranking_shift.csv")
     if metrics is not None:
-        metrics = metrics.copy()
-        metrics["value"] = pd.to_numeric(metrics["value"], errors="coerce")
-        names = sorted(set(metrics["metric"].astype(str)), key=metric_sort_key)
-        subsets = list(dict.fromkeys(metrics["subset"].astype(str)))
-        sec.add(Figures((("systems", str(metrics["system"].nunique())),
-                         ("subsets", ", ".join(subsets)),
-                         *((f"queries ({s})", _queries(metrics, s)) for s in subsets))))
-        rows = []
-        shallow = _beyond_depth(wd)
-        for system in sorted(set(metrics["system"].astype(str))):
-            for name in names:
-                part = metrics[(metrics["system"].astype(str) == system) & (metrics["metric"].astype(str) == name)]
-                cells = []
-                mark = DEPTH_MARK if name in shallow.get(system, ((), 0))[0] else ""
-                for subset in subsets:
-                    hit = part[part["subset"].astype(str) == subset]
-                    cells.append("–" if hit.empty else with_ci(hit["value"].iloc[0], hit.get("ci_low", pd.Series([None])).iloc[0],
-                                                                  hit.get("ci_high", pd.Series([None])).iloc[0]) + mark)
-                rows.append((system, name, *cells))
-        sub = sec.sub("Metrics, full vs verified")
-        headline = next((m for m in HEADLINE_METRICS if m in names), names[0])
-        rows.sort(key=lambda r: r[1] != headline)  # the headline metric open, the rest folded
-        depth_note = "; ".join(f"{system} ranks at most {depth} per query ({', '.join(cut)})"
-                               for system, (cut, depth) in sorted(shallow.items()))
-        sub.add(Table(f"Value [bootstrap 95% CI] per system, metric and subset ({headline} first)"
-                      + (f". {DEPTH_MARK.strip()} a cut-off deeper than the system's run, whose value is the metric at "
-                         f"the run's depth (documents ranked): {depth_note}" if shallow else ""),
-                      ("system", "metric", *subsets), tuple(rows),
-                      visible=sum(r[1] == headline for r in rows)))
-        ordered = metrics.assign(_k=metrics["metric"].map(metric_sort_key)).sort_values("_k", kind="stable")
-        sub.add(Details("Figure: every metric's 95% CI per system and subset (forest plot)", (
-            Plot("Confidence intervals per system and subset", "Forest plot of each metric's value with "
-                 "its 95% CI per system, one colour per subset", plots.forest_plot(ordered)),)))
-        pair = _subset_pair(subsets, shift)
-        if pair:
-            ranks = _ranks(metrics, names, *pair)
-            sub = sec.sub(f"System ranks from {pair[0]} to {pair[1]}")
-            sub.add(Plot(f"Slope chart of system ranks on {pair[0]} (left) and {pair[1]} (right), per metric",
-                         "Slope chart: " + "; ".join(f"{r.metric} {r.system} {r.rank_a}→{r.rank_b}"
-                                                     for r in ranks.itertuples() if r.rank_a != r.rank_b)
-                         if (ranks["rank_a"] != ranks["rank_b"]).any() else "Slope chart: no rank changes",
-                         plots.slope_chart(ranks, *pair)))
-            moved = ranks[ranks["rank_a"] != ranks["rank_b"]]
-            sub.add(Text(f"{len(moved)} system/metric rank change(s) between {pair[0]} and {pair[1]} "
-                         "(ranks from metrics.csv; tied systems share the better rank)."))
-            if len(moved):
-                sub.add(frame_table(moved.rename(columns={"rank_a": f"rank {pair[0]}", "rank_b": f"rank {pair[1]}"}),
-                                    "Rank changes", visible=0))
+        _metrics_subsections(sec, wd, metrics, shift)
     null = wd.table("null_model.csv")
+    _shift_subsection(sec, shift, null)
+    pairwise = wd.table("pairwise.csv")
+    if pairwise is not None:
+        _pairwise_subsection(sec, pairwise)
+    gap = wd.table("fr_nl_gap.csv")
+    if gap is not None:
+        _gap_subsection(sec, wd, gap)
+    return sec
+
+
+def _metrics_subsections(sec: Section, wd: Workdir, metrics: pd.DataFrame, shift: pd.DataFrame | None) -> None:
+    """Metrics, full vs verified (table and forest plot), then the system ranks from one subset to another."""
+    metrics = metrics.copy()
+    metrics["value"] = pd.to_numeric(metrics["value"], errors="coerce")
+    names = sorted(set(metrics["metric"].astype(str)), key=metric_sort_key)
+    subsets = list(dict.fromkeys(metrics["subset"].astype(str)))
+    sec.add(Figures((("systems", str(metrics["system"].nunique())),
+                     ("subsets", ", ".join(subsets)),
+                     *((f"queries ({s})", _queries(metrics, s)) for s in subsets))))
+    rows = []
+    shallow = _beyond_depth(wd)
+    for system in sorted(set(metrics["system"].astype(str))):
+        for name in names:
+            part = metrics[(metrics["system"].astype(str) == system) & (metrics["metric"].astype(str) == name)]
+            cells = []
+            mark = DEPTH_MARK if name in shallow.get(system, ((), 0))[0] else ""
+            for subset in subsets:
+                hit = part[part["subset"].astype(str) == subset]
+                cells.append("–" if hit.empty else with_ci(hit["value"].iloc[0], hit.get("ci_low", pd.Series([None])).iloc[0],
+                                                              hit.get("ci_high", pd.Series([None])).iloc[0]) + mark)
+            rows.append((system, name, *cells))
+    sub = sec.sub("Metrics, full vs verified")
+    headline = next((m for m in HEADLINE_METRICS if m in names), names[0])
+    rows.sort(key=lambda r: r[1] != headline)  # the headline metric open, the rest folded
+    depth_note = "; ".join(f"{system} ranks at most {depth} per query ({', '.join(cut)})"
+                           for system, (cut, depth) in sorted(shallow.items()))
+    sub.add(Table(f"Value [bootstrap 95% CI] per system, metric and subset ({headline} first)"
+                  + (f". {DEPTH_MARK.strip()} a cut-off deeper than the system's run, whose value is the metric at "
+                     f"the run's depth (documents ranked): {depth_note}" if shallow else ""),
+                  ("system", "metric", *subsets), tuple(rows),
+                  visible=sum(r[1] == headline for r in rows)))
+    ordered = metrics.assign(_k=metrics["metric"].map(metric_sort_key)).sort_values("_k", kind="stable")
+    sub.add(Details("Figure: every metric's 95% CI per system and subset (forest plot)", (
+        Plot("Confidence intervals per system and subset", "Forest plot of each metric's value with "
+             "its 95% CI per system, one colour per subset", plots.forest_plot(ordered)),)))
+    pair = _subset_pair(subsets, shift)
+    if pair:
+        ranks = _ranks(metrics, names, *pair)
+        sub = sec.sub(f"System ranks from {pair[0]} to {pair[1]}")
+        sub.add(Plot(f"Slope chart of system ranks on {pair[0]} (left) and {pair[1]} (right), per metric",
+                     "Slope chart: " + "; ".join(f"{r.metric} {r.system} {r.rank_a}→{r.rank_b}"
+                                                 for r in ranks.itertuples() if r.rank_a != r.rank_b)
+                     if (ranks["rank_a"] != ranks["rank_b"]).any() else "Slope chart: no rank changes",
+                     plots.slope_chart(ranks, *pair)))
+        moved = ranks[ranks["rank_a"] != ranks["rank_b"]]
+        sub.add(Text(f"{len(moved)} system/metric rank change(s) between {pair[0]} and {pair[1]} "
+                     "(ranks from metrics.csv; tied systems share the better rank)."))
+        if len(moved):
+            sub.add(frame_table(moved.rename(columns={"rank_a": f"rank {pair[0]}", "rank_b": f"rank {pair[1]}"}),
+                                "Rank changes", visible=0))
+
+
+def _shift_subsection(sec: Section, shift: pd.DataFrame | None, null: pd.DataFrame | None) -> None:
+    """Kendall tau between the subsets' system orders, and the random-removal null."""
     if shift is not None or null is not None:
         sub = sec.sub("Ranking shift: Kendall tau and the random-removal null", key="evaluation-shift")
     if shift is not None:
@@ -401,27 +429,28 @@ def evaluation_section(wd: Workdir) -> Section:
                                                                "random-removal null", visible=0))
         else:
             sub.add(frame_table(null, "Observed change vs the random-removal null"))
-    pairwise = wd.table("pairwise.csv")
-    if pairwise is not None:
-        sub = sec.sub("Flipped system pairs")
-        flips = pairwise[pairwise["flips_vs_full"].astype(bool)] if "flips_vs_full" in pairwise.columns else pairwise
-        flips = flips.sort_values("p_holm", kind="stable") if "p_holm" in flips.columns else flips
-        sub.add(Text(f"{len(flips):,} system pair(s) whose order on a subset differs from the full set; "
-                     "p-values from a paired test on that subset, Holm-corrected (sorted by `p_holm`)."))
-        if len(flips):
-            sub.add(frame_table(flips.drop(columns=["flips_vs_full"], errors="ignore"),
-                                "System pairs whose order flips, with paired-test p-values"))
-    gap = wd.table("fr_nl_gap.csv")
-    if gap is not None:
-        source, target = wd.layout.pair.names
-        sub = sec.sub(f"{source} − {target} gap by verdict")
-        sub.add(Text(f"Per system, the {source} score minus the {target} score on the same questions: a gap that "
-                     "grows on pairs the experts judged inaccurate points at translation damage."))
-        sub.add(_gap_table(gap, wd.layout.pair))
-        plot = _gap_plot(gap, wd.layout.pair)
-        if plot is not None:
-            sub.add(plot)
-    return sec
+
+
+def _pairwise_subsection(sec: Section, pairwise: pd.DataFrame) -> None:
+    sub = sec.sub("Flipped system pairs")
+    flips = pairwise[pairwise["flips_vs_full"].astype(bool)] if "flips_vs_full" in pairwise.columns else pairwise
+    flips = flips.sort_values("p_holm", kind="stable") if "p_holm" in flips.columns else flips
+    sub.add(Text(f"{len(flips):,} system pair(s) whose order on a subset differs from the full set; "
+                 "p-values from a paired test on that subset, Holm-corrected (sorted by `p_holm`)."))
+    if len(flips):
+        sub.add(frame_table(flips.drop(columns=["flips_vs_full"], errors="ignore"),
+                            "System pairs whose order flips, with paired-test p-values"))
+
+
+def _gap_subsection(sec: Section, wd: Workdir, gap: pd.DataFrame) -> None:
+    source, target = wd.layout.pair.names
+    sub = sec.sub(f"{source} − {target} gap by verdict")
+    sub.add(Text(f"Per system, the {source} score minus the {target} score on the same questions: a gap that "
+                 "grows on pairs the experts judged inaccurate points at translation damage."))
+    sub.add(_gap_table(gap, wd.layout.pair))
+    plot = _gap_plot(gap, wd.layout.pair)
+    if plot is not None:
+        sub.add(plot)
 
 
 SUBSET_ORDER = ("full", "verified", "corrected", "flagged", "unflagged")
@@ -483,25 +512,40 @@ def _cleaned_subsection(sub: Section, wd: Workdir) -> None:
                       ("metric", "system", "rank", "rank set"), rows, visible=sum(row[0] == headline for row in rows)))
 
 
-def _fragility_subsection(sub: Section, frag: pd.DataFrame) -> None:
-    """Every pairwise conclusion, the ones removing the fewest questions could undo first."""
+def _fragility_subsection(sub: Section, frag: pd.DataFrame, wd: Workdir) -> None:
+    """Every pairwise conclusion, the ones removing the fewest questions could undo first; with a campaign
+    (cleaned_pairs.csv), the bound is the campaign's estimate behind cleaned.csv and each conclusion's
+    fate on the cleaned benchmark is shown beside it."""
     has_bound = "robust" in frag.columns and frag["robust"].notna().any()
+    campaign = _campaign_bound(wd)
+    source = ("the campaign's estimate behind cleaned.csv, the same one as the cleaned benchmark's" if campaign
+              else "estimate.json's errors left, scaled to the judged questions not reviewed")
     sub.add(Text("A conclusion \"a beats b\" on the full set is fragile when removing a few judged questions "
                  "undoes it: `removal fragility` is the fewest questions whose removal leaves a no longer ahead "
                  "(docs/metrics.md)." + (" It is robust when that number exceeds the upper bound on legally "
                                          "inaccurate questions expected among the judged questions not reviewed "
-                                         "(estimate.json's errors left, scaled to the judged questions not reviewed)."
-                                         if has_bound else "")))
+                                         f"({source})." if has_bound else "")))
+    pairs = wd.table("cleaned_pairs.csv")
+    fate = {} if pairs is None else {(str(r.metric), str(r.system_a), str(r.system_b)): str(r.conclusion)
+                                     for r in pairs.itertuples()}
     order = frag.assign(is_robust=frag["robust"].fillna(False).astype(bool)) if has_bound else frag.assign(is_robust=False)
     order = order.sort_values(["is_robust", "removal_fragility"], kind="stable")
     rows = tuple((str(r.metric), str(r.system_a), str(r.system_b), num(r.delta),
                   num(getattr(r, "p_value", float("nan"))), f"{int(r.removal_fragility):,} of {int(r.n_queries):,}",
-                  *((num(r.expected_errors_unverified_high, 1), num(bool(r.is_robust))) if has_bound else ()))
+                  *((num(r.expected_errors_unverified_high, 1), num(bool(r.is_robust))) if has_bound else ()),
+                  *((fate.get((str(r.metric), str(r.system_a), str(r.system_b)), "–"),) if fate else ()))
                  for r in order.itertuples())
     columns = ("metric", "a (ahead)", "b", "Δ mean", "p (paired)", "undone by removing",
-               *(("expected errors, upper bound", "robust") if has_bound else ()))
+               *(("expected errors, upper bound", "robust") if has_bound else ()),
+               *(("on the cleaned benchmark",) if fate else ()))
     sub.add(Table("Pairwise conclusions on the full set, most fragile first (fragility.csv)", columns, rows,
                   visible=VISIBLE_ROWS))
+
+
+def _campaign_bound(wd: Workdir) -> bool:
+    """The fragility's bound came from the campaign's estimate behind cleaned.csv (eval --campaign)."""
+    exposure = (wd.sidecars.get("fragility.meta.json") or {}).get("fragility") or {}
+    return str(exposure.get("method", "")).startswith(ERRORS_LEFT_METHOD[:40])
 
 
 def _verified_first(frame: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -682,6 +726,7 @@ def findings_section(wd: Workdir, sections: list[Section]) -> Section:
                             f"{FLAG_COUNT_LABEL} in all." if kinds else "."), "audit-flags", "audit")
     say(corpus_finding(wd), "corpus-questions", "corpus")
     say(_estimate_finding(wd), "review-estimate", "review")
+    say(_cleaned_finding(wd), "evaluation-cleaned", "evaluation")
     for text in _shift_findings(wd):
         say(text, "evaluation-shift", "evaluation")
     text = _fragility_finding(fragility(wd), (wd.sidecars.get("fragility.meta.json") or {}).get("fragility") or {},
@@ -689,6 +734,37 @@ def findings_section(wd: Workdir, sections: list[Section]) -> Section:
     if text:
         say(text, "evaluation-fragility", "evaluation")
     return sec
+
+
+def _cleaned_finding(wd: Workdir) -> str:
+    """The evaluation's first answer when a campaign was given: the headline metric on the cleaned
+    benchmark (cleaned.csv), who ranks first with its rank set (rank_sets.csv), and how many full-set
+    conclusions hold, tie or flip there (cleaned_pairs.csv)."""
+    table = wd.table("cleaned.csv")
+    if table is None or not len(table):
+        return ""
+    plain = table[~table["system"].astype(str).str.endswith(".corrected")]
+    names = sorted(set(plain["metric"].astype(str)), key=metric_sort_key)
+    metric = next((m for m in HEADLINE_METRICS if m in names), names[0])
+    rows = plain[plain["metric"].astype(str) == metric]
+    moved = rows.loc[rows["change"].abs().idxmax()]
+    first = table.iloc[0]
+    text = (f"On the cleaned benchmark (every judged question without a legal error, estimated from "
+            f"{int(first['reviewed']):,} of {int(first['reviewed'] + first['unreviewed']):,} judged questions "
+            f"reviewed; cleaned.csv), the largest {metric} change is {moved['system']}'s: "
+            f"{with_ci(moved['change'], moved['change_low'], moved['change_high'])}")
+    ranks = wd.table("rank_sets.csv")
+    top = None if ranks is None else ranks[(ranks["metric"].astype(str) == metric) & (ranks["rank"] == 1)]
+    if top is not None and len(top):
+        r = top.iloc[0]
+        text += (f"; {r['system']} ranks first (simultaneous 95% rank set {int(r['rank_low'])}"
+                 + (f"–{int(r['rank_high'])}" if r["rank_high"] != r["rank_low"] else "") + ", rank_sets.csv)")
+    pairs = wd.table("cleaned_pairs.csv")
+    if pairs is not None and len(pairs):
+        counts = ", ".join(f"{int((pairs['conclusion'] == c).sum()):,} {word}"
+                           for c, word in (("holds", "hold"), ("tied", "tied"), ("flips", "flip")))
+        text += f"; of {len(pairs):,} full-set conclusions (every metric), {counts} on the cleaned benchmark"
+    return text + "."
 
 
 def _estimate_finding(wd: Workdir) -> str:
@@ -817,7 +893,9 @@ def _fragility_finding(frag: pd.DataFrame | None, exposure: dict, estimate: Erro
         among = (f"the {exposure['unverified_judged_queries']:,} judged questions not reviewed"
                  if "unverified_judged_queries" in exposure else "the judged questions not reviewed")
         left = estimate.errors_left if isinstance(estimate, ErrorRate) else None
-        if left is not None and str(exposure.get("method", "")).startswith(SCALED_METHOD[:40]):
+        if str(exposure.get("method", "")).startswith(ERRORS_LEFT_METHOD[:40]):
+            among += " (the campaign's estimate behind cleaned.csv)"
+        elif left is not None and str(exposure.get("method", "")).startswith(SCALED_METHOD[:40]):
             among += (f" (estimate.json's {left.unreviewed:,} unreviewed pairs, the same figures)"
                       if exposure.get("unverified_judged_queries") == left.unreviewed else
                       f" (a sub-population, scaled from estimate.json's {left.expected:.1f} expected among its "

@@ -124,7 +124,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
     from bbsard_audit.base.dataset import remember_source
     from bbsard_audit.base.errors import InputError
 
-    from ..gold_documents import find as find_corpus_audit, said as corpus_said
+    from ..gold_documents import find as find_corpus_audit
     from ..pipeline import run_audit, write_audit
 
     if out is None:
@@ -141,13 +141,7 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
               names=["audit.csv", "audit.parquet", "audit.meta.json"]
               + (["review_queue.csv", "review_queue.meta.json"] if review_budget is not None else []))
     bar = _Bar()
-    judge_signal = None
-    if judging.wanted:
-        from ..judge.signal import judge_signal as make_judge
-
-        judge_signal = make_judge(judging.model or "", judging.url, on=judging.on, concurrency=judging.concurrency,
-                                  dry_run=judging.dry_run, cache_dir=cache_dir,
-                                  advance=lambda done, total: bar.progress.update(bar.task, total=total, completed=done))
+    judge_signal = _judge_signal(judging, cache_dir, bar)
     with bar.progress:
         result = run_audit(dataset, options, progress=bar, judge=judge_signal)
     if judge_signal is not None:
@@ -156,8 +150,26 @@ def audit(ctx: typer.Context, dataset: DatasetOption = "sample", split: Split = 
         if report(judge_signal, typer.echo):
             return  # a dry run writes nothing
     written = write_audit(result, out, review_budget=options.review_budget, control=options.control, seed=options.seed)
+    remember_source(dataset, result.meta["dataset"])  # so `annotate push` finds the gold articles by default
+    _say_audited(result, out, review_budget, written)
+
+
+def _judge_signal(judging: JudgeOptions, cache_dir: Path | None, bar: _Bar):
+    """The LLM judge's signal, its progress on the bar; None without --judge (or --judge-dry-run)."""
+    if not judging.wanted:
+        return None
+    from ..judge.signal import judge_signal as make_judge
+
+    return make_judge(judging.model or "", judging.url, on=judging.on, concurrency=judging.concurrency,
+                      dry_run=judging.dry_run, cache_dir=cache_dir,
+                      advance=lambda done, total: bar.progress.update(bar.task, total=total, completed=done))
+
+
+def _say_audited(result, out: Path, review_budget: int | None, written: list[Path]) -> None:
+    """What the audit found and wrote, on stderr."""
+    from ..gold_documents import said as corpus_said
+
     meta = result.meta
-    remember_source(dataset, meta["dataset"])  # so `annotate push` finds the gold articles by default
     if meta["backtranslation"]["translator"] is None:
         console.print("[yellow]back-translation signal skipped[/yellow]: no --backtranslations or --translator")
     console.print(f"audited {meta['n_pairs']} pairs in {meta['timings_s']['total']:.1f}s: "

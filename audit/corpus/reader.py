@@ -32,11 +32,10 @@ from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.sources.corpus import CorpusPair, CorpusSide
 from bbsard_audit.base.sources import registry
 
+from .options import MAX_DOC_CHARS
+
 INPUT_SCHEMA = pa.schema([("id", pa.string()), ("source_title", pa.string()), ("source_text", pa.string()),
                           ("target_title", pa.string()), ("target_text", pa.string())])
-MAX_DOC_CHARS = 1_000_000
-"""Default --max-doc-chars: longer documents (title + text) are refused, never loaded (a corpus line of
-100 MB is a broken file, not a document); BEIR and bBSARD documents stay far below."""
 PARTITION_BYTES = 16 << 20
 MAX_PARTITIONS = 1024
 FLUSH_BYTES = 4 << 20

@@ -156,6 +156,12 @@ def _audit_columns(layout: Layout) -> tuple[Column, ...]:
     )
 
 
+def error_score(columns) -> str:
+    """The audit's probability of an error: `p_error`, or `risk` in an audit written before p_error (the
+    one place that reads that older format; `columns`: a frame's columns)."""
+    return "p_error" if "p_error" in columns else "risk"
+
+
 @cache
 def _audit_spec(layout: Layout) -> TableSpec:
     return TableSpec("audit.csv", _audit_columns(layout), key=("id",),

@@ -159,6 +159,11 @@ class Estimate(Record):
                 bound = max(0.0, self.cs_high * self.population - self.found_legal)
             self.errors_left = ErrorsLeft(m.unreviewed, m.expected, m.ci_low, m.ci_high, bound)
 
+    def stale(self, final: tuple[int, str]) -> bool:
+        """Whether it was computed from other final verdicts than `final` (a verdicts file's `fingerprint`):
+        the one reader of the record, where an estimate.json from before it records none (never stale)."""
+        return self.verdicts is not None and final[1] != self.verdicts.sha256
+
     @property
     def design_rates(self) -> bool:
         """Per-stratum rates that are the share among a batch's drawn pairs (format 3), a design rate over

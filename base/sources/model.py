@@ -20,10 +20,6 @@ REQUIRED_QUESTION_COLUMNS = ("id", "question", "article_ids")
 ARTICLE_COLUMNS = ("id", "article")
 META_COLUMNS = ("category", "subcategory", "extra_description")
 SAMPLE = "sample"
-MAX_QUESTION_CHARS = 20_000
-"""Default `audit --max-question-chars`: a question is a sentence or a paragraph (bBSARD's longest has
-281 characters, BEIR's argument-style queries a few thousand); a line of megabytes is a broken
-file, which the embedder would otherwise read window by window for hours."""
 PLAIN_INT = re.compile(r"[0-9]+")
 """Ids are plain ASCII digits: not `7_75`, `+7`, ` 7` or `٣`, all of which int() would accept."""
 Id = int | str

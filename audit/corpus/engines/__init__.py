@@ -15,9 +15,7 @@ from typing import Callable, Iterator
 from . import local, ray_engine
 from .job import MapJob, Part, read_input, read_part
 
-__all__ = ["ENGINES", "MapJob", "read_input", "read_part", "started"]
-
-ENGINES = ("local", "ray")
+__all__ = ["MapJob", "read_input", "read_part", "started"]
 
 
 @contextlib.contextmanager

@@ -1,7 +1,7 @@
-"""Simulation study of the campaign design (issue 24): probability draws + prediction-powered estimate
+"""Simulation study of the campaign design: probability draws + prediction-powered estimate
 against today's design (the riskiest pairs + a control sample, post-stratified estimate).
 
-A population (app/estimator_study.population: N pairs, latent z, errors y ~ Bernoulli(sigmoid(a +
+A population (benchmarks/estimator_study.py `population`: N pairs, latent z, errors y ~ Bernoulli(sigmoid(a +
 q z + u_cluster)), q from useless 0 to strong 3) gets a prediction: `p_error` (calibrated: the
 error probability given z, its AUC set by q) or the raw `risk` (sigmoid(z + noise), uncalibrated).
 New design: the start queue is the audit's control sample (`review_queue`, risk queue of `start`),
@@ -21,8 +21,8 @@ import pandas as pd
 
 from bbsard_audit.annotations import draw, recalibration
 from bbsard_audit.annotations.estimate import estimate as poststratified, queue_design
-from bbsard_audit.app.estimator_study import population
 from bbsard_audit.audit.pipeline import review_queue
+from estimator_study import population
 
 
 def _sigmoid(x):
