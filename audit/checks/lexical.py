@@ -231,6 +231,10 @@ class Evidence:
     """Target words, known to the dictionaries, that render no source word."""
     known_source: int
     known_target: int
+    rendered_source: frozenset[int] = frozenset()
+    """Source content words with a rendering (a translation or a cognate) in the target."""
+    rendered_target: frozenset[int] = frozenset()
+    """Target content words rendering a source word."""
 
 
 def _letters(tokens: Tokens) -> list[int]:
@@ -247,6 +251,7 @@ def evidence(source: Tokens, target: Tokens, lex: Lexicon) -> Evidence:
     tgt_all = [(j, target.surfaces[j], target.lemmas[j]) for j in _letters(target)]
     src_all = [(i, source.surfaces[i], source.lemmas[i]) for i in _letters(source)]
     rendered_tgt: set[int] = set()
+    rendered_src: set[int] = set()
     unrendered, known_s = [], 0
     for i in src_words:
         s, l = source.surfaces[i], source.lemmas[i]
@@ -254,23 +259,27 @@ def evidence(source: Tokens, target: Tokens, lex: Lexicon) -> Evidence:
         hit = [j for j, t, tl in tgt_all
                if _cognate(s, t) or _cognate(l, tl) or (candidates and _renders(candidates, t, tl, tgt_compounds, tgt_endings))]
         rendered_tgt.update(hit)
+        if hit:
+            rendered_src.add(i)
         if candidates:
             known_s += 1
             if not hit:
                 unrendered.append(i)
-    unexplained, known_t = [], 0
+    unexplained, known_t, unknown_t = [], 0, set()
     for j in tgt_words:
         t, tl = target.surfaces[j], target.lemmas[j]
         candidates = lex.backward.get(t, frozenset()) | lex.backward.get(tl, frozenset()) | next(
             (lex.backward[t[:-len(e)]] for e in tgt_endings if t.endswith(e) and t[:-len(e)] in lex.backward), frozenset())
         if not candidates:
+            unknown_t.add(j)
             continue
         known_t += 1
         if j in rendered_tgt or any(_cognate(s, t) or _cognate(l, tl) or _renders(candidates, s, l, src_compounds, src_endings)
                                     for _, s, l in src_all):
             continue
         unexplained.append(j)
-    return Evidence(tuple(unrendered), tuple(unexplained), known_s, known_t)
+    return Evidence(tuple(unrendered), tuple(unexplained), known_s, known_t, frozenset(rendered_src),
+                    frozenset(rendered_tgt | (set(tgt_words) - set(unexplained) - unknown_t)))
 
 
 class LexicalCheck(Check):
