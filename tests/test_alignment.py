@@ -83,9 +83,9 @@ def no_dictionaries(tmp_path, monkeypatch):
 
 
 def _batch(extra: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Every ordered triple of the six words, faithfully, then `extra`."""
+    """Every ordered triple of the six words, faithfully, twice (240 pairs), then `extra`."""
     pairs = [(" ".join(EN[i] for i in p) + ".", " ".join(DE[i] for i in p) + ".") for p in permutations(range(6), 3)]
-    return pairs + extra
+    return pairs * 2 + extra
 
 
 def test_three_words_rendered_as_three_others_raise_the_flag_with_spans(no_dictionaries):
@@ -107,6 +107,13 @@ def test_a_name_copied_as_it_is_is_never_at_fault(no_dictionaries):
     pairs = _batch([("Zorblax tree stone.", "Zorblax Baum Stein.")])
     result = alignment.AlignmentCheck().score(Batch([s for s, _ in pairs], [t for _, t in pairs], pair=("en", "de")))
     assert result.columns.iloc[-1][["qa_align_unaligned_{source}", "qa_align_unaligned_{target}"]].tolist() == [0, 0]
+
+
+def test_a_batch_too_small_to_learn_from_is_listed_as_not_available(no_dictionaries):
+    result = alignment.AlignmentCheck().score(Batch(["A house."], ["Ein Haus."], pair=("en", "de")))
+    (note,) = result.meta["checks_unavailable"]
+    assert note.startswith("alignment: not available for a batch of 1 pairs")
+    assert result.findings == [[]] and result.columns.isna().all(axis=None)
 
 
 # ------------------------------------------------------------------ real MQM pairs

@@ -42,6 +42,10 @@ the lexical check finds rendered set aside: >= 1 fired on 19.4 % of major-accura
 pairs, >= 2 on 2.3 % / 2.4 %, >= 3 on 0.6 % / 0.3 %. Without that filter >= 5 took 6.8 % / 1.6 %, all of it
 length (length-matched AUC of the count 0.500): names copied as they are ('Biased Chains'), compounds
 ('space-time' / 'Raumzeit') and paraphrase ('put together' / 'zusammengestellt')."""
+MIN_PAIRS = 200
+"""A smaller batch teaches too little to tell a usual translation from a one-off (one pair alone aligns
+every word to whatever shares its sentence): the check is listed as not available for it. The
+smallest batch measured is an MQM system's 529 pairs."""
 WEIGHT = 0.05
 """Far below the flag threshold: it explains with spans; a refit (`audit calibrate`) weighs it."""
 
@@ -51,6 +55,15 @@ FLAGS = {
                      "IBM Model 1 both directions): a meaning lost or replaced.",
 }
 SCHEMA = {"needs": "words"}
+
+
+class TooFewPairs(Unavailable):
+    """The batch is too small to learn word alignment from."""
+
+    def __init__(self, n: int):
+        Exception.__init__(self, f"not available for a batch of {n} pairs (it learns word alignment from the "
+                                 f"batch: at least {MIN_PAIRS} pairs)")
+        self.lang, self.section = None, "pairs"
 
 
 @dataclass(frozen=True)
@@ -133,6 +146,8 @@ class AlignmentCheck(Check):
         return super().signature() + LexicalCheck().signature()[-8:]
 
     def prepare(self, source: Sequence[str], target: Sequence[str], pair: Pair) -> list[Alignment]:
+        if len(source) < MIN_PAIRS:
+            raise TooFewPairs(len(source))
         return align([tokenize(s, pair[0]) for s in source], [tokenize(t, pair[1]) for t in target], _lexicon(pair))
 
     def compare(self, source: Side, target: Side, stats: Alignment) -> tuple[list[Finding], tuple]:
