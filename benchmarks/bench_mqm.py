@@ -31,8 +31,9 @@ pairs are one batch (the tables never see a sibling translation of a segment; th
 file, 7,406 pairs in one batch, learns from all 14 translations of each English sentence, a consensus
 no real benchmark has). Its columns replace the audit's, and:
 - **p_error with the check** (`alignment_p_error`): the audit's p_error with the audit's own
-  `alignment_gap` contribution taken out and the per-system one put in (the default p_error is the
-  noisy-OR of the flags' weights, so this is exact);
+  `alignment_gap` contribution taken out (its weight read from the audit's sidecar) and the per-system
+  one put in at `--alignment-weight` (the default p_error is the noisy-OR of the flags' weights, so
+  this is exact); its recall and clean share at the shipped flag threshold (no judge here);
 - **held out, combined** (`alignment_held_out`): a logistic regression of the label on logit(p_error
   without the check) and the check's columns (standardised; ridge prior precision 1), fitted on 4/5
   of the English segments and scored on the fifth, 5 folds by seg_id; beside it the same fit on
@@ -59,6 +60,7 @@ from bbsard_audit.base.languages.pair import LanguagePair
 from bbsard_audit.base.stats import penalised_logistic
 from bbsard_audit.audit.options import AuditOptions
 from bbsard_audit.audit.pipeline import run_audit
+from bbsard_audit.audit.risk import RiskConfig
 from bbsard_audit.base.io import write_json
 
 REPO = Path(__file__).resolve().parents[1]
@@ -73,6 +75,7 @@ LOWER_IS_WORSE = ("qa_align_logprob_st", "qa_align_logprob_ts", "qa_align_conten
 others as they are, as before)."""
 ALIGN = ("qa_align_logprob_st", "qa_align_logprob_ts", "qa_align_content", "qa_align_unaligned_en",
          "qa_align_unaligned_de", "qa_align_gap")
+THRESHOLD = RiskConfig.load().flag_threshold
 CLEAN_FLAGGED = 0.08
 """The issue's operating point: at most this share of clean pairs flagged."""
 
@@ -136,16 +139,23 @@ def alignment_per_system(data: Path) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 
-def with_alignment(audit: pd.DataFrame, aligned: pd.DataFrame) -> pd.DataFrame:
-    """The audit with the per-system alignment columns and `alignment_p_error` (noisy-OR: the audit's own
-    alignment_gap weight divided out, the per-system one multiplied in)."""
-    weight = AlignmentCheck.weights["alignment_gap"]
+def audit_weight(audit_dir: Path | None) -> float:
+    """The `alignment_gap` weight the audit ran with (its sidecar's config; 0 before the check existed)."""
+    if audit_dir is None:
+        return AlignmentCheck.weights["alignment_gap"]
+    meta = json.loads((audit_dir / "audit.meta.json").read_text(encoding="utf-8"))
+    return float(meta.get("config", {}).get("weights", {}).get("alignment_gap", 0.0))
+
+
+def with_alignment(audit: pd.DataFrame, aligned: pd.DataFrame, had_weight: float, weight: float) -> pd.DataFrame:
+    """The audit with the per-system alignment columns, `p_error_without_alignment` (the audit's own
+    alignment_gap weight `had_weight` divided out of the noisy-OR) and `alignment_p_error` (`weight`
+    multiplied in where the per-system check fires)."""
     audit = audit.drop(columns=[c for c in aligned.columns if c != "id" and c in audit.columns])
     frame = audit.merge(aligned, on="id", how="left", validate="one_to_one")
     had = frame["flags"].fillna("").str.split(";").map(lambda fs: "alignment_gap" in fs).to_numpy()
-    keep = (1 - frame["p_error"].to_numpy(float)) / np.where(had, 1 - weight, 1.0)
-    base = 1 - keep
-    return frame.assign(p_error_without_alignment=base,
+    keep = (1 - frame["p_error"].to_numpy(float)) / np.where(had, 1 - had_weight, 1.0)
+    return frame.assign(p_error_without_alignment=1 - keep,
                         alignment_p_error=1 - keep * np.where(frame["alignment_fired"], 1 - weight, 1.0))
 
 
@@ -197,7 +207,11 @@ def measure(frame: pd.DataFrame, folds: int) -> dict:
                       for c in SIGNALS if c in frame.columns for sign in [-1 if c in LOWER_IS_WORSE else 1]}
     if "alignment_p_error" in frame.columns:
         p, fired = frame["alignment_p_error"], frame["alignment_fired"].to_numpy(bool)
-        out["alignment"] = {"p_error": {"auc": auc(p, y), "auc_length_matched": auc(p, y, length)},
+        base = frame["p_error_without_alignment"]
+        out["alignment"] = {"p_error_without": {"auc": auc(base, y), "auc_length_matched": auc(base, y, length)},
+                            "p_error": {"auc": auc(p, y), "auc_length_matched": auc(p, y, length),
+                                        "recall_at_flag": float((p >= THRESHOLD)[y].mean()),
+                                        "clean_flagged_share": float((p >= THRESHOLD)[~y].mean())},
                             "flag": {"major_accuracy": float(fired[y].mean()), "clean": float(fired[~y].mean())},
                             "held_out": alignment_held_out(frame, folds)}
     if folds > 1:
@@ -214,6 +228,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--alignment", action="store_true",
                     help="score the alignment check with each system's pairs as one batch (module docstring)")
+    ap.add_argument("--alignment-weight", type=float, default=AlignmentCheck.weights["alignment_gap"],
+                    help="the alignment_gap weight of `alignment_p_error` (default: the shipped one)")
     args = ap.parse_args(argv)
     labels = labelled(args.data)
     audit = audit_frame(args.data, args.audit)
@@ -221,7 +237,7 @@ def main(argv: list[str] | None = None) -> None:
     if len(frame) != len(labels):
         raise SystemExit(f"the audit holds {len(frame)} of the {len(labels)} labelled pairs")
     if args.alignment:
-        frame = with_alignment(frame, alignment_per_system(args.data))
+        frame = with_alignment(frame, alignment_per_system(args.data), audit_weight(args.audit), args.alignment_weight)
     result = measure(frame, args.folds)
     print(json.dumps(result, indent=2))
     if args.json:

@@ -27,7 +27,7 @@ from .. import ibm1
 from ..findings import Finding
 from ..termmatch import Tokens, tokenize
 from .base import Check, Pair, Side
-from .lexical import Lexicon, LexicalCheck, content_words, evidence, lexicon
+from .lexical import Lexicon, LexicalCheck, content_words, lexicon, pair_evidence
 
 THETA = 0.2
 """A content word is aligned when some word of the other side has t(f | e) >= THETA under the
@@ -125,7 +125,7 @@ def align(source: Sequence[Tokens], target: Sequence[Tokens], lex: Lexicon) -> l
         tc = [ta.index(j) for j in content_words(t)]
         best_s = f.max(axis=1) if f.size else np.zeros(len(sw))
         best_t = f.max(axis=0) if f.size else np.zeros(len(tw))
-        rendered = evidence(s, t, lex)
+        rendered = pair_evidence(s, t, lex)
         out.append(Alignment(_log_best(f, 0), _log_best(b, 0), _log_best(f[sc], 1) if sc and f.size else 0.0,
                              tuple(sa[i] for i in sc if best_s[i] < THETA and sa[i] not in rendered.rendered_source),
                              tuple(ta[j] for j in tc if best_t[j] < THETA and ta[j] not in rendered.rendered_target)))
