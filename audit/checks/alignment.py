@@ -6,8 +6,9 @@ they are installed, audit/checks/lexical.py). Per pair, Bicleaner-style:
 - `qa_align_logprob_st` / `_ts`: the mean over target (source) words of log max t(word | a word of the
   other side), floored at FLOOR: length-normalised, so a long sentence is not less likely per word;
 - `qa_align_content`: the same over the source's content words, each by its best target partner;
-- `qa_align_unaligned_{source}` / `_{target}`: content words with no partner at t(f | e) >= THETA,
-  and `qa_align_gap` = the smaller of the two, the `alignment_gap` rule (spans on those words).
+- `qa_align_unaligned_{source}` / `_{target}`: content words with no partner at t(f | e) >= THETA and
+  no rendering the lexical check finds, and `qa_align_gap` = the smaller of the two: THRESHOLD of each
+  raise the `alignment_gap` flag, with spans on those words.
 
 What it can know is what the batch repeats: a word seen once is aligned to whatever shares its
 sentence (IBM-1's "garbage collector"), so a rare word wrongly rendered ("a fluke" -> "einem Fluch")
@@ -110,8 +111,9 @@ def _log_best(m: np.ndarray, axis: int) -> float:
 
 def align(source: Sequence[Tokens], target: Sequence[Tokens], lex: Lexicon) -> list[Alignment]:
     """Train both tables on the batch (lemmas of its letter tokens, seeded with the dictionaries' pairs)
-    and read each pair's evidence. A word the lexical check finds rendered (a dictionary translation, a
-    cognate, a compound part: 'Raumzeit' for 'space-time', 'Biased' for 'Biased') is never at fault."""
+    and read each pair's evidence. A word the lexical check finds rendered (a dictionary translation, the
+    same word or a cognate: 'Biased Chains' copied as it is; a compound part: 'Raumzeit' for 'space-time')
+    is never at fault."""
     src_at, tgt_at = [_letters(t) for t in source], [_letters(t) for t in target]
     src_w = [_words(t, a) for t, a in zip(source, src_at)]
     tgt_w = [_words(t, a) for t, a in zip(target, tgt_at)]
