@@ -156,13 +156,21 @@ class SentenceTransformerEmbedder:
                                              normalize_embeddings=True, show_progress_bar=False))
 
 
+def select_keys(db: sqlite3.Connection, select: str, keys: Sequence[str], chunk: int = 900) -> list[tuple]:
+    """Rows of `select` (a SELECT over a table with a `key` column) whose key is among `keys` (each
+    asked once), in chunks under SQLite's bound-parameter limit."""
+    unique, rows = list(dict.fromkeys(keys)), []
+    for start in range(0, len(unique), chunk):
+        part = unique[start:start + chunk]
+        rows += db.execute(f"{select} WHERE key IN ({','.join('?' * len(part))})", part).fetchall()
+    return rows
+
+
 class CachedEmbedder:
     """Wraps an embedder; vectors live in `cache_dir/<model-hash>.sqlite`, keyed by hash(kind, text).
 
     Only texts never seen before reach the model; duplicates within one call are encoded once.
     """
-
-    _CHUNK = 900  # stay under SQLite's bound-parameter limit
 
     def __init__(self, inner: Embedder, cache_dir: Path) -> None:
         self.inner = inner
@@ -198,13 +206,9 @@ class CachedEmbedder:
     def encode(self, texts: Sequence[str], kind: Kind = "query") -> np.ndarray:
         keys = [self._key(t, kind) for t in texts]
         found: dict[str, np.ndarray] = {}
-        unique = list(dict.fromkeys(keys))
         with self._connect() as db:
-            for start in range(0, len(unique), self._CHUNK):
-                chunk = unique[start:start + self._CHUNK]
-                rows = db.execute(f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(chunk))})",
-                                  chunk).fetchall()
-                found.update((k, np.frombuffer(v, dtype=np.float32)) for k, v in rows)
+            rows = select_keys(db, "SELECT key, vec FROM vectors", keys)
+        found.update((k, np.frombuffer(v, dtype=np.float32)) for k, v in rows)
         todo = {k: t for k, t in zip(keys, texts) if k not in found}
         if todo:
             fresh = self.inner.encode(list(todo.values()), kind)
