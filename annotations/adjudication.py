@@ -18,12 +18,13 @@ import pandas as pd
 from bbsard_audit.base.config import check_against, read_toml
 from bbsard_audit.base.errors import InputError
 
-from bbsard_audit.base.contracts.verdicts import SEVERITY, VERDICTS_CSV, check_known
+from bbsard_audit.base.contracts.audit import Layout
+from bbsard_audit.base.contracts.verdicts import CORRECTED, FRAME_VERDICT_COLUMNS, SEVERITY, check_known
 
 GOLD_STRICTNESS = {"yes": 0, "": 0, "unsure": 1, "no": 2}
 RULES = ("stricter", "lenient", "none")
 DEFAULT_CONFIG = Path(__file__).with_name("adjudication.toml")
-VERDICT_COLUMNS = VERDICTS_CSV.names
+VERDICT_COLUMNS = FRAME_VERDICT_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -45,9 +46,11 @@ class AdjudicationRule:
         return rule
 
     def describe(self) -> dict:
+        """The rule as the sidecars record it; the corrected text's key is the record format's (`Layout()`:
+        `corrected_nl`) whatever the pair, as these records always wrote it."""
         return asdict(self) | {"severity_order": "correct < minor < legal",
                                "gold_labels_apply": "stricter of the winning annotations (no > unsure > yes)",
-                               "corrected_nl": "latest non-empty text among the winning annotations"}
+                               Layout().corrected: "latest non-empty text among the winning annotations"}
 
     def resolve(self, verdicts: list[str]) -> tuple[str, str, str]:
         """(final verdict or '', agreement_status, adjudicated_by) for one question's verdicts."""
@@ -74,10 +77,10 @@ def adjudicate(raw: pd.DataFrame, rule: AdjudicationRule) -> pd.DataFrame:
         verdict, status, how = rule.resolve(group["verdict"].tolist())
         winners = group[group["verdict"] == verdict] if verdict else group.iloc[0:0]
         gold = winners["gold_labels_apply"].fillna("")
-        texts = [t for t in winners["corrected_nl"].fillna("") if t.strip()]
+        texts = [t for t in winners[CORRECTED].fillna("") if t.strip()]
         rows.append({
             "id": qid if isinstance(qid, str) else int(qid), "verdict": verdict,  # a string id as it is
-            "corrected_nl": texts[-1] if texts else "",
+            CORRECTED: texts[-1] if texts else "",
             "gold_labels_apply": max(gold, key=GOLD_STRICTNESS.__getitem__) if len(gold) else "",
             "n_annotations": len(group),
             "annotators": ";".join(sorted(group["annotator"].unique())),

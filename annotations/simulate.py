@@ -25,7 +25,7 @@ def ensure_reviewer(project: ReviewProject, email: str) -> int:
     return user.id
 
 
-def annotation_result(verdict: str, corrected_nl: str = "", gold_labels_apply: str = "", *, layout: Layout,
+def annotation_result(verdict: str, corrected_target: str = "", gold_labels_apply: str = "", *, layout: Layout,
                       spans: list[dict] = (), texts: dict[str, str] | None = None) -> list[dict]:
     """A result as the labelling config's UI stores it (choice aliases; span regions with their
     notes, `spans` as in error_spans.csv, on the task's `texts` {code: question} for the pair's sides); the controls
@@ -33,9 +33,9 @@ def annotation_result(verdict: str, corrected_nl: str = "", gold_labels_apply: s
     target = layout.question_tgt
     result = [{"from_name": "verdict", "to_name": target, "type": "choices", "value": {"choices": [verdict]}},
               *prediction_result(list(spans), texts or {}, prefix="review")]
-    if corrected_nl:
+    if corrected_target:
         result.append({"from_name": layout.corrected, "to_name": target, "type": "textarea",
-                       "value": {"text": [corrected_nl]}})
+                       "value": {"text": [corrected_target]}})
     if gold_labels_apply:
         result.append({"from_name": "gold_labels_apply", "to_name": target, "type": "choices",
                        "value": {"choices": [gold_labels_apply]}})

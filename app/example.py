@@ -16,13 +16,14 @@ from pathlib import Path
 from bbsard_audit.base.dataset import Dataset, load_dataset, sample_dir
 from bbsard_audit.base.io import write_sidecar, write_text
 from bbsard_audit.base.languages import BBSARD
+from bbsard_audit.base.sources.sample import BACKTRANSLATIONS
 
 NAME = "sample-beir"
 PAIR = BBSARD
 """The embedded sample's pair (it is bBSARD-shaped): the example's folders, runs and manifest sides."""
 DEPTH = 100
 SPLITS = ("train", "test")
-FILES = (f"{NAME}.yaml", f"{NAME}.meta.json", "backtranslations_nl_fr.jsonl",
+FILES = (f"{NAME}.yaml", f"{NAME}.meta.json", BACKTRANSLATIONS,
          *(f"runs/bm25_{lang}.trec" for lang in PAIR),
          *(f"{lang}/{f}" for lang in PAIR for f in ("queries.jsonl", "corpus.jsonl", *(f"qrels/{s}.tsv" for s in SPLITS))))
 
@@ -62,8 +63,8 @@ def write_beir_example(out: Path) -> Path:
         f"# the embedded sample as a translated BEIR benchmark (bbsard-audit example beir)\nname: {NAME}\n"
         f"source: {{path: {ds.pair.source}, lang: {ds.pair.source}, format: beir}}\n"
         f"target: {{path: {ds.pair.target}, lang: {ds.pair.target}, format: beir}}\n"))
-    bt = (sample_dir() / "backtranslations_nl_fr.jsonl").read_text(encoding="utf-8")
-    write_text(out / "backtranslations_nl_fr.jsonl", bt)
+    bt = (sample_dir() / BACKTRANSLATIONS).read_text(encoding="utf-8")
+    write_text(out / BACKTRANSLATIONS, bt)
     runs = {f"bm25_{lang}": _run(ds, lang, out / "runs" / f"bm25_{lang}.trec") for lang in ds.pair}
     write_sidecar(manifest, dataset=ds.provenance(), runs=runs, depth=DEPTH)
     return manifest

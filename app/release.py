@@ -26,7 +26,7 @@ from bbsard_audit.base.dataset import QUESTION_COLUMNS, SPLITS, Dataset, Questio
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.contracts.agreement import Agreement
 from bbsard_audit.base.contracts.audit import Layout
-from bbsard_audit.base.contracts.changelog import COLUMNS as CHANGELOG_COLUMNS, changelog_spec
+from bbsard_audit.base.contracts.changelog import changelog_spec
 from bbsard_audit.base.contracts.estimate import Estimate
 from bbsard_audit.base.contracts.sidecar import read_sidecar
 from bbsard_audit.base.contracts.verdicts import Verdict, Verdicts, read_raw
@@ -68,7 +68,7 @@ class ReleasePolicy:
 class Decision:
     pair: QuestionPair
     status: str
-    question_nl: str
+    new_target: str
     verdict: Verdict | None
     date: str = ""
     """When the verdict was given (its latest annotation, else the verdicts' sidecar, else today)."""
@@ -161,7 +161,7 @@ def _reviewed_another_text(pair: QuestionPair, verdict: Verdict | None, audited:
     since the audit), and the dataset's is not the experts' correction either: it verifies nothing here."""
     shown = audited.get(pair.id)
     return (verdict is not None and isinstance(shown, str) and visible(shown).strip() != visible(pair.target).strip()
-            and visible(verdict.corrected_nl).strip() != visible(pair.target).strip())
+            and visible(verdict.corrected_target).strip() != visible(pair.target).strip())
 
 
 def decide(pair: QuestionPair, verdict: Verdict | None, flagged: bool, policy: ReleasePolicy,
@@ -169,8 +169,8 @@ def decide(pair: QuestionPair, verdict: Verdict | None, flagged: bool, policy: R
     """The verification status of one pair and the Dutch question the release ships."""
     if verdict is None:
         return Decision(pair, "flagged-unverified" if flagged else "unverified", pair.target, None)
-    if verdict.corrected_nl and verdict.corrected_nl != pair.target:
-        return Decision(pair, "corrected", verdict.corrected_nl, verdict, date)
+    if verdict.corrected_target and verdict.corrected_target != pair.target:
+        return Decision(pair, "corrected", verdict.corrected_target, verdict, date)
     if verdict.verdict == "correct" or (verdict.verdict == "minor" and policy.keep_minor):
         return Decision(pair, "verified", pair.target, verdict, date)
     return Decision(pair, "excluded", pair.target, verdict, date, _marked=policy.legal == "keep-marked")
@@ -242,11 +242,10 @@ def _build_release(dataset: Dataset, given: ReviewInputs, out: Path, policy: Rel
     tmp = guard.scratch()  # inside the release folder, part of the command's transaction
     _write_questions(tmp, decisions, dataset.pair)
     _write_corpus(tmp, dataset)
-    changes = _changelog(decisions)
+    layout = Layout(dataset.pair, dataset.string_ids)
+    changes = _changelog(decisions, layout)
     summary.changes = len(changes)
-    tgt = dataset.pair.target
-    changelog = changelog_spec(Layout(dataset.pair, dataset.string_ids)).write_file(
-        tmp / "CHANGELOG.csv", changes.rename(columns={"old_nl": f"old_{tgt}", "new_nl": f"new_{tgt}"}))
+    changelog = changelog_spec(layout).write_file(tmp / "CHANGELOG.csv", changes)
     _write_hf(tmp / "hf", tmp, dataset)
     write_text(tmp / "README.md", dataset_card(dataset, summary, docs, [s for s in SPLITS if s in summary.counts],
                                                looked, rate))
@@ -320,8 +319,8 @@ def _question_rows(decisions: list[Decision], split: str, lang: str, pair: Langu
             row = {"id": p.id, "category": p.category, "subcategory": p.subcategory, "question": p.source,
                    "extra_description": p.extra_description}
         else:  # the target file's own metadata, kept as found (still French in the published bBSARD)
-            row = {"id": p.id, **{c: v for c, v in p.meta_nl.items() if c != "verification"}, "question": d.question_nl}
-            extra += [c for c in p.meta_nl if c not in QUESTION_COLUMNS and c != "verification" and c not in extra]
+            row = {"id": p.id, **{c: v for c, v in p.target_meta.items() if c != "verification"}, "question": d.new_target}
+            extra += [c for c in p.target_meta if c not in QUESTION_COLUMNS and c != "verification" and c not in extra]
         row["article_ids"] = ",".join(map(str, p.article_ids))
         row["verification"] = d.status
         rows.append(row)
@@ -353,21 +352,23 @@ def _write_corpus(root: Path, dataset: Dataset) -> None:
         target = root / f"articles_{lang}.csv"
         if src is not None and (src / target.name).is_file():
             shutil.copyfile(src / target.name, target)
-        elif (dataset.corpus.text_fr if lang == dataset.pair.source else dataset.corpus.text_nl) is not None:
+        elif (dataset.corpus.source_texts if lang == dataset.pair.source else dataset.corpus.target_texts) is not None:
             meta = pd.DataFrame([dataset.corpus.meta.get(a, {}) for a in dataset.corpus.ids])
             frame = pd.DataFrame({"id": dataset.corpus.ids, "article": dataset.corpus.texts(lang)})
             write_csv(target, pd.concat([frame, meta.drop(columns=["id", "article"], errors="ignore")], axis=1),
                       verbatim=True)
 
 
-def _changelog(decisions: list[Decision]) -> pd.DataFrame:
-    """One row per pair whose Dutch text or standing changed: corrected or excluded (kept or removed)."""
-    rows = [{"id": d.pair.id, "split": d.pair.split, "old_nl": d.pair.target,
-             "new_nl": d.question_nl if d.kept else "", "verdict": d.verdict.verdict,
+def _changelog(decisions: list[Decision], layout: Layout) -> pd.DataFrame:
+    """One row per pair whose target text or standing changed: corrected or excluded (kept or removed),
+    under the pair's CHANGELOG.csv columns (`old_<target>`, `new_<target>`)."""
+    old, new = f"old_{layout.pair.target}", f"new_{layout.pair.target}"
+    rows = [{"id": d.pair.id, "split": d.pair.split, old: d.pair.target,
+             new: d.new_target if d.kept else "", "verdict": d.verdict.verdict,
              "annotators": d.verdict.annotators, "date": d.date,
              "verification": d.status if d.kept else "removed", "gold_labels_apply": d.verdict.gold_labels_apply}
             for d in decisions if d.status in ("corrected", "excluded")]
-    return pd.DataFrame(rows, columns=list(CHANGELOG_COLUMNS))
+    return pd.DataFrame(rows, columns=changelog_spec(layout).names)
 
 
 def _write_hf(target: Path, root: Path, dataset: Dataset) -> None:

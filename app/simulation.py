@@ -49,14 +49,14 @@ from bbsard_audit.base.contracts.simulation import CAMPAIGN_CURVE, CAMPAIGN_SEED
 from bbsard_audit.base.contracts.learned import LEARNED_CONFLICTS, LEARNED_RULES
 from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.table import FileRecord, as_id
-from bbsard_audit.base.contracts.verdicts import Verdicts, verdicts_spec
+from bbsard_audit.base.contracts.verdicts import CORRECTED, Verdicts, verdicts_spec
 from bbsard_audit.base.io import file_label, write_csv, write_sidecar, write_text
 
 CURVE_COLUMNS = ["round", "reviewed", "reviewed_risk", "reviewed_control", "found_legal", "found_minor",
                  "flagged_unreviewed", "estimate", "ci_low", "ci_high", "unknown", "cs_low", "cs_high"]
 DESIGNS = ("draw", "ranked")
 RULE_COLUMNS = LEARNED_RULES.names
-ORACLE_COLUMNS = ["id", "verdict", "corrected_nl", "annotator"]
+ORACLE_COLUMNS = ["id", "verdict", CORRECTED, "annotator"]
 
 
 class Oracle:
@@ -513,7 +513,8 @@ class SyntheticScenario:
                 "subcategory": [p.subcategory for p in pairs], "question": [getattr(p, column) for p in pairs],
                 "extra_description": [p.extra_description for p in pairs],
                 "article_ids": [",".join(map(str, p.article_ids)) for p in pairs]}), verbatim=True)
-        verdicts_spec(Layout(self.dataset.pair, self.dataset.string_ids)).write_file(folder / "oracle.csv", self.oracle)
+        layout = Layout(self.dataset.pair, self.dataset.string_ids)
+        verdicts_spec(layout).write_file(folder / "oracle.csv", self.oracle.rename(columns={CORRECTED: layout.corrected}))
         oracle = folder / "oracle.csv"
         glossary = write_text(folder / "glossary.yaml", learning.glossary_yaml(
             [learning.entry_dict(e) for e in self.glossary.entries], version=self.glossary.version,
@@ -575,7 +576,7 @@ def clustered_oracle(dataset: Dataset, split: str, *, clusters: int = 3, per_clu
             corrupted[int(i)] = out
     # every pair of the split has a row (a missing row would be unknown, not correct)
     oracle = pd.DataFrame([{"id": p.id, "verdict": "legal" if i in corrupted else "correct",
-                            "corrected_nl": p.target if i in corrupted else "", "annotators": "synthetic"}
+                            CORRECTED: p.target if i in corrupted else "", "annotators": "synthetic"}
                            for i, p in enumerate(pairs)])
     new_pairs = {pairs[i].id: replace(pairs[i], target=text) for i, text in corrupted.items()}
     ds = replace(dataset, pairs=[new_pairs.get(p.id, p) if p in pairs else p for p in dataset.pairs],

@@ -342,16 +342,16 @@ def derive_rules(questions: Mapping[int, tuple[str, str]], verdicts: pd.DataFram
     index = _GlossaryIndex(glossary)
     rules, unaligned = [], []
     for row in verdicts.itertuples(index=False):
-        if row.verdict == "correct" or not row.corrected_nl:
+        if row.verdict == "correct" or not row.corrected_target:
             continue
         fr, nl = questions[row.id]
         mine = spans[spans["id"] == row.id] if spans is not None and len(spans) else None
         nl_spans = [] if mine is None else [(s, e) for s, e in mine.loc[mine["side"] == "nl", ["start", "end"]].itertuples(index=False)]
         fr_spans = [] if mine is None else [str(t).lower() for t in mine.loc[mine["side"] == "fr", "text"]]
-        changes = changed_renderings(nl, row.corrected_nl, nl_spans, index.renderings(fr))
+        changes = changed_renderings(nl, row.corrected_target, nl_spans, index.renderings(fr))
         if not changes:
             unaligned.append({"id": row.id, "why": "no replaced term in the correction"})
-        translation, correction = tokenize(nl, "nl"), tokenize(row.corrected_nl, "nl")
+        translation, correction = tokenize(nl, "nl"), tokenize(row.corrected_target, "nl")
         for rejected, accepted, position in changes:
             note = {"id": row.id, "rejected": rejected, "accepted": accepted}
             why = not_a_term(rejected, accepted, translation, correction)

@@ -21,6 +21,7 @@ from bbsard_audit.base.languages import LanguagePair
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.error_model import ErrorModel
+from bbsard_audit.base.sources.sample import BACKTRANSLATIONS
 from bbsard_audit.base.io import write_sidecar
 
 from bbsard_audit.base.embeddings import Embedder, default_cache_dir, get_embedder
@@ -205,7 +206,7 @@ class AuditResult:
 def default_backtranslations(dataset: str) -> Path | None:
     """The embedded sample ships its own back-translations; other sources need --backtranslations."""
     if dataset == "sample":
-        path = sample_dir() / "backtranslations_nl_fr.jsonl"
+        path = sample_dir() / BACKTRANSLATIONS
         return path if path.is_file() else None
     return None
 

@@ -63,21 +63,33 @@ spelling still works (command lines written before the rename keep working) and 
 docs/cli.md lists them."""
 
 
+def _values(command, name: str) -> int:
+    """How many of the next arguments option `name` of `command` takes as its value (0: a flag or no option)."""
+    for param in getattr(command, "params", ()):
+        if name in param.opts or name in param.secondary_opts:
+            return 0 if getattr(param, "is_flag", False) or getattr(param, "count", False) else param.nargs
+    return 0
+
+
 def modernise(args: list[str], group) -> list[str]:
     """`args` with each old option spelling of the command they invoke replaced by its new name
-    (`--config X`, `--config=X`); nothing after `--` is touched."""
+    (`--config X`, `--config=X`); an option's value is never renamed (`--project --config`), nor
+    anything after `--`."""
     path, command, i = [], group, 0
     while i < len(args) and args[i] in getattr(command, "commands", {}):
         command = command.commands[args[i]]
         path.append(args[i])
         i += 1
     renamed = OLD_SPELLINGS.get(" ".join(path), {})
-    out = list(args[:i])
-    for k, arg in enumerate(args[i:], start=i):
-        if arg == "--":
+    out, k = list(args[:i]), i
+    while k < len(args):
+        if args[k] == "--":
             return out + list(args[k:])
-        name, eq, value = arg.partition("=")
-        out.append(renamed[name] + eq + value if name in renamed else arg)
+        name, eq, value = args[k].partition("=")
+        out.append(renamed[name] + eq + value if name in renamed else args[k])
+        skip = 0 if eq else _values(command, renamed.get(name, name))
+        out += args[k + 1:k + 1 + skip]
+        k += 1 + skip
     return out
 
 

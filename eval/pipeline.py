@@ -204,7 +204,7 @@ def _tables(config: EvalConfig, inputs: _Inputs, corrected_runs: dict[str, Run],
     progress("null model")
     null_df = _null_model(values, subsets, metrics, config)
     progress("FR-NL gap")
-    gap_df = _fr_nl_gap(systems, full, metrics, verdicts, flags, config, inputs.layout.pair)
+    gap_df = _side_gap(systems, full, metrics, verdicts, flags, config, inputs.layout.pair)
     per_query_df = _per_query(values, subsets, metrics, verdicts, flags)
     campaign_tables, campaign_meta, left = {}, {}, None
     if config.campaign is not None:
@@ -282,7 +282,7 @@ def _builtin_runs(config, dataset, qrels, verdicts, runs, progress, layout):
             run = built[retriever.name] = retriever.search(questions, config.depth)
             params[retriever.name] = {**retriever.params, "depth": config.depth}
             if config.corrected and lang == layout.pair.target:
-                changed = {q: text for q, text in verdicts.corrected_nl.items()
+                changed = {q: text for q, text in verdicts.corrected_target.items()
                            if q in questions and text.strip() != questions[q].strip()}
                 corrected[retriever.name] = run.replace(retriever.search(changed, config.depth)) if changed else run
                 params[retriever.name]["corrected_queries_rerun"] = sorted(changed, key=id_order)
@@ -449,28 +449,28 @@ def _null_model(values, subsets, metrics, config):
                                        "n_removed", "draws"])
 
 
-def _fr_nl_gap(systems, full, metrics, verdicts, flags, config, pair):
+def _side_gap(systems, full, metrics, verdicts, flags, config, pair):
     """Per system pair (X_<source>, X_<target>: X_fr, X_nl for bBSARD) and metric: mean source - target
     overall, by verdict, by flag, per question (the table's `fr` / `nl` columns hold source / target)."""
     rows = []
     index = {q: i for i, q in enumerate(full)}
     groups = question_groups(full, verdicts, flags)
-    for base, (fr, nl) in language_pairs(list(systems), pair).items():
-        gap = systems[fr].values - systems[nl].values  # (metrics x n)
+    for base, (src, tgt) in language_pairs(list(systems), pair).items():
+        gap = systems[src].values - systems[tgt].values  # (metrics x n)
         for level, by_group in groups.items():
             for group, ids in by_group.items():
                 cols = np.fromiter((index[q] for q in ids), dtype=np.int64, count=len(ids))
                 low, high = Bootstrap(len(cols), config.resamples, config.seed + 3).ci(gap[:, cols])
                 for j, m in enumerate(metrics):
-                    rows.append({"system": base, "system_fr": fr, "system_nl": nl, "metric": m.name,
+                    rows.append({"system": base, "system_fr": src, "system_nl": tgt, "metric": m.name,
                                  "level": level, "group": group, "n_queries": len(cols),
-                                 "fr": systems[fr].values[j, cols].mean(), "nl": systems[nl].values[j, cols].mean(),
+                                 "fr": systems[src].values[j, cols].mean(), "nl": systems[tgt].values[j, cols].mean(),
                                  "gap": gap[j, cols].mean(), "ci_low": low[j], "ci_high": high[j]})
         for i, q in enumerate(full):
             for j, m in enumerate(metrics):
-                rows.append({"system": base, "system_fr": fr, "system_nl": nl, "metric": m.name,
+                rows.append({"system": base, "system_fr": src, "system_nl": tgt, "metric": m.name,
                              "level": "question", "group": q, "n_queries": 1,
-                             "fr": systems[fr].values[j, i], "nl": systems[nl].values[j, i], "gap": gap[j, i],
+                             "fr": systems[src].values[j, i], "nl": systems[tgt].values[j, i], "gap": gap[j, i],
                              "ci_low": np.nan, "ci_high": np.nan,
                              "verdict": verdicts.verdict.get(q, "") if verdicts else "",
                              "flagged": _flag(flags, q)})

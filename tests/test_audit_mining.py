@@ -42,7 +42,7 @@ def _corpus() -> Corpus:
         nl_terms = [n for _, (n, arts) in _TERMS.items() if i in arts]
         fr_texts.append(fr_fill + " " + " ".join(f"La {t} est réglée ici." for t in fr_terms))
         nl_texts.append(nl_fill + " " + " ".join(f"De {t} wordt hier geregeld." for t in nl_terms))
-    return Corpus(ids=tuple(range(1, 41)), text_fr=tuple(fr_texts), text_nl=tuple(nl_texts))
+    return Corpus(ids=tuple(range(1, 41)), source_texts=tuple(fr_texts), target_texts=tuple(nl_texts))
 
 
 def test_mine_finds_aligned_terms_and_skips_known_pairs():
@@ -71,11 +71,11 @@ def test_mine_respects_top_and_min_count():
 
 
 def test_mine_rejects_unaligned_corpus():
-    corpus = Corpus(ids=(1, 2), text_fr=("a", "b"), text_nl=("a",))
+    corpus = Corpus(ids=(1, 2), source_texts=("a", "b"), target_texts=("a",))
     with pytest.raises(InputError, match="not aligned"):
         mine(corpus)
     with pytest.raises(InputError, match="no nl articles"):
-        mine(Corpus(ids=(1,), text_fr=("a",), text_nl=None))
+        mine(Corpus(ids=(1,), source_texts=("a",), target_texts=None))
 
 
 def _write_dataset(root: Path, corpus: Corpus | None) -> Path:

@@ -46,7 +46,7 @@ def test_the_builder_injects_clusters_the_glossary_does_not_know(synthetic):
     for cluster in synthetic.clusters:
         for qid in cluster["ids"]:
             assert cluster["rejected"].lower() in now[qid].lower() and now[qid] != original[qid]
-            assert oracle.loc[qid, "verdict"] == "legal" and oracle.loc[qid, "corrected_nl"] == original[qid]
+            assert oracle.loc[qid, "verdict"] == "legal" and oracle.loc[qid, "corrected_target"] == original[qid]
         entry = next(e for e in synthetic.glossary.entries if e.id == cluster["entry"])
         assert cluster["rejected"].lower() not in {r.term.lower() for r in entry.nl_rejected}
     assert all(now[q] == original[q] for q in original if oracle.loc[q, "verdict"] == "correct")

@@ -104,3 +104,21 @@ def test_no_command_or_group_help_cites_an_issue_number():
     assert len(seen) > 20
     cited = [path for path, command in seen if re.search(r"\bissues? #?\d+", command.help or "", re.I)]
     assert cited == []
+
+
+def test_a_value_spelled_like_an_old_option_is_kept(tmp_path):
+    """`--project --config`: the project is named `--config`; only the option after it is renamed."""
+    from typer.testing import CliRunner
+
+    from bbsard_audit.base.cli_options import modernise
+
+    root = typer.main.get_command(app)
+    args = ["annotate", "status", "--project", "--config", "--config", "ls.toml", "--project=--config"]
+    assert modernise(args, root) == ["annotate", "status", "--project", "--config", "--ls-config", "ls.toml",
+                                     "--project=--config"]
+    assert modernise(["audit", "--out", "--runs-fr", "--runs-fr", "f.trec"], root) == \
+        ["audit", "--out", "--runs-fr", "--runs-source", "f.trec"]
+    bad = tmp_path / "ls.toml"
+    bad.write_text("label_studio = 'http://x'\n", encoding="utf-8")
+    ran = CliRunner().invoke(app, ["annotate", "status", "--project", "--config", "--config", str(bad)])
+    assert "label_studio must be a table" in ran.output, ran.output

@@ -27,7 +27,7 @@ from bbsard_audit.base.contracts.eval_tables import METRICS, PAIRWISE, RANKING_S
 from bbsard_audit.base.contracts.jsonfile import read_json
 from bbsard_audit.base.contracts.sidecar import read_sidecar
 from bbsard_audit.base.contracts.table import parse_flag
-from bbsard_audit.base.contracts.verdicts import RAW, VERDICTS, VERDICTS_CSV, Verdicts, read_verdicts
+from bbsard_audit.base.contracts.verdicts import CORRECTED, RAW, VERDICTS, VERDICTS_CSV, Verdicts, read_verdicts
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import sidecar_path, write_sidecar
 from bbsard_audit.base.stats import wilson
@@ -282,7 +282,7 @@ def test_one_verdict_vocabulary_everywhere():
 
     assert VERDICTS == ("correct", "minor", "legal")
     assert agreement.VERDICTS is VERDICTS and subsets.VERDICTS is VERDICTS
-    assert adjudication.VERDICT_COLUMNS == [c.name for c in VERDICTS_CSV.columns]
+    assert adjudication.VERDICT_COLUMNS == [CORRECTED if c.name == "corrected_nl" else c.name for c in VERDICTS_CSV.columns]
     assert Verdicts.read.__module__ == "bbsard_audit.base.contracts.verdicts"
 
 
@@ -417,7 +417,7 @@ def test_one_reading_of_final_verdicts_for_every_stage(tmp_path):
                  "1,legal, De huurder ,a; b,adjudicated,rule:x\n2,,,a; b,unresolved,\n3,correct,, c ,single,\n")
     judged = Verdicts.read(path, known_ids=[1, 2, 3])
     assert list(judged.by_id) == [1, 3] and judged.verdict == {"1": "legal", "3": "correct"}
-    assert judged.corrected_nl == {"1": "De huurder"}
+    assert judged.corrected_target == {"1": "De huurder"}
     assert judged.frame().values.tolist() == [[1, "legal", "De huurder", "rule:x"], [3, "correct", "", "c"]]
     with pytest.raises(InputError) as err:
         Verdicts.read(path, known_ids=[1, 3], where="the audit")

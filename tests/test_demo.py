@@ -80,7 +80,7 @@ def test_outputs_are_consistent_with_the_sample(demo_run):
     for src in (str(release), f"hf:{release}/hf"):
         back = load_dataset(src)
         assert {p.id for p in back.pairs} <= {p.id for p in ds.pairs}
-        assert all(p.meta_nl["verification"] for p in back.pairs)
+        assert all(p.target_meta["verification"] for p in back.pairs)
 
 
 def test_no_demo_output_names_a_local_path(demo_run):
@@ -153,11 +153,13 @@ def test_every_review_figure_agrees_across_the_report_and_the_card(demo_run):
     """One count of reviewed pairs and one scope of the error rate, in the Findings, the review section
     and the release card (issue 23: the demo read 12, 21, "12 of 16 queued" and 14)."""
     out = demo_run[0]
-    reviewed = int((pd.read_csv(out / "verdicts.csv", keep_default_na=False)["verdict"] != "").sum())
+    verdicts = pd.read_csv(out / "verdicts.csv", keep_default_na=False)
+    reviewed, corrected = int((verdicts["verdict"] != "").sum()), int((verdicts["corrected_nl"] != "").sum())
     md, card = (out / "report.md").read_text(), (out / "release" / "README.md").read_text()
     kind = "an illustrative verdict, not a real expert review"  # the demo's verdicts (issue 32 item 6)
     assert f"of the {reviewed} reviewed pairs ({kind})" in md and "final expert verdict)" not in md
     assert f"- **pairs reviewed (illustrative verdicts)**: {reviewed}\n" in md and "of the 16 queued pairs" in md
+    assert corrected and f"- **with a corrected Dutch text**: {corrected}\n" in md  # the file's corrected_nl
     assert f"{reviewed} of 40 pairs (" in card and f"were reviewed ({kind})" in card
     assert "final expert verdict" not in card and "expert-verified" not in card
     left = json.loads((out / "estimate.json").read_text())["errors_left"]  # one answer to "errors left"

@@ -97,9 +97,9 @@ def test_nfd_corrections_and_names_are_stored_as_nfc(tmp_path):
     code, output = run("annotate", "pull", "--from-file", tmp_path / "export.json", "--out", tmp_path / "verdicts.csv")
     assert code == 0, output
     verdicts = read_verdicts(tmp_path / "verdicts.csv")
-    assert verdicts["corrected_nl"].tolist() == [correction] and verdicts["annotators"].tolist() == ["josé@x.org"]
+    assert verdicts["corrected_target"].tolist() == [correction] and verdicts["annotators"].tolist() == ["josé@x.org"]
     (tmp_path / "hand.csv").write_text(f"id,verdict,corrected_nl\n1,legal,\"{nfd(correction)}\"\n", encoding="utf-8")
-    assert read_verdicts(tmp_path / "hand.csv")["corrected_nl"].tolist() == [correction]  # a hand-made NFD file
+    assert read_verdicts(tmp_path / "hand.csv")["corrected_target"].tolist() == [correction]  # a hand-made NFD file
 
 
 # ---------------------------------------------------------------- verdicts: conflicts and identities
@@ -220,14 +220,14 @@ def test_people_csvs_carry_no_formula_and_read_back_exactly(tmp_path):
     cells = [c for row in list(csv.reader(io.StringIO(path.read_text(), newline="")))[1:] for c in row]
     assert not [c for c in cells if c and c[0] in FORMULA_START and c != "-0.5"], cells
     back = read_raw(path)
-    assert back["corrected_nl"].tolist() == TRICKY and set(back["annotator"]) == {"=cmd|' /c calc'!a0"}
+    assert back["corrected_target"].tolist() == TRICKY and set(back["annotator"]) == {"=cmd|' /c calc'!a0"}
     assert json.loads(sidecar_path(path).read_text())["files"][RAW_FILE]["cells"] == "spreadsheet-safe"
     path.with_name("copy.csv").write_bytes(path.read_bytes())  # no sidecar: the escape is read as such
     assert RAW.read(path.with_name("copy.csv"))["corrected_nl"].tolist() == TRICKY
     verdicts = pd.DataFrame({"id": [1, 2], "verdict": ["legal", "minor"], "corrected_nl": ["=1+1", "'=x"],
                              "annotators": ["@a;b", "+c"]})
     VERDICTS_CSV.write(tmp_path / "verdicts.csv", verdicts)
-    assert read_verdicts(tmp_path / "verdicts.csv")[["corrected_nl", "annotators"]].values.tolist() == [
+    assert read_verdicts(tmp_path / "verdicts.csv")[["corrected_target", "annotators"]].values.tolist() == [
         ["=1+1", "@a;b"], ["'=x", "+c"]]
     changes = pd.DataFrame({"id": [1], "split": ["test"], "old_nl": ["-x"], "new_nl": ["=y"], "verdict": ["legal"],
                             "annotators": ["@z"], "date": ["2026-01-01"], "verification": ["corrected"],
@@ -248,7 +248,7 @@ def test_a_file_written_before_the_escape_reads_verbatim(tmp_path):
     meta = json.loads(sidecar_path(path).read_text())
     meta["files"][RAW_FILE] = {"rows": 2, "sha256": "0" * 64}  # an older sidecar: no `cells`
     sidecar_path(path).write_text(json.dumps(meta))
-    assert read_raw(path)["corrected_nl"].tolist() == ["'=kept", "''quoted"]
+    assert read_raw(path)["corrected_target"].tolist() == ["'=kept", "''quoted"]
 
 
 # ---------------------------------------------------------------- report.md / report.html escape every input

@@ -349,7 +349,7 @@ def test_a_correction_of_one_word_of_a_glossary_term_learns_the_whole_term():
     """'feitelijke' -> 'wettelijke' inside 'wettelijke samenwoning' used to give the rule 'légale':
     'wettelijke' / not 'feitelijke' (dice), which the longer 'cohabitation légale' hides and every
     'wettelijk(e) ...' in the question satisfies: it flagged no other pair."""
-    verdicts = pd.DataFrame([{"id": 1, "verdict": "legal", "corrected_nl": COHAB_FIXED, "annotator": "a"}])
+    verdicts = pd.DataFrame([{"id": 1, "verdict": "legal", "corrected_target": COHAB_FIXED, "annotator": "a"}])
     questions = {1: (COHAB_FR, COHAB_NL), 2: ("Qu'est-ce que la cohabitation légale ?", "Wat is wettelijke samenwoning?")}
     [rule], _ = L.derive_rules(questions, verdicts, None, Glossary.load(), L.Aligner(questions.values()))
     assert (rule.fr, rule.accepted, rule.rejected, rule.method) == (

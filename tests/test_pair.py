@@ -243,6 +243,27 @@ def test_fr_de_audits_with_german_codes(tmp_path):
     assert not frame.set_index("id").loc[1, "flagged"] or "number_mismatch" not in frame.set_index("id").loc[1, "flags"]
 
 
+
+def test_fr_de_corrections_keep_their_german_columns_in_release_and_report(tmp_path):
+    """The frames call the correction `corrected_target`; the files keep the pair's codes: a verdicts.csv's
+    `corrected_de` becomes the release's `old_de`/`new_de` and the report counts it."""
+    rows = [(q, fr, de, "", gold) for q, fr, de, gold in FR_DE]
+    docs = {d: (f"Article {d}.", f"Artikel {d}.") for d in ("10", "11", "12")}
+    manifest = beir_pair(tmp_path, rows, "fr", "de", docs=docs, name="toy-fr-de")
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["audit", "--dataset", str(manifest), "--out", str(out)]).exit_code == 0
+    fixed = "Wie lang ist die Kündigungsfrist für einen Mieter mit 3 Kindern?"
+    (out / "verdicts.csv").write_text(f"id,verdict,corrected_de\n1,correct,\n2,legal,{fixed}\n", encoding="utf-8")
+    res = runner.invoke(app, ["release", "--dataset", str(manifest), "--verdicts", str(out / "verdicts.csv"),
+                              "--audit", str(out / "audit.csv"), "--out", str(tmp_path / "release")])
+    assert res.exit_code == 0, res.output
+    changes = pd.read_csv(tmp_path / "release" / "CHANGELOG.csv", dtype=str)
+    assert list(changes.columns[:4]) == ["id", "split", "old_de", "new_de"]
+    assert changes[["id", "old_de", "new_de"]].values.tolist() == [["2", FR_DE[1][2], fixed]]
+    res = runner.invoke(app, ["report", "--workdir", str(out), "--out", str(tmp_path / "report")])
+    assert res.exit_code == 0, res.output
+    assert "- **with a corrected German text**: 1\n" in (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+
 @pytest.mark.label_studio
 @pytest.mark.timeout(900)
 def test_en_nl_through_a_real_label_studio(en_nl, ls_env, tmp_path):

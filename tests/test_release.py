@@ -105,8 +105,8 @@ def test_round_trip_through_the_project_loader_csv_and_hf(release):
         by_id = back.by_id()
         assert by_id[4].target == "Kan ik me verzetten tegen een beslag?"
         assert by_id[1].source == FR[1] and by_id[4].article_ids == (105, 101)
-        assert by_id[8].meta_nl["verification"] == "flagged-unverified"
-        assert by_id[1].meta_nl["category"] == "Logement" and by_id[1].meta_nl["extra_description"] == "Bail, préavis"
+        assert by_id[8].target_meta["verification"] == "flagged-unverified"
+        assert by_id[1].target_meta["category"] == "Logement" and by_id[1].target_meta["extra_description"] == "Bail, préavis"
         assert back.corpus.ids == (101, 102, 103, 104, 105) and back.corpus.texts("nl")[0] == "Artikel 101."
 
 
@@ -134,7 +134,7 @@ def test_keep_marked_and_no_keep_minor(tmp_path):
     assert dict(zip(nl["id"], nl["verification"])) == {1: "verified", 2: "excluded", 3: "corrected",
                                                       4: "corrected", 5: "excluded"}
     back = load_dataset(str(tmp_path / "rel"))
-    assert len(back.pairs) == 8 and back.by_id()[6].meta_nl["verification"] == "excluded"
+    assert len(back.pairs) == 8 and back.by_id()[6].target_meta["verification"] == "excluded"
 
 
 def test_dataset_card(release):

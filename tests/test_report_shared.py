@@ -113,6 +113,6 @@ def test_real_release_round_trips(real_workdir, tmp_path):
         by_id = back.by_id()
         for row in corrected.itertuples():
             assert by_id[row.id].target == row.corrected_nl
-            assert by_id[row.id].meta_nl["verification"] == "corrected"
+            assert by_id[row.id].target_meta["verification"] == "corrected"
         if 274 in by_id:  # the duplicated gold id of question 274 stays deduplicated
             assert by_id[274].article_ids == ds.by_id()[274].article_ids

@@ -39,7 +39,7 @@ def as_beir(ds: Dataset, root: Path, langs=("fr", "nl")) -> Path:
         folder = root / lang
         jsonl(folder / "queries.jsonl", [
             {"_id": str(p.id), "text": p.source if side == "fr" else p.target,
-             "metadata": {c: getattr(p, c) for c in META} if side == "fr" else dict(p.meta_nl)} for p in ds.pairs])
+             "metadata": {c: getattr(p, c) for c in META} if side == "fr" else dict(p.target_meta)} for p in ds.pairs])
         for split in ds.splits:
             qrels(folder / "qrels" / f"{split}.tsv", [(p.id, a, 1) for p in ds.select(split) for a in p.article_ids])
         if ds.corpus is not None:
@@ -53,7 +53,7 @@ def as_beir(ds: Dataset, root: Path, langs=("fr", "nl")) -> Path:
 
 def pair_fields(ds: Dataset):
     return [(p.id, p.split, p.source, p.target, p.article_ids, p.category, p.subcategory,
-             p.extra_description, dict(p.meta_nl)) for p in ds.pairs]
+             p.extra_description, dict(p.target_meta)) for p in ds.pairs]
 
 
 def test_every_source_declares_itself_in_the_registry():

@@ -1,15 +1,20 @@
 """The suite's own shape: a test that asserts only inside loops over something computed can pass by
 running its loop zero times, so every such test asserts outside the loop too (what it iterates is not
-empty, or a count after the loop). A loop over a literal tuple or list always runs."""
+empty, or a count after the loop). A loop over a literal tuple or list always runs.
+
+And the package's: options modules load no heavy library, function bodies are short, and few modules
+hard-code bBSARD's language codes (fr, nl) in their logic."""
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
 EXPECTING = ("raises", "warns")
 
 
@@ -147,3 +152,64 @@ def test_function_bodies_are_short_and_commands_shorter():
     assert len(long) <= 3, long
     commands = [(n, where) for n, where, command in bodies if command]
     assert commands and max(commands)[0] <= LONG_COMMAND, [c for c in commands if c[0] > LONG_COMMAND]
+
+
+# ------------------------------------------------------------------ fr/nl hard-coded in the package
+
+CODES = {"fr", "nl"}
+ALLOWED = {
+    "base/sources/bsard_csv.py": "bBSARD's source: questions_{fr,nl}_*.csv, articles_{fr,nl}.csv",
+    "base/sources/hf_bsard.py": "bBSARD's source: its hub splits fr/nl",
+    "base/sources/sample.py": "bBSARD's source: the embedded sample and its shipped file names",
+    "base/languages/": "the language packs and bBSARD's pair, defined once",
+    "audit/selftest.py": "fr->nl only: the self-test's corruptions are Dutch words",
+    "app/simulation.py": "fr->nl only: the clustered oracle rejects Dutch renderings",
+    "audit/learn.py": "fr->nl only: learned rules pair a French term with Dutch renderings",
+    "base/contracts/learned.py": "fr->nl only: the learned rules' `fr` column",
+    "app/report/simulation_section.py": "fr->nl only: the learned rules' table",
+    "audit/glossary.py": "fr->nl only: the first (fr/nl) glossary format",
+    "audit/glossary_mining.py": "fr->nl only: glossary mining",
+    "audit/cli/glossary.py": "fr->nl only: the glossary mining command",
+    "eval/retrievers.py": "fr/nl only: the built-in BM25's analyzers (another language is refused)",
+}
+"""Modules that may name fr/nl: bBSARD's sources, the language packs and the fr->nl-only features."""
+MAX_HARD_CODED = 8
+"""Modules outside ALLOWED that still hard-code fr/nl (20 before the roles rename, issue 35; now 8, its target):
+the count may only go down."""
+
+
+def codes_named(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, name) of each place the code names fr or nl: an identifier with a part `fr`/`nl` (text_fr,
+    meta_nl, fr), or a string without spaces with one (a key, column or file name: "nl", "corrected_nl").
+    Docstrings and prose (messages, help) are not logic and do not count."""
+    docs = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant):
+            names = [node.value] if isinstance(node.value, str) and id(node) not in docs and not re.search(r"\s", node.value) else []
+        else:
+            names = [getattr(node, a, None) for a in ("id", "attr", "arg", "name")]
+        found += [(node.lineno, n) for n in names if isinstance(n, str) and set(re.split(r"[^a-z0-9]+", n.lower())) & CODES]
+    return found
+
+
+def hard_coded_pair_modules() -> list[str]:
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.split("/")[0] in ("tests", "benchmarks") or rel.startswith(".") or any(rel.startswith(a) for a in ALLOWED):
+            continue
+        if codes_named(ast.parse(path.read_text(encoding="utf-8"))):
+            found.append(rel)
+    return found
+
+
+def test_the_code_scanner_sees_names_and_keys_but_not_prose():
+    tree = ast.parse('"""Dutch (nl) docs."""\nx = corpus.text_fr\ny = {"nl": 1}\nraise E("no fr here")\n'
+                     'def f(meta_nl): return g(lang="fr_nl_gap.csv", frame=nlp)\n')
+    assert codes_named(tree) == [(2, "text_fr"), (3, "nl"), (5, "meta_nl"), (5, "fr_nl_gap.csv")]
+
+
+def test_few_modules_outside_bbsard_sources_packs_and_fr_nl_features_hard_code_fr_nl():
+    found = hard_coded_pair_modules()
+    assert len(found) <= MAX_HARD_CODED, found

@@ -59,7 +59,7 @@ def validate(dataset: DatasetOption = "sample") -> None:
                    f"gold links: {n_gold}")
     typer.echo(f"  total  {len(ds.pairs)} question pairs")
     if ds.corpus is not None:
-        langs = [lang for lang, texts in zip(ds.corpus.langs, (ds.corpus.text_fr, ds.corpus.text_nl)) if texts is not None]
+        langs = [lang for lang, texts in zip(ds.corpus.langs, (ds.corpus.source_texts, ds.corpus.target_texts)) if texts is not None]
         typer.echo(f"  corpus {len(ds.corpus)} articles ({', '.join(langs)})")
     else:
         typer.echo("  corpus not loaded (questions only)")

@@ -9,6 +9,7 @@ import typer
 
 from bbsard_audit.base.cli_options import guard_out
 from bbsard_audit.base.errors import InputError
+from bbsard_audit.base.sources.sample import BACKTRANSLATIONS
 
 from ..example import FILES, PAIR, write_beir_example
 
@@ -39,4 +40,4 @@ def register(app: typer.Typer) -> None:
         guard_out(out, command="example beir", names=FILES)
         manifest = write_beir_example(out)
         typer.echo(f"wrote {manifest} (source {out / PAIR.source}, target {out / PAIR.target}, "
-                   f"{out / 'backtranslations_nl_fr.jsonl'}, runs in {out / 'runs'})")
+                   f"{out / BACKTRANSLATIONS}, runs in {out / 'runs'})")

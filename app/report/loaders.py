@@ -121,7 +121,7 @@ def load_workdir(root: str | Path, campaign: str | Path | None = None) -> Workdi
     folder = lambda name: review if name in REVIEW_FILES else root
     for name, spec in _tables(wd.layout).items():
         path = folder(name) / name
-        if path.exists():  # the corrected translation is `corrected_nl` in the frames, whatever the pair
+        if path.exists():  # the corrected translation is `corrected_target` in the frames, whatever the pair
             wd.tables[name] = spec.read(path).rename(columns={wd.layout.corrected: CORRECTED})
     wd.outside_audit = _outside_audit(wd)
     if (root / CORPUS_AUDIT).exists():  # `audit corpus`'s table, read by its own contract

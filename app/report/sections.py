@@ -17,7 +17,7 @@ from bbsard_audit.base.contracts.agreement import Agreement
 from bbsard_audit.base.contracts.calibration import Calibration
 from bbsard_audit.base.contracts.estimate import Estimate as ErrorRate
 from bbsard_audit.base.contracts.selftest import Selftest
-from bbsard_audit.base.contracts.verdicts import fingerprint
+from bbsard_audit.base.contracts.verdicts import CORRECTED, fingerprint
 from bbsard_audit.eval.cleaned import ERRORS_LEFT_METHOD
 from bbsard_audit.eval.fragility import SCALED_METHOD
 from bbsard_audit.eval.metrics import metric_sort_key  # report order = the metric registry's order
@@ -169,7 +169,7 @@ def review_section(wd: Workdir) -> Section:
             items.append(("queued pairs reviewed", figures.progress_text))
         for v in ("correct", "minor", "legal"):
             items.append((f"verdict {v} (share of reviewed)", pct(int((verdict == v).sum()), len(verdict))))
-        corrected = wd.layout.corrected
+        corrected = CORRECTED
         if corrected in verdicts.columns:
             items.append((f"with a corrected {wd.layout.pair.names[1]} text",
                           f"{int(verdicts[corrected].fillna('').astype(str).str.strip().ne('').sum()):,}"))

@@ -14,9 +14,9 @@ FLAGS = {
 }
 
 
-def is_identical(fr: str, nl: str) -> bool:
-    fr, nl = visible(fr).strip(), visible(nl).strip()
-    return fold(fr) == fold(nl) and bool(fr)
+def is_identical(source: str, target: str) -> bool:
+    source, target = visible(source).strip(), visible(target).strip()
+    return fold(source) == fold(target) and bool(source)
 
 
 class IdenticalCheck(Check):

@@ -25,10 +25,10 @@ FLAGS = {
                     "appear outside quotes, parentheses and proper names.",
 }
 SCHEMA = {"needs": "words", "optional": "words"}
-TEXT_FRENCH_PROB = 0.9
-"""py3langid P(French) of the whole Dutch text above which it is called untranslated."""
-WINDOW_FRENCH_PROB = 0.75
-"""... or of the 3-word window starting at a French-only function word ("pour motif grave")."""
+TEXT_SOURCE_PROB = 0.9
+"""py3langid P(source language) of the whole target text above which it is called untranslated."""
+WINDOW_SOURCE_PROB = 0.75
+"""... or of the 3-word window starting at a source-only function word ("pour motif grave")."""
 
 _QUOTED = re.compile(r"«[^»]*»|\"[^\"]*\"|“[^”]*”|„[^”“]*[”“]|'[^']{3,}'|\([^)]*\)|\[[^\]]*\]")
 _LETTERS = re.compile(r"[^\W\d_]+")
@@ -59,7 +59,7 @@ def _language_identifier():
     return identifier
 
 
-class FrenchWord(NamedTuple):
+class SourceWord(NamedTuple):
     word: str
     window: str
     """The 3 words it starts."""
@@ -67,44 +67,44 @@ class FrenchWord(NamedTuple):
     window_end: int
 
 
-def french_words_outside_names(nl_text: str, pair: Pair) -> list[FrenchWord]:
+def source_words_outside_names(target_text: str, pair: Pair) -> list[SourceWord]:
     """Source-only function words in the target text (French in the Dutch), ignoring quotes,
     parentheses and Capitalised names."""
-    # blanked, not removed: offsets stay those of nl_text
-    stripped = _QUOTED.sub(lambda m: " " * len(m.group()), nl_text).replace("\u2019", "'")
+    # blanked, not removed: offsets stay those of target_text
+    stripped = _QUOTED.sub(lambda m: " " * len(m.group()), target_text).replace("\u2019", "'")
     words = list(_LETTERS.finditer(stripped))
-    french_only = cues(pair)
+    source_only = cues(pair)
     found = []
     for i, m in enumerate(words):
         w = m.group()
-        if fold(w) not in french_only:
+        if fold(w) not in source_only:
             continue
         inside_name = 0 < i < len(words) - 1 and words[i - 1].group()[:1].isupper() and words[i + 1].group()[:1].isupper()
         capitalised_mid_sentence = w[:1].isupper() and i > 0  # "La Louvière", "Le Forem"
         if not inside_name and not capitalised_mid_sentence:
             window = words[i:i + 3]
-            found.append(FrenchWord(w, " ".join(x.group() for x in window), m.start(), window[-1].end()))
+            found.append(SourceWord(w, " ".join(x.group() for x in window), m.start(), window[-1].end()))
     return found
 
 
-def french_probability(nl_text: str, tokens: Tokens, french_words: list[FrenchWord], source: str) -> float:
+def source_probability(target_text: str, tokens: Tokens, source_words: list[SourceWord], source: str) -> float:
     """py3langid's P(source language) for the target text; only asked when there is some sign of it.
 
     Loading the language-id model costs ~1 s, and a text with target function words and no
     source-only word cannot be mostly the source language, so it gets 0 without asking.
     """
-    if not nl_text.strip() or (not french_words and _common(tokens.lang) & set(tokens.surfaces)):
+    if not target_text.strip() or (not source_words and _common(tokens.lang) & set(tokens.surfaces)):
         return 0.0
-    return dict(_language_identifier().rank(nl_text)).get(source, 0.0)
+    return dict(_language_identifier().rank(target_text)).get(source, 0.0)
 
 
-def untranslated_windows(french_words: list[FrenchWord], source: str) -> list[FrenchWord]:
+def untranslated_windows(source_words: list[SourceWord], source: str) -> list[SourceWord]:
     """Windows that language id reads as the source: "pour motif grave" left in a Dutch sentence."""
-    if not french_words:
+    if not source_words:
         return []
     identifier = _language_identifier()
-    return [f for f in french_words
-            if len(f.window.split()) > 1 and dict(identifier.rank(f.window)).get(source, 0.0) >= WINDOW_FRENCH_PROB]
+    return [f for f in source_words
+            if len(f.window.split()) > 1 and dict(identifier.rank(f.window)).get(source, 0.0) >= WINDOW_SOURCE_PROB]
 
 
 class UntranslatedCheck(Check):
@@ -119,11 +119,11 @@ class UntranslatedCheck(Check):
 
     def compare(self, source: Side, target: Side, stats: object = None) -> tuple[list[Finding], tuple]:
         src, text, name = source.lang, target.text, source.pack.name
-        words = french_words_outside_names(text, (src, target.lang))
-        prob = french_probability(text, target.tokens, words, src)
+        words = source_words_outside_names(text, (src, target.lang))
+        prob = source_probability(text, target.tokens, words, src)
         windows = untranslated_windows(words, src) if len(words) == 1 else []
         out = []
-        if not is_identical(source.text, text) and (prob >= TEXT_FRENCH_PROB or len(words) >= 2 or windows):
+        if not is_identical(source.text, text) and (prob >= TEXT_SOURCE_PROB or len(words) >= 2 or windows):
             detail, offsets = "", []
             if len(words) >= 2:
                 detail = f"{name} words: {', '.join(dict.fromkeys(f.word for f in words))}"

@@ -75,7 +75,7 @@ def mine(
     guard_out(out, command="audit glossary mine", inputs=[glossary], folder=False)
     ds = load_dataset(dataset, with_corpus=True)
     corpus = ds.corpus
-    if corpus is None or corpus.text_fr is None or corpus.text_nl is None:
+    if corpus is None or corpus.source_texts is None or corpus.target_texts is None:
         raise InputError("this dataset has no aligned French/Dutch article corpus to mine "
                          "(use a source with articles_fr.csv and articles_nl.csv, e.g. `sample`)", file=dataset)
     g = Glossary.load(glossary)

@@ -30,4 +30,3 @@ def changelog_spec(layout: Layout) -> TableSpec:
 
 CHANGELOG = changelog_spec(BBSARD_LAYOUT)
 """bBSARD's CHANGELOG.csv (old_nl, new_nl)."""
-COLUMNS = CHANGELOG.names

@@ -2,7 +2,7 @@
 
 The corrected translation's column is language-coded in the files (`corrected_nl` for bBSARD,
 `corrected_<target>` for another pair, the audit's `Layout`, recorded in each sidecar); the frames
-these readers return call it `corrected_nl` whatever the pair, so the stages have one name for it."""
+these readers return call it `corrected_target` whatever the pair, so the stages have one name for it."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from bbsard_audit.base.untrusted import nfc
 from .audit import BBSARD_LAYOUT, Layout
 from .table import Column, TableSpec
 
-CORRECTED = "corrected_nl"
+CORRECTED = "corrected_target"
 """The corrected translation's column in the frames (the file's `corrected_<target>`)."""
 
 VERDICTS = ("correct", "minor", "legal")
@@ -78,6 +78,8 @@ def verdicts_spec(layout: Layout) -> TableSpec:
 
 VERDICTS_CSV = verdicts_spec(BBSARD_LAYOUT)
 """bBSARD's verdicts.csv (fr -> nl, integer ids), as docs/formats.md shows it."""
+FRAME_VERDICT_COLUMNS = [CORRECTED if c == BBSARD_LAYOUT.corrected else c for c in VERDICTS_CSV.names]
+"""verdicts.csv's columns as the readers' frames name them (its `corrected_<target>` as `CORRECTED`)."""
 
 def utc_time(value: object) -> str:
     """An ISO 8601 time (offset and fraction honoured; naive = UTC) as `YYYY-MM-DDTHH:MM:SS.ffffffZ`
@@ -93,7 +95,7 @@ def utc_time(value: object) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-RAW_COLUMNS = ["id", "task_id", "annotation_id", "annotator", "verdict", "corrected_nl",
+RAW_COLUMNS = ["id", "task_id", "annotation_id", "annotator", "verdict", CORRECTED,
                "gold_labels_apply", "created_at", "updated_at"]
 @cache
 def raw_spec(layout: Layout) -> TableSpec:
@@ -128,7 +130,7 @@ def read_verdicts(path: str | Path, layout: Layout | None = None) -> pd.DataFram
 
 
 def read_raw(path: str | Path, *, missing_ok: bool = False, layout: Layout | None = None) -> pd.DataFrame:
-    """annotations_raw.csv (its corrected column as `corrected_nl`); a first pull has none yet (`missing_ok`).
+    """annotations_raw.csv (its corrected column as `corrected_target`); a first pull has none yet (`missing_ok`).
     `layout`: the audit's (default: the one the file's sidecar records; none = fr -> nl, integer ids)."""
     layout = layout or Layout.of(path)
     if missing_ok and not Path(path).exists():
@@ -143,7 +145,7 @@ class Verdict:
 
     id: int | str
     verdict: str
-    corrected_nl: str = ""
+    corrected_target: str = ""
     """The experts' corrected translation (the file's `corrected_<target>` column)."""
     gold_labels_apply: str = ""
     annotators: str = ""
@@ -155,7 +157,7 @@ class Verdict:
         return self.adjudicated_by or self.annotators
 
 
-FRAME_COLUMNS = ["id", "verdict", "corrected_nl", "annotator"]
+FRAME_COLUMNS = ["id", "verdict", CORRECTED, "annotator"]
 
 
 @dataclass(frozen=True)
@@ -181,8 +183,8 @@ class Verdicts:
                                      id=key(qid))
         final = frame[frame["verdict"] != ""]
         judge = final["adjudicated_by"] if "adjudicated_by" in final.columns else pd.Series("", index=final.index)
-        text = {c: final[c].fillna("").astype(str).str.strip() for c in ("corrected_nl", "annotators")}
-        rows = zip(final["id"], final["verdict"], text["corrected_nl"], final["gold_labels_apply"], text["annotators"],
+        text = {c: final[c].fillna("").astype(str).str.strip() for c in (CORRECTED, "annotators")}
+        rows = zip(final["id"], final["verdict"], text[CORRECTED], final["gold_labels_apply"], text["annotators"],
                    judge.fillna("").astype(str).str.strip())
         return cls({key(i): Verdict(key(i), v, c, str(g), a, j) for i, v, c, g, a, j in rows}, str(path))
 
@@ -197,18 +199,18 @@ class Verdicts:
         return {str(i): v.verdict for i, v in self.by_id.items()}
 
     @cached_property
-    def corrected_nl(self) -> dict[str, str]:
-        """Question id (as a string) -> the experts' corrected Dutch question, where they gave one."""
-        return {str(i): v.corrected_nl for i, v in self.by_id.items() if v.corrected_nl}
+    def corrected_target(self) -> dict[str, str]:
+        """Question id (as a string) -> the experts' corrected target question, where they gave one."""
+        return {str(i): v.corrected_target for i, v in self.by_id.items() if v.corrected_target}
 
     @property
     def _id_dtype(self):
         return object if any(isinstance(i, str) for i in self.by_id) else "int64"
 
     def frame(self) -> pd.DataFrame:
-        """`id, verdict, corrected_nl, annotator`, one row per final verdict in file order."""
-        return pd.DataFrame([(v.id, v.verdict, v.corrected_nl, v.annotator) for v in self.by_id.values()],
-                            columns=FRAME_COLUMNS).astype({"id": self._id_dtype, "verdict": object, "corrected_nl": object,
+        """`id, verdict, corrected_target, annotator`, one row per final verdict in file order."""
+        return pd.DataFrame([(v.id, v.verdict, v.corrected_target, v.annotator) for v in self.by_id.values()],
+                            columns=FRAME_COLUMNS).astype({"id": self._id_dtype, "verdict": object, CORRECTED: object,
                                                            "annotator": object})
 
 

@@ -143,38 +143,38 @@ class Checker:
                       label, line, qid)
         return tuple(dict.fromkeys(ints))
 
-    def pair(self, split: str, fr_label: str, nl_label: str, fr: dict[Id, dict],
-             nl: dict[Id, dict], langs: LanguagePair) -> list[QuestionPair]:
-        """Join source (`fr`) and target (`nl`) rows of one split; they must agree on ids and gold labels."""
+    def pair(self, split: str, source_label: str, target_label: str, source_rows: dict[Id, dict],
+             target_rows: dict[Id, dict], langs: LanguagePair) -> list[QuestionPair]:
+        """Join the source and target rows of one split; they must agree on ids and gold labels."""
         src, tgt = langs.names
-        for qid in sorted(set(fr) - set(nl)):
-            self.error(f"question id present in {src} but missing from {nl_label}", fr_label,
-                       fr[qid]["_line"], qid)
-        for qid in sorted(set(nl) - set(fr)):
-            self.error(f"question id present in {tgt} but missing from {fr_label}", nl_label,
-                       nl[qid]["_line"], qid)
+        for qid in sorted(set(source_rows) - set(target_rows)):
+            self.error(f"question id present in {src} but missing from {target_label}", source_label,
+                       source_rows[qid]["_line"], qid)
+        for qid in sorted(set(target_rows) - set(source_rows)):
+            self.error(f"question id present in {tgt} but missing from {source_label}", target_label,
+                       target_rows[qid]["_line"], qid)
         pairs, same_meta, n_meta, compared = [], 0, 0, set()
-        for qid in sorted(set(fr) & set(nl), key=lambda q: fr[q]["_line"]):
-            f, n = fr[qid], nl[qid]
+        for qid in sorted(set(source_rows) & set(target_rows), key=lambda q: source_rows[q]["_line"]):
+            f, n = source_rows[qid], target_rows[qid]
             if f["article_ids"] != n["article_ids"]:
                 self.error(f"article_ids differ between {src} ({_ids(f)}) and {tgt} ({_ids(n)})",
-                           nl_label, n["_line"], qid)
+                           target_label, n["_line"], qid)
                 continue
             if _norm(f["question"]) == _norm(n["question"]):
-                self.warn(f"{tgt} question is identical to the {src} one", nl_label, n["_line"], qid)
-            meta_nl = {k: v for k, v in n.items() if k not in ("id", "question", "article_ids", "_line")}
-            shared = [c for c in META_COLUMNS if f.get(c, "").strip() and c in meta_nl]
+                self.warn(f"{tgt} question is identical to the {src} one", target_label, n["_line"], qid)
+            target_meta = {k: v for k, v in n.items() if k not in ("id", "question", "article_ids", "_line")}
+            shared = [c for c in META_COLUMNS if f.get(c, "").strip() and c in target_meta]
             if shared:
                 n_meta += 1
-                same_meta += all(meta_nl[c] == f[c] for c in shared)
+                same_meta += all(target_meta[c] == f[c] for c in shared)
                 compared.update(shared)
             pairs.append(QuestionPair(
                 id=qid, split=split, source=f["question"], target=n["question"],
                 article_ids=f["article_ids"], category=f.get("category", ""),
                 subcategory=f.get("subcategory", ""), extra_description=f.get("extra_description", ""),
-                meta_nl=meta_nl))
+                target_meta=target_meta))
         if n_meta:
-            self._untranslated_meta(nl_label, split, same_meta, n_meta, compared, langs)
+            self._untranslated_meta(target_label, split, same_meta, n_meta, compared, langs)
         return pairs
 
     def _untranslated_meta(self, label: str, split: str, same: int, n: int, compared: set[str],
@@ -217,22 +217,23 @@ class Checker:
             out[aid] = {k: cell(v) for k, v in row.items() if k is not None} | {"_line": line}
         return out
 
-    def corpus(self, fr: dict[Id, dict] | None, nl: dict[Id, dict] | None, labels,
+    def corpus(self, source_rows: dict[Id, dict] | None, target_rows: dict[Id, dict] | None, labels,
                langs: LanguagePair) -> Corpus | None:
-        """Source (`fr`) and target (`nl`) articles; `labels` names their files by language code."""
-        if fr is None and nl is None:
+        """Source and target articles (rows by id); `labels` names their files by language code."""
+        if source_rows is None and target_rows is None:
             return None
-        if fr is not None and nl is not None:
-            for aid in sorted(set(fr) ^ set(nl)):
-                src, other = ((labels[langs[0]], labels[langs[1]]) if aid in fr
+        if source_rows is not None and target_rows is not None:
+            for aid in sorted(set(source_rows) ^ set(target_rows)):
+                src, other = ((labels[langs[0]], labels[langs[1]]) if aid in source_rows
                               else (labels[langs[1]], labels[langs[0]]))
-                row = (fr if aid in fr else nl)[aid]["_line"]
+                row = (source_rows if aid in source_rows else target_rows)[aid]["_line"]
                 self.error(f"article id missing from {other}", src, row, aid)
-        ids = tuple(sorted(set(fr or {}) | set(nl or {})))
-        meta = {a: {k: v for k, v in (fr or nl).get(a, {}).items()
+        ids = tuple(sorted(set(source_rows or {}) | set(target_rows or {})))
+        meta = {a: {k: v for k, v in (source_rows or target_rows).get(a, {}).items()
                     if k not in ("id", "article", "_line")} for a in ids}
         texts = lambda rows: None if rows is None else tuple(rows.get(a, {}).get("article", "") for a in ids)
-        return Corpus(ids=ids, text_fr=texts(fr), text_nl=texts(nl), meta=meta, langs=langs)
+        return Corpus(ids=ids, source_texts=texts(source_rows), target_texts=texts(target_rows), meta=meta,
+                      langs=langs)
 
     def qrels(self, label: str, rows: Iterable[tuple[int, str, str, str]], qids: Ids = INT_IDS,
               dids: Ids = INT_IDS) -> tuple[dict[Id, dict[Id, int]], dict[Id, int]]:

@@ -10,10 +10,11 @@ from typing import Mapping
 from bbsard_audit.base.contracts.table import STRING_ID  # noqa: F401  (the one string-id rule, re-exported)
 from ..errors import InputError
 from ..io import is_local_path
-from ..languages import LanguagePair
+from ..languages import BBSARD, LanguagePair
 
 SPLITS = ("train", "test")
-LANGS = ("fr", "nl")
+LANGS = tuple(BBSARD)
+"""bBSARD's file codes (`questions_fr_test.csv`), from its pair."""
 QUESTION_COLUMNS = ("id", "category", "subcategory", "question", "extra_description", "article_ids")
 REQUIRED_QUESTION_COLUMNS = ("id", "question", "article_ids")
 ARTICLE_COLUMNS = ("id", "article")
@@ -58,23 +59,23 @@ class QuestionPair:
     category: str = ""
     subcategory: str = ""
     extra_description: str = ""
-    meta_nl: Mapping[str, str] = field(default_factory=dict)
-    """The Dutch file's own metadata columns, kept as found so a release writes them back."""
+    target_meta: Mapping[str, str] = field(default_factory=dict)
+    """The target file's own metadata columns, kept as found so a release writes them back."""
 
 
 @dataclass(frozen=True)
 class Corpus:
-    """Bilingual article corpus; a language may be missing (`None`). `text_fr` holds the source
-    language's texts and `text_nl` the target's (`langs` = their codes: fr, nl for bBSARD)."""
+    """Bilingual article corpus; a language may be missing (`None`). `source_texts` holds the source
+    language's texts and `target_texts` the target's (`langs` = their codes: fr, nl for bBSARD)."""
 
     ids: tuple[Id, ...]
-    text_fr: tuple[str, ...] | None
-    text_nl: tuple[str, ...] | None
+    source_texts: tuple[str, ...] | None
+    target_texts: tuple[str, ...] | None
     meta: Mapping[Id, Mapping[str, str]] = field(default_factory=dict)
     langs: tuple[str, str] = LANGS
 
     def texts(self, lang: str) -> tuple[str, ...]:
-        texts = self.text_fr if lang == self.langs[0] else self.text_nl if lang == self.langs[1] else None
+        texts = self.source_texts if lang == self.langs[0] else self.target_texts if lang == self.langs[1] else None
         if texts is None:
             raise InputError(f"the loaded corpus has no {lang} articles")
         return texts

@@ -10,6 +10,9 @@ from .corpus import CorpusPair
 from .model import SAMPLE, Dataset
 from .registry import source
 
+BACKTRANSLATIONS = "backtranslations_nl_fr.jsonl"
+"""The sample's shipped back-translations (its Dutch into French): the name the examples copy it under."""
+
 
 def sample_dir() -> Path:
     return Path(str(resources.files("bbsard_audit.base") / "sample"))
