@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 from bbsard_audit.audit.corpus.checks.base import Docs
+from bbsard_audit.audit.corpus.checks.language import LanguageCheck
 from bbsard_audit.audit.corpus.checks.meta_text import MetaTextCheck
 from bbsard_audit.audit.leftovers import detector
 from bbsard_audit.audit.unit_alignment import accounted
@@ -106,3 +107,22 @@ def test_a_dropped_acronym_and_a_statement_turned_question_are_no_leftovers(ques
     pages.append(tuple(" ".join(side[i] for i in ("1102", rcd, walloon)) for side in (fr, nl)))
     assert _flagged(pages) == [False, False, False]
 
+
+
+def _languages(pairs: list[tuple[str, str]], source: str, target: str) -> list[set[str]]:
+    table = pa.table({"id": [str(k) for k in range(len(pairs))], "source_title": [""] * len(pairs),
+                      "source_text": [s for s, _ in pairs], "target_title": [""] * len(pairs),
+                      "target_text": [t for _, t in pairs]})
+    result = LanguageCheck().map(Docs(table, LanguagePair(source, target)), None)
+    return [{f.flag for f in found} for found in result.findings]
+
+
+def test_a_spanish_or_italian_translation_of_real_dutch_questions_is_not_taken_for_french(questions):
+    """The miss of benchmarks/bench_question_corpus.py (nl->fr, recall 0.625): 'la' and 'en' made a
+    Spanish target read as French to the packs' common words; py3langid spread it over es/ca/gl."""
+    fr, nl = questions
+    spanish = "¿Puedo pedir una pensión alimenticia si mi ex pareja no paga?"
+    italian = "Il conduttore deve pagare l'affitto ogni mese e mantenere l'alloggio in buono stato."
+    french = _page(questions, FAQ)
+    found = _languages([(nl["503"], spanish), (nl["91"], italian), (french[1], french[0])], "nl", "fr")
+    assert found == [{"doc_wrong_language"}, {"doc_wrong_language"}, set()]
