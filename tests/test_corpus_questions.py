@@ -126,3 +126,19 @@ def test_a_spanish_or_italian_translation_of_real_dutch_questions_is_not_taken_f
     french = _page(questions, FAQ)
     found = _languages([(nl["503"], spanish), (nl["91"], italian), (french[1], french[0])], "nl", "fr")
     assert found == [{"doc_wrong_language"}, {"doc_wrong_language"}, set()]
+
+
+def test_a_remark_run_on_into_the_next_real_question_without_its_full_stop_is_found(questions):
+    """The misses of benchmarks/bench_question_corpus.py (remark_mid, nl->fr recall 0.908): a note
+    with no full stop runs on into the next translated question, the alignment merged the two; the
+    same document without the note stays clean."""
+    fr, nl = questions
+    ids = ("503", "91", "1102")
+    source = " ".join(nl[i].strip() for i in ids)
+    clean = " ".join(fr[i].strip() for i in ids)
+    cut = len(fr["503"].strip()) + 1
+    notes = ["Translation note – dates are written in the Dutch format ",
+             "The source was ambiguous here, so I chose the most likely reading ",
+             "Some wording was adapted for readability "]
+    pairs = [(source, clean[:cut] + note + clean[cut:]) for note in notes]
+    assert _flagged(pairs + [(source, clean)], "nl", "fr") == [True, True, True, False]

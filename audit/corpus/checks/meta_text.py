@@ -47,7 +47,7 @@ class MetaTextCheck(DocCheck):
         on = _families(found_in, docs.arrow("target_text").take(pa.array(rows, type=pa.int64())))
         keep = [k for k, families in enumerate(on) if families & STRONG]
         if len(keep) < len(rows):
-            parallel = _parallel(docs, rows)
+            parallel = _parallel(docs, rows, found_in.run_on_screen)
             keep = sorted(set(keep) | {k for k in range(len(rows)) if not parallel[k]})
         rows, on = rows[keep], [on[k] for k in keep]
         counts = np.zeros(len(docs))
@@ -72,9 +72,10 @@ _SENTENCES = r"[.!?…](?:\s|$)"
 RATIO = (0.67, 1.5)
 
 
-def _parallel(docs: Docs, rows: np.ndarray) -> np.ndarray:
+def _parallel(docs: Docs, rows: np.ndarray, run_on: str) -> np.ndarray:
     """Per row, whether the two sides have the same number of sentences, lines, questions,
-    exclamations, colons and brackets, and lengths in proportion (RATIO): a target so parallel to
+    exclamations, colons, brackets and sentences run on without a mark (`run_on`: a remark whose
+    full stop is missing), and lengths in proportion (RATIO): a target so parallel to
     its source has no segment of its own for a weak cue to mark (vectorised; the rows sent to the
     Python rules on weak cues alone drop from most to few on documents of questions)."""
     take = pa.array(rows, type=pa.int64())
@@ -82,7 +83,8 @@ def _parallel(docs: Docs, rows: np.ndarray) -> np.ndarray:
     same = np.ones(len(rows), dtype=bool)
     for mark in MARKS:
         same &= np.asarray(pc.equal(pc.count_substring(source, mark), pc.count_substring(target, mark)))
-    same &= np.asarray(pc.equal(pc.count_substring_regex(source, _SENTENCES), pc.count_substring_regex(target, _SENTENCES)))
+    for pattern in (_SENTENCES, run_on):
+        same &= np.asarray(pc.equal(pc.count_substring_regex(source, pattern), pc.count_substring_regex(target, pattern)))
     ratio = docs.target_chars[rows] / np.maximum(docs.source_chars[rows], 1)
     return same & (ratio >= RATIO[0]) & (ratio <= RATIO[1])
 
