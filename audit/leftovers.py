@@ -50,6 +50,8 @@ MAX_PREFACE_WORDS = 30
 QUOTED_SHARE = 0.6
 """A segment whose content words are this much the source's is a quotation kept verbatim."""
 STRONG = ("chat", "anywhere", "at_start", "translation")
+OUTRIGHT = frozenset(STRONG + ("apology",))
+"""The families `Detector._outright` looks for (a refusal opens with an `apology`)."""
 """Cue families that name a leftover outright: a sentence holding one (or a refusal: an apology with
 its service word) is excused only by a source sentence that holds one too (a quotation), matched
 one to one; a question holding one is no translated question."""
@@ -219,7 +221,8 @@ class Detector:
             found = self._not_in_source(text, found, source, source_lang or lang, document,
                                         self.present(source) if source_on is None else source_on)
             if found and document and source.strip():
-                shares, paired = unaccounted(source, text, [(x.start, x.end) for x in found], self._outright)
+                outright = self._outright if on is None or on & OUTRIGHT else _never  # no cue in the text, none in a unit
+                shares, paired = unaccounted(source, text, [(x.start, x.end) for x in found], outright)
                 asked = text.count("?") <= source.count("?")
                 run_on = self._run_on_ends(text, source)
                 found = [x for x, share, pair in zip(found, shares, paired)
@@ -431,6 +434,10 @@ class Detector:
                 continue
             out.append(x)
         return out
+
+
+def _never(text: str) -> bool:
+    return False
 
 
 def _separated(text: str, head: re.Match, lead: str) -> bool:

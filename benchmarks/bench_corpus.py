@@ -124,9 +124,11 @@ def make_corpus(root: Path, n: int, seed: int = 0) -> Path:
     return manifest
 
 
-def run(manifest: Path, out: Path, engine: str = "local", embedder: str = "none", workers: str = "all") -> dict:
+def run(manifest: Path, out: Path, engine: str = "local", embedder: str = "none", workers: str = "all",
+        env: dict | None = None) -> dict:
+    """One audit in its own process (`env`: another PYTHONPATH times another version of the code)."""
     proc = subprocess.run([sys.executable, "-c", CHILD, str(manifest), str(out), engine, embedder, workers],
-                          capture_output=True, text=True, timeout=3600)
+                          capture_output=True, text=True, timeout=3600, env=env)
     if proc.returncode:
         raise SystemExit(f"corpus audit failed:\n{proc.stderr[-3000:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])

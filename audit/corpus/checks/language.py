@@ -64,12 +64,23 @@ def function_words(target: str) -> frozenset[str]:
     """The target's function words (its pack's and bm25s's list): a text in the target language is
     about half these (bBSARD's questions: 0.30-0.80, articles 0.36-0.70 in Dutch and French); a text in
     another language that shares a few ('la' in Spanish, 'il' in Italian) holds far fewer."""
-    import bm25s.stopwords as lists
-
     pack = languages.get(target)
     own = _forms(w for s in ("function_words", "pronouns", "stopwords") for w in pack.data.get(s, ()))
     own |= _forms(w for s in ("common", "cues") for w in pack.data.get("untranslated", {}).get(s, ()))
-    return own | _forms(getattr(lists, f"STOPWORDS_{STOPWORDS[target]}", ()) if target in STOPWORDS else ())
+    return own | _forms(getattr(_bm25s_lists(), f"STOPWORDS_{STOPWORDS[target]}", ()) if target in STOPWORDS else ())
+
+
+@cache
+def _bm25s_lists():
+    """bm25s's stopwords module alone: importing the package loads numba and scipy (~1 s a process)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "_bm25s_stopwords", Path(importlib.util.find_spec("bm25s").origin).with_name("stopwords.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @lru_cache(maxsize=1)

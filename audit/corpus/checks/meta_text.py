@@ -90,7 +90,11 @@ def _parallel(docs: Docs, rows: np.ndarray, run_on: str) -> np.ndarray:
 
 
 def _families(found_in, texts: pa.Array) -> list[frozenset]:
-    """Per text, the cue families it holds (one RE2 pass per family over the rows)."""
-    hits = {f: np.asarray(pc.match_substring_regex(texts, pattern).fill_null(False))
-            for f, pattern in found_in.screens.items()}
-    return [frozenset(f for f, column in hits.items() if column[k]) for k in range(len(texts))]
+    """Per text, the cue families it holds (one RE2 pass per family over the rows; one frozenset
+    per distinct combination)."""
+    names = list(found_in.screens)
+    bits = np.zeros(len(texts), dtype=np.int64)
+    for k, pattern in enumerate(found_in.screens.values()):
+        bits |= np.asarray(pc.match_substring_regex(texts, pattern).fill_null(False)).astype(np.int64) << k
+    sets = {b: frozenset(n for k, n in enumerate(names) if b >> k & 1) for b in np.unique(bits).tolist()}
+    return [sets[b] for b in bits.tolist()]
