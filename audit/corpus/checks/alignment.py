@@ -5,9 +5,13 @@ Each side is split into sentences (the packs' `abbreviations` say which '.' ends
 `MAX_SENTENCES` per side are embedded (a one-sentence side is embedded whole). Each sentence of
 either side gets its best match: its highest cosine with a sentence of the other side within
 `WINDOW` relative positions of where it should be (a lost or foreign sentence has no good match
-anywhere). `doc_align_cos` is the mean of the best matches, `doc_align_worst` the lowest, with its
-sentence pair as the evidence; for two one-sentence sides both are the cosine of the two texts, so
-documents of any length share one scale. Beside them, `doc_align_length` (log of the target/source
+anywhere). Per side, the mean and the lowest of its sentences' best matches; `doc_align_cos` and
+`doc_align_worst` are the better side's (the higher mean, the higher lowest): a sentence lost from
+one side leaves the other side's sentences all matched, an omission, not a misalignment (bBSARD's
+Dutch questions often drop the French context sentences), while another document's translation, or
+a sentence replaced by a foreign one, leaves a bad match on both sides. The evidence is the worst
+sentence pair; for two one-sentence sides both are the cosine of the two texts, so documents of any
+length share one scale. Beside them, `doc_align_length` (log of the target/source
 character ratio) and `doc_align_entities` (the share of digit-bearing and capitalised tokens both
 sides hold). The reduce phase keeps the four features of every row and learns each one's exact
 median and MAD over the corpus; the combined score adds their clipped robust z (length: either way
@@ -192,12 +196,12 @@ class AlignmentCheck(DocCheck):
             sim = vs @ vt.T
             best_s, at_s = _best(sim, False)
             best_t, at_t = _best(sim, True)
-            cos[i] = float(np.concatenate([best_s, best_t]).mean())
+            cos[i] = float(max(best_s.mean(), best_t.mean()))
             if best_s.min() <= best_t.min():
                 a, b = int(best_s.argmin()), int(at_s[best_s.argmin()])
             else:
                 a, b = int(at_t[best_t.argmin()]), int(best_t.argmin())
-            worst[i] = float(min(best_s.min(), best_t.min()))
+            worst[i] = float(max(best_s.min(), best_t.min()))
             (s0, s1), (t0, t1) = ps[a], pt[b]
             spans[i] = json.dumps([[self.name, "", [[src, s0, s1, docs.source[i][s0:s1], "mistranslation"],
                                                     [tgt, t0, t1, docs.target[i][t0:t1], "mistranslation"]]]],
