@@ -172,12 +172,14 @@ class AlignmentCheck(DocCheck):
     columns = {"doc_align_cos": pa.float64(), "doc_align_worst": pa.float64(), "doc_align_length": pa.float64(),
                "doc_align_entities": pa.float64(), "_align_spans": pa.string()}
     scored = {"doc_align_z": pa.float64(), "doc_align_worst_z": pa.float64(), "doc_align_score_z": pa.float64()}
-    params = {"z": 4.0, "z_sentence": 4.0, "min_spread": 0.02, "min_corpus": 30.0}
+    params = {"z": 3.0, "z_sentence": 4.0, "min_spread": 0.02, "min_corpus": 30.0}
     """z: the combined score's robust z below -z flags; z_sentence: a worst sentence below -z_sentence
     flags too when the combined score is below -z/2 (one foreign sentence in a longer document).
-    4 and 4 (were 3.5 and 3): on documents of real questions (benchmarks/bench_question_corpus.py,
-    train split) a real translation that shortens one question put a clean document's worst
-    sentence at z -3 to -3.5; 4 / 4 kept recall and halved those false flags."""
+    Chosen on documents of real questions (benchmarks/bench_question_corpus.py, train split, 800
+    documents a direction, 4 % misaligned) once the better side's matches made omissions quiet: the
+    lowest z whose clean documents flagged stay within 1 % both ways (z 3: 0.7 % fr->nl, 0.8 %
+    nl->fr; recall 1.00 / 0.97; z 4: 0.3 % / 0 %, recall 0.97 / 0.88, misaligned documents that
+    share the donor's context statements, 'Je suis travailleur salarié(e).', passing)."""
 
     def map(self, docs: Docs, ctx) -> Result:
         n, src, tgt = len(docs), docs.pair.source, docs.pair.target
