@@ -169,3 +169,16 @@ def test_a_real_translation_that_drops_context_sentences_is_not_misaligned(quest
         out = d.score_batch(mapped, d.reduce_stats([mapped]), ctx).column("flags").to_pylist()
     assert "doc_misaligned" not in out[0]
     assert "doc_misaligned" in out[1]
+
+
+def test_a_bracketed_remark_standing_between_real_questions_is_found(questions):
+    """A miss of benchmarks/bench_question_corpus.py (remark_mid, fr->nl): a bracketed sentence
+    between two translated questions, with one talk cue, scored below a note: a bracket standing as
+    its own sentence now counts as placed, and Dutch 'formulering*' is a talk cue."""
+    fr, nl = questions
+    ids = ("503", "91", "1102")
+    source = " ".join(fr[i].strip() for i in ids)
+    clean = " ".join(nl[i].strip() for i in ids)
+    cut = len(nl["503"].strip()) + 1
+    noted = clean[:cut] + "[Sommige formuleringen zijn aangepast voor de leesbaarheid.] " + clean[cut:]
+    assert _flagged([(source, noted), (source, clean)]) == [True, False]
