@@ -11,7 +11,8 @@ any ending), all packs at once; the rules find segments, each with its character
 - note: a `notes` head ("Note", "Opmerking van de vertaler", "N.B.") opening a bracket, a line or a
   sentence, then ':', '-', '.' (a multi-word head: a space); or a bracket with a `translation` word,
   or with two `talk` cues, or one and a first-person or language word; the span runs to the
-  bracket's or the paragraph's end;
+  bracket's or the paragraph's end, or to a sentence run on without its mark ('... rendered as
+  'notice period' Que doivent ...': a capitalised word that opens sentences, after a word);
 - preface: the first line, up to its first ':', that names the translation or a language, or opens
   with a `preface` word ("Sure", "Hier is"), and ends with ':' or a line break; an `at_start`
   phrase at a line start;
@@ -50,11 +51,11 @@ MAX_PREFACE_WORDS = 30
 QUOTED_SHARE = 0.6
 """A segment whose content words are this much the source's is a quotation kept verbatim."""
 STRONG = ("chat", "anywhere", "at_start", "translation")
-OUTRIGHT = frozenset(STRONG + ("apology",))
-"""The families `Detector._outright` looks for (a refusal opens with an `apology`)."""
 """Cue families that name a leftover outright: a sentence holding one (or a refusal: an apology with
 its service word) is excused only by a source sentence that holds one too (a quotation), matched
 one to one; a question holding one is no translated question."""
+OUTRIGHT = frozenset(STRONG + ("apology",))
+"""The families `Detector._outright` looks for (a refusal opens with an `apology`)."""
 UNACCOUNTED = 0.5
 """A document's segment is a leftover only if this share of it is in sentences or lines the source
 accounts for nothing of (audit/unit_alignment.py); nor is a question without a STRONG cue when the
@@ -335,7 +336,7 @@ class Detector:
         of each line but the first (the preface rule's)."""
         tail = len(text.rstrip(" \t\n.;"))
         units = [(a, b, b >= tail or (text[:a].rstrip(" \t")[-1:] in ("", "\n") and text[b:].lstrip(" \t.")[:1] in ("", "\n"))
-                  or (text[:a].rstrip()[-1:] in ".!?" and text[a + 1:b - 1].rstrip()[-1:] in ".!?"))
+                  or (text[:a].rstrip()[-1:] in (".", "!", "?") and text[a + 1:b - 1].rstrip()[-1:] in (".", "!", "?")))
                  for a, b in brackets]  # the last bracket, one standing as its own line or sentence, counts as placed
         cuts = sorted({0, len(text), *(m.end() for m in _SENTENCE_END.finditer(text)),
                        *(m.end() for m in re.finditer("\n", text))})
