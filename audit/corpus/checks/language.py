@@ -13,8 +13,9 @@ only the others go to py3langid (all its languages, so that "neither" can be sai
 P(source) >= `prob`, or a target identical to its source (>= `min_words` words, whitespace
 trimmed). Wrong language: P(neither language of the pair) = 1 - P(source) - P(target) >= `prob`
 on a text of >= `min_words` words, named by the top-ranked other language (py3langid spreads a
-short Spanish text over Spanish, Catalan and Galician). The spans are the source cue words (untranslated) or the start of the
-text. NaN probabilities: language id was not asked (the screen passed it).
+short Spanish text over Spanish, Catalan and Galician; `doc_other_lang_prob` holds P(neither)).
+The spans are the source cue words (untranslated) or the start of the text. NaN probabilities:
+language id was not asked (the screen passed it).
 """
 
 from __future__ import annotations
