@@ -11,7 +11,8 @@ any ending), all packs at once; the rules find segments, each with its character
 - note: a `notes` head ("Note", "Opmerking van de vertaler", "N.B.") opening a bracket, a line or a
   sentence, then ':', '-', '.' (a multi-word head: a space); or a bracket with a `translation` word,
   or with two `talk` cues, or one and a first-person or language word; the span runs to the
-  bracket's or the paragraph's end;
+  bracket's or the paragraph's end, or to a sentence run on without its mark ('... rendered as
+  'notice period' Que doivent ...': a capitalised word that opens sentences, after a word);
 - preface: the first line, up to its first ':', that names the translation or a language, or opens
   with a `preface` word ("Sure", "Hier is"), and ends with ':' or a line break; an `at_start`
   phrase at a line start;
@@ -53,6 +54,8 @@ STRONG = ("chat", "anywhere", "at_start", "translation")
 """Cue families that name a leftover outright: a sentence holding one (or a refusal: an apology with
 its service word) is excused only by a source sentence that holds one too (a quotation), matched
 one to one; a question holding one is no translated question."""
+OUTRIGHT = frozenset(STRONG + ("apology",))
+"""The families `Detector._outright` looks for (a refusal opens with an `apology`)."""
 UNACCOUNTED = 0.5
 """A document's segment is a leftover only if this share of it is in sentences or lines the source
 accounts for nothing of (audit/unit_alignment.py); nor is a question without a STRONG cue when the
@@ -71,6 +74,9 @@ _LABEL = re.compile(r"[^\W\d_][\w'’.]*(?:[ \t]+[\w'’.]+){0,3}[ \t]*(?::|[ \t
 _INTERJECTION = re.compile(r"^\W*(?:[^\W\d_]+[ \t]*){1,3}[.!]+\s+")
 _QUOTED = re.compile(r"'[^'\n]{2,200}'|\"[^\"\n]{2,200}\"|«[^»]{2,200}»|“[^”]{2,200}”|‘[^’]{2,200}’|„[^“”]{2,200}[“”]")
 _SEPARATOR = re.compile(r"\s*(?:[:：\-–—]|\.(?=\s))")
+_RUN_ON = re.compile(r"(?<=[^\W\d_]|['’\"»”_*])[ \t]+([A-ZÀ-ÖØ-Þ][^\W\d_]*)")
+"""A capitalised word after a word with no sentence mark between: where a remark written without
+its full stop runs on into the next sentence, if the word opens sentences (`Detector.openers`)."""
 
 
 def phrase(text: str, lookaround: bool = True) -> str:
@@ -179,6 +185,30 @@ class Detector:
                         out[w.lower()] = code
         return out
 
+    @cached_property
+    def openers(self) -> frozenset[str]:
+        """Words that open a sentence in a pack language (function words, pronouns, stopwords, the
+        `untranslated` cues; lower case): 97-99 % of bBSARD's questions open with one, and a name
+        inside a sentence rarely does."""
+        out = set()
+        for code in languages.codes():
+            pack = languages.get(code)
+            for section in ("function_words", "pronouns", "stopwords"):
+                out |= {w.lower() for w in pack.data.get(section, ())}
+            out |= {w.lower() for w in pack.data.get("untranslated", {}).get("cues", ())}
+        return frozenset(out - {"i"})  # English 'I' is capitalised anywhere
+
+    @cached_property
+    def run_on_screen(self) -> str:
+        """RE2 pattern of `run_ons` (one match per place a sentence starts without a mark)."""
+        words = sorted({w[:1].upper() + w[1:] for w in self.openers if w[:1].isalpha()}, key=len, reverse=True)
+        return r"(?:\p{L}|['’\"»”_*])[ \t]+(?:" + "|".join(map(re.escape, words)) + r")(?:[^\p{L}]|$)"
+
+    def run_ons(self, text: str, a: int, b: int) -> list[int]:
+        """Where a new sentence starts inside [a, b) without a mark before it ('... rendered as
+        'notice period' Que doivent ...'): a capitalised `openers` word after a word."""
+        return [m.start(1) for m in _RUN_ON.finditer(text, a, b) if m.group(1).lower() in self.openers]
+
     # --- the rules -------------------------------------------------------------------------------
 
     def find(self, text: str, lang: str, source: str | None = None, source_lang: str | None = None,
@@ -192,12 +222,24 @@ class Detector:
             found = self._not_in_source(text, found, source, source_lang or lang, document,
                                         self.present(source) if source_on is None else source_on)
             if found and document and source.strip():
-                shares, paired = unaccounted(source, text, [(x.start, x.end) for x in found], self._outright)
+                outright = self._outright if on is None or on & OUTRIGHT else _never  # no cue in the text, none in a unit
+                shares, paired = unaccounted(source, text, [(x.start, x.end) for x in found], outright)
                 asked = text.count("?") <= source.count("?")
+                run_on = self._run_on_ends(text, source)
                 found = [x for x, share, pair in zip(found, shares, paired)
-                         if share >= UNACCOUNTED and not ((asked or pair) and not self._strong(text[x.start:x.end])
-                                                          and text[x.start:x.end].rstrip(" )]*_").endswith("?"))]
+                         if x.end in run_on or (share >= UNACCOUNTED and not (
+                             (asked or pair) and not self._strong(text[x.start:x.end])
+                             and text[x.start:x.end].rstrip(" )]*_").endswith("?")))]
         return _merge(text, found)
+
+    def _run_on_ends(self, text: str, source: str) -> set[int]:
+        """Where a segment ending runs on into a sentence without a mark, when the target has more
+        such places than its source: a remark whose full stop is missing, which the alignment can
+        merge with the next sentence ('... rendered as 'notice period' Que doivent ...')."""
+        cuts = self.run_ons(text, 0, len(text))
+        if len(cuts) <= len(self.run_ons(source, 0, len(source))):
+            return set()
+        return {len(text[:c].rstrip(" \t")) for c in cuts}
 
     @cached_property
     def _strong_screen(self) -> re.Pattern:
@@ -277,6 +319,7 @@ class Detector:
             else:
                 blank = _BLANK.search(text, m.end())
                 end = blank.start() if blank else len(text)
+                end = next(iter(self.run_ons(text, m.end(), end)), end)
                 mark = lead.strip()[:1]
                 if mark in ("*", "_") and 0 <= text.find(mark, m.end(), end) < m.end() + MAX_BRACKET:
                     end = text.find(mark, m.end(), end) + 1  # '_Note: ..._' ends where its markup does
@@ -292,11 +335,14 @@ class Detector:
         """(start, end, at the end of the text) of each bracket and, in a text of several lines,
         of each line but the first (the preface rule's)."""
         tail = len(text.rstrip(" \t\n.;"))
-        units = [(a, b, b >= tail or (text[:a].rstrip(" \t")[-1:] in ("", "\n") and text[b:].lstrip(" \t.")[:1] in ("", "\n")))
-                 for a, b in brackets]  # the last bracket, or one standing as its own line, counts as placed
+        units = [(a, b, b >= tail or (text[:a].rstrip(" \t")[-1:] in ("", "\n") and text[b:].lstrip(" \t.")[:1] in ("", "\n"))
+                  or (text[:a].rstrip()[-1:] in (".", "!", "?") and text[a + 1:b - 1].rstrip()[-1:] in (".", "!", "?")))
+                 for a, b in brackets]  # the last bracket, one standing as its own line or sentence, counts as placed
         cuts = sorted({0, len(text), *(m.end() for m in _SENTENCE_END.finditer(text)),
                        *(m.end() for m in re.finditer("\n", text))})
         sentences = [_strip(text, a, b) for a, b in zip(cuts, cuts[1:])]
+        sentences += [_strip(text, x, y) for a, b in sentences if (inner := self.run_ons(text, a, b))
+                      for x, y in zip([a, *inner], [*inner, b])]  # a remark run on into the next sentence
         units += [(a, b, False) for a, b in sentences if b > a and (a, b) != _strip(text, 0, len(text))
                   and not any(a < y and x < b for x, y in brackets)]  # a bracket inside is scored alone
         if "\n" in text.strip():
@@ -389,6 +435,10 @@ class Detector:
                 continue
             out.append(x)
         return out
+
+
+def _never(text: str) -> bool:
+    return False
 
 
 def _separated(text: str, head: re.Match, lead: str) -> bool:

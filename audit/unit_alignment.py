@@ -43,6 +43,14 @@ HARD = [0, 1, 2, 4, 5]
 """The marks a one-to-one match must agree on; a bracket only costs (a translation drops '(RCD)')."""
 
 _END = re.compile(r"[.!?…]+[\"'»”)\]]*(?=\s|$)|\n")
+_NOT_ALNUM = re.compile(r"[\W_]+")
+_BRACKET = MARKS[3]
+
+
+def _marks(piece: str) -> list[int]:
+    """The counts of MARKS in `piece` (str.count where a mark is one character: 5x faster)."""
+    return [piece.count("?"), piece.count("!"), piece.count(":"), len(_BRACKET.findall(piece)), piece.count("*"),
+            piece.count("—") + piece.count("–")]
 
 
 def units(text: str, cuts: Sequence[int] = ()) -> list[tuple[int, int]]:
@@ -63,9 +71,9 @@ def _shape(text: str, spans: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndar
     sentence, or joined to half a source line, is none; a line's end is compared in a 1-2 or 2-1
     match only, the last unit's being unknown)."""
     pieces = [text[a:b] for a, b in spans]
-    lengths = np.array([max(1, sum(c.isalnum() for c in p)) for p in pieces], dtype=float)
+    lengths = np.array([max(1, len(_NOT_ALNUM.sub("", p))) for p in pieces], dtype=float)
     breaks = [float("\n" in text[b:a]) for (_, b), (a, _) in zip(spans, spans[1:])]
-    marks = np.array([[len(m.findall(p)) for m in MARKS] + [0, before, after]
+    marks = np.array([_marks(p) + [0, before, after]
                       for p, before, after in zip(pieces, [1.0] + breaks, breaks + [0.0])], dtype=float)
     return lengths, marks.reshape(len(pieces), len(MARKS) + 3)
 

@@ -84,7 +84,8 @@ me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource
 cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 if engine == "ray":  # Ray's workers are not this process's children: their CPU time and memory are not seen here
     cpu = None
-print(json.dumps({"cpu_s": cpu, "n_docs": r.n_docs, "n_flagged": r.n_flagged, "flag_counts": r.flag_counts, "wall_s": wall,
+print(json.dumps({"cpu_s": cpu, "cpu_driver_s": None if engine == "ray" else me.ru_utime + me.ru_stime,
+                  "cpu_workers_s": None if engine == "ray" else kids.ru_utime + kids.ru_stime, "n_docs": r.n_docs, "n_flagged": r.n_flagged, "flag_counts": r.flag_counts, "wall_s": wall,
                   "timings_s": r.timings_s, "ray_init_s": ray_init, "driver_rss_mb": hwm(os.getpid()),
                   "worker_rss_mb": None if engine == "ray" else max(workers.values(), default=0)}))
 """
@@ -124,9 +125,11 @@ def make_corpus(root: Path, n: int, seed: int = 0) -> Path:
     return manifest
 
 
-def run(manifest: Path, out: Path, engine: str = "local", embedder: str = "none", workers: str = "all") -> dict:
+def run(manifest: Path, out: Path, engine: str = "local", embedder: str = "none", workers: str = "all",
+        env: dict | None = None) -> dict:
+    """One audit in its own process (`env`: another PYTHONPATH times another version of the code)."""
     proc = subprocess.run([sys.executable, "-c", CHILD, str(manifest), str(out), engine, embedder, workers],
-                          capture_output=True, text=True, timeout=3600)
+                          capture_output=True, text=True, timeout=3600, env=env)
     if proc.returncode:
         raise SystemExit(f"corpus audit failed:\n{proc.stderr[-3000:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])

