@@ -33,7 +33,7 @@ SECTIONS: dict[str, str] = {
     "compounds": "bool", "plural_endings": "strings", "regions": "concepts", "capitalised_only": "words",
     "institutions": "concepts", "determiners_before_commune": "words", "roles": "concepts",
     "untranslated": "mapping", "selftest": "mapping", "meta_text": "mapping", "references": "mapping",
-    "term_gaps": "mapping", "backtranslation": "rules", "stage_directions": "concepts",
+    "term_gaps": "mapping", "backtranslation": "rules", "stage_directions": "concepts", "bm25s_stopwords": "name",
 }
 """Every section a pack may have, and its kind; `name` (the language's English name) is required."""
 
@@ -174,6 +174,10 @@ def _validate(raw: Any, label: str) -> dict:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise InputError(f"`{key}` must be a list of strings", file=label)
             out[key] = tuple(value)
+        elif kind == "name":
+            if not isinstance(value, str) or not value:
+                raise InputError(f"`{key}` must be a name", file=label)
+            out[key] = value
         elif kind == "bool":
             if not isinstance(value, bool):
                 raise InputError(f"`{key}` must be true or false", file=label)

@@ -56,10 +56,6 @@ def screen_words(source: str, target: str) -> tuple[frozenset[str], frozenset[st
     return common - others, _forms(src.section("untranslated")["cues"]) - target_words
 
 
-STOPWORDS = {"fr": "FRENCH", "nl": "DUTCH", "en": "EN_PLUS", "de": "GERMAN"}
-"""bm25s's stopword list of each pack language, keyed by code (a pack without one uses its own words)."""
-
-
 @cache
 def function_words(target: str) -> frozenset[str]:
     """The target's function words (its pack's and bm25s's list): a text in the target language is
@@ -68,7 +64,8 @@ def function_words(target: str) -> frozenset[str]:
     pack = languages.get(target)
     own = _forms(w for s in ("function_words", "pronouns", "stopwords") for w in pack.data.get(s, ()))
     own |= _forms(w for s in ("common", "cues") for w in pack.data.get("untranslated", {}).get(s, ()))
-    return own | _forms(getattr(_bm25s_lists(), f"STOPWORDS_{STOPWORDS[target]}", ()) if target in STOPWORDS else ())
+    listed = pack.data.get("bm25s_stopwords")  # a pack without one uses its own words
+    return own | _forms(getattr(_bm25s_lists(), f"STOPWORDS_{listed}", ()) if listed else ())
 
 
 @cache
