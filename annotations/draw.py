@@ -46,7 +46,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from bbsard_audit.base.contracts.estimate import PPI_METHOD, BatchStep, DesignInfo, Estimate, Missed, Stratum, Target
+from bbsard_audit.base.contracts.estimate import PPI_METHOD, BatchStep, DesignInfo, Estimate, Missed, Stratum
 from bbsard_audit.base.contracts.table import as_id
 from bbsard_audit.base.errors import InputError
 
@@ -344,8 +344,13 @@ def estimate(draws: list[BatchDraw], y: np.ndarray, known: np.ndarray, domain: n
         cs = (max(cs[0], now[0]), min(cs[1], now[1]))
         if cs[0] > cs[1]:  # the running intersection emptied (a rare miss): keep the newest bound
             cs = now
+        ci = bounds(z)
+        # the stopping bound is reported never inside the fixed-time interval: a running intersection kept
+        # from an earlier batch can be narrower than today's interval (the observed spread raised the
+        # variances since), which printed a stopping bound below the interval's upper end (issue 32).
+        # The hull is still valid however often it is checked (it contains the confidence sequence).
         steps.append(Step(d.batch, int((seen & domain).sum()), min(max(total, found), found + open_), var,
-                          bounds(z), cs))
+                          ci, (min(cs[0], ci[0]), max(cs[1], ci[1]))))
     return steps
 
 
@@ -390,14 +395,6 @@ def campaign_estimate(audit, verdicts, campaign, *, level: float = 0.95, goal: G
         notes.append(f"batch(es) {', '.join(map(str, pending))} not fully reviewed yet: they change no estimate "
                      "until every pair they drew has a verdict")
     left = total - found
-    t = None
-    if goal.set:
-        upper = max(0.0, last.cs[1] - found)
-        half = (cs[1] - cs[0]) / 2
-        met = ((goal.target_halfwidth is None or half <= goal.target_halfwidth)
-               and (goal.max_missed is None or upper <= goal.max_missed))
-        t = Target(goal.target_halfwidth, goal.max_missed, half, left, met, missed_upper=upper,
-                   rule="confidence sequence over batches (union bound): valid when checked after every batch")
     strata = []
     for d in draws[:len(steps)]:
         picked = d.drawn & domain
@@ -407,9 +404,11 @@ def campaign_estimate(audit, verdicts, campaign, *, level: float = 0.95, goal: G
     missed = [Missed("all", unreviewed, left, max(0.0, last.ci[0] - found), max(0.0, last.ci[1] - found))]
     info = DesignInfo(3, "prediction-powered (format 3)", ", ".join(sorted({b["prediction"] for b in campaign.record["batches"]})),
                       len(steps), pending, len(outside), [as_id(i) for i in outside[:20]])
-    return Estimate(share_legal=share, ci_low=ci[0], ci_high=ci[1], expected_legal_pairs=total, population=n,
-                    strata=strata, level=level, draws=0, seed=0, unreviewed=missed, target=t, method=PPI_METHOD,
-                    assumptions=notes, found_legal=found, cs_low=cs[0], cs_high=cs[1],
-                    by_batch=[BatchStep(s.batch, s.reviewed, s.total / n, s.ci[0] / n, s.ci[1] / n, s.cs[0] / n,
-                                        s.cs[1] / n) for s in steps],
-                    design=info)
+    est = Estimate(share_legal=share, ci_low=ci[0], ci_high=ci[1], expected_legal_pairs=total, population=n,
+                   strata=strata, level=level, draws=0, seed=0, unreviewed=missed, method=PPI_METHOD,
+                   assumptions=notes, found_legal=found, cs_low=cs[0], cs_high=cs[1],
+                   by_batch=[BatchStep(s.batch, s.reviewed, s.total / n, s.ci[0] / n, s.ci[1] / n, s.cs[0] / n,
+                                       s.cs[1] / n) for s in steps],
+                   design=info)
+    est.target = goal.judge(est)
+    return est

@@ -82,6 +82,11 @@ class ErrorsLeft:
                 f"({100 * level:g}% interval {self.ci_low:.1f}–{self.ci_high:.1f}{bound})")
 
 
+STOPPING_BOUND = ("the stopping bound is another quantity than the interval: a bound on the errors left valid "
+                  "however often you look (a confidence sequence over batches), never below the interval's upper "
+                  "end; --max-missed is compared with it")
+
+
 SCALED = ("scaled from estimate.json's errors left among its unreviewed pairs by the share of them these are "
           "(errors left assumed spread evenly over the unreviewed pairs)")
 
