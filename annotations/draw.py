@@ -272,6 +272,18 @@ def batch_total(d: BatchDraw, y: np.ndarray, known: np.ndarray, inside: np.ndarr
 
 BANDS = (0.05, 0.2, 0.5)
 """Prediction bands (edges of p) in which `observed_spread` pools the drawn pairs' squared residuals."""
+PRIOR_HITS = 0.5
+"""`observed_spread` adds to each band one pseudo-draw of the band's mean weight holding PRIOR_HITS of an error
+(Jeffreys' half): a band whose draws showed no error yet is not taken for error-free. On the MQM populations
+(the audit's p_error blind there) half the campaigns that failed to cover had drawn no error below p = 0.05
+while that band held 60 % of the errors (benchmarks/bench_ppi_design.md)."""
+SCORE = 0.15
+"""The interval's ends are where the variance is taken at the bound, not at the estimate (a score interval,
+as Wilson's for a proportion): each error more than estimated, spread evenly over the unreviewed pairs, adds
+SCORE x dV/dτ to the variance, so the upper end reaches further than the lower. dV/dτ is the model
+variance's slope, Σ_k w_k² Σ_pool (1 − π)/π (1 − 2p) / K; 0.5 would be the full model half of V
+((V̂ + V⁰)/2) and covered 99 % on MQM at 21 points, widening the real split to 12.7; 0.15 is the smallest
+share measured that covers 93–97 % on the MQM populations (benchmarks/bench_ppi_design.md)."""
 
 
 def observed_spread(draws: list[BatchDraw], y: np.ndarray, domain: np.ndarray) -> np.ndarray:
@@ -280,14 +292,21 @@ def observed_spread(draws: list[BatchDraw], y: np.ndarray, domain: np.ndarray) -
     on p(1 − p), right only where p is calibrated: on the MQM dev set, where the audit's p_error has an AUC
     of 0.52 and puts half the pairs at 0.01 that hold 11 % errors, an interval on p(1 − p) covered 71 %
     (benchmarks/bench_ppi_design.md); a hit where p said 0.01 raises its band's spread, and V⁰ with it."""
-    num, den = np.zeros(len(BANDS) + 1), np.zeros(len(BANDS) + 1)
+    k = len(BANDS) + 1
+    num, den, count, psum = np.zeros(k), np.zeros(k), np.zeros(k), np.zeros(k)
     band = np.zeros(len(y), dtype=int)
     for d in draws:
         at = d.drawn & domain & (d.pi > 0)
         b = np.searchsorted(BANDS, d.p[at], side="right")
         np.add.at(num, b, (y[at] - d.p[at]) ** 2 / d.pi[at])
         np.add.at(den, b, 1 / d.pi[at])
+        np.add.at(count, b, 1.0)
+        np.add.at(psum, b, d.p[at] / d.pi[at])
         band = np.where(d.pool, np.searchsorted(BANDS, d.p, side="right"), band)
+    # one pseudo-draw per band drawn from, of the band's mean weight and mean p, holding PRIOR_HITS of an error
+    w = np.where(count > 0, den / np.maximum(count, 1), 0.0)
+    pbar = np.where(count > 0, psum / np.maximum(den, 1e-300), 0.0)
+    num, den = num + w * (PRIOR_HITS * (1 - pbar) ** 2 + (1 - PRIOR_HITS) * pbar**2), den + w
     return np.where(den > 0, num / np.maximum(den, 1e-300), 0.0)[band]
 
 
@@ -339,7 +358,13 @@ def estimate(draws: list[BatchDraw], y: np.ndarray, known: np.ndarray, domain: n
         var = float(w**2 @ np.array(variances))
         k = len(totals)
         zk = NormalDist().inv_cdf(1 - (1 - level) * 6 / (math.pi**2 * k**2) / 2)
-        bounds = lambda zz: (max(found, total - zz * math.sqrt(var)), min(found + open_, total + zz * math.sqrt(var)))  # noqa: E731
+        slope = 0.0
+        if any(b.fixed for b in done) and open_ > 0:  # a fixed-size campaign: the score interval (SCORE)
+            unseen = ~seen & domain
+            per = np.array([float(((1 - b.pi) / np.maximum(b.pi, 1e-12) * (1 - 2 * b.p))[b.pool & unseen].sum())
+                            for b in done]) / open_
+            slope = SCORE * float(w**2 @ np.maximum(per, 0.0))
+        bounds = lambda zz: score_bounds(found, open_, total, var, slope, zz)  # noqa: E731
         now = bounds(zk)
         cs = (max(cs[0], now[0]), min(cs[1], now[1]))
         if cs[0] > cs[1]:  # the running intersection emptied (a rare miss): keep the newest bound
@@ -352,6 +377,14 @@ def estimate(draws: list[BatchDraw], y: np.ndarray, known: np.ndarray, domain: n
         steps.append(Step(d.batch, int((seen & domain).sum()), min(max(total, found), found + open_), var,
                           ci, (min(cs[0], ci[0]), max(cs[1], ci[1]))))
     return steps
+
+
+def score_bounds(found: float, open_: float, total: float, var: float, slope: float, z: float) -> tuple[float, float]:
+    """[total − d₋, total + d₊], d± = z·sqrt(var ± slope·d±) solved (slope 0: the normal interval), clipped to
+    what the verdicts make certain (found .. found + unreviewed)."""
+    root = math.sqrt(z**4 * slope**2 + 4 * z**2 * var)
+    up, down = (z**2 * slope + root) / 2, (root - z**2 * slope) / 2
+    return max(found, total - down), min(found + open_, total + up)
 
 
 def start_inclusion(stratum, control: set, census: set) -> np.ndarray:
