@@ -286,3 +286,52 @@ def test_campaign_simulate_without_a_control_sample_starts_with_the_first_draw(e
         assert np.isnan(curve["estimate"].iloc[0]) and curve["reviewed"].iloc[0] == 0
         if design == "draw":
             assert curve["estimate"].iloc[1:].notna().all()
+
+
+def _blind_population(seed: int, n: int = 222):
+    """A population shaped like the MQM dev set's (generated: unit test only): 60 % of the pairs at p = 0.01,
+    the rest spread over 0.05-0.6, errors at 12 % whatever p says (the audit's p_error is blind there)."""
+    rng = np.random.default_rng(seed)
+    p = np.where(rng.random(n) < 0.6, 0.01, rng.uniform(0.05, 0.6, n))
+    frame = pd.DataFrame({"id": np.arange(1, n + 1), "split": "test", "category": "c", "risk": p, "p_error": p,
+                          "flagged": p > 0.5})
+    return frame, rng.random(n) < 0.12
+
+
+def test_a_blind_prediction_leaves_a_score_interval_that_still_covers(monkeypatch):
+    """Issue 32, the MQM miss: where p says 0.01 on pairs that hold most errors, campaigns that had drawn no
+    error there got a normal interval on p(1 − p) far below the truth (87.6 % coverage on the real labels).
+    The score interval (and the band's pseudo-draw) reaches further up than down and covers; the normal one
+    on the same draws covers less."""
+    def coverage():
+        hits, upper, lower = [], [], []
+        for seed in range(60):
+            frame, y = _blind_population(seed)
+            row = ppi_study.campaign(frame, y, "p_error", ppi_study.StudyPlan(), seed, with_today=False,
+                                     stopping=False)
+            hits.append(row["covered"])
+            upper.append(row["ci_high"] - row["estimate"])
+            lower.append(row["estimate"] - row["ci_low"])
+        return float(np.mean(hits)), float(np.mean(upper)), float(np.mean(lower))
+
+    covered, up, down = coverage()
+    assert covered >= 0.85 and up > down  # asymmetric: the errors not seen yet can only add (200 seeds: 90.5 %)
+    monkeypatch.setattr(draw, "SCORE", 0.0)
+    monkeypatch.setattr(draw, "PRIOR_HITS", 0.0)
+    normal, _, _ = coverage()
+    assert normal < covered  # 200 seeds: 81.5 %
+
+
+def test_a_poisson_campaign_keeps_its_normal_interval(monkeypatch):
+    """Campaign folders drawn before fixed-size draws (no `sampling` key: Poisson) are estimated as they were:
+    neither the band's pseudo-draw nor the score term touches them; a fixed-size campaign's interval moves."""
+    frame, y = _blind_population(3)
+
+    def intervals(sampling):
+        steps, _ = ppi_study.new_design(frame, y, "p_error", ppi_study.StudyPlan(rule=draw.DrawRule(sampling=sampling)), 3)
+        return [s.ci for s in steps]
+
+    poisson, brewer = intervals("poisson"), intervals("brewer")
+    monkeypatch.setattr(draw, "SCORE", 0.0)
+    monkeypatch.setattr(draw, "PRIOR_HITS", 0.0)
+    assert intervals("poisson") == poisson and intervals("brewer") != brewer
