@@ -31,9 +31,11 @@ Horvitz-Thompson Σ_{S_k} (1 − π)/π² (y − q)²; fixed size: the Hájek-De
 and V⁰_k (in a fixed-size campaign each pair's q(1 − q) raised to the squared residual its prediction band
 shows, `observed_spread`): V̂_k alone is too small exactly when a rare large residual
 (an error with a small p) has not been drawn yet, which is what made a plain normal interval
-undercover at 14–100 reviews (benchmarks/bench_ppi_design.md). Interval: normal, clipped to what the
-verdicts make certain. Stopping: the same normal bound at level α·6/(π²k²) after the k-th batch,
-intersected over batches (a union-bound confidence sequence: valid however often it is checked).
+undercover at 14–100 reviews (benchmarks/bench_ppi_design.md). Interval: normal (a Poisson campaign), or in
+a fixed-size campaign a score interval (`SCORE`: the variance at the bound, so the upper end allows for errors
+not drawn yet), clipped to what the verdicts make certain. Stopping: the same bound at level α·6/(π²k²) after
+the k-th batch, intersected over batches (a union-bound confidence sequence: valid however often it is
+checked), reported as its hull with the current interval (never inside it).
 A batch enters once every pair it drew (and every pair drawn before it) has a verdict.
 """
 

@@ -103,8 +103,10 @@ class VerdictsUsed:
 PPI_METHOD = ("prediction-powered (difference) estimate, every batch a probability draw with known inclusion "
               "probabilities: predictions on every pair + the design-weighted correction (y - p) / pi of the "
               "drawn pairs, batches combined with weights fixed at draw time; CI = normal, variance = mean of the "
-              "Horvitz-Thompson estimate and its expectation under the predictions; stopping bound = union-bound "
-              "confidence sequence over batches (annotations/draw.py)")
+              "design-based estimate and its expectation under the predictions (fixed-size draws: raised to the "
+              "spread the verdicts show, and a score interval whose upper end allows for errors not drawn yet); "
+              "stopping bound = union-bound confidence sequence over batches, never inside the CI "
+              "(annotations/draw.py)")
 
 
 @dataclass(frozen=True)
