@@ -125,6 +125,7 @@ def test_one_answer_to_how_many_errors_are_left_across_estimate_status_eval_and_
     assert f"(estimate.json's {n_left:,} unreviewed pairs, the same figures)" in findings
     assert f"expected {left['expected']:.1f}, upper bound {left['ci_high']:.1f}" in findings
     assert "share legal among drawn (design rate)" in report and "Stale estimate" not in report
+    assert "the stopping bound is another quantity than the interval" in report  # said where the figures are
     later = pd.read_csv(camp / "verdicts.csv")  # a later pull changes a verdict: eval says the estimate is stale
     later.loc[0, "verdict"] = "correct" if later.loc[0, "verdict"] == "legal" else "legal"
     later.to_csv(camp / "verdicts.csv", index=False)
