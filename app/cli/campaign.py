@@ -49,7 +49,7 @@ def simulate(
     certain: Annotated[float, typer.Option("--certain", metavar="SHARE",
                                            help="--design draw: share of each round forced certain (the "
                                                 "likeliest errors) on top of those the draw rule takes with "
-                                                "certainty, as `annotate push --certain`.")] = 0.0,
+                                                "certainty, as `annotate push --certain`.")] = 0.5,  # draw.CERTAIN_SHARE
     seed: Annotated[int, seed_option("Seed of the control sample.", "--seed", metavar="K")] = 0,
     seeds: Annotated[int, typer.Option("--seeds", metavar="S",
                                        help="Run seeds K .. K+S-1 (control samples); report mean and spread.")] = 1,
