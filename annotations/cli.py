@@ -10,6 +10,7 @@ import typer
 from rich.progress import Progress
 
 from bbsard_audit.base.cli_options import dataset_option, guard_out, seed_option
+from bbsard_audit.base.contracts.estimate import STOPPING_BOUND
 from bbsard_audit.base.contracts.sidecar import read_sidecar
 from bbsard_audit.base.contracts.table import as_id
 from bbsard_audit.base.contracts.verdicts import Verdicts, read_raw
@@ -147,11 +148,11 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
     `audit learn` / `audit --learned`: `--campaign camp --audit out2/audit.csv --next 20`.
 
     The trade-off of `--next` (measured, benchmarks/bench_ppi_design.md; 70 reviews of 222 in batches of
-    14): on the real bBSARD test split the draw found 15.8 errors where the 56 riskiest + 14 control found
-    15.7, and its 95 % interval was 7.6 points wide instead of 14.7 (covering 97 %); where the audit does
-    not see the errors (MQM, AUC 0.52) 8.3 against 8.2 found, 18.4 against 23.1 points, but covering 88 %
-    instead of 97 %. `campaign simulate` prints, for your audit, the errors the draws expected to find
-    against the top-N ranking and the interval they bought.
+    14, half of each batch certain): on the real bBSARD test split the draw found 15.8 errors where the 56
+    riskiest + 14 control found 15.9, and its 95 % interval was 9.9 points wide instead of 14.9 (covering
+    100 %); where the audit does not see the errors (MQM, AUC 0.52) 8.4 against 8.2 found, 20.8 against 23.1
+    points, covering 95 % (97 %). `campaign simulate` prints, for your audit, the errors the draws expected
+    to find against the top-N ranking and the interval they bought.
     """
     if next_n is not None and next_n < 1:
         raise InputError(f"--next must be >= 1, not {next_n}: a batch of {next_n} pairs reviews nothing")
@@ -281,15 +282,25 @@ def status(project: Project,
            queue: Annotated[Optional[Path], typer.Option(help="review_queue.csv (risk queue + control).")] = None,
            campaign: Annotated[Optional[Path], typer.Option(help="Campaign folder (its design, queue and verdicts.csv).")] = None,
            split: Annotated[str, typer.Option(help="train, test or all.")] = "all",
+           estimate_file: Annotated[Optional[Path], typer.Option(
+               "--estimate", metavar="FILE", help="estimate.json (written by `annotate estimate`) whose errors left "
+                                                  "to report, at its own level (default with --campaign DIR: "
+                                                  "DIR/estimate.json when it exists).")] = None,
            target_halfwidth: TargetHalfwidth = None, max_missed: MaxMissed = None,
            url: Url = None, config: Config = None, retries: Retries = 3, timeout: Timeout = 60.0) -> None:
-    """Tasks, annotated, remaining, annotations per annotator (and, with --audit, the errors left).
+    """Tasks, annotated, remaining, annotations per annotator, and the errors left as estimate.json says them
+    (the one estimate: its level and figures; said stale when the verdicts changed since). Without an
+    estimate.json, --audit computes them now (nothing written).
 
-    Example: `bbsard-audit annotate status --project bbsard-review --campaign camp --audit out/audit.csv --max-missed 5`
+    Example: `bbsard-audit annotate status --project bbsard-review --campaign camp --max-missed 5`
     """
     if audit is not None and verdicts is None and campaign is None:
         raise typer.BadParameter("--audit needs --verdicts or --campaign")
     goal = Goal(target_halfwidth, max_missed)
+    if estimate_file is None and campaign is not None and (campaign / ESTIMATE_FILE).is_file():
+        estimate_file = campaign / ESTIMATE_FILE
+    recorded = _read_estimate(estimate_file, verdicts or (campaign / "verdicts.csv" if campaign else None)) \
+        if estimate_file is not None else None  # read before the server is asked: a bad file is one line
     conn = _connection(url, config, retries, timeout)
     proj = _open_project(conn, project)
     tasks = proj.export()
@@ -304,9 +315,44 @@ def status(project: Project,
                f"{len(raw)} annotation(s) in all")
     for name, n in raw.groupby("annotator").size().sort_values(ascending=False).items():
         typer.echo(f"  {name}: {n}")
-    if audit is not None:
-        result, _ = _estimate(audit, verdicts, queue, campaign, split, 0.95, 0, goal)
+    if recorded is not None:
+        result, stale = recorded
+        typer.echo(f"errors left as {estimate_file.name} says them ({100 * result.level:g}% level, "
+                   f"{result.population:,} pairs)" + (f"; {stale}" if stale else ""))
+        if goal.set:
+            result.target = goal.judge(result)
         _report_missed(result)
+    elif audit is not None:
+        result, _ = _estimate(audit, verdicts, queue, campaign, split, 0.95, 0, goal)
+        typer.echo("no estimate.json: the errors left computed now at the 95% level, nothing written "
+                   "(`annotate estimate --out` writes the one estimate every command and the report read)")
+        _report_missed(result)
+
+
+ESTIMATE_FILE = "estimate.json"
+
+
+def _read_estimate(path: Path, verdicts: Optional[Path]):
+    """(estimate.json read strictly, a sentence when it was computed from other final verdicts than
+    `verdicts` holds now, else ""): `annotate status` says the one estimate, never a second one."""
+    from bbsard_audit.base.contracts.estimate import Estimate
+    from bbsard_audit.base.contracts.jsonfile import read_checked
+    from bbsard_audit.base.contracts.verdicts import fingerprint, read_verdicts
+
+    if not path.is_file():
+        raise InputError("no such estimate.json (write it with `annotate estimate --out`)", file=str(path))
+    result = read_checked(Estimate, path, "an estimate.json")
+    if result.errors_left is None:
+        raise InputError("this estimate.json has no errors left (no unreviewed pairs were estimated)", file=str(path))
+    stale = ""
+    if result.verdicts is not None and verdicts is not None and verdicts.is_file():
+        table = read_verdicts(verdicts)
+        final = table[table["verdict"] != ""]
+        n, sha = fingerprint(zip(final["id"], final["verdict"]))
+        if sha != result.verdicts.sha256:
+            stale = (f"STALE: computed from {result.verdicts.final:,} final verdict(s), {verdicts.name} now holds "
+                     f"{n:,} other ones (re-run `annotate estimate`)")
+    return result, stale
 
 
 @annotate.command()
@@ -459,6 +505,8 @@ def _report_missed(result) -> None:
     """The errors left, from the estimate's one object (`Estimate.errors_left`), worded as the report says them."""
     left = result.errors_left
     typer.echo(f"legal errors left unreviewed (all): {left.sentence(result.level)}")
+    if left.stopping_bound is not None:
+        typer.echo(f"  {STOPPING_BOUND}")
     for m in result.unreviewed:
         if m.name != "all" and m.unreviewed:  # a legacy design's groups (a stratum reviewed in full is not said)
             typer.echo(f"  of which {m.name}: {m.expected:.1f} expected [{m.ci_low:.0f}, {m.ci_high:.0f}] among "

@@ -71,6 +71,25 @@ class Goal:
     def set(self) -> bool:
         return self.target_halfwidth is not None or self.max_missed is not None
 
+    def judge(self, est: Estimate) -> Target | None:
+        """The target on an estimate's own figures (its one `errors_left` object), so `annotate estimate` and
+        `annotate status` reading estimate.json judge it alike: with a stopping bound (format 3) the bound and
+        the confidence sequence's half-width, valid however often checked; else the expected number and the
+        interval's half-width. None when no target is set."""
+        if not self.set:
+            return None
+        left = est.errors_left
+        sequential = left.stopping_bound is not None and est.cs_low is not None and est.cs_high is not None
+        half = (est.cs_high - est.cs_low) / 2 if sequential else (est.ci_high - est.ci_low) / 2
+        missed = left.stopping_bound if sequential else left.expected
+        met = ((self.target_halfwidth is None or half <= self.target_halfwidth)
+               and (self.max_missed is None or missed <= self.max_missed))
+        return Target(self.target_halfwidth, self.max_missed, half, left.expected, met,
+                      missed_upper=left.stopping_bound if sequential else None, rule=SEQUENTIAL if sequential else None)
+
+
+SEQUENTIAL = "confidence sequence over batches (union bound): valid when checked after every batch"
+
 
 @dataclass
 class Design:
@@ -309,17 +328,13 @@ def estimate(audit: pd.DataFrame, verdicts: pd.DataFrame, queue: pd.DataFrame | 
     for name, members in groups.items():
         sub_expected, sub_left = _predictive(members, rng, draws) if len(groups) > 1 else (expected, left)
         unreviewed.append(_missed(name, sum(c.unreviewed for c in members), sub_expected, sub_left, tail))
-    target = None
-    if goal.set:
-        halfwidth = float(high - low) / 2
-        met = ((goal.target_halfwidth is None or halfwidth <= goal.target_halfwidth)
-               and (goal.max_missed is None or expected <= goal.max_missed))
-        target = Target(goal.target_halfwidth, goal.max_missed, halfwidth, expected, met)
     extra = {"method": design.method} if design.method else {}
-    return Estimate(share_legal=share, ci_low=float(low), ci_high=float(high),
-                    expected_legal_pairs=found + expected, population=n_all, strata=strata,
-                    level=level, draws=draws, seed=seed, unreviewed=unreviewed, target=target,
-                    assumptions=assumptions, found_legal=found, verdicts=verdicts_used(final), **extra)
+    est = Estimate(share_legal=share, ci_low=float(low), ci_high=float(high),
+                   expected_legal_pairs=found + expected, population=n_all, strata=strata,
+                   level=level, draws=draws, seed=seed, unreviewed=unreviewed,
+                   assumptions=assumptions, found_legal=found, verdicts=verdicts_used(final), **extra)
+    est.target = goal.judge(est)
+    return est
 
 
 def verdicts_used(final: pd.DataFrame) -> VerdictsUsed:

@@ -125,10 +125,48 @@ def test_one_answer_to_how_many_errors_are_left_across_estimate_status_eval_and_
     assert f"(estimate.json's {n_left:,} unreviewed pairs, the same figures)" in findings
     assert f"expected {left['expected']:.1f}, upper bound {left['ci_high']:.1f}" in findings
     assert "share legal among drawn (design rate)" in report and "Stale estimate" not in report
+    assert "the stopping bound is another quantity than the interval" in report  # said where the figures are
     later = pd.read_csv(camp / "verdicts.csv")  # a later pull changes a verdict: eval says the estimate is stale
     later.loc[0, "verdict"] = "correct" if later.loc[0, "verdict"] == "legal" else "legal"
     later.to_csv(camp / "verdicts.csv", index=False)
     assert any("estimate.json is stale" in w for w in evaluate(config).warnings)
+
+
+def test_status_says_the_estimate_json_at_its_own_level_and_when_it_is_stale(campaign, monkeypatch):  # noqa: F811
+    """Issue 32: `annotate status` recomputed the estimate at 95 % instead of reading estimate.json: a lead
+    who wrote it at 90 % read two answers. It reads the one estimate (its level, its figures), says when the
+    verdicts changed since, and computes one only when there is no estimate.json (and says so)."""
+    from bbsard_audit.annotations import cli as annotate_cli
+    from bbsard_audit.annotations.adaptive import Campaign
+    from bbsard_audit.annotations.tasks import read_audit
+
+    frame, audit, queue, camp, verdicts = campaign
+    start = set(pd.read_csv(queue)["id"])
+    state = Campaign.load(camp)
+    rows = state.add_batch(read_audit(audit), audit, 14, set())
+    state.save()
+    verdicts(start | set(rows["id"]))
+    monkeypatch.setattr(annotate_cli, "_connection", lambda *a: _FakeProject.conn)
+    monkeypatch.setattr(annotate_cli, "_open_project", lambda *a, **k: _FakeProject())
+    res = cli("status", "--project", "p", "--audit", audit, "--campaign", camp)
+    assert res.exit_code == 0 and "no estimate.json: the errors left computed now at the 95% level" in res.output
+    res = cli("estimate", "--audit", audit, "--campaign", camp, "--out", camp / "estimate.json", "--level", "0.9")
+    assert res.exit_code == 0, res.output
+    left = json.loads((camp / "estimate.json").read_text())["errors_left"]
+    assert left["ci_high"] <= left["stopping_bound"]  # the stopping bound never inside the interval
+    said = (f"{left['expected']:.1f} expected among the {left['unreviewed']:,} unreviewed pairs (90% interval "
+            f"{left['ci_low']:.1f}–{left['ci_high']:.1f}; stopping bound: at most {left['stopping_bound']:.1f})")
+    assert said in res.output and "the stopping bound is another quantity than the interval" in res.output
+    res = cli("status", "--project", "p", "--campaign", camp, "--max-missed", "1000")  # no --audit needed
+    assert res.exit_code == 0, res.output
+    assert said in res.output and "95% interval" not in res.output and "STALE" not in res.output
+    assert "estimate.json says them (90% level" in res.output and "target met: stopping bound" in res.output
+    later = pd.read_csv(camp / "verdicts.csv")  # a later pull changes a verdict
+    later.loc[0, "verdict"] = "correct" if later.loc[0, "verdict"] == "legal" else "legal"
+    later.to_csv(camp / "verdicts.csv", index=False)
+    res = cli("status", "--project", "p", "--campaign", camp)
+    assert res.exit_code == 0 and said in res.output
+    assert "STALE: computed from" in res.output and "re-run `annotate estimate`" in res.output
 
 
 def test_a_sub_population_is_scaled_from_the_same_estimate():

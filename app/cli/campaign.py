@@ -49,7 +49,7 @@ def simulate(
     certain: Annotated[float, typer.Option("--certain", metavar="SHARE",
                                            help="--design draw: share of each round forced certain (the "
                                                 "likeliest errors) on top of those the draw rule takes with "
-                                                "certainty, as `annotate push --certain`.")] = 0.0,
+                                                "certainty, as `annotate push --certain`.")] = 0.5,  # draw.CERTAIN_SHARE
     seed: Annotated[int, seed_option("Seed of the control sample.", "--seed", metavar="K")] = 0,
     seeds: Annotated[int, typer.Option("--seeds", metavar="S",
                                        help="Run seeds K .. K+S-1 (control samples); report mean and spread.")] = 1,
@@ -76,6 +76,8 @@ def simulate(
 
     With learning, each round also refits the ranking on the verdicts so far (a regularised
     logistic regression, --explore share of each batch where it is least sure; docs/audit.md).
+    Learning finds only the siblings of a reviewed cluster member: on the real test split (70 reviews,
+    seeds 1-10) it added 0.8 and 1.8 errors for two oracles, no fixed gain (docs/annotations.md).
 
     Writes campaign_curve.csv (one row per round, first seed), campaign_seeds.csv (every seed),
     review_order.csv, learned_glossary.yaml and learned_rules.csv (not with --no-learning) and

@@ -15,7 +15,7 @@ from . import plots
 from .document import Details, Figures, Headline, Plot, Report, Section, Table, Text
 from bbsard_audit.base.contracts.agreement import Agreement
 from bbsard_audit.base.contracts.calibration import Calibration
-from bbsard_audit.base.contracts.estimate import Estimate as ErrorRate
+from bbsard_audit.base.contracts.estimate import STOPPING_BOUND, Estimate as ErrorRate
 from bbsard_audit.base.contracts.selftest import Selftest
 from bbsard_audit.base.contracts.verdicts import CORRECTED, fingerprint
 from bbsard_audit.eval.cleaned import ERRORS_LEFT_METHOD
@@ -277,6 +277,8 @@ def _estimate_blocks(doc: ErrorRate, wd: Workdir) -> list:
              ("expected inaccurate pairs", f"{num(doc.expected_legal_pairs, 1)} of {num(doc.population)}")]
     if doc.errors_left is not None:
         items.append(("legal errors left", doc.errors_left.sentence(doc.level)))
+        if doc.errors_left.stopping_bound is not None:
+            items.append(("stopping bound", STOPPING_BOUND))
     stale = stale_estimate(doc, wd)
     blocks: list = [Text(stale + ".")] if stale else []
     blocks.append(Figures(tuple(items)))

@@ -82,6 +82,11 @@ class ErrorsLeft:
                 f"({100 * level:g}% interval {self.ci_low:.1f}–{self.ci_high:.1f}{bound})")
 
 
+STOPPING_BOUND = ("the stopping bound is another quantity than the interval: a bound on the errors left valid "
+                  "however often you look (a confidence sequence over batches), never below the interval's upper "
+                  "end; --max-missed is compared with it")
+
+
 SCALED = ("scaled from estimate.json's errors left among its unreviewed pairs by the share of them these are "
           "(errors left assumed spread evenly over the unreviewed pairs)")
 
@@ -98,8 +103,10 @@ class VerdictsUsed:
 PPI_METHOD = ("prediction-powered (difference) estimate, every batch a probability draw with known inclusion "
               "probabilities: predictions on every pair + the design-weighted correction (y - p) / pi of the "
               "drawn pairs, batches combined with weights fixed at draw time; CI = normal, variance = mean of the "
-              "Horvitz-Thompson estimate and its expectation under the predictions; stopping bound = union-bound "
-              "confidence sequence over batches (annotations/draw.py)")
+              "design-based estimate and its expectation under the predictions (fixed-size draws: raised to the "
+              "spread the verdicts show, and a score interval whose upper end allows for errors not drawn yet); "
+              "stopping bound = union-bound confidence sequence over batches, never inside the CI "
+              "(annotations/draw.py)")
 
 
 @dataclass(frozen=True)
