@@ -9,8 +9,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from test_estimator_design import cli
-from test_ppi_design import campaign  # noqa: F401 (the fixture)
+from campaign_fixtures import campaign, cli  # noqa: F401 (campaign: the fixture)
 
 from bbsard_audit.annotations import draw
 from bbsard_audit.annotations.adaptive import Campaign

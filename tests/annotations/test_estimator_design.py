@@ -9,32 +9,16 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
 from bbsard_audit.annotations.adaptive import Campaign
 from bbsard_audit.annotations.estimate import Design, estimate, queue_design
 from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, read_audit
 from bbsard_audit.audit.pipeline import review_queue
-from bbsard_audit.app.cli import app
-from bbsard_audit.base.contracts.audit import AUDIT, QUEUE
+from bbsard_audit.base.contracts.audit import AUDIT
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.stats import wilson
 import estimator_study  # benchmarks/estimator_study.py (tests/conftest.py puts benchmarks/ on the path)
-from conftest import audit_frame
-
-runner = CliRunner()
-
-
-def cli(*args):
-    return runner.invoke(app, ["annotate", *map(str, args)], catch_exceptions=False)
-
-
-def start_audit(n: int = 222, seed: int = 0) -> pd.DataFrame:
-    """A test split with a 3-pair category (the one a category-stratified control sample missed)."""
-    rng = np.random.default_rng(seed)
-    risk = np.round(rng.beta(1, 4, n), 4)
-    frame = audit_frame(range(1, n + 1), risk >= np.quantile(risk, 0.9)).assign(risk=risk)
-    return frame.assign(category=np.where(frame["id"] <= 3, "Protection sociale", "Logement"))
+from campaign_fixtures import cli, start_audit, write_start
 
 
 FORMAT3_KEYS = ("pool", "p", "pi", "prediction", "seed", "scale", "floor", "certain")
@@ -49,14 +33,6 @@ def as_format2(camp) -> dict:
             b.pop(key, None)
     (camp / "campaign.json").write_text(json.dumps(record))
     return record
-
-
-def write_start(folder, frame, budget=10, control=20, seed=0):
-    folder.mkdir(parents=True, exist_ok=True)
-    queue, _ = review_queue(frame, budget, control, seed=seed)
-    AUDIT.write_file(folder / "audit.csv", frame)
-    QUEUE.write_file(folder / "review_queue.csv", queue)
-    return folder / "audit.csv", folder / "review_queue.csv"
 
 
 def test_every_pair_has_a_known_positive_inclusion_probability_growing_with_risk():

@@ -8,8 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from test_estimator_design import cli
-from test_ppi_design import campaign  # noqa: F401 (the fixture)
+from campaign_fixtures import campaign, cli  # noqa: F401 (campaign: the fixture)
 
 
 @pytest.mark.parametrize("option", [("--target-halfwidth", "5"), ("--target-halfwidth", "inf"),
@@ -162,7 +161,7 @@ def _recorded_estimate(root, verdicts_csv):
 
 def test_a_release_refuses_and_a_report_flags_an_estimate_older_than_the_verdicts(tmp_path):
     """Issue 33: the estimate records the verdicts it came from; a verdict changed since is a stale estimate."""
-    from test_release import make_dataset, write_review
+    from release_fixtures import make_dataset, write_review
 
     from bbsard_audit.app.cli import app
     from bbsard_audit.app.report import build_report
@@ -195,7 +194,7 @@ def test_a_release_refuses_and_a_report_flags_an_estimate_older_than_the_verdict
 
 def test_illustrative_verdicts_are_labelled_wherever_they_are_counted(tmp_path):
     """Issue 32 item 6: verdicts whose sidecar says illustrative are never called a final expert verdict."""
-    from test_release import make_dataset, write_review
+    from release_fixtures import make_dataset, write_review
 
     from bbsard_audit.app.report import build_report
     from bbsard_audit.app.release import build_release
@@ -279,7 +278,7 @@ def test_a_next_draw_from_an_audit_of_one_split_is_refused_and_an_older_such_bat
     """Issue 33: a re-audit of one split gave a batch whose pool left out the other split's unreviewed pairs,
     which the estimator counts as known: the batch never entered the estimate of every split ("not fully
     reviewed yet" for ever). Such a draw is refused; one recorded before is said, and its split's estimate has it."""
-    from test_estimator_design import start_audit, write_start
+    from campaign_fixtures import start_audit, write_start
 
     from bbsard_audit.annotations.adaptive import Campaign
     from bbsard_audit.annotations.tasks import QUEUE_COLUMNS, read_audit
@@ -317,7 +316,7 @@ def test_a_next_draw_from_an_audit_of_one_split_is_refused_and_an_older_such_bat
 def test_an_estimate_from_before_it_recorded_its_verdicts_is_read_as_before(tmp_path):
     """`Estimate.stale` is the one reader of the record: without it (an older estimate.json) the release
     quotes the estimate and the report says nothing; with it, a changed verdict is stale."""
-    from test_release import make_dataset, write_review
+    from release_fixtures import make_dataset, write_review
 
     from bbsard_audit.app.release import build_release
     from bbsard_audit.app.report import build_report

@@ -8,8 +8,9 @@ import json
 
 import pandas as pd
 import pytest
-from test_estimator_design import start_audit, write_start
-from test_pair import EN_NL, _audit, en_nl  # noqa: F401 (the fixture)
+from benchmark_files import EN_NL
+from campaign_fixtures import start_audit, write_start
+from pair_fixtures import en_nl, run_audit  # noqa: F401 (en_nl: the fixture)
 from typer.testing import CliRunner
 
 from bbsard_audit.annotations.adaptive import Campaign
@@ -35,7 +36,7 @@ def test_en_nl_string_id_campaign_next_batch_and_estimate_on_a_real_label_studio
 
     manifest, bt = en_nl
     out, camp, name = tmp_path / "audit", tmp_path / "camp", "pair-en-nl-campaign"
-    _audit(manifest, bt, out, "--review-budget", "2", "--control", "2")
+    run_audit(manifest, bt, out, "--review-budget", "2", "--control", "2")
     audit, queue = out / "audit.csv", out / "review_queue.csv"
     res = runner.invoke(app, ["annotate", "push", "--audit", str(audit), "--queue", str(queue), "--project", name,
                               "--campaign", str(camp), "--dataset", str(manifest)])
@@ -109,7 +110,7 @@ def test_campaign_ids_of_the_wrong_kind_are_one_line_naming_the_file_and_the_id(
     # integer ids in a string-id audit's campaign
     manifest, bt = en_nl
     out, camp = tmp_path / "audit", tmp_path / "camp-en"
-    _audit(manifest, bt, out, "--review-budget", "2", "--control", "2")
+    run_audit(manifest, bt, out, "--review-budget", "2", "--control", "2")
     audit, queue = out / "audit.csv", out / "review_queue.csv"
     record = _start(audit, queue, camp)
     assert record["ids"] == "string" and "PLAIN-2" in {i for ids in record["design"]["strata"].values() for i in ids}

@@ -9,7 +9,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from test_estimator_design import as_format2, cli, start_audit, write_start
+from campaign_fixtures import campaign, cli, start_audit, write_start  # noqa: F401 (campaign: the fixture)
+from test_estimator_design import as_format2
 
 from bbsard_audit.annotations import draw
 from bbsard_audit.annotations.adaptive import Campaign
@@ -98,22 +99,6 @@ def test_the_estimate_is_unbiased_over_repeated_draws_whatever_the_prediction():
         d = draw.BatchDraw(0, np.ones(200, bool), pi, p, draw.poisson_draw(pi, seed, 1))
         totals.append(draw.estimate([d], y, d.drawn, np.ones(200, bool))[0].total)
     assert abs(np.mean(totals) - y.sum()) < 3 * np.std(totals) / np.sqrt(len(totals))
-
-
-@pytest.fixture
-def campaign(tmp_path):
-    frame = start_audit()
-    frame = frame.assign(p_error=np.round(np.clip(frame["risk"] * 0.8, 0, 1), 4))
-    audit, queue = write_start(tmp_path / "run", frame, budget=10, control=14)
-    camp = tmp_path / "camp"
-    Campaign.start(camp, project="p", audit=read_audit(audit), audit_path=audit,
-                   queue=read_audit(queue, QUEUE_COLUMNS), queue_path=queue, seed=3).save()
-    truth = dict(zip(frame["id"], frame["risk"] > 0.3))
-
-    def verdicts(ids):
-        pd.DataFrame({"id": sorted(ids), "verdict": ["legal" if truth[i] else "correct" for i in sorted(ids)]}) \
-            .to_csv(camp / "verdicts.csv", index=False)
-    return frame, audit, queue, camp, verdicts
 
 
 def test_start_and_next_batches_are_recorded_draws_in_the_order_a_lead_reviews(campaign):

@@ -10,7 +10,7 @@ from bbsard_audit.audit.checks import CHECKS
 from bbsard_audit.audit.corpus.checks import CHECKS as DOC_CHECKS
 from bbsard_audit.eval import metrics
 
-ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 
 
 def test_every_point_lists_what_its_registry_holds():
@@ -26,7 +26,7 @@ def test_every_point_lists_what_its_registry_holds():
 
 
 def test_every_point_has_a_protocol_and_an_example_that_exists():
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     assert len({p.kind for p in POINTS}) == len(POINTS) >= 9
     for point in POINTS:
         assert (root / point.example.split()[0]).is_file(), point.example

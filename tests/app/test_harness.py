@@ -65,7 +65,7 @@ def test_a_missing_optional_dependency_skips_but_fails_under_ci(monkeypatch, ci,
 def test_no_test_skips_for_a_missing_library_behind_ci():
     """A library a test needs is imported through `need` (fails under CI=true), never skipped by
     `pytest.importorskip`; only absent data (../shared) may skip everywhere."""
-    offenders = [f"{p.name}:{n}" for p in sorted((REPO / "tests").glob("*.py"))
+    offenders = [f"{p.name}:{n}" for p in sorted((REPO / "tests").rglob("*.py"))
                  for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
                  if "importorskip(" in line and p.name != Path(__file__).name]
     assert offenders == []

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import need
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STAGES = ("audit", "eval", "annotations")
 PACKAGES = ("app", "base", *STAGES)
 """The folders under the repository root that are subpackages of `bbsard_audit`."""

@@ -308,5 +308,5 @@ def test_the_local_label_studio_says_how_to_stop_it_when_started_in_the_backgrou
     assert server.main(["--data-dir", str(tmp_path)]) == 0
     shown = capsys.readouterr().out
     assert "Ctrl-C" in shown and f"`kill {os.getpid()}`" in shown
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert "--port 8080 & LS_PID=$!" in readme and "\nkill $LS_PID" in readme

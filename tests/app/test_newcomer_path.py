@@ -19,9 +19,9 @@ from bbsard_audit.base.cli_options import DATASET_SOURCES
 from bbsard_audit.base.dataset import load_dataset, sample_dir
 
 from conftest import REPO, need
-from test_pull import ann, pull_file, task
+from benchmark_files import as_beir
+from pull_fixtures import ann, pull_file, task
 from test_readme import _readme_commands
-from test_sources import as_beir
 
 runner = CliRunner()
 SECTIONS = ("### A translated BEIR benchmark", "### A translated corpus")
@@ -128,7 +128,7 @@ def test_no_help_shows_a_value_after_a_flag_and_every_dataset_option_is_the_same
 ])
 def test_the_report_is_titled_by_its_dataset(tmp_path, dataset, title):
     if dataset == "manifest":
-        from test_sources import en_nl
+        from benchmark_files import en_nl
         dataset = str(en_nl(tmp_path / "data"))
     result = runner.invoke(app, ["audit", "--dataset", dataset, "--split", "test", "--out", str(tmp_path / "w")])
     assert result.exit_code == 0, result.output

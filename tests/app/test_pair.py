@@ -5,12 +5,12 @@ BEIR benchmarks the tests write (two BEIR folders + a manifest)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
 from conftest import need
-from test_sources import jsonl, qrels
+from benchmark_files import EN_NL, beir_pair, jsonl
+from pair_fixtures import en_nl, run_audit  # noqa: F401 (en_nl: the fixture)
 from typer.testing import CliRunner
 
 from bbsard_audit.app.cli import app
@@ -20,52 +20,6 @@ from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.languages import LanguagePair
 
 runner = CliRunner()
-
-EN_NL = [  # (query id, English, Dutch, back-translation, gold corpus ids)
-    ("PLAIN-1", "Can my landlord raise the rent twice in 12 months?",
-     "Mag mijn verhuurder de huur twee keer verhogen in 12 maanden?",
-     "May my landlord raise the rent twice in 12 months?", ["MED-1"]),
-    ("PLAIN-2", "What is the notice period for a tenant with 3 children?",
-     "Wat is de opzegtermijn voor een huurder met 5 kinderen?",
-     "What is the notice period for a tenant with 5 children?", ["MED-2", "MED-3"]),
-    ("PLAIN-3", "Who pays for the repair of the roof?", "Wie betaalt de herstelling van het dak?",
-     "Who pays for the repair of the roof?", ["MED-4"]),
-    ("PLAIN-4", "Can I break my lease after one year?", "Kan ik mijn huurcontract na een jaar opzeggen?",
-     "Can I terminate my lease after a year?", ["MED-5"]),
-    ("PLAIN-5", "How much deposit may a landlord ask?", "Hoeveel waarborg mag een verhuurder vragen?",
-     "How much deposit may a landlord ask?", ["MED-6"]),
-    ("PLAIN-6", "Is my employer allowed to read my e-mails?", "Mag mijn werkgever mijn e-mails lezen?",
-     "May my employer read my e-mails?", ["MED-1", "MED-6"]),
-]
-DOCS = {f"MED-{i}": (f"English article {i} on leases and rent.", f"Nederlands artikel {i} over huur.")
-        for i in range(1, 7)}
-
-
-def beir_pair(root: Path, rows, src: str, tgt: str, docs=DOCS, name: str = "toy") -> Path:
-    """Two BEIR folders (queries, qrels/test.tsv, corpus) and the manifest that joins them."""
-    for side, lang, col in ((src, src, 1), (tgt, tgt, 2)):
-        jsonl(root / side / "queries.jsonl", [{"_id": r[0], "text": r[col]} for r in rows])
-        qrels(root / side / "qrels" / "test.tsv", [(r[0], d, 1) for r in rows for d in r[4]])
-        jsonl(root / side / "corpus.jsonl", [{"_id": d, "title": "", "text": texts[col - 1]} for d, texts in docs.items()])
-    manifest = root / f"{name}.yaml"
-    manifest.write_text(f"name: {name}\nsource: {{path: {src}, lang: {src}, format: beir}}\n"
-                        f"target: {{path: {tgt}, lang: {tgt}, format: beir}}\n", encoding="utf-8")
-    return manifest
-
-
-@pytest.fixture
-def en_nl(tmp_path) -> tuple[Path, Path]:
-    manifest = beir_pair(tmp_path, EN_NL, "en", "nl", name="toy-en-nl")
-    bt = tmp_path / "bt_nl_en.jsonl"
-    jsonl(bt, [{"id": r[0], "backtranslation": r[3]} for r in EN_NL])
-    return manifest, bt
-
-
-def _audit(manifest: Path, bt: Path, out: Path, *extra: str) -> pd.DataFrame:
-    res = runner.invoke(app, ["audit", "--dataset", str(manifest), "--split", "test", "--backtranslations", str(bt),
-                              "--out", str(out), *extra])
-    assert res.exit_code == 0, res.output
-    return Layout.of(out / "audit.csv").audit.read(out / "audit.csv")
 
 
 def test_en_nl_string_ids_validate_audit_eval_release(en_nl, tmp_path):
@@ -78,7 +32,7 @@ def test_en_nl_string_ids_validate_audit_eval_release(en_nl, tmp_path):
 
     # audit: the pair's codes in every language-coded name, string ids kept, the pair in the sidecar
     out = tmp_path / "audit"
-    frame = _audit(manifest, bt, out, "--review-budget", "2", "--control", "2")
+    frame = run_audit(manifest, bt, out, "--review-budget", "2", "--control", "2")
     header = (out / "audit.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
     assert header[:5] == ["id", "split", "category", "question_en", "question_nl"]
     assert {"qa_numbers_en", "qa_numbers_nl", "qa_neg_en", "qa_nl_english_prob"} <= set(header)
@@ -166,7 +120,7 @@ def test_en_nl_corrected_subset_keeps_the_source_language_run(en_nl, tmp_path):
 
 def test_a_string_id_verdict_for_an_unknown_question_is_one_line(en_nl, tmp_path):
     manifest, bt = en_nl
-    _audit(manifest, bt, tmp_path / "audit")
+    run_audit(manifest, bt, tmp_path / "audit")
     verdicts = tmp_path / "verdicts.csv"
     verdicts.write_text("id,verdict\nPLAIN-1,correct\nPLAIN-99,legal\n", encoding="utf-8")
     res = runner.invoke(app, ["release", "--dataset", str(manifest), "--verdicts", str(verdicts), "--out",
@@ -185,7 +139,7 @@ def test_fr_nl_files_keep_integer_ids_and_their_names(tmp_path):
     manifest = beir_pair(tmp_path, rows, "fr", "nl", docs={"7": ("Article 7.", "Artikel 7.")})
     bt = tmp_path / "bt.jsonl"
     jsonl(bt, [{"id": int(r[0]), "backtranslation": r[3]} for r in rows])
-    frame = _audit(manifest, bt, tmp_path / "out")
+    frame = run_audit(manifest, bt, tmp_path / "out")
     assert frame["id"].tolist() == [1, 2] and frame["id"].dtype == "int64"
     assert Layout.of(tmp_path / "out") == Layout()
     from bbsard_audit.annotations.tasks import build_tasks, label_config
@@ -275,7 +229,7 @@ def test_en_nl_through_a_real_label_studio(en_nl, ls_env, tmp_path):
 
     manifest, bt = en_nl
     out = tmp_path / "audit"
-    _audit(manifest, bt, out, "--review-budget", "3", "--control", "2")
+    run_audit(manifest, bt, out, "--review-budget", "3", "--control", "2")
     res = runner.invoke(app, ["annotate", "push", "--audit", str(out / "audit.csv"), "--queue",
                               str(out / "review_queue.csv"), "--project", "pair-en-nl", "--dataset", str(manifest)])
     assert res.exit_code == 0, res.output

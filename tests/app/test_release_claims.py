@@ -7,7 +7,7 @@ import shutil
 
 import pandas as pd
 from typer.testing import CliRunner
-from test_release import make_dataset, write_review
+from release_fixtures import make_dataset, write_review
 
 from bbsard_audit.app.cli import app
 from bbsard_audit.app.release import build_release

@@ -16,7 +16,7 @@ from bbsard_audit.app.cli import app
 from bbsard_audit.audit.corpus.run import CorpusOptions
 from bbsard_audit.audit.options import AuditOptions, SelftestOptions
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("app", "audit", "annotations", "base", "eval")
 MAX_PARAMETERS = 8
 

@@ -17,7 +17,7 @@ from bbsard_audit.audit.signals import Batch
 
 from conftest import missing
 
-MQM = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mqm_ende_ted" / "pairs.jsonl"
+MQM = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "mqm_ende_ted" / "pairs.jsonl"
 
 
 def t(table: ibm1.Table, e: str, f: str) -> float:

@@ -13,7 +13,7 @@ from bbsard_audit.audit.glossary import Glossary
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.languages import BBSARD
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

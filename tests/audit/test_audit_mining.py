@@ -18,7 +18,7 @@ from bbsard_audit.base.cli_options import OneLineErrors
 from bbsard_audit.base.dataset import Corpus, load_dataset
 from bbsard_audit.base.errors import InputError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # Aligned articles: each pair shares legal terms in both official languages, spread so that each
 # French term co-occurs with exactly one Dutch term across articles.

@@ -18,7 +18,7 @@ def negations(text: str) -> tuple[int, int]:
     n = count_negations(tokenize(text, "fr"))
     return n.clause, n.lexical
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def flags_of(fr: str, nl: str) -> list[str]:

@@ -23,7 +23,7 @@ from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.languages import BBSARD
 from bbsard_audit.base.contracts.audit import Layout
 
-AUDIT = Path(__file__).resolve().parents[1] / "audit"
+AUDIT = Path(__file__).resolve().parents[2] / "audit"
 
 
 @pytest.fixture(scope="module")

@@ -13,17 +13,8 @@ from bbsard_audit.audit.judge.cache import JudgeCache
 from bbsard_audit.audit.judge.client import ChatClient
 from bbsard_audit.audit.judge.judging import Judge
 from corpus_synth import build
-from test_corpus_engine import beir_side
+from corpus_toy import corpus_manifest
 from test_judge import KEY, RecordedAnswerServer, _error
-
-
-def _dataset(tmp_path, corpus):
-    t = corpus.table.to_pylist()
-    beir_side(tmp_path / "fr", [{"_id": r["id"], "title": "", "text": r["source_text"]} for r in t])
-    beir_side(tmp_path / "nl", [{"_id": r["id"], "title": "", "text": r["target_text"]} for r in t])
-    m = tmp_path / "c.yaml"
-    m.write_text("name: c\nsource: {path: fr, lang: fr, format: beir}\ntarget: {path: nl, lang: nl, format: beir}\n")
-    return m
 
 
 def test_spans_land_at_their_offsets_and_a_rerun_sends_nothing(tmp_path):
@@ -32,7 +23,7 @@ def test_spans_land_at_their_offsets_and_a_rerun_sends_nothing(tmp_path):
     word = doc["target_text"].split()[2]
     server = RecordedAnswerServer({doc["target_text"]: [_error(word, "terminology", "major", "wrong term")]})
     try:
-        manifest = _dataset(tmp_path, corpus)
+        manifest = corpus_manifest(tmp_path, corpus)
         for run in range(2):
             judge = CorpusJudge(Judge(ChatClient(server.url, "recorded", KEY), JudgeCache(tmp_path / "j.sqlite"), 2,
                                       prompt.ARTICLES), server.url, "all")
@@ -61,7 +52,7 @@ def test_cli_judge_on_flagged_dry_run_and_an_unreachable_server(tmp_path):
     from bbsard_audit.app.cli import app
 
     corpus = build("fr", 40, seed=2)
-    manifest = _dataset(tmp_path, corpus)
+    manifest = corpus_manifest(tmp_path, corpus)
     server = RecordedAnswerServer()
     runner = CliRunner()
     env = {"BBSARD_AUDIT_JUDGE_API_KEY": KEY}

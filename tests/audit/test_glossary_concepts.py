@@ -175,7 +175,7 @@ def test_glossary_check_and_show_name_the_languages(glossary):
 
     coverage = ", ".join(f"{lang} {n}" for lang, n in glossary.coverage().items())
     assert set(glossary.coverage()) == {"fr", "nl", "en", "de"}
-    shipped = Path(__file__).resolve().parents[1] / "audit" / "data" / "glossary.yaml"
+    shipped = Path(__file__).resolve().parents[2] / "audit" / "data" / "glossary.yaml"
     result = CliRunner().invoke(app, ["audit", "glossary", "check", str(shipped)])
     assert result.exit_code == 0 and result.output.rstrip().endswith(f"; languages {coverage}"), result.output
     result = CliRunner().invoke(app, ["audit", "glossary", "show"])

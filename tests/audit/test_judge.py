@@ -488,11 +488,11 @@ def test_the_judge_is_a_declared_signal_with_a_soft_rule():
     spec = FLAG_SPECS["judge_errors"]
     assert spec.module.endswith("audit.judge.signal") and spec.rule.column == "judge_mqm"
     assert spec.rule.direction == "above" and spec.category == "mistranslation"
-    assert "judge_errors" in Path(__file__).parents[1].joinpath("docs", "flags.md").read_text()
+    assert "judge_errors" in Path(__file__).parents[2].joinpath("docs", "flags.md").read_text()
 
 
 def test_docs_show_the_prompt_and_the_schema_the_code_sends():
-    doc = Path(__file__).parents[1].joinpath("docs", "audit.md").read_text()
+    doc = Path(__file__).parents[2].joinpath("docs", "audit.md").read_text()
     assert f'PROMPT_VERSION = "{PROMPT_VERSION}"' in doc
     assert prompt.SYSTEM in doc and prompt.INSTRUCTIONS in doc and json.dumps(SCHEMA, indent=2) in doc
 
@@ -500,8 +500,7 @@ def test_docs_show_the_prompt_and_the_schema_the_code_sends():
 def test_an_en_nl_benchmark_is_judged_in_its_languages_and_spans_carry_its_codes(tmp_path, embedding_cache):
     """The prompt names the pair's languages; a target-side and a source-side (omission) span reach
     audit.csv with sides `nl` and `en`, offsets into the stored texts."""
-    from test_pair import EN_NL, beir_pair
-    from test_sources import jsonl
+    from benchmark_files import EN_NL, beir_pair, jsonl
 
 
     manifest = beir_pair(tmp_path / "data", EN_NL, "en", "nl", name="toy-en-nl")

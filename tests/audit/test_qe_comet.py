@@ -30,7 +30,7 @@ from conftest import local_path_leaks, missing
 
 pytestmark = pytest.mark.comet
 runner = CliRunner()
-TINY = Path(__file__).with_name("comet_tiny.py")
+TINY = Path(__file__).resolve().parents[1] / "comet_tiny.py"
 
 
 def _run(*args):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from benchmark_files import as_beir, en_nl, jsonl, qrels
 from conftest import need
 from test_dataset import ARTICLES, FR, NL
 from typer.testing import CliRunner
@@ -20,35 +21,6 @@ from bbsard_audit.base.sources import SIDES, SOURCES, registry
 
 runner = CliRunner()
 SAMPLE_BT = sample_dir() / "backtranslations_nl_fr.jsonl"
-META = ("category", "subcategory", "extra_description")
-
-
-def jsonl(path: Path, rows) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-
-
-def qrels(path: Path, rows) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{s}\n" for q, d, s in rows), encoding="utf-8")
-
-
-def as_beir(ds: Dataset, root: Path, langs=("fr", "nl")) -> Path:
-    """`ds` as two BEIR folders (source fr, target nl; qrels from article_ids) + a manifest joining them."""
-    for lang, side in zip(langs, ("fr", "nl")):
-        folder = root / lang
-        jsonl(folder / "queries.jsonl", [
-            {"_id": str(p.id), "text": p.source if side == "fr" else p.target,
-             "metadata": {c: getattr(p, c) for c in META} if side == "fr" else dict(p.target_meta)} for p in ds.pairs])
-        for split in ds.splits:
-            qrels(folder / "qrels" / f"{split}.tsv", [(p.id, a, 1) for p in ds.select(split) for a in p.article_ids])
-        if ds.corpus is not None:
-            jsonl(folder / "corpus.jsonl", [{"_id": str(a), "title": "", "text": t}
-                                            for a, t in zip(ds.corpus.ids, ds.corpus.texts(side))])
-    manifest = root / "bbsard-beir.yaml"
-    manifest.write_text(f"name: bbsard-beir\nsource: {{path: {langs[0]}, lang: {langs[0]}, format: beir}}\n"
-                        f"target: {{path: {langs[1]}, lang: {langs[1]}, format: beir}}\n", encoding="utf-8")
-    return manifest
 
 
 def pair_fields(ds: Dataset):
@@ -125,19 +97,6 @@ def test_real_test_split_as_beir_gives_the_same_audit(shared_dir, tmp_path):
         outs.append(pd.read_csv(tmp_path / name / "audit.csv"))
     same_audit(*outs)
     assert len(outs[0]) == 222
-
-
-def en_nl(root: Path, target_rows=None, target_qrels=None) -> Path:
-    jsonl(root / "en" / "queries.jsonl", [{"_id": "1", "text": "What is the notice period?"},
-                                          {"_id": "2", "text": "How to divorce?"}, {"_id": "3", "text": "Unjudged"}])
-    qrels(root / "en" / "qrels" / "test.tsv", [(1, 101, 1), (1, 102, 1), (2, 103, 1), (2, 104, 0)])
-    jsonl(root / "nl" / "queries.jsonl", target_rows or [{"_id": "1", "text": "Wat is de opzegtermijn?"},
-                                                         {"_id": "2", "text": "Hoe scheiden?"}])
-    qrels(root / "nl" / "qrels" / "test.tsv", target_qrels or [(1, 101, 1), (1, 102, 1), (2, 103, 1), (2, 104, 0)])
-    manifest = root / "m.yaml"
-    manifest.write_text("name: toy-en-nl\nsource: {path: en, lang: en, format: beir}\n"
-                        "target: {path: nl, lang: nl, format: beir}\n", encoding="utf-8")
-    return manifest
 
 
 def test_another_pair_validates_and_audits_with_its_own_codes(tmp_path):
@@ -326,7 +285,7 @@ def test_every_stage_names_one_revision_whether_it_reads_the_corpus_or_not(tmp_p
     """validate (which reads the corpus) printed one revision for a manifest, and every later stage
     (audit, simulate: questions only) recorded another. The corpus files are hashed either way."""
     from bbsard_audit.app.example import write_beir_example
-    from test_release import make_dataset
+    from release_fixtures import make_dataset
 
     manifest = write_beir_example(tmp_path / "beir")
     folder = make_dataset(tmp_path / "csv")

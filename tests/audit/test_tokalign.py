@@ -14,7 +14,7 @@ import tokalign
 import token_states
 from token_states import TextTokens, TokensUnavailable
 
-MQM = Path(__file__).resolve().parents[2] / "shared" / "data" / "mqm_ende_ted" / "pairs.jsonl"
+MQM = Path(__file__).resolve().parents[3] / "shared" / "data" / "mqm_ende_ted" / "pairs.jsonl"
 
 
 def unit(*hot: int, dim: int = 6) -> np.ndarray:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from test_ppi_design import campaign  # noqa: F401 (the fixture)
+from campaign_fixtures import campaign  # noqa: F401 (the fixture)
 from typer.testing import CliRunner
 
 from bbsard_audit.annotations import draw
@@ -271,7 +271,7 @@ def test_builtin_dutch_retrievers_get_a_corrected_row_re_retrieved_from_the_expe
     state.add_batch(read_audit(audit), audit, 6, set())
     state.save()
     drawn = {i for b in json.loads((camp / "campaign.json").read_text())["batches"] for i in b["risk"] + b["control"]}
-    sample = pd.read_csv(Path(__file__).resolve().parents[1] / "base" / "sample" / "verdicts.csv", dtype={"corrected_nl": str}).fillna("").set_index("id")
+    sample = pd.read_csv(Path(__file__).resolve().parents[2] / "base" / "sample" / "verdicts.csv", dtype={"corrected_nl": str}).fillna("").set_index("id")
     rows = [(i, *(sample.loc[i, ["verdict", "corrected_nl"]] if i in sample.index else ("correct", ""))) for i in sorted(drawn)]
     pd.DataFrame(rows, columns=["id", "verdict", "corrected_nl"]).to_csv(camp / "verdicts.csv", index=False)
     assert any(v == "legal" and c for _, v, c in rows)  # a reviewed legal error with a correction

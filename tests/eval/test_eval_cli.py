@@ -15,7 +15,7 @@ from conftest import audit_frame
 from bbsard_audit.eval.metrics import Metric, hit_matrix
 from bbsard_audit.eval.runs import Qrels, Run
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SYSTEMS = ("bm25_fr", "bm25_nl", "e5_fr", "e5_nl", "jina_fr", "jina_nl")
 
 

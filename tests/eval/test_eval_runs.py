@@ -14,7 +14,7 @@ from bbsard_audit.base.errors import InputError
 from bbsard_audit.eval.cli import parse_run_specs
 from bbsard_audit.eval.runs import Qrels, Run
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _write(path: Path, text: str) -> Path:

@@ -24,8 +24,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from report_fixtures import write_workdir
-from test_ppi_design import campaign  # noqa: F401  (the fixture)
-from test_release import make_dataset, write_review
+from campaign_fixtures import campaign  # noqa: F401  (the fixture)
+from release_fixtures import make_dataset, write_review
 from typer.testing import CliRunner
 
 from bbsard_audit.base import transactions
@@ -212,6 +212,9 @@ def test_eval_killed_at_any_file_operation_leaves_old_or_new_set_and_reruns(tmp_
                                 report(tmp_path, "work"))
     assert total > 3 * len(tables), total  # every write was a kill point
     full_disk_at_every_step(run, tmp_path / "work", tmp_path / "before", old, total, step=5)
+
+
+
 
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 from conftest import need
-from test_corpus_engine import HERE, TOY, beir_side, make_corpus, rows
-from test_sources import jsonl, qrels
+from benchmark_files import jsonl, qrels
+from corpus_toy import TESTS, TOY, beir_side, make_corpus, rows
 from typer.testing import CliRunner
 
 from bbsard_audit.app.cli import app
@@ -24,6 +24,7 @@ from bbsard_audit.base.dataset import load_dataset
 from bbsard_audit.base.transactions import FAULT_ENV
 
 runner = CliRunner()
+HERE = Path(__file__).resolve().parent  # a subprocess imports this module's phases from here
 
 PADDED = [("001", "What is the notice period?", "Wat is de opzegtermijn?", "010"),
           ("002", "Who pays for the roof?", "Wie betaalt het dak?", "020")]
@@ -228,7 +229,7 @@ def test_an_over_long_question_is_refused_before_any_work_unless_the_bound_is_ra
 def _corpus_run(manifest: Path, out: Path, fault: str | None = None, phases: str = "TOY", **kw) -> subprocess.Popen:
     """`run_corpus_audit` with toy phases (TOY, the engine tests', or SLOW) in a process of its own
     (`fault`: the BBSARD_AUDIT_FAULT hook, e.g. kill:N at the N-th file operation)."""
-    code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); from test_hostile_data import {phases}; "
+    code = (f"import sys; sys.path[:0] = [{str(HERE)!r}, {str(TESTS)!r}]; from test_hostile_data import {phases}; "
             "from bbsard_audit.audit.corpus.run import CorpusOptions, run_corpus_audit; "
             f"r = run_corpus_audit({str(manifest)!r}, __import__('pathlib').Path({str(out)!r}), "
             f"CorpusOptions(**{{'workers': 1, **{kw!r}}}), phases={phases}, say=print); print('resumed', r.resumed)")

@@ -158,9 +158,9 @@ def test_an_answer_quoting_the_key_reaches_no_output_nor_the_cache(hostile, tmp_
 
 def test_a_corpus_dry_run_writes_nothing_not_even_its_work_folder(hostile, tmp_path):
     from corpus_synth import build
-    from test_corpus_judge import _dataset
+    from corpus_toy import corpus_manifest
 
-    manifest = _dataset(tmp_path, build("fr", 30, seed=3))
+    manifest = corpus_manifest(tmp_path, build("fr", 30, seed=3))
     server = hostile()
     out = tmp_path / "dry"
     result = runner.invoke(app, ["audit", "corpus", "--dataset", str(manifest), "--out", str(out),

@@ -186,7 +186,7 @@ def _live(cell: str) -> bool:
 
 
 def test_the_corpus_review_queue_holds_no_live_formula(tmp_path):
-    from test_corpus_engine import beir_side
+    from corpus_toy import beir_side
 
     docs = [{"_id": f"d{i}", "title": "", "text": f"Article {i}: the tenant pays {i} euros. " * 3} for i in range(60)]
     bad = [{"_id": f"d{i}", "title": "", "text": FORMULAS[i % len(FORMULAS)]} for i in range(60)]
@@ -287,7 +287,7 @@ def test_a_huge_back_translation_is_one_line_naming_file_row_and_id_before_any_w
 # ------------------------------------------------------------------ a release claims only what the experts checked
 
 def test_questions_retranslated_since_the_review_are_released_unverified_not_expert_verified(tmp_path):
-    from test_release import NL, make_dataset, write_review
+    from release_fixtures import NL, make_dataset, write_review
 
     src = make_dataset(tmp_path / "src")
     verdicts = write_review(tmp_path / "work")
@@ -309,7 +309,7 @@ def test_questions_retranslated_since_the_review_are_released_unverified_not_exp
 
 
 def test_a_release_with_every_pair_removed_is_refused_not_titled_expert_verified(tmp_path):
-    from test_release import make_dataset
+    from release_fixtures import make_dataset
 
     src = make_dataset(tmp_path / "src")
     (tmp_path / "work").mkdir()

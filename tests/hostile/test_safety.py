@@ -16,7 +16,7 @@ from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.redact import redact, redact_record
 from bbsard_audit.app.release import ReleasePolicy, build_release
 from report_fixtures import write_workdir
-from test_release import make_dataset, write_review
+from release_fixtures import make_dataset, write_review
 
 runner = CliRunner()
 MANIFEST_NAME = ".bbsard-audit-outputs.json"
