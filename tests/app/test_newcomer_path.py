@@ -37,7 +37,7 @@ def _section_commands() -> list[list[str]]:
 
 def test_the_readme_beir_walk_through_runs_as_pasted(tmp_path, monkeypatch):
     """From `example beir` on, every command of the two sections runs in a fresh folder (the cluster
-    line needs a cluster: it is only parsed, by tests/test_readme.py); the Ray one as a user runs it, in
+    line needs a cluster: it is only parsed, by tests/app/test_readme.py); the Ray one as a user runs it, in
     its own process, whose stderr must hold no error-level line on success."""
     commands = _section_commands()
     assert commands[0][:2] == ["example", "beir"] and len(commands) >= 7

@@ -4,7 +4,7 @@ memory independent of the corpus size.
 
 The phase functions (`toy_*`, tests/corpus_toy.py) are a small stand-in of audit/corpus/documents.py
 with its interface (one output row per input row, corpus statistics, scoring), so the engine is tested
-on its own; the real checks are exercised by tests/test_corpus_checks.py and the CLI test below.
+on its own; the real checks are exercised by tests/audit/test_corpus_checks.py and the CLI test below.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The LLM judge in the corpus audit, against the RecordedAnswerServer stand-in (tests/test_judge.py)."""
+"""The LLM judge in the corpus audit, against the RecordedAnswerServer stand-in (tests/audit/test_judge.py)."""
 
 from __future__ import annotations
 

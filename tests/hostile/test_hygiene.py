@@ -1,6 +1,6 @@
 """Text hygiene and untrusted input (docs/reliability.md, "Untrusted input"): one Unicode form
 everywhere, single-choice conflicts never first-wins, bounded YAML, spreadsheet-safe CSV cells,
-Markdown/HTML-escaped reports. HTTP misbehaviour: tests/test_untrusted_http.py."""
+Markdown/HTML-escaped reports. HTTP misbehaviour: tests/hostile/test_untrusted_http.py."""
 
 from __future__ import annotations
 
