@@ -147,7 +147,8 @@ def test_unreachable_ray_address_is_one_line_before_the_corpus_is_read(tmp_path,
 def ray_session():
     """One local Ray (num_cpus=2) for the module: starting it takes seconds."""
     ray = need("ray", "ray not installed (the scale extra, included in test)")
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import a test module
+    for module in (sys.modules[__name__], sys.modules[TOY.map_batch.__module__]):  # workers cannot import
+        ray.cloudpickle.register_pickle_by_value(module)  # a test module or a tests/ helper
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     yield ray
     ray.shutdown()
