@@ -9,7 +9,7 @@ add spans; every span an annotator submits becomes one row of error_spans.csv.
 Offsets: audit.csv, error_spans.csv and Label Studio's Text regions all count characters as code
 points (Python str offsets), not UTF-16 code units: a span after an emoji is highlighted on the
 right words in Label Studio's UI with the Python offsets, one position off with UTF-16 ones
-(tests/test_annotations_spans.py checks it in a real browser).
+(tests/annotations/test_annotations_spans.py checks it in a real browser).
 
 Offsets index the stored (NFC) text. Label Studio shows the NFC text push sent, so its offsets
 already do; an export made from decomposed (NFD) text has its offsets remapped to the NFC text,

@@ -76,7 +76,7 @@ class _Backend(httpcore.NetworkBackend):
 
 class _Transport(httpx.HTTPTransport):
     """httpx's transport over a connection pool whose sockets keep the deadline (its `_pool` is the one
-    attribute replaced; tests/test_hostile_judge.py's trickling server checks it still works)."""
+    attribute replaced; tests/hostile/test_hostile_judge.py's trickling server checks it still works)."""
 
     def __init__(self, max_connections: int) -> None:
         super().__init__(trust_env=False)

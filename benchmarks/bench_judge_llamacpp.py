@@ -3,7 +3,7 @@ model written here with the `gguf` package, so the whole path runs for real (res
 grammar-constrained JSON -> strict parse -> audit.csv + sidecar).
 
 Not a test: llama-cpp-python compiles llama.cpp on install (10.6 min measured on the shared 2-core
-machine), too long for CI (docs/audit.md "LLM judge"); tests/test_judge.py uses a recorded-answer
+machine), too long for CI (docs/audit.md "LLM judge"); tests/audit/test_judge.py uses a recorded-answer
 stand-in instead. Needs `pip install -e '.[judge-bench]'` (llama-cpp-python[server], gguf).
 
 The model has one layer with zero weights and a fixed output bias, so every position's logits are

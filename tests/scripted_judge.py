@@ -1,7 +1,7 @@
 """A scripted stand-in for the LLM judge's `Judge` (no server, no request): it answers each pair with
 the errors a script gives for its target text. JudgeSignal, its findings, spans, columns and rule run
 for real on those answers; used where what matters is how the audit weighs a judge's errors
-(tests/test_p_error.py, benchmarks/bench_calibration.py), not the client (tests/test_judge.py)."""
+(tests/audit/test_p_error.py, benchmarks/bench_calibration.py), not the client (tests/audit/test_judge.py)."""
 
 from __future__ import annotations
 
