@@ -12,15 +12,15 @@ from rich.progress import Progress
 from bbsard_audit.base.cli_options import dataset_option, guard_out, seed_option
 from bbsard_audit.base.contracts.estimate import STOPPING_BOUND
 from bbsard_audit.base.contracts.sidecar import read_sidecar
-from bbsard_audit.base.contracts.table import as_id
-from bbsard_audit.base.contracts.verdicts import Verdicts, read_raw
+from bbsard_audit.base.contracts.verdicts import read_raw
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import file_problem, sidecar_path, write_csv, write_json, write_sidecar
 
 from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
 from .draw import CERTAIN_SHARE, DrawRule
-from .estimate import Goal, check_level, estimate as compute_estimate, verdicts_used
+from .estimate import Goal, check_level
+from .estimate_files import estimate_files
 from .pull import (RAW_FILE, REFUSED_FILE, choice_conflicts, pull as pull_verdicts, raw_from_export, read_export_file,
                    refused_annotations)
 from .spans import SPANS_FILE
@@ -323,7 +323,8 @@ def status(project: Project,
             result.target = goal.judge(result)
         _report_missed(result)
     elif audit is not None:
-        result, _ = _estimate(audit, verdicts, queue, campaign, split, 0.95, 0, goal)
+        _check_inputs(verdicts, queue, campaign)
+        result, _ = estimate_files(audit, verdicts, queue, campaign, split, 0.95, 0, goal)
         typer.echo("no estimate.json: the errors left computed now at the 95% level, nothing written "
                    "(`annotate estimate --out` writes the one estimate every command and the report read)")
         _report_missed(result)
@@ -409,7 +410,8 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
     check_level(level)
     goal = Goal(target_halfwidth, max_missed)  # out of range: one line before anything is read or written
     guard_out(out, command="annotate estimate", inputs=[audit, verdicts, queue, campaign], folder=False)
-    result, inputs = _estimate(audit, verdicts, queue, campaign, split, level, seed, goal)
+    _check_inputs(verdicts, queue, campaign)
+    result, inputs = estimate_files(audit, verdicts, queue, campaign, split, level, seed, goal)
     record = result.write(out)
     write_sidecar(out, files=[record], **inputs, split=split, level=level, seed=seed, method=result.method)
     typer.echo(f"legally inaccurate: {result.share_legal:.1%} [{result.ci_low:.1%}, {result.ci_high:.1%}] "
@@ -427,78 +429,12 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
     _report_missed(result)
 
 
-def _estimate(audit: Path, verdicts: Optional[Path], queue: Optional[Path], campaign: Optional[Path], split: str,
-              level: float, seed: int, goal: Goal):
-    """The estimate of `audit` + verdicts, by the campaign's design when a campaign folder is given."""
-    population = read_audit(audit)
-    inputs: dict = {"audit": audit, "queue": queue}  # recorded by name + sha256 (write_sidecar)
-    design = plan = None
-    where = "the audit"
-    if campaign is not None:
-        from .adaptive import VERDICTS_FILE, Campaign
-
-        if queue is not None:
-            raise typer.BadParameter("give --campaign or --queue, not both")
-        state = Campaign.load(campaign)  # its draws re-derived and checked (adaptive._check_drawn)
-        population = state.design_population(population, audit)
-        if state.drawn:
-            state.check_predictions(population, audit)
-        verdicts = verdicts or campaign / VERDICTS_FILE
-        inputs |= {"campaign": campaign, "batches": len(state.record["batches"])}
-        where = "the campaign's population"
-    elif queue is not None:
-        design = read_audit(queue, QUEUE_COLUMNS)
-    if verdicts is None:
+def _check_inputs(verdicts: Optional[Path], queue: Optional[Path], campaign: Optional[Path]) -> None:
+    """Which files an estimate reads: a campaign folder or a queue, and verdicts (a campaign holds its own)."""
+    if campaign is not None and queue is not None:
+        raise typer.BadParameter("give --campaign or --queue, not both")
+    if campaign is None and verdicts is None:
         raise typer.BadParameter("give --verdicts (or --campaign)")
-    known = state.population if campaign is not None else population["id"]
-    judged = Verdicts.read(verdicts, known, where, layout=Layout.of(audit)).frame()
-    if campaign is not None:
-        if state.sampled:
-            plan = state.design()
-        else:
-            design = state.design_queue()
-    population = _in_split(population, split, audit)
-    if campaign is not None and state.drawn:
-        result = _drawn_estimate(population, judged, state, level, goal)
-        return result, inputs | {"verdicts": verdicts, "prediction": result.design.prediction}
-    result = compute_estimate(population, judged, design, level=level, seed=seed, design=plan, goal=goal)
-    if campaign is not None:  # an older campaign.json: read with the estimator of its own format
-        _older_format(result, state.record["format"])
-    return result, inputs | {"verdicts": verdicts}
-
-
-def _in_split(population: pd.DataFrame, split: str, audit: Path) -> pd.DataFrame:
-    if split == "all":
-        return population
-    splits = sorted(population["split"].unique())
-    population = population[population["split"] == split]
-    if population.empty:
-        raise InputError(f"no audited pair in split {split!r} (the audit has: {', '.join(splits) or 'none'})",
-                         file=str(audit))
-    return population
-
-
-def _drawn_estimate(population: pd.DataFrame, judged: pd.DataFrame, state, level: float, goal: Goal):
-    """A format-3 campaign's prediction-powered estimate, saying which pairs its pools left out."""
-    from .draw import campaign_estimate
-
-    result = campaign_estimate(population, judged, state, level=level, goal=goal)
-    result.verdicts = verdicts_used(judged)
-    for batch, n in state.blocked(set(population["id"].map(as_id)), set(judged["id"].map(as_id))):
-        result.assumptions.append(f"batch {batch}'s pool left out {n} pair(s) of this population that have no "
-                                  "final verdict (not in the audit it was drawn from, or annotated but unresolved "
-                                  "when it was drawn): it enters this estimate once they have one, else only an "
-                                  "estimate without them (the --split of its audit)")
-    return result
-
-
-def _older_format(result, fmt: int) -> None:
-    """An older campaign's estimate says its design and why it is not a draw's."""
-    from bbsard_audit.base.contracts.estimate import DesignInfo
-
-    result.design = DesignInfo(fmt, f"post-stratified (campaign format {fmt}, before probability draws)")
-    result.assumptions.append(f"campaign.json is format {fmt} (its batches are not probability draws): read "
-                              "with that format's own estimator; a new campaign draws every batch")
 
 
 def _report_missed(result) -> None:

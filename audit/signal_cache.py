@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Sequence
 
 import pandas as pd
 
+from bbsard_audit.base import sqlite_cache
 from .findings import Finding, Span
 
 def fingerprint(files: Iterable[Path] = (), packages: Iterable[str] = (), settings: object = None) -> str:
@@ -43,8 +44,7 @@ class SignalCache:
                 db.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, payload BLOB NOT NULL)")
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=60)
-        db.execute("PRAGMA journal_mode=WAL")
+        db = sqlite_cache.connect(self.path)
         return db
 
     def get_or_compute(self, name: str, fp: str, pair: tuple[str, str], inputs: Sequence[Sequence[str]],

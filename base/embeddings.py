@@ -20,6 +20,7 @@ from typing import Literal, Protocol, Sequence
 
 import numpy as np
 
+from bbsard_audit.base import sqlite_cache
 from bbsard_audit.base.errors import InputError
 
 Kind = Literal["query", "passage"]
@@ -184,8 +185,7 @@ class CachedEmbedder:
             db.execute("INSERT OR IGNORE INTO info VALUES ('model_id', ?)", (inner.model_id,))
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=60)
-        db.execute("PRAGMA journal_mode=WAL")
+        db = sqlite_cache.connect(self.path)
         return db
 
     def close(self) -> None:

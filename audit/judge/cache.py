@@ -17,6 +17,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 
 import httpx
+from bbsard_audit.base import sqlite_cache
 
 
 def cache_key(endpoint: str, model: str, prompt_version: str, pair: tuple[str, str], source: str,
@@ -51,8 +52,7 @@ class JudgeCache:
     @contextmanager
     def _connect(self):
         """One connection per use (threads share no connection), committed and closed after it."""
-        with closing(sqlite3.connect(self.path, timeout=60)) as db, db:
-            db.execute("PRAGMA journal_mode=WAL")
+        with closing(sqlite_cache.connect(self.path)) as db, db:
             yield db
 
     def get(self, key: str) -> str | None:

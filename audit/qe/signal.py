@@ -33,6 +33,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from bbsard_audit.base import sqlite_cache
 from bbsard_audit.audit.findings import Finding, Span, category_of
 from bbsard_audit.audit.signals import Batch, Declared, Rule, SignalResult
 from bbsard_audit.base.errors import InputError
@@ -102,8 +103,7 @@ class QECache:
             db.execute("CREATE TABLE IF NOT EXISTS checkpoints (stat TEXT PRIMARY KEY, sha256 TEXT NOT NULL)")
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=60)
-        db.execute("PRAGMA journal_mode=WAL")
+        db = sqlite_cache.connect(self.path)
         return db
 
     def get(self, keys: Sequence[str]) -> dict[str, dict]:
