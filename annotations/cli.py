@@ -20,7 +20,7 @@ from .adjudication import AdjudicationRule, disagreements
 from .agreement import agreement as compute_agreement
 from .draw import CERTAIN_SHARE, DrawRule
 from .estimate import Goal, check_level
-from .estimate_files import estimate_files
+from .estimate_files import check_files, estimate_files
 from .pull import (RAW_FILE, REFUSED_FILE, choice_conflicts, pull as pull_verdicts, raw_from_export, read_export_file,
                    refused_annotations)
 from .spans import SPANS_FILE
@@ -430,11 +430,11 @@ def estimate(audit: Annotated[Path, typer.Option(help="audit.csv (the population
 
 
 def _check_inputs(verdicts: Optional[Path], queue: Optional[Path], campaign: Optional[Path]) -> None:
-    """Which files an estimate reads: a campaign folder or a queue, and verdicts (a campaign holds its own)."""
-    if campaign is not None and queue is not None:
-        raise typer.BadParameter("give --campaign or --queue, not both")
-    if campaign is None and verdicts is None:
-        raise typer.BadParameter("give --verdicts (or --campaign)")
+    """`check_files` as a usage error of the command line (exit 2, with its usage)."""
+    try:
+        check_files(verdicts, queue, campaign)
+    except InputError as exc:
+        raise typer.BadParameter(exc.message) from None
 
 
 def _report_missed(result) -> None:

@@ -18,11 +18,21 @@ from .estimate import Goal, estimate as compute_estimate, verdicts_used
 from .tasks import QUEUE_COLUMNS, read_audit
 
 
+def check_files(verdicts: Optional[Path], queue: Optional[Path], campaign: Optional[Path]) -> None:
+    """Which files an estimate reads: a campaign folder or a queue, and verdicts (a campaign holds its own);
+    one line otherwise, before anything is read."""
+    if campaign is not None and queue is not None:
+        raise InputError("give --campaign or --queue, not both")
+    if campaign is None and verdicts is None:
+        raise InputError("give --verdicts (or --campaign)")
+
+
 def estimate_files(audit: Path, verdicts: Optional[Path], queue: Optional[Path], campaign: Optional[Path], split: str,
               level: float, seed: int, goal: Goal):
     """The estimate of `audit` + verdicts and the inputs its sidecar records: a campaign started now by
     its draws (prediction-powered), an older campaign by its own format's estimator, a --queue by its
     post-stratified design. The command only parses and prints; the choice is made here."""
+    check_files(verdicts, queue, campaign)
     population = read_audit(audit)
     inputs: dict = {"audit": audit, "queue": queue}  # recorded by name + sha256 (write_sidecar)
     design = plan = None
@@ -39,8 +49,6 @@ def estimate_files(audit: Path, verdicts: Optional[Path], queue: Optional[Path],
         where = "the campaign's population"
     elif queue is not None:
         design = read_audit(queue, QUEUE_COLUMNS)
-    if verdicts is None:
-        raise InputError("give --verdicts (or --campaign)")
     known = state.population if campaign is not None else population["id"]
     judged = Verdicts.read(verdicts, known, where, layout=Layout.of(audit)).frame()
     if campaign is not None:
