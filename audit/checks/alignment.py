@@ -28,7 +28,7 @@ from .. import ibm1
 from ..findings import Finding
 from ..termmatch import Tokens, tokenize
 from .base import Check, Pair, Side
-from .lexical import Lexicon, LexicalCheck, content_words, lexicon, pair_evidence
+from .lexical import Lexicon, LexicalCheck, content_words, letter_tokens, lexicon, pair_evidence
 
 THETA = 0.2
 """A content word is aligned when some word of the other side has t(f | e) >= THETA under the
@@ -81,10 +81,6 @@ class Alignment:
     unaligned_target: tuple[int, ...]
 
 
-def _letters(tokens: Tokens) -> list[int]:
-    return [i for i, s in enumerate(tokens.surfaces) if s.isalpha()]
-
-
 def _words(tokens: Tokens, at: Sequence[int]) -> list[str]:
     return [tokens.lemmas[i] for i in at]
 
@@ -114,7 +110,7 @@ def align(source: Sequence[Tokens], target: Sequence[Tokens], lex: Lexicon) -> l
     and read each pair's evidence. A word the lexical check finds rendered (a dictionary translation, the
     same word or a cognate: 'Biased Chains' copied as it is; a compound part: 'Raumzeit' for 'space-time')
     is never at fault."""
-    src_at, tgt_at = [_letters(t) for t in source], [_letters(t) for t in target]
+    src_at, tgt_at = [letter_tokens(t) for t in source], [letter_tokens(t) for t in target]
     src_w = [_words(t, a) for t, a in zip(source, src_at)]
     tgt_w = [_words(t, a) for t, a in zip(target, tgt_at)]
     seeds = _seeds(src_w, tgt_w, lex)

@@ -237,7 +237,8 @@ class Evidence:
     """Target content words rendering a source word."""
 
 
-def _letters(tokens: Tokens) -> list[int]:
+def letter_tokens(tokens: Tokens) -> list[int]:
+    """Positions of the tokens made of letters only (words, not numbers or marks)."""
     return [i for i, s in enumerate(tokens.surfaces) if s.isalpha()]
 
 
@@ -248,8 +249,8 @@ def evidence(source: Tokens, target: Tokens, lex: Lexicon) -> Evidence:
     tgt_compounds = languages.get(target.lang).compounds
     src_compounds = languages.get(source.lang).compounds
     tgt_endings, src_endings = _endings(target.lang), _endings(source.lang)
-    tgt_all = [(j, target.surfaces[j], target.lemmas[j]) for j in _letters(target)]
-    src_all = [(i, source.surfaces[i], source.lemmas[i]) for i in _letters(source)]
+    tgt_all = [(j, target.surfaces[j], target.lemmas[j]) for j in letter_tokens(target)]
+    src_all = [(i, source.surfaces[i], source.lemmas[i]) for i in letter_tokens(source)]
     rendered_tgt: set[int] = set()
     rendered_src: set[int] = set()
     unrendered, known_s = [], 0
