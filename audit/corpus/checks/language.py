@@ -42,18 +42,25 @@ def _forms(words) -> frozenset[str]:
     return frozenset(x for w in words for x in (w.lower(), fold(w)))
 
 
+def _grammar_words(pack) -> frozenset[str]:
+    """A pack's function words, pronouns and stopwords."""
+    return _forms(w for s in ("function_words", "pronouns", "stopwords") for w in pack.data.get(s, ()))
+
+
+def _own_words(pack) -> frozenset[str]:
+    """Every word a pack lists for its language: its grammar words and its `untranslated` common words and cues."""
+    return _grammar_words(pack) | _forms(w for s in ("common", "cues") for w in pack.data.get("untranslated", {}).get(s, ()))
+
+
 @cache
 def screen_words(source: str, target: str) -> tuple[frozenset[str], frozenset[str]]:
     """(the target's common words that no other pack has, the source's cue words that are no word of
     the target pack)."""
     src, tgt = languages.get(source), languages.get(target)
     common = _forms(tgt.section("untranslated")["common"])
-    target_words = common | _forms(tgt.section("untranslated")["cues"]) | _forms(
-        w for s in ("function_words", "pronouns", "stopwords") for w in tgt.data.get(s, ()))
-    others = frozenset().union(*(_forms(w for s in ("function_words", "pronouns", "stopwords") for w in p.data.get(s, ()))
-                                 | _forms(p.data.get("untranslated", {}).get("common", ()))
+    others = frozenset().union(*(_grammar_words(p) | _forms(p.data.get("untranslated", {}).get("common", ()))
                                  for p in map(languages.get, languages.codes()) if p.code != target))
-    return common - others, _forms(src.section("untranslated")["cues"]) - target_words
+    return common - others, _forms(src.section("untranslated")["cues"]) - _own_words(tgt)
 
 
 @cache
@@ -62,10 +69,8 @@ def function_words(target: str) -> frozenset[str]:
     about half these (bBSARD's questions: 0.30-0.80, articles 0.36-0.70 in Dutch and French); a text in
     another language that shares a few ('la' in Spanish, 'il' in Italian) holds far fewer."""
     pack = languages.get(target)
-    own = _forms(w for s in ("function_words", "pronouns", "stopwords") for w in pack.data.get(s, ()))
-    own |= _forms(w for s in ("common", "cues") for w in pack.data.get("untranslated", {}).get(s, ()))
     listed = pack.data.get("bm25s_stopwords")  # a pack without one uses its own words
-    return own | _forms(getattr(_bm25s_lists(), f"STOPWORDS_{listed}", ()) if listed else ())
+    return _own_words(pack) | _forms(getattr(_bm25s_lists(), f"STOPWORDS_{listed}", ()) if listed else ())
 
 
 @cache
