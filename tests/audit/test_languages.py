@@ -46,6 +46,7 @@ def test_registry_has_the_four_packs_and_refuses_an_unknown_language():
     ("name: X\nnegation: {negators: [pas, 3]}\n", "`negation.negators` must be a non-empty list"),
     ("name: X\nnumbers: {tens: {vingt: [20]}}\n", "`numbers.tens` must map words to numbers"),
     ("name: [X\n", "not a readable YAML language pack"),
+    ("name: X\nbm25s_stopwords: [FRENCH]\n", "`bm25s_stopwords` must be a name"),
 ])
 def test_malformed_pack_is_one_line(tmp_path, content, message):
     path = tmp_path / "xx.yaml"
@@ -257,6 +258,22 @@ def test_a_changed_translation_is_found(pair, src, tgt, flag, detail):
     found = qa(pair, src, tgt)
     assert flag in found, found
     assert detail is None or found[flag] == detail
+
+
+def test_a_pack_naming_a_stopword_list_bm25s_lacks_is_one_line_naming_the_pack(monkeypatch):
+    from bbsard_audit.audit.corpus.checks import language
+
+    real = languages.get
+    nl = real("nl")
+    misspelt = dataclasses.replace(nl, data={**nl.data, "bm25s_stopwords": "DUTSCH"})
+    monkeypatch.setattr(languages, "get", lambda code: misspelt if code == "nl" else real(code))
+    language.function_words.cache_clear()
+    try:
+        with pytest.raises(InputError) as err:
+            language.function_words("nl")
+    finally:
+        language.function_words.cache_clear()
+    assert "DUTSCH" in str(err.value) and "nl.yaml" in str(err.value) and "\n" not in str(err.value)
 
 
 def test_a_pack_without_a_section_makes_the_check_unavailable_not_silent(monkeypatch):

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bbsard_audit.base import languages
+from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.languages import fold, language_name
 
 from .base import DocCheck, Docs, Result, row_sums, spans_in, words
@@ -70,7 +71,13 @@ def function_words(target: str) -> frozenset[str]:
     another language that shares a few ('la' in Spanish, 'il' in Italian) holds far fewer."""
     pack = languages.get(target)
     listed = pack.data.get("bm25s_stopwords")  # a pack without one uses its own words
-    return _own_words(pack) | _forms(getattr(_bm25s_lists(), f"STOPWORDS_{listed}", ()) if listed else ())
+    if not listed:
+        return _own_words(pack)
+    stopwords = getattr(_bm25s_lists(), f"STOPWORDS_{listed}", None)
+    if stopwords is None:
+        raise InputError(f"`bm25s_stopwords`: bm25s has no stopword list {listed!r} (STOPWORDS_{listed})",
+                         file=str(pack.path))
+    return _own_words(pack) | _forms(stopwords)
 
 
 @cache
