@@ -33,7 +33,10 @@ class Evidence:
 
 
 def evidence(meta: dict) -> list[Evidence]:
-    """The evidence an audit ran with, from its audit.meta.json (one entry per EVIDENCE name)."""
+    """The evidence an audit ran with, from its audit.meta.json (one entry per EVIDENCE name); a sidecar
+    that does not record it (written before `checks_unavailable` existed) says so for each."""
+    if "checks_unavailable" not in meta:
+        return [Evidence(name, False, "not recorded in audit.meta.json") for name in EVIDENCE]
     bt = meta.get("backtranslation") or {}
     judge, qe = meta.get("judge"), meta.get("qe")
     out = [Evidence("back-translations", bt.get("status") == "used",

@@ -1,0 +1,54 @@
+"""The audit section's "What this audit can and cannot see": the evidence this audit ran with (its
+audit.meta.json), and what the built-in checks catch of real MT errors per MQM category, measured on
+another dataset (the packaged audit/data/scope.json, labelled with its dataset and scope)."""
+
+from __future__ import annotations
+
+from bbsard_audit.audit import scope as measured
+from bbsard_audit.base.contracts.scope import Scope, evidence
+
+from .document import Section, Table, Text
+from .loaders import Workdir
+
+TITLE = "What this audit can and cannot see"
+MODEL_EVIDENCE = ("LLM judge", "COMET / QE")
+
+
+def add_scope(sec: Section, wd: Workdir) -> None:
+    """The subsection, under the audit section (only with an audit.csv); the scope file is read strictly:
+    a malformed one is one line naming it."""
+    scope = Scope.read(measured.SCOPE_FILE)
+    ran = evidence(wd.sidecars.get("audit.meta.json") or {})
+    models = tuple(e.name for e in ran if e.ran and e.name in MODEL_EVIDENCE)
+    sub = sec.sub(TITLE, key="audit-scope")
+    sub.add(Text("Beyond the built-in surface checks (numbers, negation, names, roles, length, language, "
+                 "glossary, cross-lingual similarity), this audit ran with (audit.meta.json):"))
+    sub.add(Table("Evidence on this audit", ("evidence", "on this audit"), tuple((e.name, e.status) for e in ran)))
+    pair = wd.layout.pair
+    sub.add(Text(f"What the built-in checks catch of real MT errors was measured on another dataset, not on this "
+                 f"audit's ({pair.source}→{pair.target}): {measured.dev_set(scope)}. {measured.summary(scope)} "
+                 "Read the table as which kinds of error the built-in checks see, not as this audit's recall."))
+    sub.add(Table(f"Per MQM category, on {scope.dev_set.name} {scope.dev_set.source}→{scope.dev_set.target} "
+                  "(audit/data/scope.json)", measured.COLUMNS, tuple(measured.rows(scope, models))))
+    blind = [c for c in scope.categories if not c.above_chance]
+    if models:
+        sub.add(Text(f"This audit also ran {' and '.join(models)}: what it adds on these categories was not measured "
+                     "on the dev set; the figures above are of the built-in checks alone."
+                     + _judged_only(wd)))
+    elif blind:
+        names = ", ".join(f"{c.category} ({100 * c.recall.share:.1f}% flagged)" for c in blind)
+        sub.add(Text(f"This audit ran no model, so errors of these kinds are essentially invisible to it: on the dev "
+                     f"set the flag found {names} no more often than it fires on clean pairs "
+                     f"({100 * scope.clean.share:.1f}%). A mistranslation that keeps every surface feature (a word in "
+                     f"a wrong sense, a wrong construction) needs a model: {measured.MODELS}."))
+
+
+def _judged_only(wd: Workdir) -> str:
+    """When the judge read only some pairs: it cannot find what it did not read."""
+    judge = (wd.sidecars.get("audit.meta.json") or {}).get("judge") or {}
+    if judge.get("on") in (None, "all"):
+        return ""
+    selected = judge.get("selected")
+    return (f" The judge read only the {f'{selected:,} ' if isinstance(selected, int) else ''}pairs "
+            f"`--judge-on {judge['on']}` selected: an error in a pair it did not read stays invisible unless the "
+            "built-in checks flag it.")
