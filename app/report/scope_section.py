@@ -36,11 +36,12 @@ def add_scope(sec: Section, wd: Workdir) -> None:
                      "on the dev set; the figures above are of the built-in checks alone."
                      + _judged_only(wd)))
     elif blind:
-        names = ", ".join(f"{c.category} ({100 * c.recall.share:.1f}% flagged)" for c in blind)
+        names = measured.listed([f"{c.category} ({100 * c.recall.share:.1f}% of {c.recall.n:,} pairs)" for c in blind])
         sub.add(Text(f"This audit ran no model, so errors of these kinds are essentially invisible to it: on the dev "
-                     f"set the flag found {names} no more often than it fires on clean pairs "
-                     f"({100 * scope.clean.share:.1f}%). A mistranslation that keeps every surface feature (a word in "
-                     f"a wrong sense, a wrong construction) needs a model: {measured.MODELS}."))
+                     f"set the flag caught {names}, not above its rate on clean pairs "
+                     f"({100 * scope.clean.share:.1f}%; each 95% interval reaches it). A mistranslation that keeps "
+                     f"every surface feature (a word in a wrong sense, a wrong construction) needs a model: "
+                     f"{measured.MODELS}."))
 
 
 def _judged_only(wd: Workdir) -> str:
