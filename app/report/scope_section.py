@@ -21,8 +21,8 @@ def add_scope(sec: Section, wd: Workdir) -> None:
     ran = evidence(wd.sidecars.get("audit.meta.json") or {})
     models = tuple(e.name for e in ran if e.ran and e.name in MODEL_EVIDENCE)
     sub = sec.sub(TITLE, key="audit-scope")
-    sub.add(Text("Beyond the built-in surface checks (numbers, negation, names, roles, length, language, "
-                 "glossary, cross-lingual similarity), this audit ran with (audit.meta.json):"))
+    sub.add(Text("The evidence this audit had beyond the built-in surface checks (numbers, negation, names, roles, "
+                 "length, language, glossary, cross-lingual similarity), from its audit.meta.json:"))
     sub.add(Table("Evidence on this audit", ("evidence", "on this audit"), tuple((e.name, e.status) for e in ran)))
     pair = wd.layout.pair
     sub.add(Text(f"What the built-in checks catch of real MT errors was measured on another dataset, not on this "
@@ -30,12 +30,19 @@ def add_scope(sec: Section, wd: Workdir) -> None:
                  "Read the table as which kinds of error the built-in checks see, not as this audit's recall."))
     sub.add(Table(f"Per MQM category, on {scope.dev_set.name} {scope.dev_set.source}→{scope.dev_set.target} "
                   "(audit/data/scope.json)", measured.COLUMNS, tuple(measured.rows(scope, models))))
+    dev = {e.name: e.ran for e in scope.evidence}
+    extra = [e.name for e in ran if e.ran and not dev[e.name]]
+    if extra:
+        sub.add(Text(f"This audit also ran {measured.listed(extra)}, which the dev set's audit did not: what "
+                     f"{'they add' if len(extra) > 1 else 'it adds'} on these categories was not measured; the "
+                     f"figures above are without {'them' if len(extra) > 1 else 'it'}."))
+    if _judged_only(wd):
+        sub.add(Text(_judged_only(wd)))
+    missing = [e.name for e in ran if not e.ran and dev[e.name]]
+    if missing:
+        sub.add(Text(f"The dev set's figures include {measured.listed(missing)}, which this audit ran without."))
     blind = [c for c in scope.categories if not c.above_chance]
-    if models:
-        sub.add(Text(f"This audit also ran {' and '.join(models)}: what it adds on these categories was not measured "
-                     "on the dev set; the figures above are of the built-in checks alone."
-                     + _judged_only(wd)))
-    elif blind:
+    if blind and not models:
         names = measured.listed([f"{c.category} ({100 * c.recall.share:.1f}% of {c.recall.n:,} pairs)" for c in blind])
         sub.add(Text(f"This audit ran no model: on the dev set the flag caught {names}, no more often than it fires "
                      f"on clean pairs ({100 * scope.clean.share:.1f}%; each 95% interval reaches that), so errors of "
@@ -49,6 +56,6 @@ def _judged_only(wd: Workdir) -> str:
     if judge.get("on") in (None, "all"):
         return ""
     selected = judge.get("selected")
-    return (f" The judge read only the {f'{selected:,} ' if isinstance(selected, int) else ''}pairs "
+    return (f"The judge read only the {f'{selected:,} ' if isinstance(selected, int) else ''}pairs "
             f"`--judge-on {judge['on']}` selected: an error in a pair it did not read stays invisible unless the "
             "built-in checks flag it.")

@@ -44,7 +44,8 @@ def evidence(meta: dict) -> list[Evidence]:
                     else "used (file)" if bt.get("status") == "used" else f"not used: {ASK_FOR['back-translations']}"),
            Evidence("LLM judge", bool(judge) and not judge.get("dry_run"),
                     f"used ({judge.get('model')}, on {judge.get('on')} pairs: {judge.get('selected')} selected)"
-                    if judge and not judge.get("dry_run") else f"not used: {ASK_FOR['LLM judge']}"),
+                    if judge and not judge.get("dry_run") else "dry run only: no pair judged" if judge
+                    else f"not used: {ASK_FOR['LLM judge']}"),
            Evidence("COMET / QE", bool(qe), f"used ({qe.get('model')})" if qe else f"not used: {ASK_FOR['COMET / QE']}")]
     ran = set(meta.get("timings_s") or {}) | set(meta.get("cached_signals") or [])
     for name, check in CHECK_OF.items():

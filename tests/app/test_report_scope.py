@@ -42,6 +42,8 @@ def test_without_a_model_the_block_lists_the_evidence_and_says_what_is_invisible
     assert "measured on another dataset, not on this audit's (fr→nl): WMT21 TED talks MQM, en→de (`mqm-ted-ende`" in block
     assert "| Accuracy/Mistranslation (833) | 4.0% [2.8%, 5.5%] |" in block
     assert "essentially invisible to it" in block and "Accuracy/Mistranslation (4.0% of 833 pairs)" in block
+    assert "This audit also ran back-translations, which the dev set's audit did not" in block
+    assert "The dev set's figures include word alignment, which this audit ran without." in block
     html = files.html.read_text()
     assert TITLE in html and "<td>Accuracy/Mistranslation (833)</td>" in html and "essentially invisible" in html
 
@@ -53,7 +55,8 @@ def test_with_a_judge_and_comet_the_block_claims_no_figure_for_them(tmp_path):
     assert "| LLM judge | used (qwen2.5:7b-instruct, on flagged pairs: 6 selected) |" in block
     assert "| COMET / QE | used (Unbabel/wmt22-cometkiwi-da) |" in block
     assert "LLM judge and COMET / QE, which ran on this audit (not measured on this dev set)" in block
-    assert "This audit also ran LLM judge and COMET / QE: what it adds on these categories was not measured" in block
+    assert ("This audit also ran back-translations, LLM judge and COMET / QE, which the dev set's audit did not: "
+            "what they add on these categories was not measured") in block
     assert "The judge read only the 6 pairs `--judge-on flagged` selected" in block
     assert "essentially invisible" not in block
 

@@ -68,6 +68,8 @@ def test_evidence_from_a_sidecar():
     assert got["word alignment"].ran
     bare = {e.name: e for e in evidence(MODERN)}
     assert bare["LLM judge"].status == "not used: --judge llm:MODEL" and not bare["back-translations"].ran
+    dry = {e.name: e for e in evidence({**MODERN, "judge": {"model": "m", "dry_run": True, "selected": 5}})}
+    assert not dry["LLM judge"].ran and dry["LLM judge"].status == "dry run only: no pair judged"
     assert all(e.status == "not recorded in audit.meta.json" for e in evidence({"n_pairs": 3}))  # an old sidecar
 
 
