@@ -33,9 +33,8 @@ def add_scope(sec: Section, wd: Workdir) -> None:
     dev = {e.name: e.ran for e in scope.evidence}
     extra = [e.name for e in ran if e.ran and not dev[e.name]]
     if extra:
-        sub.add(Text(f"This audit also ran {measured.listed(extra)}, which the dev set's audit did not: what "
-                     f"{'they add' if len(extra) > 1 else 'it adds'} on these categories was not measured; the "
-                     f"figures above are without {'them' if len(extra) > 1 else 'it'}."))
+        sub.add(Text(f"This audit also ran {measured.listed(extra)}, which the dev set's audit did not: what that "
+                     "evidence adds on these categories was not measured; the figures above are without it."))
     if _judged_only(wd):
         sub.add(Text(_judged_only(wd)))
     missing = [e.name for e in ran if not e.ran and dev[e.name]]

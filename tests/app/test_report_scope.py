@@ -56,7 +56,7 @@ def test_with_a_judge_and_comet_the_block_claims_no_figure_for_them(tmp_path):
     assert "| COMET / QE | used (Unbabel/wmt22-cometkiwi-da) |" in block
     assert "LLM judge and COMET / QE, which ran on this audit (not measured on this dev set)" in block
     assert ("This audit also ran back-translations, LLM judge and COMET / QE, which the dev set's audit did not: "
-            "what they add on these categories was not measured") in block
+            "what that evidence adds on these categories was not measured") in block
     assert "The judge read only the 6 pairs `--judge-on flagged` selected" in block
     assert "essentially invisible" not in block
 
