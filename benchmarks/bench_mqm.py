@@ -2,7 +2,10 @@
 its README gives the labels and how to score).
 
     python benchmarks/bench_mqm.py [--data ../shared/data/mqm_ende_ted] [--audit DIR] [--folds 5] [--json OUT]
-                                   [--alignment]
+                                   [--alignment] [--scope audit/data/scope.json]
+
+Example (the packaged scope file the report and docs/languages.md read, from an audit of this revision):
+    python benchmarks/bench_mqm.py --audit reports/ted-ende --folds 1 --scope audit/data/scope.json
 
 Real tool path: `pipeline.run_audit` on the set's manifest (beir/ted-ende.yaml, split test), the
 function `bbsard-audit audit --dataset ... --split test` calls, shipped config, no back-translations;
@@ -40,20 +43,33 @@ no real benchmark has). Its columns replace the audit's, and:
   logit(p_error) alone; and the recall on held-out pairs at the score's threshold that flags 8 % of
   the *training* folds' clean pairs, with the share of held-out clean pairs it flags.
 
+With `--scope FILE` the figures a report states about the built-in checks (base/contracts/scope.py:
+per MQM category the recall at the flag with its Wilson 95% interval, whether it is above chance —
+its interval's lower bound above the clean flagged share — and the flags that caught those pairs; the
+clean flagged share; p_error's AUC and length-matched AUC; the evidence the audit ran with; the dev set
+by id, revision and label hash; the date and the git revision measured) are written there, from this
+measurement. The audit must be of this revision: one made before a check of this revision existed is
+refused (rerun it; with warm caches it takes about 30 s).
+
 Results: benchmarks/bench_mqm.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import hashlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from bbsard_audit import __version__
 from bbsard_audit.audit import perror
+from bbsard_audit.audit.checks import all_checks
 from bbsard_audit.audit.checks.alignment import AlignmentCheck
 from bbsard_audit.audit.signals import Batch
 from bbsard_audit.base.languages.pair import LanguagePair
@@ -61,7 +77,10 @@ from bbsard_audit.base.stats import penalised_logistic
 from bbsard_audit.audit.options import AuditOptions
 from bbsard_audit.audit.pipeline import run_audit
 from bbsard_audit.audit.risk import RiskConfig
+from bbsard_audit.base.contracts import scope as scope_file
+from bbsard_audit.base.contracts.jsonfile import read_json
 from bbsard_audit.base.io import write_json
+from bbsard_audit.base.stats import wilson
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "mqm_ende_ted"
@@ -106,12 +125,13 @@ def auc(score: np.ndarray, y: np.ndarray, length: np.ndarray | None = None) -> f
     return float(wins[matched].mean())
 
 
-def audit_frame(data: Path, audit_dir: Path | None) -> pd.DataFrame:
+def audit_frame(data: Path, audit_dir: Path | None) -> tuple[pd.DataFrame, dict]:
+    """audit.csv and its sidecar (DIR's, or a fresh audit's)."""
     if audit_dir is not None:
-        return pd.read_csv(audit_dir / "audit.csv", dtype={"id": str})
+        return pd.read_csv(audit_dir / "audit.csv", dtype={"id": str}), read_json(audit_dir / "audit.meta.json")
     result = run_audit(str(data / "beir" / "ted-ende.yaml"), AuditOptions(split="test"))
     print("checks not available:", result.meta.get("checks_unavailable") or "none", file=sys.stderr)
-    return result.frame.assign(id=result.frame["id"].astype(str))
+    return result.frame.assign(id=result.frame["id"].astype(str)), result.meta
 
 
 def held_out(frame: pd.DataFrame, folds: int, seed: int = 0) -> np.ndarray:
@@ -220,8 +240,70 @@ def measure(frame: pd.DataFrame, folds: int) -> dict:
     return out
 
 
+DEV_SET = {"name": "WMT21 TED talks MQM", "raters": "professional translators, MQM error spans (Freitag et al., "
+                                                   "TACL 2021); one rater per pair"}
+SCOPE_DEFINITIONS = {
+    "positives": "pairs with at least one Major accuracy error (labels.bucket major_accuracy); negatives: pairs "
+                 "with no error (clean); minor-only and non-accuracy Major pairs left out",
+    "recall": "share of a category's pairs (a Major error of that category, labels.major_accuracy_cats) the "
+              "audit flags (`flagged`), Wilson 95% interval",
+    "clean": "share of clean pairs the audit flags, Wilson 95% interval",
+    "above_chance": "the recall interval's lower bound is above the clean flagged share: the flag finds these "
+                    "errors more often than it fires on clean pairs",
+    "caught_by": "flagged pairs of the category per flag (a pair can carry several)",
+    "auc": "ROC-AUC of p_error, major-accuracy against clean pairs (ties one half)",
+    "auc_length_matched": f"the same over the pairs whose English sources are within a factor {RATIO:g} in "
+                          "length (longer segments hold more errors)",
+    "evidence": "what the dev set's audit ran with (its audit.meta.json); the figures are of that evidence only",
+}
+
+
+def revision() -> str:
+    """The git commit of the code measuring, `+uncommitted` when tracked files differ from it."""
+    git = ["git", "-C", str(REPO)]
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                           check=True).stdout.strip()
+    return head + ("+uncommitted" if dirty else "")
+
+
+def rate(hits: np.ndarray) -> scope_file.Rate:
+    count, n = int(hits.sum()), len(hits)
+    low, high = wilson(count, n)
+    return scope_file.Rate(count, n, count / n, low, high)
+
+
+def scope(frame: pd.DataFrame, meta: dict, data: Path) -> scope_file.Scope:
+    """The packaged scope record from this measurement (SCOPE_DEFINITIONS)."""
+    missing = sorted({c.name for c in all_checks()} - set(meta.get("timings_s") or {}) - set(meta.get("cached_signals") or []))
+    if missing:
+        raise SystemExit(f"audit.meta.json: the audit ran without the check(s) {', '.join(missing)} of this "
+                         "revision: rerun the audit before writing a scope file")
+    y = frame["positive"].to_numpy()
+    flagged = frame["flagged"].astype(str).str.lower().eq("true").to_numpy()
+    clean = rate(flagged[~y])
+    flags = frame["flags"].fillna("").str.split(";")
+    categories = []
+    for cat in sorted({c for cs in frame["cats"] for c in cs}):
+        has = frame["cats"].map(lambda cs, c=cat: c in cs).to_numpy()
+        recall = rate(flagged[has])
+        counts = flags[has & flagged].explode().loc[lambda f: f != ""].value_counts()
+        categories.append(scope_file.Category(cat, recall, recall.low > clean.share,
+                                              {str(f): int(n) for f, n in counts.items()}))
+    ds, length = meta["dataset"], frame["src_len"].to_numpy()
+    labels = hashlib.sha256((data / "pairs.jsonl").read_bytes()).hexdigest()
+    return scope_file.Scope(
+        dev_set=scope_file.DevSet(ds["source"], DEV_SET["name"], ds["languages"]["source"], ds["languages"]["target"],
+                                  ds["revision"], f"pairs.jsonl sha256:{labels[:16]}", DEV_SET["raters"]),
+        measured=dt.datetime.now(dt.timezone.utc).date().isoformat(), tool_version=__version__,
+        tool_revision=revision(), evidence=scope_file.evidence(meta), positives=int(y.sum()), clean=clean,
+        recall=rate(flagged[y]), p_error=scope_file.Auc(auc(frame["p_error"], y), auc(frame["p_error"], y, length)),
+        categories=categories, definitions=SCOPE_DEFINITIONS)
+
+
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog="Example: python benchmarks/"
+                                 "bench_mqm.py --audit reports/ted-ende --folds 1 --scope audit/data/scope.json")
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--audit", type=Path, help="read DIR/audit.csv instead of auditing")
     ap.add_argument("--folds", type=int, default=5, help="held-out-by-segment folds (1 = skip)")
@@ -230,9 +312,11 @@ def main(argv: list[str] | None = None) -> None:
                     help="score the alignment check with each system's pairs as one batch (module docstring)")
     ap.add_argument("--alignment-weight", type=float, default=AlignmentCheck.weights["alignment_gap"],
                     help="the alignment_gap weight of `alignment_p_error` (default: the shipped one)")
+    ap.add_argument("--scope", type=Path, metavar="FILE",
+                    help="write the packaged scope file (audit/data/scope.json) from this measurement")
     args = ap.parse_args(argv)
     labels = labelled(args.data)
-    audit = audit_frame(args.data, args.audit)
+    audit, meta = audit_frame(args.data, args.audit)
     frame = labels.merge(audit, on="id", how="inner", validate="one_to_one")
     if len(frame) != len(labels):
         raise SystemExit(f"the audit holds {len(frame)} of the {len(labels)} labelled pairs")
@@ -242,6 +326,9 @@ def main(argv: list[str] | None = None) -> None:
     print(json.dumps(result, indent=2))
     if args.json:
         write_json(args.json, result)
+    if args.scope:
+        scope(frame, meta, args.data).write(args.scope)
+        print(f"wrote {args.scope}", file=sys.stderr)
 
 
 if __name__ == "__main__":

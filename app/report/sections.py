@@ -26,6 +26,7 @@ from bbsard_audit.base.languages import BBSARD, LanguagePair
 from bbsard_audit.base.stats import wilson
 from bbsard_audit.app.review_figures import ILLUSTRATIVE, REVIEWED, final_verdicts
 from .corpus_section import corpus_finding
+from .scope_section import add_scope
 from .formatting import VISIBLE_ROWS, num, pct, split_list
 from .loaders import Workdir, fragility
 
@@ -62,6 +63,7 @@ def audit_section(wd: Workdir) -> Section:
     audit = wd.table("audit.csv")
     if audit is not None:
         _audit_overview(sec, wd, audit)
+        add_scope(sec, wd)
     queue = wd.table("review_queue.csv")
     if queue is not None:
         sub = sec.sub("Review queue")

@@ -1,0 +1,60 @@
+"""The audit section's "What this audit can and cannot see": the evidence this audit ran with (its
+audit.meta.json), and what the built-in checks catch of real MT errors per MQM category, measured on
+another dataset (the packaged audit/data/scope.json, labelled with its dataset and scope)."""
+
+from __future__ import annotations
+
+from bbsard_audit.audit import scope as measured
+from bbsard_audit.base.contracts.scope import Scope, evidence
+
+from .document import Section, Table, Text
+from .loaders import Workdir
+
+TITLE = "What this audit can and cannot see"
+MODEL_EVIDENCE = ("LLM judge", "COMET / QE")
+
+
+def add_scope(sec: Section, wd: Workdir) -> None:
+    """The subsection, under the audit section (only with an audit.csv); the scope file is read strictly:
+    a malformed one is one line naming it."""
+    scope = Scope.read(measured.SCOPE_FILE)
+    ran = evidence(wd.sidecars.get("audit.meta.json") or {})
+    models = tuple(e.name for e in ran if e.ran and e.name in MODEL_EVIDENCE)
+    sub = sec.sub(TITLE, key="audit-scope")
+    sub.add(Text("The evidence this audit had beyond the built-in surface checks (numbers, negation, names, roles, "
+                 "length, language, glossary, cross-lingual similarity), from its audit.meta.json:"))
+    sub.add(Table("Evidence on this audit", ("evidence", "on this audit"), tuple((e.name, e.status) for e in ran)))
+    pair = wd.layout.pair
+    sub.add(Text(f"What the built-in checks catch of real MT errors was measured on another dataset, not on this "
+                 f"audit's ({pair.source}→{pair.target}): {measured.dev_set(scope)}. {measured.summary(scope)} "
+                 "Read the table as which kinds of error the built-in checks see, not as this audit's recall."))
+    sub.add(Table(f"Per MQM category, on {scope.dev_set.name} {scope.dev_set.source}→{scope.dev_set.target} "
+                  "(audit/data/scope.json)", measured.COLUMNS, tuple(measured.rows(scope, models))))
+    dev = {e.name: e.ran for e in scope.evidence}
+    extra = [e.name for e in ran if e.ran and not dev[e.name]]
+    if extra:
+        sub.add(Text(f"This audit also ran {measured.listed(extra)}, which the dev set's audit did not: what that "
+                     "evidence adds on these categories was not measured; the figures above are without it."))
+    if _judged_only(wd):
+        sub.add(Text(_judged_only(wd)))
+    missing = [e.name for e in ran if not e.ran and dev[e.name]]
+    if missing:
+        sub.add(Text(f"The dev set's figures include {measured.listed(missing)}, which this audit ran without."))
+    blind = [c for c in scope.categories if not c.above_chance]
+    if blind and not models:
+        names = measured.listed([f"{c.category} ({100 * c.recall.share:.1f}% of {c.recall.n:,} pairs)" for c in blind])
+        sub.add(Text(f"This audit ran no model: on the dev set the flag caught {names}, no more often than it fires "
+                     f"on clean pairs ({100 * scope.clean.share:.1f}%; each 95% interval reaches that), so errors of "
+                     "these kinds are essentially invisible to it. A mistranslation that keeps every surface feature "
+                     f"(a word in a wrong sense, a wrong construction) needs a model: {measured.MODELS}."))
+
+
+def _judged_only(wd: Workdir) -> str:
+    """When the judge read only some pairs: it cannot find what it did not read."""
+    judge = (wd.sidecars.get("audit.meta.json") or {}).get("judge") or {}
+    if judge.get("on") in (None, "all"):
+        return ""
+    selected = judge.get("selected")
+    return (f"The judge read only the {f'{selected:,} ' if isinstance(selected, int) else ''}pairs "
+            f"`--judge-on {judge['on']}` selected: an error in a pair it did not read stays invisible unless the "
+            "built-in checks flag it.")
