@@ -300,7 +300,7 @@ def observed_spread(draws: list[BatchDraw], y: np.ndarray, domain: np.ndarray) -
     of 0.52 and puts half the pairs at 0.01 that hold 11 % errors, an interval on p(1 − p) covered 71 %
     (benchmarks/bench_ppi_design.md); a hit where p said 0.01 raises its band's spread, and V⁰ with it."""
     k = len(BANDS) + 1
-    num, den, count, psum = np.zeros(k), np.zeros(k), np.zeros(k), np.zeros(k)
+    num, den, count, psum, hits = np.zeros(k), np.zeros(k), np.zeros(k), np.zeros(k), np.zeros(k)
     band = np.zeros(len(y), dtype=int)
     for d in draws:
         at = d.drawn & domain & (d.pi > 0)
@@ -308,10 +308,12 @@ def observed_spread(draws: list[BatchDraw], y: np.ndarray, domain: np.ndarray) -
         np.add.at(num, b, (y[at] - d.p[at]) ** 2 / d.pi[at])
         np.add.at(den, b, 1 / d.pi[at])
         np.add.at(count, b, 1.0)
+        np.add.at(hits, b, y[at])
         np.add.at(psum, b, d.p[at] / d.pi[at])
         band = np.where(d.pool, np.searchsorted(BANDS, d.p, side="right"), band)
-    # one pseudo-draw per band drawn from, of the band's mean weight and mean p, holding PRIOR_HITS of an error
-    w = np.where(count > 0, den / np.maximum(count, 1), 0.0)
+    # one pseudo-draw per band drawn from, of the band's mean weight and mean p, holding PRIOR_HITS of an error,
+    # its weight divided by 1 + the errors the band's draws hold (PRIOR_HITS: they show the spread themselves)
+    w = np.where(count > 0, den / np.maximum(count, 1), 0.0) / (1 + hits)
     pbar = np.where(count > 0, psum / np.maximum(den, 1e-300), 0.0)
     num, den = num + w * (PRIOR_HITS * (1 - pbar) ** 2 + (1 - PRIOR_HITS) * pbar**2), den + w
     return np.where(den > 0, num / np.maximum(den, 1e-300), 0.0)[band]
