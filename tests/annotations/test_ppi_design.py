@@ -335,3 +335,27 @@ def test_campaign_simulate_and_push_next_share_one_default_certain_share():
     simulate_default = inspect.signature(campaign_cli.simulate).parameters["certain"].default
     push_default = inspect.signature(annotate_cli.push).parameters["certain"].default
     assert simulate_default == push_default == draw.DrawRule().certain == draw.CERTAIN_SHARE
+
+
+def test_a_band_whose_draws_show_errors_leans_on_them_not_on_the_pseudo_draw():
+    """Issue 32, third stop: the band's pseudo-draw (half an error, PRIOR_HITS) stands for errors its draws may
+    not have shown yet, so it counts fully where the draws show none (the MQM guard) and 1/(1 + h) of a draw
+    where they show h errors; hand-computed Hájek means of 20 draws at π = 0.5, p = 0.01."""
+    n, p, pi = 20, 0.01, 0.5
+    d = draw.BatchDraw(1, np.ones(n, bool), np.full(n, pi), np.full(n, p), np.ones(n, bool), fixed=True)
+    pseudo = draw.PRIOR_HITS * (1 - p) ** 2 + (1 - draw.PRIOR_HITS) * p**2  # its squared residual
+    w = 1 / pi  # the band's mean weight
+
+    def spread(errors):
+        y = np.zeros(n)
+        y[:errors] = 1.0
+        return float(draw.observed_spread([d], y, np.ones(n, bool))[0])
+
+    def by_hand(errors, share):
+        residuals = errors * (1 - p) ** 2 + (n - errors) * p**2
+        return (residuals / pi + share * w * pseudo) / (n / pi + share * w)
+
+    assert spread(0) == pytest.approx(by_hand(0, 1.0))  # no error drawn: the full pseudo-draw
+    assert spread(2) == pytest.approx(by_hand(2, 1 / 3))  # two drawn: a third of one
+    assert spread(2) < by_hand(2, 1.0)  # less than the rule before (a full pseudo-draw whatever the draws show)
+    assert spread(0) > p * (1 - p) * 2  # no error in 20 draws is not read as error-free
