@@ -7,7 +7,7 @@ from __future__ import annotations
 from bbsard_audit.audit import scope as measured
 from bbsard_audit.base.contracts.scope import Scope, evidence
 
-from .document import Section, Table, Text
+from .document import Details, Section, Table, Text
 from .loaders import Workdir
 
 TITLE = "What this audit can and cannot see"
@@ -21,32 +21,33 @@ def add_scope(sec: Section, wd: Workdir) -> None:
     ran = evidence(wd.sidecars.get("audit.meta.json") or {})
     models = tuple(e.name for e in ran if e.ran and e.name in MODEL_EVIDENCE)
     sub = sec.sub(TITLE, key="audit-scope")
-    sub.add(Text("The evidence this audit had beyond the built-in surface checks (numbers, negation, names, roles, "
-                 "length, language, glossary, cross-lingual similarity), from its audit.meta.json:"))
-    sub.add(Table("Evidence on this audit", ("evidence", "on this audit"), tuple((e.name, e.status) for e in ran)))
-    pair = wd.layout.pair
-    sub.add(Text(f"What the built-in checks catch of real MT errors was measured on another dataset, not on this "
-                 f"audit's ({pair.source}→{pair.target}): {measured.dev_set(scope)}. {measured.summary(scope)} "
-                 "Read the table as which kinds of error the built-in checks see, not as this audit's recall."))
-    sub.add(Table(f"Per MQM category, on {scope.dev_set.name} {scope.dev_set.source}→{scope.dev_set.target} "
-                  "(audit/data/scope.json)", measured.COLUMNS, tuple(measured.rows(scope, models))))
     dev = {e.name: e.ran for e in scope.evidence}
-    extra = [e.name for e in ran if e.ran and not dev[e.name]]
-    if extra:
-        sub.add(Text(f"This audit also ran {measured.listed(extra)}, which the dev set's audit did not: what that "
-                     "evidence adds on these categories was not measured; the figures above are without it."))
-    if _judged_only(wd):
-        sub.add(Text(_judged_only(wd)))
-    missing = [e.name for e in ran if not e.ran and dev[e.name]]
-    if missing:
-        sub.add(Text(f"The dev set's figures include {measured.listed(missing)}, which this audit ran without."))
     blind = [c for c in scope.categories if not c.above_chance]
     if blind and not models:
-        names = measured.listed([f"{c.category} ({100 * c.recall.share:.1f}% of {c.recall.n:,} pairs)" for c in blind])
-        sub.add(Text(f"This audit ran no model: on the dev set the flag caught {names}, no more often than it fires "
-                     f"on clean pairs ({100 * scope.clean.share:.1f}%; each 95% interval reaches that), so errors of "
-                     "these kinds are essentially invisible to it. A mistranslation that keeps every surface feature "
-                     f"(a word in a wrong sense, a wrong construction) needs a model: {measured.MODELS}."))
+        names = measured.listed([c.category.split("/")[-1].lower() for c in blind])
+        sub.add(Text(f"No model ran: {names} are essentially invisible to this audit (real MT errors, below); they "
+                     f"need {measured.MODELS}."))
+    if _judged_only(wd):
+        sub.add(Text(_judged_only(wd)))
+    pair = wd.layout.pair
+    blocks = [Text("The evidence this audit had beyond the built-in surface checks (numbers, negation, names, roles, "
+                   "length, language, glossary, cross-lingual similarity), from its audit.meta.json:"),
+              Table("Evidence on this audit", ("evidence", "on this audit"), tuple((e.name, e.status) for e in ran)),
+              Text(f"What the built-in checks catch of real MT errors was measured on another dataset, not on this "
+                   f"audit's ({pair.source}→{pair.target}): {measured.dev_set(scope)}. {measured.summary(scope)} "
+                   "Read the table as which kinds of error the built-in checks see, not as this audit's recall."),
+              Table(f"Per MQM category, on {scope.dev_set.name} {scope.dev_set.source}→{scope.dev_set.target} "
+                    "(audit/data/scope.json)", measured.COLUMNS, tuple(measured.rows(scope, models)))]
+    extra = [e.name for e in ran if e.ran and not dev[e.name]]
+    if extra:
+        blocks.append(Text(f"This audit also ran {measured.listed(extra)}, which the dev set's audit did not: what "
+                           "that evidence adds on these categories was not measured; the figures above are without it."))
+    missing = [e.name for e in ran if not e.ran and dev[e.name]]
+    if missing:
+        blocks.append(Text(f"The dev set's figures include {measured.listed(missing)}, which this audit ran without."))
+    # folded: the sentence above is the conclusion, the tables its evidence (the report stays conclusions-first)
+    sub.add(Details(f"Evidence on this audit, and per MQM category what the built-in checks caught on "
+                    f"{scope.dev_set.name}", tuple(blocks)))
 
 
 def _judged_only(wd: Workdir) -> str:
