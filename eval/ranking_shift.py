@@ -141,8 +141,9 @@ SIGNIFICANCE = 0.05
 def order_survives(n_flips_significant: int, null_p: float | None) -> bool:
     """The one rule for "the system order survives a subset" (eval's summary line and the report's
     Findings): no system pair swaps places significantly, and Kendall tau is not below the
-    random-removal null (p >= SIGNIFICANCE) when one was drawn."""
-    return n_flips_significant == 0 and (null_p is None or null_p >= SIGNIFICANCE)
+    random-removal null (p >= SIGNIFICANCE) when one was drawn. A NaN p is no null: every system
+    tied on the metric, so Kendall tau is undefined and no order can move."""
+    return n_flips_significant == 0 and (null_p is None or np.isnan(null_p) or null_p >= SIGNIFICANCE)
 
 
 def conclusions_said(shift, null) -> str | None:
