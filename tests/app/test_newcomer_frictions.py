@@ -1,0 +1,55 @@
+"""Frictions three newcomers met following the README and docs from a fresh clone (round of
+2026-12-05): each a message that now says what to do, or an output that now says what it holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import audit_frame
+from typer.testing import CliRunner
+
+from bbsard_audit.app.cli import app
+
+runner = CliRunner()
+
+
+def cli(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def _error_line(result) -> str:
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in result.output, result.output
+    return errors[0]
+
+
+def _work_folder(root: Path) -> Path:
+    """The README's work folder $W: a run, qrels and an audit, and its campaign folder $W/review."""
+    root.mkdir()
+    (root / "review").mkdir()
+    (root / "review" / "campaign.json").write_text("{}")
+    (root / "qrels.trec").write_text("1 0 a 1\n2 0 b 1\n")
+    (root / "run.trec").write_text("1 Q0 a 1 2.0 x\n2 Q0 a 1 2.0 x\n")
+    audit_frame([1, 2], [True, False]).to_csv(root / "audit.csv", index=False)
+    return root
+
+
+def test_the_work_folder_given_as_campaign_names_the_campaign_folder_inside_it(tmp_path):
+    """`--campaign $W` for `--campaign $W/review` said only "$W/campaign.json: not found"."""
+    work = _work_folder(tmp_path / "w")
+    line = _error_line(cli("eval", "--qrels", work / "qrels.trec", "--run", f"x={work / 'run.trec'}",
+                           "--campaign", work, "--out", tmp_path / "out"))
+    assert f"{work}: not a campaign folder (no campaign.json" in line and f"--campaign {work / 'review'}" in line, line
+    assert not (tmp_path / "out").exists()
+    line = _error_line(cli("annotate", "estimate", "--audit", work / "audit.csv", "--campaign", work,
+                           "--out", tmp_path / "estimate.json"))
+    assert f"--campaign {work / 'review'}" in line, line
+    line = _error_line(cli("annotate", "push", "--audit", work / "audit.csv", "--project", "p", "--campaign", work,
+                           "--next", "5", "--url", "http://127.0.0.1:9"))
+    assert f"--campaign {work / 'review'}" in line, line
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    line = _error_line(cli("eval", "--qrels", work / "qrels.trec", "--run", f"x={work / 'run.trec'}",
+                           "--campaign", empty, "--out", tmp_path / "out"))
+    assert line.endswith("`annotate push --campaign DIR --queue review_queue.csv` starts one in DIR)"), line
