@@ -53,3 +53,19 @@ def test_the_work_folder_given_as_campaign_names_the_campaign_folder_inside_it(t
     line = _error_line(cli("eval", "--qrels", work / "qrels.trec", "--run", f"x={work / 'run.trec'}",
                            "--campaign", empty, "--out", tmp_path / "out"))
     assert line.endswith("`annotate push --campaign DIR --queue review_queue.csv` starts one in DIR)"), line
+
+
+def test_eval_with_a_campaign_says_what_the_cleaned_benchmark_concludes():
+    """Stage 4's `eval --campaign` wrote cleaned.csv, rank_sets.csv and cleaned_pairs.csv without a word:
+    its terminal said only the verified subset's line, so the cleaned benchmark went unnoticed."""
+    import pandas as pd
+
+    from bbsard_audit.eval.ranking_shift import cleaned_said
+
+    cleaned = pd.DataFrame({"system": ["a", "b"], "metric": "ndcg@10", "reviewed": 61, "unreviewed": 142})
+    pairs = pd.DataFrame({"conclusion": ["holds"] * 68 + ["tied"] * 4})
+    assert cleaned_said(cleaned, pairs) == (
+        "cleaned benchmark (no legal error; 61 of 203 judged questions reviewed, the rest estimated from the "
+        "campaign's draws): of 72 full-set conclusions (every metric), 68 hold, 4 tied, 0 flip (cleaned.csv with "
+        "95% intervals, rank_sets.csv, cleaned_pairs.csv)")
+    assert cleaned_said(None, None) is None
