@@ -69,3 +69,21 @@ def test_eval_with_a_campaign_says_what_the_cleaned_benchmark_concludes():
         "campaign's draws): of 72 full-set conclusions (every metric), 68 hold, 4 tied, 0 flip (cleaned.csv with "
         "95% intervals, rank_sets.csv, cleaned_pairs.csv)")
     assert cleaned_said(None, None) is None
+
+
+def test_an_mteb_results_file_given_as_a_run_says_which_mteb_file_is_a_run(tmp_path):
+    """A curator passed MTEB's {task}.json (scores only) as --run and read "id dataset_revision: value must
+    be a list of docids", which names neither the file's kind nor the one to give."""
+    import json
+
+    (tmp_path / "qrels.trec").write_text("q1 0 d1 1\n")
+    results = tmp_path / "MiniLegal.json"
+    results.write_text(json.dumps({"dataset_revision": "x", "task_name": "MiniLegal", "mteb_version": "1.14.0",
+                                   "scores": {"test": [{"hf_subset": "de", "main_score": 0.5}]}}))
+    line = _error_line(cli("eval", "--qrels", tmp_path / "qrels.trec", "--run", f"e5={results}",
+                           "--out", tmp_path / "out"))
+    assert f"{results}: an MTEB results file" in line and "save_predictions" in line, line
+    predictions = tmp_path / "MiniLegal_predictions.json"  # the file to give instead: accepted
+    predictions.write_text(json.dumps({"q1": {"d1": 0.9, "d2": 0.1}}))
+    assert cli("eval", "--qrels", tmp_path / "qrels.trec", "--run", f"e5={predictions}",
+               "--out", tmp_path / "out").exit_code == 0
