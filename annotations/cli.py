@@ -229,8 +229,9 @@ def export_tasks(audit: Annotated[Path, typer.Option(help="audit.csv of the audi
     write_json(out, tasks)
     write_sidecar(out, audit=audit, queue=queue, n_tasks=len(tasks),
                   model_version=audit_version(audit), label_config=label_config(Layout.of(audit)))
-    typer.echo(f"{len(tasks)} task(s) -> {out} (import it in Label Studio with the labelling config in "
-               f"the sidecar)")
+    typer.echo(f"{len(tasks)} task(s) -> {out}; in Label Studio, create a project whose labelling interface "
+               f"(Settings > Labeling Interface > Code) is `label_config` of {sidecar_path(out)}, then import {out}; "
+               f"`annotate pull --from-file EXPORT.json` reads its JSON export back")
 
 
 @annotate.command()
