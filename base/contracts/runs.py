@@ -55,7 +55,9 @@ class Qrels:
         for line_no, line in lines:
             cols = line.split()
             if len(cols) != 4:
-                raise InputError(f"expected 4 columns (qid iter docid grade), found {len(cols)}",
+                beir = ("; a BEIR qrels file (query-id corpus-id score) is read with its queries through a "
+                        "manifest: --dataset FILE.yaml --split NAME (docs/formats.md, Manifest)" if len(cols) == 3 else "")
+                raise InputError(f"expected 4 columns (qid iter docid grade), found {len(cols)}{beir}",
                                  file=str(path), row=line_no)
             qid, _, doc, grade = cols
             try:

@@ -87,3 +87,14 @@ def test_an_mteb_results_file_given_as_a_run_says_which_mteb_file_is_a_run(tmp_p
     predictions.write_text(json.dumps({"q1": {"d1": 0.9, "d2": 0.1}}))
     assert cli("eval", "--qrels", tmp_path / "qrels.trec", "--run", f"e5={predictions}",
                "--out", tmp_path / "out").exit_code == 0
+
+
+def test_a_beir_qrels_file_given_as_qrels_says_how_beir_qrels_are_read(tmp_path):
+    """A curator gave their benchmark's qrels/test.tsv to --qrels and read only "expected 4 columns"."""
+    qrels = tmp_path / "test.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    (tmp_path / "run.trec").write_text("q1 Q0 d1 1 1.0 x\n")
+    line = _error_line(cli("eval", "--qrels", qrels, "--run", f"x={tmp_path / 'run.trec'}", "--out", tmp_path / "out"))
+    assert line == (f"error: {qrels}, row 1: expected 4 columns (qid iter docid grade), found 3; a BEIR qrels file "
+                    "(query-id corpus-id score) is read with its queries through a manifest: --dataset FILE.yaml "
+                    "--split NAME (docs/formats.md, Manifest)"), line
