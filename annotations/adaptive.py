@@ -32,7 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from bbsard_audit.base.contracts.audit import Layout
-from bbsard_audit.base.contracts.campaign_design import check_record, seal
+from bbsard_audit.base.contracts.campaign_design import check_campaign_folder, check_record, seal
 from bbsard_audit.base.contracts.jsonfile import read_json
 from bbsard_audit.base.contracts.table import as_id, id_order
 from bbsard_audit.base.contracts.verdicts import read_raw, read_verdicts
@@ -123,6 +123,7 @@ class Campaign:
     @classmethod
     def load(cls, folder: str | Path) -> "Campaign":
         folder = Path(folder)
+        check_campaign_folder(folder)
         path = folder / CAMPAIGN_FILE
         record = read_json(path)  # strict: a NaN, a key twice or a truncated file is one line
         layout = Layout.of(folder / QUEUE_FILE)

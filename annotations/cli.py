@@ -10,6 +10,7 @@ import typer
 from rich.progress import Progress
 
 from bbsard_audit.base.cli_options import dataset_option, guard_out, seed_option
+from bbsard_audit.base.contracts.campaign_design import campaigns_inside, check_campaign_folder
 from bbsard_audit.base.contracts.estimate import STOPPING_BOUND
 from bbsard_audit.base.contracts.sidecar import read_sidecar
 from bbsard_audit.base.contracts.verdicts import read_raw
@@ -206,6 +207,8 @@ def _campaign(folder: Path, audit: Path, queue: Optional[Path], project: str, ne
             raise InputError(f"campaign {folder} reviews in project {state.record['project']!r}, not {project!r}")
         return state
     if next_n is not None or queue is None:
+        if folder.is_dir() and campaigns_inside(folder):
+            check_campaign_folder(folder)  # the work folder given for the campaign folder inside it: named
         raise InputError(f"no campaign in {folder}: start it with --queue review_queue.csv (no --next)")
     return Campaign.start(folder, project=project, audit=read_audit(audit), audit_path=audit,
                           queue=read_audit(queue, QUEUE_COLUMNS), queue_path=queue, seed=seed)
@@ -226,8 +229,9 @@ def export_tasks(audit: Annotated[Path, typer.Option(help="audit.csv of the audi
     write_json(out, tasks)
     write_sidecar(out, audit=audit, queue=queue, n_tasks=len(tasks),
                   model_version=audit_version(audit), label_config=label_config(Layout.of(audit)))
-    typer.echo(f"{len(tasks)} task(s) -> {out} (import it in Label Studio with the labelling config in "
-               f"the sidecar)")
+    typer.echo(f"{len(tasks)} task(s) -> {out}; in Label Studio, create a project whose labelling interface "
+               f"(Settings > Labeling Interface > Code) is `label_config` of {sidecar_path(out)}, then import {out}; "
+               f"`annotate pull --from-file EXPORT.json` reads its JSON export back")
 
 
 @annotate.command()

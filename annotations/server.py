@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ensure-template", action="store_true",
                         help="also build the initialised template data dir and exit")
     parser.add_argument("--data-dir", type=Path, help="run a server on this data dir until Ctrl-C")
-    parser.add_argument("--port", type=int)
+    parser.add_argument("--port", type=int, help="port on 127.0.0.1 (default: a free one), e.g. --port 8080")
     parser.add_argument("--print-token", action="store_true",
                         help="print the API token of the server on --data-dir (for LABEL_STUDIO_API_KEY) and exit")
     args = parser.parse_args(argv)
@@ -308,7 +308,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.data_dir:
         parser.error("give --ensure-venv, --ensure-template or --data-dir")
+    ensure_venv(say=to_stderr)  # a first use builds it here, saying each step (minutes); else at once
     server = LabelStudioServer(args.data_dir, port=args.port)
+    to_stderr(f"starting Label Studio {server.version} on 127.0.0.1:{args.port or '(a free port)'}"
+              + ("" if server.initialised else f", creating its database and admin user in {args.data_dir} first")
+              + f" (a minute or two on 2 cores; its log: {server.log_path}) ...")
     # SIGTERM would kill Python without unwinding `with`, orphaning Label Studio: unwind instead.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     with server:

@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
         from bbsard_audit.base.cli_options import guard_out
 
         from .pipeline import CAMPAIGN_OUTPUTS, OUTPUTS, EvalConfig, evaluate, write_outputs
-        from .ranking_shift import conclusions_said
+        from .ranking_shift import cleaned_said, conclusions_said
 
         runs = parse_run_specs(run or [])
         tables = (*OUTPUTS, *(CAMPAIGN_OUTPUTS if campaign is not None else ()))
@@ -97,7 +97,8 @@ def register(app: typer.Typer) -> None:
         table = result.tables["metrics"]
         full = table[table.subset == "full"].pivot(index="system", columns="metric", values="value")
         typer.echo(full[[m for m in table.metric.unique()]].round(4).to_string())
-        said = conclusions_said(result.tables.get("ranking_shift"), result.tables.get("null_model"))
-        if said:
-            typer.echo(said)
+        for said in (conclusions_said(result.tables.get("ranking_shift"), result.tables.get("null_model")),
+                     cleaned_said(result.tables.get("cleaned"), result.tables.get("cleaned_pairs"))):
+            if said:
+                typer.echo(said)
         typer.echo(f"wrote {len(written)} files to {out} in {result.meta['seconds']:.1f}s")

@@ -141,8 +141,31 @@ SIGNIFICANCE = 0.05
 def order_survives(n_flips_significant: int, null_p: float | None) -> bool:
     """The one rule for "the system order survives a subset" (eval's summary line and the report's
     Findings): no system pair swaps places significantly, and Kendall tau is not below the
-    random-removal null (p >= SIGNIFICANCE) when one was drawn."""
-    return n_flips_significant == 0 and (null_p is None or null_p >= SIGNIFICANCE)
+    random-removal null (p >= SIGNIFICANCE) when one was drawn. A NaN p is no null: every system
+    tied on the metric, so Kendall tau is undefined and no order can move."""
+    return n_flips_significant == 0 and (null_p is None or np.isnan(null_p) or null_p >= SIGNIFICANCE)
+
+
+CLEANED_CONCLUSIONS = (("holds", "hold"), ("tied", "tied"), ("flips", "flip"))
+"""cleaned_pairs.csv's `conclusion` values and how a sentence counts them."""
+
+
+def cleaned_counts(pairs) -> str:
+    """"68 hold, 4 tied, 0 flip": the full-set conclusions (cleaned_pairs.csv rows) by what they
+    become on the cleaned benchmark; eval's summary line and the report's Findings say the same."""
+    return ", ".join(f"{int((pairs['conclusion'] == c).sum()):,} {word}" for c, word in CLEANED_CONCLUSIONS)
+
+
+def cleaned_said(cleaned, pairs) -> str | None:
+    """One line for `eval --campaign`: what the cleaned benchmark (cleaned.csv) rests on and how many
+    full-set conclusions hold there (cleaned_pairs.csv); None without a campaign."""
+    if cleaned is None or not len(cleaned) or pairs is None:
+        return None
+    first = cleaned.iloc[0]
+    judged = int(first["reviewed"] + first["unreviewed"])
+    return (f"cleaned benchmark (no legal error; {int(first['reviewed']):,} of {judged:,} judged questions reviewed, "
+            f"the rest estimated from the campaign's draws): of {len(pairs):,} full-set conclusions (every metric), "
+            f"{cleaned_counts(pairs)} (cleaned.csv with 95% intervals, rank_sets.csv, cleaned_pairs.csv)")
 
 
 def conclusions_said(shift, null) -> str | None:

@@ -21,7 +21,7 @@ from bbsard_audit.base.contracts.verdicts import CORRECTED, fingerprint
 from bbsard_audit.eval.cleaned import ERRORS_LEFT_METHOD
 from bbsard_audit.eval.fragility import SCALED_METHOD
 from bbsard_audit.eval.metrics import metric_sort_key  # report order = the metric registry's order
-from bbsard_audit.eval.ranking_shift import SIGNIFICANCE, order_survives  # one rule with eval's summary line
+from bbsard_audit.eval.ranking_shift import SIGNIFICANCE, cleaned_counts, order_survives  # one rule with eval's summary line
 from bbsard_audit.base.languages import BBSARD, LanguagePair
 from bbsard_audit.base.stats import wilson
 from bbsard_audit.app.review_figures import ILLUSTRATIVE, REVIEWED, final_verdicts
@@ -765,9 +765,7 @@ def _cleaned_finding(wd: Workdir) -> str:
                  + (f"–{int(r['rank_high'])}" if r["rank_high"] != r["rank_low"] else "") + ", rank_sets.csv)")
     pairs = wd.table("cleaned_pairs.csv")
     if pairs is not None and len(pairs):
-        counts = ", ".join(f"{int((pairs['conclusion'] == c).sum()):,} {word}"
-                           for c, word in (("holds", "hold"), ("tied", "tied"), ("flips", "flip")))
-        text += f"; of {len(pairs):,} full-set conclusions (every metric), {counts} on the cleaned benchmark"
+        text += f"; of {len(pairs):,} full-set conclusions (every metric), {cleaned_counts(pairs)} on the cleaned benchmark"
     return text + "."
 
 

@@ -252,11 +252,12 @@ def calibrate(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt, out: OutOpt = Path(
 
     console.print(f"{result.summary.n_matched} verdicts matched; risk ROC-AUC {num(c.roc_auc, 3)}, "
                   f"precision {num(c.precision, 2)}, recall {num(c.recall, 2)} at the configured threshold")
-    console.print(calibration_said(result, MIN_VERDICTS, MIN_POSITIVES))
+    console.print(calibration_said(result, MIN_VERDICTS, MIN_POSITIVES, out))
 
 
-def calibration_said(result, min_verdicts: int, min_positives: int) -> str:
-    """One line on p_error's calibration: ECE of the audit's own score and, refitted, held out."""
+def calibration_said(result, min_verdicts: int, min_positives: int, out: Path) -> str:
+    """One line on p_error's calibration: ECE of the audit's own score and, refitted, held out, with
+    the option that uses the refitted model written in `out`."""
     own, refit = result.summary.reliability, result.summary.reliability_refit
     ece = "n/a" if own.ece is None else f"{own.ece:.3f}"
     line = f"{own.score} ECE {ece} on {own.n} reviewed pairs"
@@ -264,7 +265,7 @@ def calibration_said(result, min_verdicts: int, min_positives: int) -> str:
         return line + (f"; p_error not refitted: needs >= {min_verdicts} verdicts and >= {min_positives} "
                        f"{result.summary.positive} ones")
     return line + (f"; refitted p_error ECE {refit.ece:.3f} held out (5-fold): "
-                   "use it with `audit --calibration DIR/error_model.json`")
+                   f"use it with `audit --calibration {out / 'error_model.json'}`")
 
 
 @audit_app.command()
@@ -313,7 +314,7 @@ def learn(audit_csv: AuditCsvOpt, verdicts: VerdictsOpt,
         console.print("review ranking not refitted (same minimum); with it, `audit --learned "
                       "DIR/learned_ranking.json` ranks the next batch by the verdicts")
     if result.calibration is not None:
-        console.print(calibration_said(result.calibration, MIN_VERDICTS, MIN_POSITIVES))
+        console.print(calibration_said(result.calibration, MIN_VERDICTS, MIN_POSITIVES, out))
 
 
 def register(app: typer.Typer) -> None:

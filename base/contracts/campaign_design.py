@@ -243,11 +243,30 @@ class CampaignDraws:
     format: int
 
 
+def campaigns_inside(folder: str | Path) -> list[Path]:
+    """The direct subfolders of `folder` holding a campaign.json."""
+    return sorted(p for p in Path(folder).iterdir() if p.is_dir() and (p / "campaign.json").is_file())
+
+
+def check_campaign_folder(folder: str | Path) -> None:
+    """A folder given as --campaign that holds no campaign.json is one line saying what a campaign
+    folder is; the work folder given for its campaign folder names the one inside it."""
+    folder = Path(folder)
+    if not folder.is_dir() or (folder / "campaign.json").exists() or (folder / "campaign.json").is_symlink():
+        return  # missing folder, or a campaign.json the strict reader judges
+    inside = campaigns_inside(folder)
+    hint = (f"; the campaign folder inside it is {inside[0]}: --campaign {inside[0]}" if len(inside) == 1 else
+            f"; campaign folders inside it: {', '.join(map(str, inside))}" if inside else "")
+    raise InputError("not a campaign folder (no campaign.json; `annotate push --campaign DIR --queue "
+                     f"review_queue.csv` starts one in DIR){hint}", file=str(folder))
+
+
 def read_draws(path: str | Path) -> CampaignDraws:
     """campaign.json (or the campaign folder holding it), checked like `annotate` checks it, as draws.
     A campaign recorded before probability draws (format 1 or 2) is one line: its batches have no π."""
     path = Path(path)
     if path.is_dir():
+        check_campaign_folder(path)
         path = path / "campaign.json"
     data = read_json(path)
     check_record(data, str(path))

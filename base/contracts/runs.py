@@ -55,7 +55,9 @@ class Qrels:
         for line_no, line in lines:
             cols = line.split()
             if len(cols) != 4:
-                raise InputError(f"expected 4 columns (qid iter docid grade), found {len(cols)}",
+                beir = ("; a BEIR qrels file (query-id corpus-id score) is read with its queries through a "
+                        "manifest: --dataset FILE.yaml --split NAME (docs/formats.md, Manifest)" if len(cols) == 3 else "")
+                raise InputError(f"expected 4 columns (qid iter docid grade), found {len(cols)}{beir}",
                                  file=str(path), row=line_no)
             qid, _, doc, grade = cols
             try:
@@ -205,6 +207,10 @@ class Run:
         data = read_json(path)
         if not isinstance(data, dict):
             raise InputError("a JSON run must be an object {qid: [docid, ...]} or {qid: {docid: score}}", file=str(path))
+        if isinstance(data.get("scores"), dict) and MTEB_RESULT_KEYS & set(data):
+            raise InputError("an MTEB results file (the scores of each split, no ranking): a run is the ranking, "
+                             "MTEB's retrieval predictions saved with save_predictions ({task}_predictions.json, "
+                             "{qid: {docid: score}}; docs/metrics.md, Inputs)", file=str(path))
         if MTEB_META in data:
             data = _mteb_part(data, path, part)
         elif part is not None:
@@ -267,6 +273,8 @@ class Run:
 
 MTEB_META = "mteb_model_meta"
 """The key that marks an MTEB 2 predictions file ({task}_predictions.json): {meta, SUBSET: {SPLIT: predictions}}."""
+MTEB_RESULT_KEYS = {"task_name", "mteb_version", "mteb_dataset_name"}
+"""Keys beside `scores` that mark an MTEB results file ({task}.json: metrics only), often given for a run."""
 
 
 def _mteb_part(data: dict, path: Path, part: str | None) -> dict:

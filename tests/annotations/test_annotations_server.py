@@ -276,6 +276,8 @@ def test_sigterm_to_the_local_server_command_stops_label_studio(ls_template, tmp
     proc = subprocess.Popen([sys.executable, "-m", "bbsard_audit.annotations.server", "--data-dir", str(tmp_path / "d")],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
+        line = proc.stdout.readline()  # said at once, before the wait
+        assert line.startswith("starting Label Studio "), line
         line = proc.stdout.readline()  # printed once the server answers /health
         assert " at http://127.0.0.1:" in line, line
         children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()

@@ -274,6 +274,9 @@ def test_export_tasks_offline_round_trip(tmp_path, toy_pairs):
     res = runner.invoke(app, ["annotate", "export-tasks", "--audit", str(audit), "--queue", str(queue),
                               "--out", str(tmp_path / "tasks.json")])
     assert res.exit_code == 0, res.output
+    # where the labelling config is and what to do with it (it said "with the labelling config in the sidecar")
+    assert f"is `label_config` of {tmp_path / 'tasks.meta.json'}, then import {tmp_path / 'tasks.json'}" in \
+        " ".join(res.output.split()), res.output
     tasks = json.loads((tmp_path / "tasks.json").read_text())
     assert tasks == build_tasks(read_audit(queue, QUEUE_COLUMNS), model_version="audit", layout=Layout.of(queue))
     assert "<Choices name=\"verdict\"" in json.loads((tmp_path / "tasks.meta.json").read_text())["label_config"]

@@ -292,6 +292,7 @@ def test_the_local_label_studio_says_how_to_stop_it_when_started_in_the_backgrou
 
     class Fake:
         version, url, username, data_dir = "1.0", "http://127.0.0.1:8080", "admin", tmp_path
+        initialised, log_path = False, tmp_path / "server.log"
         process = types.SimpleNamespace(poll=lambda: 0)
 
         def __init__(self, *a, **k):
@@ -304,9 +305,14 @@ def test_the_local_label_studio_says_how_to_stop_it_when_started_in_the_backgrou
             return False
 
     monkeypatch.setattr(server, "LabelStudioServer", Fake)
+    monkeypatch.setattr(server, "ensure_venv", lambda **k: tmp_path / "label-studio")
     monkeypatch.setattr(server.signal, "signal", lambda *a: None)
-    assert server.main(["--data-dir", str(tmp_path)]) == 0
-    shown = capsys.readouterr().out
-    assert "Ctrl-C" in shown and f"`kill {os.getpid()}`" in shown
+    assert server.main(["--data-dir", str(tmp_path), "--port", "8080"]) == 0
+    said = capsys.readouterr()
+    assert "Ctrl-C" in said.out and f"`kill {os.getpid()}`" in said.out
+    # the minute or two before that line was silent: it now says at once what it is doing and where its log is
+    assert said.err.startswith("starting Label Studio 1.0 on 127.0.0.1:8080, creating its database and admin user "
+                               f"in {tmp_path} first (a minute or two"), said.err
+    assert str(tmp_path / "server.log") in said.err
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert "--port 8080 & LS_PID=$!" in readme and "\nkill $LS_PID" in readme

@@ -61,8 +61,10 @@ def test_the_readme_beir_walk_through_runs_as_pasted(tmp_path, monkeypatch):
         ran.append(argv[:2])
     assert ["eval", "--dataset"] in ran and ["audit", "corpus"] in ran
     out = tmp_path / "reports" / "beir"
-    assert {p.name for p in out.iterdir()} >= {"audit.csv", "review_queue.csv", "tasks.json", "eval", "corpus"}
-    metrics = (out / "eval" / "metrics.csv").read_text(encoding="utf-8")
+    assert {p.name for p in out.iterdir()} >= {"audit.csv", "review_queue.csv", "tasks.json", "metrics.csv",
+                                              "report.html", "corpus"}
+    assert "## Evaluation" in (out / "report.md").read_text(encoding="utf-8")  # eval and audit in one work folder
+    metrics = (out / "metrics.csv").read_text(encoding="utf-8")
     assert "bm25_fr" in metrics and "bm25_nl" in metrics
     assert json.loads((out / "audit.meta.json").read_text())["dataset"]["source"] == "sample-beir"
 

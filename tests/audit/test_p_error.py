@@ -84,6 +84,8 @@ def test_calibrate_writes_the_model_the_audit_reads(tmp_path, embedding_cache):
     ran = _run("audit", "calibrate", "--audit", out / "audit.csv", "--verdicts", tmp_path / "verdicts.csv",
                "--out", tmp_path / "cal")
     assert ran.exit_code == 0 and "held out" in ran.output, ran.output
+    # the option to paste names the model just written (it said `audit --calibration DIR/error_model.json`)
+    assert f"--calibration{tmp_path / 'cal' / 'error_model.json'}`" in "".join(ran.output.split()), ran.output
     model = ErrorModel.read(tmp_path / "cal" / "error_model.json")
     summary = json.loads((tmp_path / "cal" / "calibration.json").read_text())
     assert summary["reliability"]["score"] == "p_error" and summary["reliability_refit"]["n"] == len(audit)
@@ -92,6 +94,7 @@ def test_calibrate_writes_the_model_the_audit_reads(tmp_path, embedding_cache):
     learned = _run("audit", "learn", "--audit", out / "audit.csv", "--verdicts", tmp_path / "verdicts.csv",
                    "--out", tmp_path / "learned")
     assert learned.exit_code == 0 and "held out" in learned.output, learned.output
+    assert f"--calibration{tmp_path / 'learned' / 'error_model.json'}`" in "".join(learned.output.split())
     assert ErrorModel.read(tmp_path / "learned" / "error_model.json").coefficients == model.coefficients
     again = _run("audit", "--dataset", "sample", "--calibration", tmp_path / "cal" / "error_model.json",
                  "--cache-dir", embedding_cache, "--out", tmp_path / "again")

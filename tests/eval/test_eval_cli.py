@@ -88,3 +88,18 @@ def test_eval_says_whether_the_system_order_survives_by_the_reports_rule():
     assert "does not survive on ndcg@10 (Kendall tau 0.60, below the random-removal null (p = 0.010)" in \
         conclusions_said(shift(0), low)
     assert conclusions_said(pd.DataFrame(columns=shift(0).columns), null) is None
+
+
+def test_systems_tied_on_a_metric_keep_their_order():
+    """The README's BEIR example: every system at recall@100 = 1.0 leaves Kendall tau and its null p
+    undefined (NaN); eval said the order "does not survive (Kendall tau nan ...: a > b -> a > b)"."""
+    from bbsard_audit.eval.ranking_shift import conclusions_said, order_survives
+
+    shift = pd.DataFrame({"metric": ["recall@100", "ndcg@10"], "subset_a": "full", "subset_b": "unflagged",
+                          "kendall_tau": [float("nan"), 1.0], "n_flips": 0, "n_flips_significant": 0,
+                          "n_queries_a": 12, "n_queries_b": 8, "order_a": "a > b", "order_b": "a > b"})
+    null = pd.DataFrame({"metric": ["recall@100", "ndcg@10"], "subset": "unflagged", "statistic": "kendall_tau",
+                         "p_value": [float("nan"), 0.5]})
+    said = conclusions_said(shift, null)
+    assert said.startswith("conclusions, full vs unflagged (8 of 12 questions): the system order survives on all 2"), said
+    assert order_survives(0, float("nan")) and not order_survives(1, float("nan")) and not order_survives(0, 0.01)
