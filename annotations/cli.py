@@ -152,7 +152,8 @@ def push(audit: Annotated[Path, typer.Option(help="audit.csv of the audit stage 
     14, half of each batch certain): on the real bBSARD test split the draw found 15.8 errors where the 56
     riskiest + 14 control found 15.9, and its 95 % interval was 9.8 points wide instead of 14.9 (covering
     100 %); where the audit does not see the errors (MQM, AUC 0.52) 8.4 against 8.2 found, 20.5 against 23.1
-    points, covering 94.5 % (97 %). `campaign simulate` prints, for your audit, the errors the draws expected
+    points, covering 94.5 % (97 %); where the errors follow p_error itself (the ranking's best case) 14.3
+    against 14.9 found, 8.0 against 13.8 points (`--certain 0.8`: 14.8 found, 10.2 points). `campaign simulate` prints, for your audit, the errors the draws expected
     to find against the top-N ranking and the interval they bought.
     """
     if next_n is not None and next_n < 1:
