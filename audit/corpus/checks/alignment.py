@@ -71,8 +71,9 @@ def _pieces(text: str, lang: str) -> list[tuple[int, int]]:
     return spans if len(spans) > 1 else ([(0, len(text))] if text.strip() else [])
 
 
-def _best(sim: np.ndarray, transpose: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's best cosine with the other side's sentences within WINDOW, and where."""
+def _best(sim: np.ndarray, transpose: bool) -> tuple[np.ndarray, np.ndarray, float]:
+    """Each row's best cosine with the other side's sentences within WINDOW, where, and the rows' mean
+    margin: the best minus the row's second highest cosine anywhere (NaN for a one-column side)."""
     m = sim.T if transpose else sim
     rows, cols = m.shape
     pos_r = (np.arange(rows) + 0.5) / rows
@@ -80,7 +81,9 @@ def _best(sim: np.ndarray, transpose: bool) -> tuple[np.ndarray, np.ndarray]:
     allowed = np.abs(pos_r[:, None] - pos_c[None, :]) <= WINDOW
     allowed[np.arange(rows), np.argmin(np.abs(pos_r[:, None] - pos_c[None, :]), axis=1)] = True
     masked = np.where(allowed, m, -np.inf)
-    return masked.max(axis=1), masked.argmax(axis=1)
+    best = masked.max(axis=1)
+    margin = float(np.mean(best - np.partition(m, cols - 2, axis=1)[:, cols - 2])) if cols > 1 else float("nan")
+    return best, masked.argmax(axis=1), margin
 
 
 _DIGITS = re.compile(r"\w*\d[\w.,/-]*")
@@ -102,18 +105,21 @@ def agreement(source: str, target: str) -> float:
     return sum((a & b).values()) / total if total else float("nan")
 
 
-FEATURES = ("doc_align_cos", "doc_align_worst", "doc_align_length", "doc_align_entities")
-CLIP = {"doc_align_cos": (-8.0, 2.0), "doc_align_worst": (-8.0, 2.0), "doc_align_length": (-8.0, 0.0),
-        "doc_align_entities": (-8.0, 1.0)}
-WEIGHT = {"doc_align_cos": 1.0, "doc_align_worst": 1.0, "doc_align_length": 0.5, "doc_align_entities": 0.5}
+FEATURES = ("doc_align_cos", "doc_align_worst", "doc_align_margin", "doc_align_length", "doc_align_entities")
+CLIP = {"doc_align_cos": (-8.0, 2.0), "doc_align_worst": (-8.0, 2.0), "doc_align_margin": (-8.0, 1.0),
+        "doc_align_length": (-8.0, 0.0), "doc_align_entities": (-8.0, 1.0)}
+WEIGHT = {"doc_align_cos": 1.0, "doc_align_worst": 1.0, "doc_align_margin": 1.0, "doc_align_length": 0.5,
+          "doc_align_entities": 0.5}
 """The combined score: each feature's robust z on its corpus (length: -|z|, either way is far),
 clipped (a very good value cannot hide a very bad one) and weighted; a missing feature adds 0."""
+SPREAD = {"doc_align_length": 0.05}
+"""A feature's floor of the robust z's spread where it is not the check's `min_spread`."""
 
 
 def combined(columns: dict[str, np.ndarray], summary: dict, min_spread: float) -> np.ndarray:
     total = np.zeros(len(columns["doc_align_cos"]))
     for name in FEATURES:
-        z = robust_z(columns[name], summary[name.removeprefix("doc_align_")], min_spread if name != "doc_align_length" else 0.05)
+        z = robust_z(columns[name], summary[name.removeprefix("doc_align_")], SPREAD.get(name, min_spread))
         z = -np.abs(z) if name == "doc_align_length" else z
         total += WEIGHT[name] * np.nan_to_num(np.clip(z, *CLIP[name]), nan=0.0)
     return np.where(np.isfinite(columns["doc_align_cos"]), total, np.nan)
@@ -129,7 +135,7 @@ def raised(columns: dict[str, np.ndarray], summary: dict, scores: np.ndarray, mi
 
 
 class AlignmentAccumulator:
-    """Keeps the four features of every row (16 bytes a row): the combined score needs each
+    """Keeps the five features of every row (20 bytes a row): the combined score needs each
     feature's exact corpus median and MAD before its own distribution can be known."""
 
     def __init__(self, min_spread: float, z: float, z_sentence: float) -> None:
@@ -169,10 +175,11 @@ class AlignmentCheck(DocCheck):
     categories = {"doc_misaligned": "mistranslation"}
     weights = {"doc_misaligned": 0.7}
     needs = ("abbreviations",)
-    columns = {"doc_align_cos": pa.float64(), "doc_align_worst": pa.float64(), "doc_align_length": pa.float64(),
+    columns = {"doc_align_cos": pa.float64(), "doc_align_worst": pa.float64(), "doc_align_margin": pa.float64(),
+               "doc_align_length": pa.float64(),
                "doc_align_entities": pa.float64(), "_align_spans": pa.string()}
     scored = {"doc_align_z": pa.float64(), "doc_align_worst_z": pa.float64(), "doc_align_score_z": pa.float64()}
-    params = {"z": 3.0, "z_sentence": 4.0, "min_spread": 0.02, "min_corpus": 30.0}
+    params = {"z": 2.5, "z_sentence": 4.0, "min_spread": 0.02, "min_corpus": 30.0}
     """z: the combined score's robust z below -z flags; z_sentence: a worst sentence below -z_sentence
     flags too when the combined score is below -z/2 (one foreign sentence in a longer document).
     Chosen on documents of real questions (benchmarks/bench_question_corpus.py, train split, 800
@@ -187,7 +194,7 @@ class AlignmentCheck(DocCheck):
         texts = [text[a:b][:MAX_CHARS] for (ps, pt), s, t in zip(pieces, docs.source, docs.target)
                  for text, spans in ((s, ps), (t, pt)) for a, b in spans]
         vectors = np.asarray(ctx.embedder(texts), dtype=float) if texts else np.zeros((0, 1))
-        cos, worst = np.full(n, np.nan), np.full(n, np.nan)
+        cos, worst, margin = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
         spans = ["[]"] * n
         k = 0
         for i, (ps, pt) in enumerate(pieces):
@@ -196,9 +203,10 @@ class AlignmentCheck(DocCheck):
             if not len(ps) or not len(pt):
                 continue
             sim = vs @ vt.T
-            best_s, at_s = _best(sim, False)
-            best_t, at_t = _best(sim, True)
+            best_s, at_s, margin_s = _best(sim, False)
+            best_t, at_t, margin_t = _best(sim, True)
             cos[i] = float(max(best_s.mean(), best_t.mean()))
+            margin[i] = np.nan if np.isnan(margin_s) and np.isnan(margin_t) else np.nanmax([margin_s, margin_t])
             if best_s.min() <= best_t.min():
                 a, b = int(best_s.argmin()), int(at_s[best_s.argmin()])
             else:
@@ -213,7 +221,7 @@ class AlignmentCheck(DocCheck):
                               np.nan)
         entity = np.array([agreement(s, t) if np.isfinite(c) else np.nan
                            for s, t, c in zip(docs.source, docs.target, cos)])
-        return Result({"doc_align_cos": cos, "doc_align_worst": worst, "doc_align_length": length,
+        return Result({"doc_align_cos": cos, "doc_align_worst": worst, "doc_align_margin": margin, "doc_align_length": length,
                        "doc_align_entities": entity, "_align_spans": np.array(spans, dtype=object)},
                       [[] for _ in range(n)])
 
@@ -238,6 +246,9 @@ class AlignmentCheck(DocCheck):
                 if np.isfinite(worst[i]):
                     parts.append(f"worst sentence match {worst[i]:.2f} (median {summary['worst']['median']:.2f}, "
                                  f"z = {zw[i]:.1f})")
+                if np.isfinite(columns["doc_align_margin"][i]):
+                    parts.append(f"lead of the best match over the next {columns['doc_align_margin'][i]:.3f} "
+                                 f"(median {summary['margin']['median']:.3f})")
                 if np.isfinite(columns["doc_align_entities"][i]):
                     parts.append(f"entities shared {columns['doc_align_entities'][i]:.0%}")
                 parts.append(f"length ratio {np.exp(columns['doc_align_length'][i]):.2f}")
