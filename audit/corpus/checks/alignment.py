@@ -41,7 +41,7 @@ WINDOW = 0.35
 """A sentence at relative position p is matched with sentences at p ± WINDOW of the other side."""
 MAX_CHARS = 1000
 """Characters of a sentence (or one-sentence document) the embedder reads."""
-_END = re.compile(r"[.!?;:]+[\"»”)]*(?=\s+[\"«“(]?[A-ZÀ-ÖØ-Þ0-9§])|\n\s*\n")
+_END = re.compile(r"[.!?;:]+[\"»”)]*(?=\s+[\"«“(]?[A-ZÀ-ÖØ-Þ0-9§])|\n\s*\n|\n(?=[ \t]*[-•*–·][ \t])")
 
 
 @cache
@@ -52,7 +52,9 @@ def _abbreviation(lang: str) -> re.Pattern:
 
 def sentences(text: str, lang: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence: a '.', '!', '?' (also ';' / ':' of legal enumerations) before a
-    capital, digit or '§', or a blank line; not after one of the pack's abbreviations ('art.')."""
+    capital, digit or '§', a blank line, or a line break before a bullet ('- ', '• ': an FAQ's lines,
+    which ran together before, so that a side whose lines split into statements and a question met
+    one long sentence on the other); not after one of the pack's abbreviations ('art.')."""
     out, start = [], 0
     abbreviation = _abbreviation(lang)
     for m in _END.finditer(text):
