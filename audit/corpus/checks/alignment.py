@@ -73,18 +73,25 @@ def _pieces(text: str, lang: str) -> list[tuple[int, int]]:
     return spans if len(spans) > 1 else ([(0, len(text))] if text.strip() else [])
 
 
-def _best(sim: np.ndarray, transpose: bool) -> tuple[np.ndarray, np.ndarray, float]:
-    """Each row's best cosine with the other side's sentences within WINDOW, where, and the rows' mean
-    margin: the best minus the row's second highest cosine anywhere (NaN for a one-column side)."""
-    m = sim.T if transpose else sim
-    rows, cols = m.shape
-    pos_r = (np.arange(rows) + 0.5) / rows
-    pos_c = (np.arange(cols) + 0.5) / cols
+def _positions(spans: list[tuple[int, int]]) -> np.ndarray:
+    """Each sentence's relative position: its middle character over the side's sentences' extent
+    (by characters, not by count: three short French context sentences and the question they lead
+    to sit where the one long Dutch sentence holding them all does)."""
+    ends = np.array(spans, dtype=float).reshape(-1, 2)
+    start, extent = ends[0, 0], max(ends[-1, 1] - ends[0, 0], 1.0)
+    return (ends.mean(axis=1) - start) / extent
+
+
+def _best(sim: np.ndarray, pos_r: np.ndarray, pos_c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Each row's best cosine with the other side's sentences within WINDOW of its relative position,
+    where, and the rows' mean margin: the best minus the row's second highest cosine anywhere (NaN
+    for a one-column side)."""
+    rows, cols = sim.shape
     allowed = np.abs(pos_r[:, None] - pos_c[None, :]) <= WINDOW
     allowed[np.arange(rows), np.argmin(np.abs(pos_r[:, None] - pos_c[None, :]), axis=1)] = True
-    masked = np.where(allowed, m, -np.inf)
+    masked = np.where(allowed, sim, -np.inf)
     best = masked.max(axis=1)
-    margin = float(np.mean(best - np.partition(m, cols - 2, axis=1)[:, cols - 2])) if cols > 1 else float("nan")
+    margin = float(np.mean(best - np.partition(sim, cols - 2, axis=1)[:, cols - 2])) if cols > 1 else float("nan")
     return best, masked.argmax(axis=1), margin
 
 
@@ -205,8 +212,9 @@ class AlignmentCheck(DocCheck):
             if not len(ps) or not len(pt):
                 continue
             sim = vs @ vt.T
-            best_s, at_s, margin_s = _best(sim, False)
-            best_t, at_t, margin_t = _best(sim, True)
+            pos_s, pos_t = _positions(ps), _positions(pt)
+            best_s, at_s, margin_s = _best(sim, pos_s, pos_t)
+            best_t, at_t, margin_t = _best(sim.T, pos_t, pos_s)
             cos[i] = float(max(best_s.mean(), best_t.mean()))
             margin[i] = np.nan if np.isnan(margin_s) and np.isnan(margin_t) else np.nanmax([margin_s, margin_t])
             if best_s.min() <= best_t.min():
