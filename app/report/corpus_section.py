@@ -50,6 +50,9 @@ def corpus_section(wd: Workdir) -> Section | None:
     if dataset.get("source"):
         items.append(("dataset", f"{dataset['source']} (revision {dataset.get('revision', 'unknown')})"))
     items += [(key, str(meta[key])) for key in ("engine", "embedder") if meta.get(key) is not None]
+    items += [(label, "; ".join(map(str, meta[key]))) for key, label in (
+        ("checks_unavailable", "checks not run"), ("checks_partial", "checks run without a resource"))
+        if meta.get(key)]  # never a silent pass: what did not run, and what ran without what
     sec.add(Figures(tuple(items)))
     by_type = _by_type(corpus)
     if len(by_type):

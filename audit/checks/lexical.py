@@ -152,14 +152,20 @@ def _table(index: Path) -> tuple[dict[str, list[str]], str]:
     return out, digest
 
 
+def missing_dictionaries(pair: Pair) -> list[str]:
+    """The packages of the pair's two dictionaries (both directions) that no dictionary folder holds."""
+    src, tgt = pair
+    return [package(a, b) for a, b in ((src, tgt), (tgt, src)) if dictionary_file(a, b) is None]
+
+
 @cache
 def lexicon(pair: Pair) -> Lexicon:
     """Both dictionaries of the pair merged; `Unavailable` names the package(s) to install."""
     src, tgt = pair
-    files = {(a, b): dictionary_file(a, b) for a, b in ((src, tgt), (tgt, src))}
-    missing = [package(a, b) for (a, b), f in files.items() if f is None]
+    missing = missing_dictionaries(pair)
     if missing:
         raise MissingDictionary(missing)
+    files = {(a, b): dictionary_file(a, b) for a, b in ((src, tgt), (tgt, src))}
     forward: dict[str, set[str]] = {}
     backward: dict[str, set[str]] = {}
     names = []

@@ -102,6 +102,11 @@ def check_status(pair: LanguagePair, embedder: bool) -> tuple[list[str], list[st
     return ran, unavailable
 
 
+def check_partial(pair: LanguagePair, ran: list[str]) -> list[str]:
+    """"check: what it ran without" for the checks that run on this pair without an optional resource."""
+    return [why for check in CHECKS if check.name in ran for why in [check.partial(pair)] if why]
+
+
 def _run(check: DocCheck, n: int, ctx: CorpusContext, phase: Callable[[], Result], kinds: Mapping) -> Result:
     if check.unavailable(ctx.pair) or (check.embeds and ctx.embedder is None):
         return Result.none(n, kinds)

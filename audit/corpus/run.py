@@ -100,10 +100,11 @@ def corpus_context(pair: LanguagePair, embedder: str):
 
 def describe(stats, ctx) -> dict:
     """The sidecar's record of the checks: which ran, which could not (and why), corpus statistics."""
-    from bbsard_audit.audit.corpus.documents import check_status
+    from bbsard_audit.audit.corpus.documents import check_partial, check_status
 
     ran, unavailable = check_status(ctx.pair, ctx.embedder is not None)
-    return {"checks": ran, "checks_unavailable": unavailable, "stats": stats.summary()}
+    return {"checks": ran, "checks_unavailable": unavailable, "checks_partial": check_partial(ctx.pair, ran),
+            "stats": stats.summary()}
 
 
 @dataclass

@@ -158,3 +158,19 @@ def test_the_report_holds_the_texts_of_flagged_documents_only_and_still_checks_t
     with pytest.raises(InputError) as err:
         load_workdir(tmp_path / "w")
     assert err.value.one_line() == f"corpus_audit.parquet, id {broken.loc[first, 'id']}: spans is not JSON"
+
+
+def test_checks_that_did_not_run_or_ran_without_a_resource_are_said(tmp_path):
+    path = write_corpus_audit(tmp_path / "w")
+    md = build_report(path.parent).markdown.read_text()
+    assert "checks not run" not in md and "checks run without" not in md  # the sidecar lists none
+    meta_path = path.parent / "corpus_audit.meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta.update(checks_unavailable=["doc_misaligned: not run (no embedder)"],
+                checks_partial=["doc_misaligned: its word evidence (doc_align_words) not available: install "
+                                "dict-freedict-fra-nld (apt-get install; FreeDict, the pair's bilingual dictionaries)"])
+    meta_path.write_text(json.dumps(meta))
+    md = build_report(path.parent).markdown.read_text()
+    assert "- **checks not run**: doc_misaligned: not run (no embedder)" in md
+    assert "- **checks run without a resource**: doc_misaligned: its word evidence (doc_align_words) not available: " \
+           "install dict-freedict-fra-nld" in md

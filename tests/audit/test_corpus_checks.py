@@ -307,3 +307,20 @@ def test_a_language_without_a_pack_runs_the_checks_that_need_none():
     assert "doc_language: not available for es (no language pack)" in unavailable
     got = flags(audit(pairs, LanguagePair("es", "nl")))
     assert "doc_empty" in got[0] and "doc_mojibake" in got[1]
+
+
+def test_misalignment_without_the_pairs_dictionaries_runs_and_says_what_it_ran_without(tmp_path, monkeypatch):
+    from bbsard_audit.audit.checks import lexical
+
+    monkeypatch.setattr(lexical, "DICTIONARY_DIRS", ())
+    monkeypatch.setenv("BBSARD_AUDIT_DICTIONARIES", str(tmp_path))
+    ran, _ = d.check_status(FR_NL, embedder=True)
+    assert "doc_misaligned" in ran
+    (note,) = d.check_partial(FR_NL, ran)
+    assert note.startswith("doc_misaligned: its word evidence (doc_align_words) not available: install "
+                           "dict-freedict-fra-nld dict-freedict-nld-fra"), note
+    (tmp_path / "freedict-fra-nld.index").write_text("")
+    assert "install dict-freedict-nld-fra (" in d.check_partial(FR_NL, ran)[0]
+    (tmp_path / "freedict-nld-fra.index").write_text("")
+    assert d.check_partial(FR_NL, ran) == []
+    assert d.check_partial(FR_NL, [c for c in ran if c != "doc_misaligned"]) == []  # not run: nothing to qualify

@@ -39,7 +39,7 @@ from functools import cache
 import numpy as np
 import pyarrow as pa
 
-from bbsard_audit.audit.checks.lexical import Lexicon, content_words, lexicon
+from bbsard_audit.audit.checks.lexical import Lexicon, MissingDictionary, content_words, lexicon, missing_dictionaries
 from bbsard_audit.audit.termmatch import tokenize
 from bbsard_audit.base import languages
 from bbsard_audit.base.languages import Unavailable
@@ -240,6 +240,10 @@ class AlignmentCheck(DocCheck):
     0.17 %, recall 0.99 / 0.99; z 3: 0.13 % / 0.04 %, recall 0.97 / 0.975. z 3, because at 2.5 the
     synthetic corpora of benchmarks/bench_leftovers.py flagged 8 / 5 clean documents (fr->nl 1,152,
     en->nl 576) where main flagged 1 / 1; at 3, 0 / 3."""
+
+    def partial(self, pair) -> str | None:
+        missing = missing_dictionaries((pair.source, pair.target))
+        return f"{self.name}: its word evidence (doc_align_words) {MissingDictionary(missing)}" if missing else None
 
     def map(self, docs: Docs, ctx) -> Result:
         n, src, tgt = len(docs), docs.pair.source, docs.pair.target

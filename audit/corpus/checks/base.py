@@ -252,6 +252,11 @@ class DocCheck(Declared):
                     return f"{self.name}: {exc}"
         return None
 
+    def partial(self, pair: LanguagePair) -> str | None:
+        """What this check runs without on `pair` (an optional resource the machine lacks: "check: X not
+        available: install Y"), else None: the check runs, its sidecar says what it ran without."""
+        return None
+
     def param(self, ctx: "CorpusContext | None", key: str) -> float:
         options = ctx.options if ctx is not None else {}
         return float(options.get(f"{self.name}.{key}", self.params[key]))
