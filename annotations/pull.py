@@ -46,7 +46,7 @@ from bbsard_audit.base.contracts.table import cell_problem, parse_id
 from bbsard_audit.base.contracts.verdicts import (CORRECTED, GOLD_LABELS_APPLY, RAW_COLUMNS, VERDICTS, canonical_name,
                                              raw_spec, read_raw, utc_time, verdicts_spec)
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.untrusted import nfc
+from bbsard_audit.base.untrusted import load_json, nfc
 from bbsard_audit.base.io import changed_since_written, write_sidecar, write_text
 
 from .adjudication import AdjudicationRule, adjudicate
@@ -160,7 +160,7 @@ def keep_refused(path: Path, refused: list[dict]) -> None:
     kept: list = []
     if path.exists():
         try:
-            kept = json.loads(path.read_text(encoding="utf-8"))
+            kept = load_json(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise InputError(f"not readable JSON ({exc}); move it away to pull", file=str(path)) from None
         if not isinstance(kept, list):
@@ -237,7 +237,7 @@ def raw_from_export(tasks: list[dict], users: dict[int, str] | None = None, *,
 def read_export_file(path: str | Path) -> list[dict]:
     path = Path(path)
     try:
-        tasks = json.loads(path.read_text(encoding="utf-8"))
+        tasks = load_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read Label Studio JSON export: {exc}", file=str(path)) from None
     if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):

@@ -11,10 +11,13 @@ their offsets into the stored text, so evidence still quotes it as it is).
 over `MAX_YAML_BYTES`, nested deeper than `MAX_YAML_DEPTH`, or holding an alias (`*name`, the
 "billion laughs" expansion) is refused as one line before anything is built from it; so is a key
 written twice in one mapping (YAML libraries keep the last value without a word).
+
+`load_json`: JSON from outside, failing only with ValueError (never a RecursionError traceback).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from pathlib import Path
@@ -66,6 +69,16 @@ def text_lines(text: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def load_json(text: str, **hooks: Any) -> Any:
+    """`json.loads(text, **hooks)` for text from outside: every way it can fail is a ValueError, also
+    an array nested thousands deep (Python's parser raises RecursionError) and an integer of more
+    than 4,300 digits, so a reader's one-line error covers them."""
+    try:
+        return json.loads(text, **hooks)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 _UNWRITABLE = re.compile("[\x00\ud800-\udfff]")

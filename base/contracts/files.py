@@ -30,9 +30,9 @@ class FileRecord:
 
 
 
-def read_text(path: Path) -> str:
-    """A regular UTF-8 file's text (BOM dropped): never a FIFO, a device or a file with NUL bytes; its
-    folder settled first, so a killed writer's half-replaced set is never read as one."""
+def read_bytes(path: Path) -> bytes:
+    """A regular file's bytes: never a FIFO, a device or a file with NUL bytes; its folder settled
+    first, so a killed writer's half-replaced set is never read as one."""
     problem = file_problem(settled(path))
     if problem:
         raise InputError(problem, file=str(path))
@@ -43,7 +43,19 @@ def read_text(path: Path) -> str:
     nul = data.find(b"\x00")
     if nul >= 0:
         raise InputError("contains a NUL byte", file=str(path), row=data.count(b"\n", 0, nul) + 1)
+    return data
+
+
+def decode(data: bytes, path: Path) -> str:
+    """`data` as UTF-8 text (BOM dropped); a Latin-1 or other non-UTF-8 byte is one line naming its row."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 (byte {exc.start})", file=str(path)) from None
+        raise InputError(f"not valid UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r}; saved as "
+                         "Latin-1 or Windows-1252? save it as UTF-8)", file=str(path),
+                         row=data.count(b"\n", 0, exc.start) + 1) from None
+
+
+def read_text(path: Path) -> str:
+    """A regular UTF-8 file's text (BOM dropped), read through `read_bytes`."""
+    return decode(read_bytes(path), path)

@@ -15,14 +15,13 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
 import re
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from ..io import file_problem
 from ..languages import LanguagePair
-from ..untrusted import nfc, text_lines, text_problem
+from ..untrusted import load_json, nfc, text_lines, text_problem
 from .model import META_COLUMNS, PLAIN_INT, STRING_ID, Corpus, Id, Issue, QuestionPair
 
 SCORE = re.compile(r"-?[0-9]+")
@@ -345,9 +344,9 @@ def read_jsonl(path: Path, checker: Checker, required: Sequence[str]) -> list[tu
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = load_json(raw)
         except ValueError as exc:
-            checker.error(f"not a JSON line ({exc.msg})", file=str(path), row=line)
+            checker.error(f"not a JSON line ({getattr(exc, 'msg', exc)})", file=str(path), row=line)
             continue
         if not isinstance(obj, dict):
             checker.error(f"a line must be a JSON object, not {type(obj).__name__}", file=str(path), row=line)

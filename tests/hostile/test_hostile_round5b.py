@@ -1,0 +1,145 @@
+"""Hostile inputs round 5 (part b), on copies of the real bBSARD runs and back-translations: JSON nested
+thousands deep, Latin-1 bytes, ids mangled on the way (`775.0`, `" 775"`), negative ranks. Each test
+fails on the code before its fix (a traceback, or exit 0 with every score 0 and a mere warning)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bbsard_audit.app.cli import app
+
+runner = CliRunner()
+EVAL = ("--resamples", "1000", "--null-draws", "10")
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def one_line_error(res, *expected: str) -> str:
+    """The command failed with exit 2 and exactly one line naming what is expected, no traceback."""
+    text = res.output.strip()
+    assert res.exit_code == 2 and "\n" not in text and "Traceback" not in res.output, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    for part in expected:
+        assert part in text, (part, text)
+    return text
+
+
+@pytest.fixture
+def runs(shared_runs, tmp_path) -> Path:
+    """Writable copies of the real runs and qrels."""
+    copy = tmp_path / "runs"
+    shutil.copytree(shared_runs, copy)
+    for p in copy.iterdir():
+        p.chmod(0o644)
+    return copy
+
+
+def evaluate(runs: Path, run: Path, out: Path, qrels: Path | None = None):
+    return invoke("eval", "--run", f"a={run}", "--qrels", qrels or runs / "qrels_test203.trec", "--out", out, *EVAL)
+
+
+# ------------------------------------------------------------------ JSON nested deeper than Python recurses
+
+def test_a_json_run_nested_thousands_deep_is_one_line(runs, tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    one_line_error(evaluate(runs, deep, tmp_path / "out"), "deep.json", "nested too deeply")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("[" * 100_000 + "]" * 100_000, "row 4: not valid JSON (nested too deeply)"),
+    ('{"id": ' + "9" * 5000 + ', "backtranslation": "x"}', "row 4: not valid JSON"),
+])
+def test_a_hostile_back_translation_line_is_one_line_naming_its_row(shared_dir, tmp_path, line, expected):
+    lines = (shared_dir / "backtranslations_nl_fr.jsonl").read_text(encoding="utf-8").splitlines()
+    bt = tmp_path / "bt.jsonl"
+    bt.write_text("\n".join(lines[:3] + [line] + lines[3:]) + "\n", encoding="utf-8")
+    one_line_error(invoke("audit", "--dataset", shared_dir, "--backtranslations", bt, "--out", tmp_path / "out"),
+                   "bt.jsonl", expected)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_latin1_back_translation_file_is_one_line_naming_the_row(shared_dir, tmp_path):
+    """Saved as Latin-1 by an editor: the first accented byte's row, not a UnicodeDecodeError traceback."""
+    text = (shared_dir / "backtranslations_nl_fr.jsonl").read_text(encoding="utf-8")
+    bt = tmp_path / "bt.jsonl"
+    bt.write_bytes(text.encode("latin-1", "replace"))
+    first = next(i for i, line in enumerate(text.splitlines(), 1) if not line.isascii())
+    one_line_error(invoke("audit", "--dataset", shared_dir, "--backtranslations", bt, "--out", tmp_path / "out"),
+                   f"bt.jsonl, row {first}: not valid UTF-8", "Latin-1")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_beir_queries_line_nested_thousands_deep_is_one_line(tmp_path):
+    subprocess.run([sys.executable, "-c", "from bbsard_audit.app.cli import main; main()", "example", "beir", "--out",
+                    tmp_path / "ex"],
+                   check=True, capture_output=True)
+    queries = tmp_path / "ex" / "nl" / "queries.jsonl"
+    lines = queries.read_text(encoding="utf-8").splitlines()
+    queries.write_text("\n".join(lines[:2] + ["[" * 100_000 + "]" * 100_000] + lines[2:]) + "\n", encoding="utf-8")
+    res = invoke("audit", "--dataset", tmp_path / "ex" / "sample-beir.yaml", "--out", tmp_path / "out")
+    one_line_error(res, "queries.jsonl, row 3", "nested too deeply")
+
+
+# ------------------------------------------------------------------ ids mangled on the way: refused, not scored 0
+
+def _rewrite_trec(src: Path, dst: Path, column: int) -> Path:
+    """The run with one column's ids written as floats (`4` -> `4.0`), as a pandas float column writes them."""
+    rows = [line.split() for line in src.read_text().splitlines()]
+    for cols in rows:
+        cols[column] += ".0"
+    dst.write_text("".join(" ".join(c) + "\n" for c in rows))
+    return dst
+
+
+def test_a_run_with_float_query_ids_is_refused_not_scored_zero(runs, tmp_path):
+    run = _rewrite_trec(runs / "bm25_fr.trec", tmp_path / "bm25_fr.trec", 0)
+    one_line_error(evaluate(runs, run, tmp_path / "out"), "bm25_fr.trec, row 1, id 4.0", "'4.0' is written '4'")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_run_with_float_document_ids_is_refused_not_scored_zero(runs, tmp_path):
+    run = _rewrite_trec(runs / "bm25_fr.trec", tmp_path / "bm25_fr.trec", 2)
+    one_line_error(evaluate(runs, run, tmp_path / "out"), "bm25_fr.trec, row", "document id", "written")
+
+
+def test_float_query_ids_in_the_qrels_are_refused_too(runs, tmp_path):
+    qrels = _rewrite_trec(runs / "qrels_test203.trec", tmp_path / "qrels.trec", 0)
+    res = evaluate(runs, runs / "bm25_fr.trec", tmp_path / "out", qrels=qrels)
+    one_line_error(res, "bm25_fr.trec, row 1, id 4", "written '4.0' in the qrels")
+
+
+def test_json_run_keys_with_spaces_are_refused(runs, tmp_path):
+    data = json.loads((runs / "bm25_fr.json").read_text())
+    run = tmp_path / "spaced.json"
+    run.write_text(json.dumps({f"{q} ": docs for q, docs in data.items()}))
+    one_line_error(evaluate(runs, run, tmp_path / "out"), "spaced.json", "written '775' in the qrels")
+
+
+def test_real_runs_and_distinct_zero_padded_ids_still_pass(runs, tmp_path):
+    """The check equates no two ids the qrels keep apart: `07817` is another document than `7817`."""
+    lines = (runs / "bm25_fr.trec").read_text().splitlines()
+    lines[4] = lines[4].replace(" 9057 ", " 07817 ")
+    padded = tmp_path / "padded.trec"
+    padded.write_text("\n".join(lines) + "\n")
+    for run in (runs / "bm25_fr.trec", runs / "e5_nl.json", padded):
+        res = evaluate(runs, run, tmp_path / run.stem)
+        assert res.exit_code == 0, res.output
+
+
+def test_a_negative_rank_is_one_line(runs, tmp_path):
+    lines = (runs / "bm25_fr.trec").read_text().splitlines()
+    lines[4] = lines[4].replace(" 5 96 ", " -5 96 ")
+    run = tmp_path / "neg.trec"
+    run.write_text("\n".join(lines) + "\n")
+    one_line_error(evaluate(runs, run, tmp_path / "out"), "neg.trec, row 5, id 4", "rank '-5' is negative")
