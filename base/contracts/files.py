@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.io import digest_of, file_problem
+from bbsard_audit.base.io import digest_of, file_problem, remember_read
 from bbsard_audit.base.transactions import settled
 
 
@@ -43,6 +43,7 @@ def read_bytes(path: Path) -> bytes:
     nul = data.find(b"\x00")
     if nul >= 0:
         raise InputError("contains a NUL byte", file=str(path), row=data.count(b"\n", 0, nul) + 1)
+    remember_read(path, data)
     return data
 
 

@@ -328,7 +328,7 @@ def read_csv(path: Path, checker: Checker, required: Sequence[str]) -> list[tupl
             rows.append((start, row))
             start = reader.line_num + 1
     except csv.Error as exc:
-        checker.error(f"malformed CSV ({exc})", file=str(path), row=reader.line_num)
+        checker.error(f"malformed CSV ({exc})", file=str(path), row=start)  # where the bad record begins
         return None
     return rows
 

@@ -143,3 +143,92 @@ def test_a_negative_rank_is_one_line(runs, tmp_path):
     run = tmp_path / "neg.trec"
     run.write_text("\n".join(lines) + "\n")
     one_line_error(evaluate(runs, run, tmp_path / "out"), "neg.trec, row 5, id 4", "rank '-5' is negative")
+
+
+# ------------------------------------------------------------------ an input that changes while the command runs
+
+def test_a_run_rewritten_after_it_was_read_is_refused_not_named_by_its_new_content(runs, tmp_path, monkeypatch):
+    """Another process regenerates the run while eval scores the old one: eval.meta.json would name
+    the new file's sha256 beside scores of the old content. Refused in one line, nothing written."""
+    from bbsard_audit.base.contracts.runs import Run
+
+    real_read = Run.read.__func__
+    run = tmp_path / "bm25_fr.trec"
+    shutil.copy(runs / "bm25_fr.trec", run)
+
+    def read_then_rewritten(cls, path, name=None):
+        result = real_read(cls, path, name)
+        Path(path).write_text((runs / "bm25_nl.trec").read_text())  # the concurrent writer's new version
+        return result
+
+    monkeypatch.setattr(Run, "read", classmethod(read_then_rewritten))
+    one_line_error(evaluate(runs, run, tmp_path / "out"), "bm25_fr.trec", "changed while this command ran")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_input_read_twice_as_two_versions_is_refused(runs, tmp_path, monkeypatch):
+    """Two readers of one command see two versions of the verdicts: refused, never a mix."""
+    from bbsard_audit.base.contracts import files
+
+    real = files.read_bytes
+    verdicts = tmp_path / "verdicts.csv"
+    verdicts.write_text("id,verdict\n4,correct\n")
+    seen = []
+
+    def racing(path):
+        data = real(path)
+        if Path(path) == verdicts:
+            seen.append(1)
+            verdicts.write_text(f"id,verdict\n4,{'major' if len(seen) == 1 else 'correct'}\n")
+        return data
+
+    monkeypatch.setattr(files, "read_bytes", racing)
+    from bbsard_audit.base import io
+
+    with io.reads_scope():
+        files.read_text(verdicts)
+        with pytest.raises(Exception, match="changed while this command ran"):
+            files.read_text(verdicts)
+
+
+def test_a_command_rereading_what_it_wrote_itself_is_not_refused(tmp_path):
+    from bbsard_audit.base import io
+    from bbsard_audit.base.contracts.files import read_text
+
+    target = tmp_path / "x.txt"
+    target.write_text("old\n")
+    with io.reads_scope():
+        read_text(target)
+        io.write_text(target, "new\n")
+        assert read_text(target) == "new\n" and io.file_ref(target)["sha256"]
+
+
+# ------------------------------------------------------------------ impossible figures in estimate.json
+
+@pytest.fixture(scope="module")
+def demo_once(tmp_path_factory) -> Path:
+    demo = tmp_path_factory.mktemp("demo") / "demo"
+    assert invoke("demo", "--out", demo).exit_code == 0
+    return demo
+
+
+@pytest.mark.parametrize("change, expected", [
+    ({"share_legal": 5.0}, "share_legal = 5.0 is not a share from 0 to 1"),
+    ({"ci_low": 0.9, "ci_high": 0.1}, "ci_low = 0.9 is above ci_high = 0.1"),
+    ({"population": -40}, "population = -40 is negative"),
+    ({"level": 2.0}, "level = 2.0 is not a confidence level"),
+])
+def test_an_estimate_with_impossible_figures_is_refused_by_eval_report_and_release(demo_once, tmp_path, change,
+                                                                                  expected):
+    """A hand-edited estimate.json reached the fragility table, the report and the release card as if
+    computed (a release card saying 500% of the pairs are legally wrong)."""
+    demo = tmp_path / "demo"
+    shutil.copytree(demo_once, demo)
+    estimate = json.loads((demo / "estimate.json").read_text())
+    (demo / "estimate.json").write_text(json.dumps({**estimate, **change}))
+    for args in (["report", "--workdir", demo, "--out", tmp_path / "report"],
+                 ["release", "--dataset", "sample", "--verdicts", demo / "verdicts.csv", "--out", tmp_path / "release"],
+                 ["eval", "--dataset", "sample", "--verdicts", demo / "verdicts.csv", "--run", f"a={demo / 'runs' / 'bm25_nl.trec'}",
+                  "--out", tmp_path / "eval", *EVAL]):
+        one_line_error(invoke(*args), "estimate.json: not an estimate.json", expected)
+    assert not any((tmp_path / name).exists() for name in ("report", "release", "eval"))
