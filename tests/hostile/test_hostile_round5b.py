@@ -232,3 +232,44 @@ def test_an_estimate_with_impossible_figures_is_refused_by_eval_report_and_relea
                   "--out", tmp_path / "eval", *EVAL]):
         one_line_error(invoke(*args), "estimate.json: not an estimate.json", expected)
     assert not any((tmp_path / name).exists() for name in ("report", "release", "eval"))
+
+
+# ------------------------------------------------------------------ a Label Studio export of the wrong shape
+
+def _export_tasks() -> list[dict]:
+    from pull_fixtures import ann, task
+
+    return [task(q, [ann(q * 10 + 1, {"id": 1, "email": "anna@x"}),
+                     ann(q * 10 + 2, {"id": 2, "email": "bart@x"}, "legal" if q % 3 == 0 else "correct")])
+            for q in (4, 7, 16)]
+
+
+@pytest.mark.parametrize("damage, expected", [
+    (lambda t: t[1].update(annotations=None), "row 2: task 70: annotations must be a list, not NoneType"),
+    (lambda t: t[0]["annotations"][0].update(result="x"), "row 1: task 40: annotation 41: result must be a list"),
+    (lambda t: t[0].update(data=[]), "row 1: task 40: data must be an object, not list"),
+    (lambda t: t[2]["annotations"][1]["result"][0].update(value=[1]), "row 3: task 160: annotation 162: a region's value"),
+])
+def test_an_export_of_the_wrong_shape_is_one_line_naming_the_task(tmp_path, damage, expected):
+    """Each was an AttributeError or TypeError traceback deep in the pull."""
+    tasks = _export_tasks()
+    damage(tasks)
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps(tasks))
+    res = invoke("annotate", "pull", "--from-file", export, "--out", tmp_path / "camp" / "verdicts.csv")
+    one_line_error(res, "export.json, " + expected)
+    assert not (tmp_path / "camp").exists()
+
+
+@pytest.mark.parametrize("encode, expected", [
+    (lambda text: b"\xef\xbb\xbf" + text.encode(), None),
+    (lambda text: text.replace("anna", "ann\u00e9").encode("latin-1"), "row 1: not valid UTF-8"),
+])
+def test_an_export_saved_with_a_bom_is_read_and_one_in_latin1_is_one_line(tmp_path, encode, expected):
+    export = tmp_path / "export.json"
+    export.write_bytes(encode(json.dumps(_export_tasks(), ensure_ascii=False)))
+    res = invoke("annotate", "pull", "--from-file", export, "--out", tmp_path / "camp" / "verdicts.csv")
+    if expected is None:
+        assert res.exit_code == 0 and "6 annotation(s) on 3 question(s)" in res.output, res.output
+    else:
+        one_line_error(res, "export.json, " + expected)
