@@ -9,6 +9,7 @@ from pathlib import Path
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import digest_of, file_problem, remember_read
 from bbsard_audit.base.transactions import settled
+from bbsard_audit.base.untrusted import decode_utf8
 
 
 @dataclass(frozen=True)
@@ -49,12 +50,7 @@ def read_bytes(path: Path) -> bytes:
 
 def decode(data: bytes, path: Path) -> str:
     """`data` as UTF-8 text (BOM dropped); a Latin-1 or other non-UTF-8 byte is one line naming its row."""
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r}; saved as "
-                         "Latin-1 or Windows-1252? save it as UTF-8)", file=str(path),
-                         row=data.count(b"\n", 0, exc.start) + 1) from None
+    return decode_utf8(data, str(path), encoding="utf-8-sig")
 
 
 def read_text(path: Path) -> str:

@@ -5,9 +5,11 @@ fails on the code before its fix (a traceback, or exit 0 with every score 0 and 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -273,3 +275,33 @@ def test_an_export_saved_with_a_bom_is_read_and_one_in_latin1_is_one_line(tmp_pa
         assert res.exit_code == 0 and "6 annotation(s) on 3 question(s)" in res.output, res.output
     else:
         one_line_error(res, "export.json, " + expected)
+
+
+# ------------------------------------------------------------------ a glossary that is a FIFO, or Latin-1
+
+def test_a_glossary_that_is_a_fifo_is_one_line_not_a_wait_forever(tmp_path):
+    """The glossary was read with read_bytes() before any check: `audit` hung on a named pipe."""
+    fifo = tmp_path / "glossary.yaml"
+    os.mkfifo(fifo)
+    done = {}
+    worker = threading.Thread(target=lambda: done.update(res=invoke("audit", "--dataset", "sample", "--glossary",
+                                                                       fifo, "--out", tmp_path / "out")), daemon=True)
+    worker.start()
+    worker.join(60)
+    if worker.is_alive():  # release the reader so the test process can end
+        with open(fifo, "w") as pipe:
+            pipe.write("")
+        pytest.fail("audit waited on a FIFO glossary")
+    one_line_error(done["res"], "glossary.yaml: is a FIFO, not a regular file")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_latin1_glossary_names_the_row_of_its_first_bad_byte(tmp_path):
+    from bbsard_audit.audit.glossary import SHIPPED
+
+    text = SHIPPED.read_text(encoding="utf-8")
+    glossary = tmp_path / "glossary.yaml"
+    glossary.write_bytes(text.encode("latin-1", "replace"))
+    first = next(i for i, line in enumerate(text.splitlines(), 1) if not line.isascii())
+    res = invoke("audit", "--dataset", "sample", "--glossary", glossary, "--out", tmp_path / "out")
+    one_line_error(res, f"glossary.yaml, row {first}: not a readable YAML glossary: not valid UTF-8")
