@@ -484,9 +484,10 @@ def _read(path: Path) -> tuple[list[GlossaryEntry], str, Path, list[Layer]]:
     entries, seen = [], set()
     for row, item in enumerate(raw["entries"], start=1):
         entry = parse_entry(item, label, row, learned)
-        if entry.id in seen:
-            raise InputError("duplicate entry id", file=label, row=row, id=entry.id)
-        seen.add(entry.id)
+        if entry.id.casefold() in seen:  # `Bail` and `bail` would be one concept checked (and flagged) twice
+            raise InputError("duplicate entry id (ids differing only in case are one id)", file=label, row=row,
+                             id=entry.id)
+        seen.add(entry.id.casefold())
         entries.append(entry)
     version = str(raw["version"])
     return entries, version, path, [Layer(path.name, hashlib.sha256(data).hexdigest(), version, len(entries))]

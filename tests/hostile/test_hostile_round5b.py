@@ -305,3 +305,17 @@ def test_a_latin1_glossary_names_the_row_of_its_first_bad_byte(tmp_path):
     first = next(i for i, line in enumerate(text.splitlines(), 1) if not line.isascii())
     res = invoke("audit", "--dataset", "sample", "--glossary", glossary, "--out", tmp_path / "out")
     one_line_error(res, f"glossary.yaml, row {first}: not a readable YAML glossary: not valid UTF-8")
+
+
+def test_two_glossary_entries_whose_ids_differ_only_in_case_are_one_line(tmp_path):
+    """`JUGE_DE_PAIX` beside `juge_de_paix` was a second entry: the same concept checked and flagged twice."""
+    from bbsard_audit.audit.glossary import SHIPPED
+
+    text = SHIPPED.read_text(encoding="utf-8")
+    start = text.index("- id: juge_de_paix")
+    end = text.index("- id:", start + 5)
+    glossary = tmp_path / "glossary.yaml"
+    glossary.write_text(text[:end] + text[start:end].replace("juge_de_paix", "JUGE_DE_PAIX") + text[end:],
+                        encoding="utf-8")
+    res = invoke("audit", "--dataset", "sample", "--glossary", glossary, "--out", tmp_path / "out")
+    one_line_error(res, "glossary.yaml, row 2, id JUGE_DE_PAIX: duplicate entry id")
