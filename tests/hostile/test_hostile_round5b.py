@@ -5,6 +5,7 @@ fails on the code before its fix (a traceback, or exit 0 with every score 0 and 
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bbsard_audit.app.cli import app
+from campaign_fixtures import campaign  # noqa: F401 (campaign: the fixture)
 
 runner = CliRunner()
 EVAL = ("--resamples", "1000", "--null-draws", "10")
@@ -319,3 +321,23 @@ def test_two_glossary_entries_whose_ids_differ_only_in_case_are_one_line(tmp_pat
                         encoding="utf-8")
     res = invoke("audit", "--dataset", "sample", "--glossary", glossary, "--out", tmp_path / "out")
     one_line_error(res, "glossary.yaml, row 2, id JUGE_DE_PAIX: duplicate entry id")
+
+
+# ------------------------------------------------------------------ an edited campaign.json, read by eval
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda b: b["risk"].append(b["risk"][0]), "batches[0].risk lists the same pair twice"),
+    (lambda b: b["control"].append(b["risk"][0]), "batches[0] is not the batch as it was drawn"),
+    (lambda b: b.update(batch=-1), "batches[-1] is not the batch as it was drawn"),
+])
+def test_eval_refuses_a_campaign_edited_after_its_draw_as_annotate_does(campaign, edit, expected):
+    """`annotate estimate` refused these edits; `eval --campaign` (read_draws) estimated the cleaned
+    benchmark from them, a pair drawn twice counted twice."""
+    from bbsard_audit.base.contracts.campaign_design import read_draws
+
+    camp = campaign[3]
+    record = json.loads((camp / "campaign.json").read_text())
+    edit(record["batches"][0])
+    (camp / "campaign.json").write_text(json.dumps(record))
+    with pytest.raises(Exception, match=re.escape(expected)):
+        read_draws(camp)
