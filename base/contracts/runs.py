@@ -301,6 +301,9 @@ def _mteb_part(data: dict, path: Path, part: str | None) -> dict:
         return next(iter(parts.values()))
     if part in parts:
         return parts[part]
+    if not parts:
+        raise InputError(f"an MTEB predictions file without predictions (no {{SUBSET: {{SPLIT: {{qid: {{docid: score}}}}}}}} "
+                         "beside its model meta)", file=str(path))
     listed = ", ".join(sorted(parts)) or "none"
     raise InputError((f"#{part} is not a subset/split of this MTEB predictions file" if part else
                       "an MTEB predictions file with several subsets/splits: choose one as FILE.json#SUBSET/SPLIT")

@@ -341,3 +341,10 @@ def test_eval_refuses_a_campaign_edited_after_its_draw_as_annotate_does(campaign
     (camp / "campaign.json").write_text(json.dumps(record))
     with pytest.raises(Exception, match=re.escape(expected)):
         read_draws(camp)
+
+
+def test_an_mteb_file_with_only_its_model_meta_says_it_holds_no_predictions(runs, tmp_path):
+    """It said "several subsets/splits: choose one ... (it holds: none)"."""
+    run = tmp_path / "preds.json"
+    run.write_text(json.dumps({"mteb_model_meta": {"name": "m"}, "default": [1]}))
+    one_line_error(evaluate(runs, run, tmp_path / "out"), "preds.json: an MTEB predictions file without predictions")
