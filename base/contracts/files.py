@@ -31,9 +31,9 @@ class FileRecord:
 
 
 
-def read_bytes(path: Path) -> bytes:
-    """A regular file's bytes: never a FIFO, a device or a file with NUL bytes; its folder settled
-    first, so a killed writer's half-replaced set is never read as one."""
+def read_binary(path: Path) -> bytes:
+    """A regular file's bytes: never a FIFO or a device; its folder settled first, so a killed writer's
+    half-replaced set is never read as one."""
     problem = file_problem(settled(path))
     if problem:
         raise InputError(problem, file=str(path))
@@ -41,10 +41,16 @@ def read_bytes(path: Path) -> bytes:
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read file ({exc.strerror or exc})", file=str(path)) from None
+    remember_read(path, data)
+    return data
+
+
+def read_bytes(path: Path) -> bytes:
+    """A text file's bytes (`read_binary`): a NUL byte, which no text holds, is one line naming its row."""
+    data = read_binary(path)
     nul = data.find(b"\x00")
     if nul >= 0:
         raise InputError("contains a NUL byte", file=str(path), row=data.count(b"\n", 0, nul) + 1)
-    remember_read(path, data)
     return data
 
 

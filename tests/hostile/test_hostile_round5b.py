@@ -348,3 +348,37 @@ def test_an_mteb_file_with_only_its_model_meta_says_it_holds_no_predictions(runs
     run = tmp_path / "preds.json"
     run.write_text(json.dumps({"mteb_model_meta": {"name": "m"}, "default": [1]}))
     one_line_error(evaluate(runs, run, tmp_path / "out"), "preds.json: an MTEB predictions file without predictions")
+
+
+def test_a_dictionary_index_that_is_a_fifo_is_one_line_not_a_wait_forever(tmp_path):
+    """The lexical check hashed the index with read_bytes() before any check: the audit hung."""
+    from bbsard_audit.audit.checks.lexical import _table
+    from bbsard_audit.base.errors import InputError
+
+    index = tmp_path / "freedict-fra-nld.index"
+    os.mkfifo(index)
+    outcome = {}
+
+    def read():
+        try:
+            _table(index)
+        except InputError as exc:
+            outcome["error"] = exc.one_line()
+
+    worker = threading.Thread(target=read, daemon=True)
+    worker.start()
+    worker.join(30)
+    if worker.is_alive():
+        with open(index, "w") as pipe:
+            pipe.write("")
+        pytest.fail("the lexical check waited on a FIFO dictionary")
+    assert outcome["error"].endswith("freedict-fra-nld.index: is a FIFO, not a regular file")
+
+
+def test_a_real_dictd_dictionary_with_its_binary_data_file_still_reads(tmp_path):
+    from bbsard_audit.base.contracts.dictionary import read_dictionary
+
+    index = Path("/usr/share/dictd/freedict-fra-nld.index")
+    if not index.is_file():
+        pytest.skip("dict-freedict-fra-nld is not installed")
+    assert len(read_dictionary(index).entries) > 1000
