@@ -382,3 +382,22 @@ def test_a_real_dictd_dictionary_with_its_binary_data_file_still_reads(tmp_path)
     if not index.is_file():
         pytest.skip("dict-freedict-fra-nld is not installed")
     assert len(read_dictionary(index).entries) > 1000
+
+
+# ------------------------------------------------------------------ a key of the wrong type in the config file
+
+SECRET = "Vq3ZkR8mXw2TnL6p"
+
+
+@pytest.mark.parametrize("config", [
+    f'[label_studio]\nurl = "http://127.0.0.1:9"\napi_key = ["{SECRET}"]\n',
+    '[label_studio]\nurl = "http://127.0.0.1:9"\napi_key = 918273645546372819\n',
+    f'label_studio = "{SECRET}"\n',
+])
+def test_a_label_studio_key_of_the_wrong_type_is_not_echoed_in_the_error(tmp_path, config):
+    """The strict config reader quoted the bad value: the key itself (no redaction pattern knew it)."""
+    path = tmp_path / "config.toml"
+    path.write_text(config)
+    res = invoke("annotate", "pull", "--project", "p", "--ls-config", path, "--out", tmp_path / "camp" / "verdicts.csv")
+    text = one_line_error(res, "config.toml", "label_studio")
+    assert SECRET not in text and "918273645546372819" not in text and "64637" not in text
