@@ -185,6 +185,12 @@ def remember_read(path: str | os.PathLike, data: bytes) -> None:
                          f"{digest[:12]}); nothing written: run it again", file=str(path))
 
 
+def digest_as_read(path: str | os.PathLike) -> str:
+    """sha256 of `path` as this command read it (`remember_read`), else of its content now: what a
+    provenance record names is what was parsed, even when the file changed since."""
+    return (_READS.get() or {}).get(os.path.realpath(path)) or digest_of(Path(path))
+
+
 def file_ref(path: str | os.PathLike) -> dict:
     """A file or folder named by content, never by where it lies: `{name, sha256}` (sha256 null when
     it cannot be read; a folder's digest covers every file in it, see `digest_of`). An input this

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from ..io import file_problem
+from ..io import file_problem, remember_read
 from ..languages import LanguagePair
 from ..untrusted import load_json, nfc, text_lines, text_problem
 from .model import META_COLUMNS, PLAIN_INT, STRING_ID, Corpus, Id, Issue, QuestionPair
@@ -295,6 +295,7 @@ def read_text(path: Path, checker: Checker) -> str | None:
     except OSError as exc:
         checker.error(f"cannot read file ({exc.strerror})", file=str(path))
         return None
+    remember_read(path, raw)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

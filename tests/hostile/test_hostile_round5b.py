@@ -401,3 +401,31 @@ def test_a_label_studio_key_of_the_wrong_type_is_not_echoed_in_the_error(tmp_pat
     res = invoke("annotate", "pull", "--project", "p", "--ls-config", path, "--out", tmp_path / "camp" / "verdicts.csv")
     text = one_line_error(res, "config.toml", "label_studio")
     assert SECRET not in text and "918273645546372819" not in text and "64637" not in text
+
+
+def test_a_question_file_replaced_between_its_hash_and_its_parse_is_named_by_what_was_parsed(shared_dir, tmp_path,
+                                                                                             monkeypatch):
+    """The loader hashed each question CSV, then read it again to parse it: a file replaced in between
+    gave a dataset revision (files_sha256) naming content the audit never read."""
+    import hashlib
+
+    from bbsard_audit.base.dataset import load_dataset
+    from bbsard_audit.base.sources import bsard_csv
+
+    data = tmp_path / "bbsard"
+    data.mkdir()
+    for p in shared_dir.glob("questions_*.csv"):
+        shutil.copy(p, data / p.name)
+        (data / p.name).chmod(0o644)
+    target = data / "questions_nl_test.csv"
+    real = bsard_csv.read_csv
+
+    def replaced_then_read(path, checker, required):
+        if Path(path) == target:  # another process rewrites it (a question corrected) just before the parse
+            target.write_text(target.read_text(encoding="utf-8").replace("?", " ?", 1), encoding="utf-8")
+        return real(path, checker, required)
+
+    monkeypatch.setattr(bsard_csv, "read_csv", replaced_then_read)
+    dataset = load_dataset(str(data))
+    parsed = hashlib.sha256(target.read_bytes()).hexdigest()
+    assert dataset.provenance()["files_sha256"]["questions_nl_test.csv"] == parsed
