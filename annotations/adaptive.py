@@ -32,7 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from bbsard_audit.base.contracts.audit import Layout
-from bbsard_audit.base.contracts.campaign_design import check_campaign_folder, check_record, seal
+from bbsard_audit.base.contracts.campaign_design import check_campaign_folder, check_record, check_seal, seal
 from bbsard_audit.base.contracts.jsonfile import read_json
 from bbsard_audit.base.contracts.table import as_id, id_order
 from bbsard_audit.base.contracts.verdicts import read_raw, read_verdicts
@@ -458,6 +458,4 @@ def _check_drawn(record: dict, source: str) -> None:
                 i = (extra or missing)[0]
                 raise InputError(f"{key}.{name} {'holds' if extra else 'lacks'} pair {i}, "
                                  f"{'not among' if extra else 'one of'} {what} (edited?)", file=source, id=i)
-        if b.get("sealed") is not None and seal(b) != b["sealed"]:  # what no seed re-derives
-            raise InputError(f"{key} is not the batch as it was drawn: its p, p_floor or pool were edited (its seal "
-                             "no longer matches)", file=source)
+        check_seal(b, source)  # what no seed re-derives

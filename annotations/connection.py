@@ -56,7 +56,8 @@ def _read_config(path: Path | None) -> dict:
         return {}
     section = read_toml(path).get("label_studio", {})
     if not isinstance(section, Mapping):
-        raise InputError(f"label_studio must be a table ([label_studio]), not {section!r}", file=str(path))
+        raise InputError("label_studio must be a table ([label_studio]) holding url and api_key, not a "
+                         f"{type(section).__name__} (its value is not shown: it may be the key)", file=str(path))
     check_against(section, {"url": "", "api_key": ""}, file=str(path), prefix="label_studio.")
     return dict(section)
 

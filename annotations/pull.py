@@ -42,11 +42,12 @@ import pandas as pd
 
 from bbsard_audit.base.contracts.audit import Layout
 from bbsard_audit.base.contracts.error_spans import error_spans_spec
+from bbsard_audit.base.contracts.files import read_text
 from bbsard_audit.base.contracts.table import cell_problem, parse_id
 from bbsard_audit.base.contracts.verdicts import (CORRECTED, GOLD_LABELS_APPLY, RAW_COLUMNS, VERDICTS, canonical_name,
                                              raw_spec, read_raw, utc_time, verdicts_spec)
 from bbsard_audit.base.errors import InputError
-from bbsard_audit.base.untrusted import nfc
+from bbsard_audit.base.untrusted import load_json, nfc
 from bbsard_audit.base.io import changed_since_written, write_sidecar, write_text
 
 from .adjudication import AdjudicationRule, adjudicate
@@ -160,7 +161,7 @@ def keep_refused(path: Path, refused: list[dict]) -> None:
     kept: list = []
     if path.exists():
         try:
-            kept = json.loads(path.read_text(encoding="utf-8"))
+            kept = load_json(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise InputError(f"not readable JSON ({exc}); move it away to pull", file=str(path)) from None
         if not isinstance(kept, list):
@@ -207,12 +208,35 @@ def _question_id(task: dict, layout: Layout) -> int | str:
         raise ValueError(f"question_id {exc}") from None
 
 
+def check_tasks(tasks: list, origin: str) -> None:
+    """Every task, annotation and result region of an export has the shape Label Studio gives it (objects
+    and lists where they belong): one line naming the task, never an AttributeError deep in a reader."""
+    def shape(value, kind, what: str, position: int, task: dict) -> None:
+        if not isinstance(value, kind):
+            expected = "an object" if kind is dict else "a list"
+            raise InputError(f"task {task.get('id')}: {what} must be {expected}, not {type(value).__name__}",
+                             file=origin, row=position)
+
+    for position, task in enumerate(tasks, start=1):
+        shape(task, dict, "a task", position, {})
+        if "data" in task:
+            shape(task["data"], dict, "data", position, task)
+        shape(task.get("annotations", []), list, "annotations", position, task)
+        for ann in task.get("annotations", []):
+            shape(ann, dict, "an annotation", position, task)
+            shape(ann.get("result", []), list, f"annotation {ann.get('id')}: result", position, task)
+            for region in ann.get("result", []):
+                shape(region, dict, f"annotation {ann.get('id')}: a result region", position, task)
+                shape(region.get("value", {}), dict, f"annotation {ann.get('id')}: a region's value", position, task)
+
+
 def raw_from_export(tasks: list[dict], users: dict[int, str] | None = None, *,
                     origin: str = "Label Studio export") -> pd.DataFrame:
     """One row per submitted (not cancelled) annotation of a task carrying a question id.
 
     `origin` (the export file, or the project for the API) names where a bad value came from.
     """
+    check_tasks(tasks, origin)
     layout = task_layout(tasks)
     known = dict(users or {})
     for task in tasks:  # a user object anywhere in the export names that user id everywhere
@@ -235,10 +259,12 @@ def raw_from_export(tasks: list[dict], users: dict[int, str] | None = None, *,
 
 
 def read_export_file(path: str | Path) -> list[dict]:
+    """The tasks of a Label Studio JSON export, read as every contract reads (a FIFO, NUL bytes or Latin-1
+    bytes are one line; a BOM is dropped)."""
     path = Path(path)
     try:
-        tasks = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        tasks = load_json(read_text(path))
+    except ValueError as exc:
         raise InputError(f"cannot read Label Studio JSON export: {exc}", file=str(path)) from None
     if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
         raise InputError("not a Label Studio JSON export (expected a list of tasks)", file=str(path))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Protocol, Sequence
@@ -21,10 +20,11 @@ import numpy as np
 import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF, TER
 
+from bbsard_audit.base.contracts.files import decode, read_bytes
 from bbsard_audit.base.contracts.table import STRING_ID
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.languages import LanguagePair
-from bbsard_audit.base.untrusted import nfc, text_lines, text_problem
+from bbsard_audit.base.untrusted import load_json, nfc, text_lines, text_problem
 
 from bbsard_audit.base.embeddings import Embedder
 from .findings import Finding
@@ -61,11 +61,9 @@ class FileTranslator:
         `max_chars`: a back-translation is a question, bounded as the questions are (`--max-question-chars`):
         a longer one is refused in one line as the file is read (one of 0.9 MB made a 40-pair audit take
         337 s in the surface and embedding scores)."""
-        if not self.path.is_file():
-            raise InputError("back-translation file not found", file=str(self.path))
-        raw = self.path.read_bytes()
+        raw = read_bytes(self.path)  # hashed as parsed: the id names the bytes read, even if the file changes
         self.model_id = f"file:{self.path.name}#sha256:{hashlib.sha256(raw).hexdigest()[:12]}"
-        text = raw.decode("utf-8-sig", errors="strict") if raw else ""
+        text = decode(raw, self.path)
         rows = self._csv_rows(text) if self.path.suffix.lower() == ".csv" else self._jsonl_rows(text)
         self.texts: dict[int | str, str] = {}
         for row, record in rows:
@@ -91,9 +89,10 @@ class FileTranslator:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON ({exc.msg})", file=str(self.path), row=line_no) from None
+                record = load_json(line)
+            except ValueError as exc:
+                raise InputError(f"not valid JSON ({getattr(exc, 'msg', exc)})", file=str(self.path),
+                                 row=line_no) from None
             if not isinstance(record, dict):
                 raise InputError("expected a JSON object", file=str(self.path), row=line_no)
             yield line_no, record

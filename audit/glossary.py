@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from bbsard_audit.base import languages
+from bbsard_audit.base.contracts.files import read_bytes
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.languages.pair import LanguagePair, check_code
 from bbsard_audit.base.untrusted import load_yaml, nfc_data
@@ -131,13 +132,7 @@ def source_digest(source: GlossarySource) -> str:
     cache signature, so a changed (or learned) layer recomputes only the glossary signal."""
     if isinstance(source, Glossary):
         return "glossary:" + source.digest
-    path = Path(source)
-    try:
-        return "file:" + hashlib.sha256(path.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        raise InputError("glossary file not found", file=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"glossary file not readable ({exc.strerror})", file=str(path)) from None
+    return "file:" + hashlib.sha256(read_bytes(Path(source))).hexdigest()  # a FIFO is refused, never waited on
 
 
 def _plain(term: str) -> str:
@@ -476,12 +471,7 @@ class GlossarySignal(Declared):
 def _read(path: Path) -> tuple[list[GlossaryEntry], str, Path, list[Layer]]:
     """Parse and validate a glossary file: (entries, version, path, [its layer])."""
     label = str(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("glossary file not found", file=label) from None
-    except OSError as exc:
-        raise InputError(f"not a readable YAML glossary ({exc})", file=label) from None
+    data = read_bytes(path)
     raw = nfc_data(load_yaml(path, "glossary", data=data))  # terms match NFC questions
     if not isinstance(raw, dict) or "entries" not in raw or "version" not in raw:
         raise InputError("a glossary needs top-level `version` and `entries`", file=label)
@@ -494,9 +484,10 @@ def _read(path: Path) -> tuple[list[GlossaryEntry], str, Path, list[Layer]]:
     entries, seen = [], set()
     for row, item in enumerate(raw["entries"], start=1):
         entry = parse_entry(item, label, row, learned)
-        if entry.id in seen:
-            raise InputError("duplicate entry id", file=label, row=row, id=entry.id)
-        seen.add(entry.id)
+        if entry.id.casefold() in seen:  # `Bail` and `bail` would be one concept checked (and flagged) twice
+            raise InputError("duplicate entry id (ids differing only in case are one id)", file=label, row=row,
+                             id=entry.id)
+        seen.add(entry.id.casefold())
         entries.append(entry)
     version = str(raw["version"])
     return entries, version, path, [Layer(path.name, hashlib.sha256(data).hexdigest(), version, len(entries))]

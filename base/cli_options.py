@@ -11,7 +11,7 @@ import typer
 from typer.core import TyperGroup
 
 from .errors import InputError
-from .io import OutputGuard, guard_outputs
+from .io import OutputGuard, guard_outputs, reads_scope
 from .transactions import disk_problem
 from .redact import redact, secrets_scope
 
@@ -121,7 +121,7 @@ class OneLineErrors(TyperGroup):
     def invoke(self, ctx):
         if ctx.parent is not None:
             return self._invoke(ctx)
-        with secrets_scope():  # the keys this command read are masked in its messages, then forgotten
+        with secrets_scope(), reads_scope():  # the keys read are masked in its messages, inputs named as read
             return self._invoke(ctx)
 
     def _invoke(self, ctx):

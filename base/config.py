@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import InputError
+from .redact import is_secret_key
 from .untrusted import load_yaml
 
 
@@ -81,8 +82,13 @@ def check_value(name: str, value: Any, expected: Any, *, file: str | None = None
     else:
         ok = isinstance(value, type(expected))
     if not ok:
-        raise InputError(f"{name} must be {_kind(expected)} (like {expected!r}), not {_kind(value)} {value!r}",
+        raise InputError(f"{name} must be {_kind(expected)} (like {expected!r}), not {_kind(value)}{_shown(name, value)}",
                          file=file)
+
+
+def _shown(name: str, value: Any) -> str:
+    """` <value>` for a message; nothing for a credential's key (its value is the secret, whatever its type)."""
+    return "" if is_secret_key(name) else f" {value!r}"
 
 
 _KINDS: tuple[tuple[type, str], ...] = ((bool, "a boolean"), (int, "an integer"), (float, "a number"),

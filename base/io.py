@@ -17,6 +17,7 @@ import contextlib
 import contextvars
 import datetime as _dt
 import errno
+import hashlib
 import json
 import math
 import os
@@ -61,6 +62,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
                 os.replace(tmp_path, path)
             else:
                 guard.place(tmp_path, path)
+            (_READS.get() or {}).pop(os.path.realpath(path), None)  # this command's own new version
         finally:
             if tmp_path.exists():
                 tmp_path.unlink()
@@ -158,11 +160,48 @@ def is_local_path(value: Any) -> bool:
     return os.path.isabs(value) or (os.sep in value and os.path.lexists(value))
 
 
+_READS: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("bbsard_reads", default=None)
+
+
+@contextlib.contextmanager
+def reads_scope() -> Iterator[None]:
+    """One command run: the sha256 of every input its contracts read (`remember_read`) is kept, so
+    that `file_ref` never names by its new content an input that changed after it was read."""
+    token = _READS.set({})
+    try:
+        yield
+    finally:
+        _READS.reset(token)
+
+
+def remember_read(path: str | os.PathLike, data: bytes) -> None:
+    """Inside a `reads_scope`: `path` was read as `data`; read before as other bytes, one line."""
+    reads = _READS.get()
+    if reads is None:
+        return
+    key, digest = os.path.realpath(path), hashlib.sha256(data).hexdigest()
+    if reads.setdefault(key, digest) != digest:  # two readers of one command would see two versions
+        raise InputError(f"changed while this command ran (read as sha256 {reads[key][:12]}, then as "
+                         f"{digest[:12]}); nothing written: run it again", file=str(path))
+
+
+def digest_as_read(path: str | os.PathLike) -> str:
+    """sha256 of `path` as this command read it (`remember_read`), else of its content now: what a
+    provenance record names is what was parsed, even when the file changed since."""
+    return (_READS.get() or {}).get(os.path.realpath(path)) or digest_of(Path(path))
+
+
 def file_ref(path: str | os.PathLike) -> dict:
     """A file or folder named by content, never by where it lies: `{name, sha256}` (sha256 null when
-    it cannot be read; a folder's digest covers every file in it, see `digest_of`)."""
+    it cannot be read; a folder's digest covers every file in it, see `digest_of`). An input this
+    command read and that changed since is one line (the outputs would name content never read)."""
     path = Path(path)
-    return {"name": path.name, "sha256": digest_or_none(path)}
+    digest = digest_or_none(path)
+    read = (_READS.get() or {}).get(os.path.realpath(path))
+    if read is not None and digest != read:
+        raise InputError(f"changed while this command ran (read as sha256 {read[:12]}, now "
+                         f"{digest[:12] if digest else 'gone'}); nothing written: run it again", file=str(path))
+    return {"name": path.name, "sha256": digest}
 
 
 def file_label(path: str | os.PathLike) -> str:

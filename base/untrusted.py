@@ -11,10 +11,13 @@ their offsets into the stored text, so evidence still quotes it as it is).
 over `MAX_YAML_BYTES`, nested deeper than `MAX_YAML_DEPTH`, or holding an alias (`*name`, the
 "billion laughs" expansion) is refused as one line before anything is built from it; so is a key
 written twice in one mapping (YAML libraries keep the last value without a word).
+
+`load_json`: JSON from outside, failing only with ValueError (never a RecursionError traceback).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from pathlib import Path
@@ -68,6 +71,26 @@ def text_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+def decode_utf8(data: bytes, label: str, what: str = "", encoding: str = "utf-8") -> str:
+    """`data` decoded; a Latin-1 (or other non-UTF-8) byte is one line naming the file and its row."""
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what}not valid UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r}; saved as "
+                         "Latin-1 or Windows-1252? save it as UTF-8)", file=label,
+                         row=data.count(b"\n", 0, exc.start) + 1) from None
+
+
+def load_json(text: str, **hooks: Any) -> Any:
+    """`json.loads(text, **hooks)` for text from outside: every way it can fail is a ValueError, also
+    an array nested thousands deep (Python's parser raises RecursionError) and an integer of more
+    than 4,300 digits, so a reader's one-line error covers them."""
+    try:
+        return json.loads(text, **hooks)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
 _UNWRITABLE = re.compile("[\x00\ud800-\udfff]")
 
 
@@ -100,9 +123,10 @@ def load_yaml(path: str | Path, what: str = "YAML file", *, data: bytes | None =
     if size > MAX_YAML_BYTES:
         raise InputError(f"{what} is {size:,} bytes, more than the {MAX_YAML_BYTES:,} allowed", file=label)
     try:
-        text = (data if data is not None else Path(path).read_bytes()).decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        data = data if data is not None else Path(path).read_bytes()
+    except OSError as exc:
         raise InputError(f"{unreadable} ({exc})", file=label) from None
+    text = decode_utf8(data, label, f"{unreadable}: ")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         open_nodes: list[dict | None] = []  # per open collection: a mapping's {key: line} and whether a key is next

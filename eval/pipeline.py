@@ -150,6 +150,7 @@ def _read_inputs(config: EvalConfig) -> _Inputs:
     runs: dict[str, Run] = {}
     for name, path in config.runs.items():
         runs[name] = Run.read(path, name)
+        runs[name].check_ids(qrels)
     layout = _layout(config, dataset)
     verdicts = Verdicts.read(config.verdicts, layout=layout) if config.verdicts is not None else None
     flags = read_flags(config.audit) if config.audit is not None else None

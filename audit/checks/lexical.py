@@ -27,6 +27,7 @@ from pathlib import Path
 
 from bbsard_audit.base import languages
 from bbsard_audit.base.contracts.dictionary import read_dictionary
+from bbsard_audit.base.contracts.files import read_bytes
 from bbsard_audit.base.embeddings import default_cache_dir
 from bbsard_audit.base.io import write_json
 from bbsard_audit.base.languages import Unavailable, fold
@@ -128,7 +129,7 @@ def _headword(head: str) -> str | None:
 def _table(index: Path) -> tuple[dict[str, list[str]], str]:
     """One dictionary as word -> translation words (one-word headwords, placeholders aside), cached on
     disk by the sha256 of its index (parsing the English-German one takes seconds)."""
-    digest = hashlib.sha256(index.read_bytes()).hexdigest()
+    digest = hashlib.sha256(read_bytes(index)).hexdigest()
     cached = default_cache_dir().parent / "lexicon" / f"{index.name.removesuffix('.index')}-{digest[:16]}-v{FORMAT}.json"
     if cached.exists():
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -206,6 +207,11 @@ def _check_draws(record: RecordV2, source: str) -> None:
         if b.sampling == "brewer" and len(b.risk) + len(b.control) != round(sum(b.pi)):
             raise InputError(f"{key}: a fixed-size (brewer) batch draws exactly sum(pi) = {round(sum(b.pi))} "
                              f"pairs, not {len(b.risk) + len(b.control)}", file=source)
+        for name, ids in (("risk", b.risk), ("control", b.control)):
+            counts = Counter(ids)
+            twice = next((i for i in ids if counts[i] > 1), None)
+            if twice is not None:  # a set comparison cannot see it; the estimate would count the pair twice
+                raise InputError(f"{key}.{name} lists the same pair twice (edited?)", file=source, id=twice)
         pool = set(b.pool)
         outside = [i for i in [*b.risk, *b.control] if i not in pool]
         if outside:
@@ -270,6 +276,8 @@ def read_draws(path: str | Path) -> CampaignDraws:
         path = path / "campaign.json"
     data = read_json(path)
     check_record(data, str(path))
+    for batch in data["batches"]:
+        check_seal(batch, str(path))
     record = from_dict(RecordV1 if data["format"] == 1 else RecordV2, data, str(path))
     if record.format != 3:
         raise InputError(f"campaign format {record.format} records no probability draws (inclusion probabilities "
@@ -278,6 +286,14 @@ def read_draws(path: str | Path) -> CampaignDraws:
     draws = tuple(Draw(b.batch, b.kind, tuple(b.pool), b.predicted(), np.asarray(b.pi, dtype=float),
                        frozenset([*b.risk, *b.control])) for b in record.batches)
     return CampaignDraws(str(path), population, draws, record.format)
+
+
+def check_seal(batch: dict, source: str) -> None:
+    """A sealed batch (`seal`) still is as drawn, else one line naming it: its p, p_floor or pool (which
+    no seed re-derives), or its drawn pairs, were edited."""
+    if batch.get("sealed") is not None and seal(batch) != batch["sealed"]:
+        raise InputError(f"batches[{batch.get('batch')}] is not the batch as it was drawn: its p, p_floor or pool "
+                         "were edited (its seal no longer matches)", file=source)
 
 
 def seal(batch: dict) -> str:

@@ -22,6 +22,8 @@ from typing import Mapping
 
 from bbsard_audit.base.errors import InputError
 
+from .files import read_binary, read_bytes
+
 B64 = {c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")}
 _MARKUP = re.compile(r"<[^>]*>|\[[^\]]*\]|\{[^}]*\}|\([^)]*\)")
 _NUMBERED = re.compile(r"^\s*\d+\.\s*")
@@ -65,11 +67,7 @@ def read_dictionary(index: str | Path) -> Dictionary:
     stem = index.name.removesuffix(".index")
     data_path = next((p for p in (index.with_name(stem + ".dict.dz"), index.with_name(stem + ".dict")) if p.exists()),
                      index.with_name(stem + ".dict.dz"))
-    try:
-        raw_index = index.read_bytes()
-        blob = data_path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"not a readable dictd dictionary ({exc.strerror or exc})", file=str(index)) from None
+    raw_index, blob = read_bytes(index), read_binary(data_path)  # a FIFO or a folder is one line, never waited on
     try:
         data = gzip.decompress(blob) if data_path.suffix == ".dz" else blob
     except (OSError, EOFError, zlib.error):

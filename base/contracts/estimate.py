@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .jsonfile import NamedValue, Record
+from pathlib import Path
+
+from .jsonfile import NamedValue, Record, read_checked
 
 METHOD = ("reviewed pairs exact + post-stratified estimate of the unreviewed pairs from the control sample "
           "(stratified by start risk band, drawn once with known inclusion probabilities); CI = Monte Carlo "
@@ -159,12 +161,52 @@ class Estimate(Record):
     verdicts: VerdictsUsed | None = None  # absent: an estimate.json from before it records its verdicts
 
     def __post_init__(self) -> None:
+        self._check_figures()
         if self.errors_left is None and self.unreviewed:
             m = next((m for m in self.unreviewed if m.name == "all"), self.unreviewed[0])
             bound = None
             if self.cs_high is not None and self.found_legal is not None:
                 bound = max(0.0, self.cs_high * self.population - self.found_legal)
             self.errors_left = ErrorsLeft(m.unreviewed, m.expected, m.ci_low, m.ci_high, bound)
+
+    @classmethod
+    def read(cls, path: str | Path) -> "Estimate":
+        """estimate.json read strictly, impossible figures included (one line naming the field)."""
+        return read_checked(cls, path, "an estimate.json")
+
+    def _check_figures(self) -> None:
+        """ValueError naming the first impossible figure: a hand-edited or corrupted estimate.json (a
+        share of 5, an interval upside down, a negative population) would reach the fragility table,
+        the report and the release card as if computed."""
+        shares = [("share_legal", self.share_legal), ("ci_low", self.ci_low), ("ci_high", self.ci_high),
+                  ("cs_low", self.cs_low), ("cs_high", self.cs_high)]
+        counts = [("population", self.population), ("draws", self.draws), ("found_legal", self.found_legal),
+                  ("expected_legal_pairs", self.expected_legal_pairs)]
+        intervals = [("ci_low", self.ci_low, "ci_high", self.ci_high), ("cs_low", self.cs_low, "cs_high", self.cs_high)]
+        for m in self.unreviewed:
+            counts += [(f"unreviewed {m.name}: unreviewed", m.unreviewed), (f"unreviewed {m.name}: expected", m.expected)]
+            intervals.append((f"unreviewed {m.name}: ci_low", m.ci_low, "ci_high", m.ci_high))
+        for st in self.strata:
+            shares += [(f"stratum {st.name}: rate", st.rate), (f"stratum {st.name}: wilson_low", st.wilson_low),
+                       (f"stratum {st.name}: wilson_high", st.wilson_high)]
+            counts += [(f"stratum {st.name}: population", st.population), (f"stratum {st.name}: reviewed", st.reviewed),
+                       (f"stratum {st.name}: legal", st.legal)]
+            if st.legal > st.reviewed:
+                raise ValueError(f"stratum {st.name}: legal = {st.legal} is more than reviewed = {st.reviewed}")
+        for name, value in shares:
+            if value is not None and not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} = {value!r} is not a share from 0 to 1")
+        for name, value in counts:
+            if value is not None and value < 0:
+                raise ValueError(f"{name} = {value!r} is negative")
+        for low_name, low, high_name, high in intervals:
+            if low is not None and high is not None and low > high + 1e-9:
+                raise ValueError(f"{low_name} = {low!r} is above {high_name} = {high!r}")
+        if not 0.0 < self.level < 1.0:
+            raise ValueError(f"level = {self.level!r} is not a confidence level between 0 and 1")
+        if self.expected_legal_pairs > self.population + 1e-9:
+            raise ValueError(f"expected_legal_pairs = {self.expected_legal_pairs!r} is more than population = "
+                             f"{self.population}")
 
     def stale(self, final: tuple[int, str]) -> bool:
         """Whether it was computed from other final verdicts than `final` (a verdicts file's `fingerprint`):

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from bbsard_audit.base.errors import InputError
 from bbsard_audit.base.io import dumps, write_json
+from bbsard_audit.base.untrusted import load_json
 
 from .files import FileRecord, read_text
 
@@ -36,7 +37,7 @@ def read_json(path: str | Path) -> Any:
         return dict(pairs)
 
     try:
-        return json.loads(text, parse_constant=no_constant, object_pairs_hook=no_duplicates)
+        return load_json(text, parse_constant=no_constant, object_pairs_hook=no_duplicates)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON ({exc.msg}, column {exc.colno}); truncated?", file=str(path),
                          row=exc.lineno) from None

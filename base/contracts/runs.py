@@ -9,6 +9,7 @@ metric downstream just reads positions.
 from __future__ import annotations
 
 import math
+import re
 from functools import cached_property
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,6 +194,8 @@ class Run:
                 rank_value = int(rank)
             except ValueError:
                 raise InputError(f"rank {rank!r} is not an integer", file=str(path), row=line_no, id=qid) from None
+            if rank_value < 0:  # ranks start at 1 (0 in some tools); a negative one is a corrupt line
+                raise InputError(f"rank {rank!r} is negative", file=str(path), row=line_no, id=qid)
             try:
                 score_value = float(score)
             except ValueError:
@@ -244,6 +247,27 @@ class Run:
     def depth(self) -> int:
         return max((len(d) for d in self.ranking.values()), default=0)
 
+    def check_ids(self, qrels: Qrels) -> None:
+        """Refuse (one line naming file, row and id) a run whose ids match the qrels only once read back
+        from a mangled copy: `775.0` for `775` (a spreadsheet or pandas float column), `" 775"` (JSON
+        keys with spaces), or a query id in another case. Scored as they are, such a run loses every
+        query or every gold document and scores 0 with a mere warning."""
+        known = {id_key(q, case=True): q for q in qrels.relevant}
+        for qid, docs in self.ranking.items():
+            gold = qrels.relevant.get(qid)
+            if gold is None:
+                match = known.get(id_key(qid, case=True))
+                if match is not None:
+                    raise InputError(f"query id {qid!r} is written {match!r} in the qrels: {_MANGLED}",
+                                     file=self.source, row=_row_of(self.source, qid), id=qid)
+                continue
+            gold_keys = {id_key(d): d for d in gold}
+            for doc in docs:
+                if doc not in gold and id_key(doc) in gold_keys:
+                    raise InputError(f"document id {doc!r} is written {gold_keys[id_key(doc)]!r} in the qrels: "
+                                     f"{_MANGLED}", file=self.source,
+                                     row=_row_of(self.source, qid, doc), id=qid)
+
     def replace(self, other: "Run", name: str | None = None) -> "Run":
         """This run with the queries of `other` swapped in (re-retrieved corrected questions)."""
         ranking = {**self.ranking, **other.ranking}
@@ -285,6 +309,9 @@ def _mteb_part(data: dict, path: Path, part: str | None) -> dict:
         return next(iter(parts.values()))
     if part in parts:
         return parts[part]
+    if not parts:
+        raise InputError(f"an MTEB predictions file without predictions (no {{SUBSET: {{SPLIT: {{qid: {{docid: score}}}}}}}} "
+                         "beside its model meta)", file=str(path))
     listed = ", ".join(sorted(parts)) or "none"
     raise InputError((f"#{part} is not a subset/split of this MTEB predictions file" if part else
                       "an MTEB predictions file with several subsets/splits: choose one as FILE.json#SUBSET/SPLIT")
@@ -298,6 +325,31 @@ def _read_lines(path: Path) -> list[tuple[int, str]]:
     if not lines:
         raise InputError("file is empty", file=str(path))
     return lines
+
+
+_FLOAT_ID = re.compile(r"([0-9]+)\.0*")
+_MANGLED = ("one of the two files changed its ids on the way (a number written as a float, spaces, case); "
+            "write them the same way in both")
+
+
+def id_key(value: str, case: bool = False) -> str:
+    """An id as a mangled copy may have turned it: spaces stripped, `775.0` read as `775`, and with
+    `case` case-folded. Never equates `0775` and `775` (distinct ids, see the module docstring)."""
+    key = value.strip().casefold() if case else value.strip()
+    float_form = _FLOAT_ID.fullmatch(key)
+    return float_form[1] if float_form else key
+
+
+def _row_of(source: str, qid: str, doc: str | None = None) -> int | None:
+    """The first line of a TREC run holding `qid` (and `doc`), for an error message; None for JSON."""
+    path = Path(source)
+    if path.suffix.lower() == ".json" or not path.is_file():
+        return None
+    for line_no, line in _read_lines(path):
+        cols = line.split()
+        if cols[:1] == [qid] and (doc is None or cols[2:3] == [doc]):
+            return line_no
+    return None
 
 
 def _natural(qid: str) -> tuple[int, int | str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import InputError
-from ..io import digest_of
+from ..io import digest_as_read, digest_of
 from ..transactions import settle
 from ..languages import BBSARD
 from .checker import Checker, read_csv, revision_of
@@ -52,8 +52,8 @@ def load_dir(root: Path, with_corpus: bool, label: str) -> Dataset:
             continue
         parsed = {}
         for lang, p in paths.items():
-            files[p.name] = digest_of(p) if p.is_file() else ""
             rows = read_csv(p, checker, REQUIRED_QUESTION_COLUMNS)
+            files[p.name] = digest_as_read(p) if p.is_file() else ""  # the bytes parsed, not a later version
             parsed[lang] = None if rows is None else checker.questions(str(p), rows)
         if parsed["fr"] is None or parsed["nl"] is None:
             continue

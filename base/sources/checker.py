@@ -15,14 +15,13 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
 import re
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from ..io import file_problem
+from ..io import file_problem, remember_read
 from ..languages import LanguagePair
-from ..untrusted import nfc, text_lines, text_problem
+from ..untrusted import load_json, nfc, text_lines, text_problem
 from .model import META_COLUMNS, PLAIN_INT, STRING_ID, Corpus, Id, Issue, QuestionPair
 
 SCORE = re.compile(r"-?[0-9]+")
@@ -296,6 +295,7 @@ def read_text(path: Path, checker: Checker) -> str | None:
     except OSError as exc:
         checker.error(f"cannot read file ({exc.strerror})", file=str(path))
         return None
+    remember_read(path, raw)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -329,7 +329,7 @@ def read_csv(path: Path, checker: Checker, required: Sequence[str]) -> list[tupl
             rows.append((start, row))
             start = reader.line_num + 1
     except csv.Error as exc:
-        checker.error(f"malformed CSV ({exc})", file=str(path), row=reader.line_num)
+        checker.error(f"malformed CSV ({exc})", file=str(path), row=start)  # where the bad record begins
         return None
     return rows
 
@@ -345,9 +345,9 @@ def read_jsonl(path: Path, checker: Checker, required: Sequence[str]) -> list[tu
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = load_json(raw)
         except ValueError as exc:
-            checker.error(f"not a JSON line ({exc.msg})", file=str(path), row=line)
+            checker.error(f"not a JSON line ({getattr(exc, 'msg', exc)})", file=str(path), row=line)
             continue
         if not isinstance(obj, dict):
             checker.error(f"a line must be a JSON object, not {type(obj).__name__}", file=str(path), row=line)

@@ -5,7 +5,6 @@ share. A format's own reader lives in its source module and is declared with its
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Callable, Iterator
 from ..errors import InputError
 from ..io import file_problem
 from ..languages import LanguagePair
-from ..untrusted import text_problem
+from ..untrusted import load_json, text_problem
 from .beir import document_text
 from .checker import revision_of
 
@@ -81,7 +80,7 @@ def jsonl_records(path: Path, max_doc_chars: int) -> Iterator[Record]:
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw)
+                obj = load_json(raw)
             except ValueError as exc:
                 raise InputError(f"not a JSON line ({getattr(exc, 'msg', None) or getattr(exc, 'reason', None) or exc})", file=label,
                                  row=line) from None
