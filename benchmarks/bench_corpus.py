@@ -52,6 +52,27 @@ def descendants(pid):
             out += [kid] + descendants(kid)
     return out
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+def cpu_of(pid):  # utime + stime + its reaped children's, seconds
+    with open(f"/proc/{pid}/stat") as f:
+        return sum(int(x) for x in f.read().rsplit(")", 1)[1].split()[11:15]) / TICK
+
+ray_cpu, sampler_cpu = {}, [0.0]
+def watch_ray():  # Ray's processes (raylet, GCS, workers, actors) descend from the driver but are not reaped by it:
+    while True:   # their CPU is sampled (a process's last sample kept when it ends), the sampler's own CPU apart
+        try:
+            pids = descendants(os.getpid())
+        except OSError:
+            pids = []
+        for pid in pids:
+            try:
+                ray_cpu[pid] = max(ray_cpu.get(pid, 0), cpu_of(pid))
+            except (OSError, IndexError):
+                pass
+        sampler_cpu[0] = time.thread_time()
+        time.sleep(0.2)
+
 workers = {}
 def watch():  # the workers' peaks (a high-water mark: a slow sampling loses little), while they live
     while True:
@@ -69,23 +90,33 @@ def watch():  # the workers' peaks (a high-water mark: a slow sampling loses lit
 manifest, out, engine, embedder, workers_arg = sys.argv[1:6]
 if engine == "local":  # Ray's workers are the raylet's children, dozens of threads each: not watched
     threading.Thread(target=watch, daemon=True).start()
-ray_init = None
+ray_init, init_cpu = None, 0.0
 if engine == "ray":
     import ray
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     ray.init(num_cpus=int(workers_arg) if workers_arg != "all" else None, include_dashboard=False,
              log_to_driver=False, logging_level="ERROR")
     ray_init = time.perf_counter() - t0
+    threading.Thread(target=watch_ray, daemon=True).start()
+    time.sleep(0.3)
+    init_cpu = time.process_time() - c0
+ray_start, sampled0 = dict(ray_cpu), sampler_cpu[0]  # Ray's start-up: reported apart (ray_init_s)
 t0 = time.perf_counter()
 r = run_corpus_audit(manifest, Path(out), CorpusOptions(engine=engine, embedder=embedder,
                                                        workers=None if workers_arg == "all" else int(workers_arg)))
 wall = time.perf_counter() - t0
 me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-if engine == "ray":  # Ray's workers are not this process's children: their CPU time and memory are not seen here
-    cpu = None
-print(json.dumps({"cpu_s": cpu, "cpu_driver_s": None if engine == "ray" else me.ru_utime + me.ru_stime,
-                  "cpu_workers_s": None if engine == "ray" else kids.ru_utime + kids.ru_stime, "n_docs": r.n_docs, "n_flagged": r.n_flagged, "flag_counts": r.flag_counts, "wall_s": wall,
+driver_cpu = me.ru_utime + me.ru_stime - init_cpu - (sampler_cpu[0] - sampled0)
+workers_cpu = kids.ru_utime + kids.ru_stime
+if engine == "ray":  # after Ray's start: every process under the driver (raylet, GCS, idle workers, actors)
+    for pid in descendants(os.getpid()):
+        try:
+            ray_cpu[pid] = max(ray_cpu.get(pid, 0), cpu_of(pid))
+        except (OSError, IndexError):
+            pass
+    workers_cpu = sum(v - ray_start.get(pid, 0) for pid, v in ray_cpu.items())
+print(json.dumps({"cpu_s": driver_cpu + workers_cpu, "cpu_driver_s": driver_cpu,
+                  "cpu_workers_s": workers_cpu, "n_docs": r.n_docs, "n_flagged": r.n_flagged, "flag_counts": r.flag_counts, "wall_s": wall,
                   "timings_s": r.timings_s, "ray_init_s": ray_init, "driver_rss_mb": hwm(os.getpid()),
                   "worker_rss_mb": None if engine == "ray" else max(workers.values(), default=0)}))
 """
