@@ -59,38 +59,24 @@ def cpu_of(pid):  # utime + stime + its reaped children's, seconds
     with open(f"/proc/{pid}/stat") as f:
         return sum(int(x) for x in f.read().rsplit(")", 1)[1].split()[11:15]) / TICK
 
-ray_cpu, sampler_cpu = {}, [0.0]
-def watch_ray():  # Ray's processes (raylet, GCS, workers, actors) descend from the driver but are not reaped by it:
-    while True:   # their CPU is sampled (a process's last sample kept when it ends), the sampler's own CPU apart
-        try:
-            pids = descendants(os.getpid())
-        except OSError:
-            pids = []
-        for pid in pids:
-            try:
-                ray_cpu[pid] = max(ray_cpu.get(pid, 0), cpu_of(pid))
-            except (OSError, IndexError):
-                pass
-        sampler_cpu[0] = time.thread_time()
-        time.sleep(0.2)
-
-workers = {}
-def watch():  # the workers' peaks (a high-water mark: a slow sampling loses little), while they live
-    while True:
+workers, ray_cpu, sampler_cpu = {}, {}, [0.0]
+def watch(table, read):  # a high-water mark of `read(pid)` per process under the driver, while it lives
+    while True:  # (a process's last sample is kept when it ends; the sampler's own CPU is kept apart)
         try:
             pids = descendants(os.getpid())
         except OSError:  # a process ended while its children were listed: the next round sees the rest
             pids = []
         for pid in pids:
             try:
-                workers[pid] = max(workers.get(pid, 0), hwm(pid))
-            except (OSError, StopIteration):
+                table[pid] = max(table.get(pid, 0), read(pid))
+            except (OSError, StopIteration, IndexError):
                 pass
+        sampler_cpu[0] = time.thread_time()
         time.sleep(0.2)
 
 manifest, out, engine, embedder, workers_arg = sys.argv[1:6]
 if engine == "local":  # Ray's workers are the raylet's children, dozens of threads each: not watched
-    threading.Thread(target=watch, daemon=True).start()
+    threading.Thread(target=watch, args=(workers, hwm), daemon=True).start()
 ray_init, init_cpu = None, 0.0
 if engine == "ray":
     import ray
@@ -98,7 +84,7 @@ if engine == "ray":
     ray.init(num_cpus=int(workers_arg) if workers_arg != "all" else None, include_dashboard=False,
              log_to_driver=False, logging_level="ERROR")
     ray_init = time.perf_counter() - t0
-    threading.Thread(target=watch_ray, daemon=True).start()
+    threading.Thread(target=watch, args=(ray_cpu, cpu_of), daemon=True).start()  # Ray's processes: not reaped here
     time.sleep(0.3)
     init_cpu = time.process_time() - c0
 ray_start, sampled0 = dict(ray_cpu), sampler_cpu[0]  # Ray's start-up: reported apart (ray_init_s)
