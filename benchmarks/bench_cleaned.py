@@ -18,7 +18,7 @@ The synthetic part also scores the corrected variant (`NAME.corrected` rows, cle
 cannot: re-retrieving a correction needs the article corpus, which ../shared/data/bbsard does not hold.
 
 Usage: python benchmarks/bench_cleaned.py --data ../shared/data/bbsard [--part real,synthetic]
-[--oracles 6] [--seeds 20] [--populations 200] [--out benchmarks/results/bench_cleaned.json]
+[--oracles 6] [--seeds 20] [--populations 200] [--budget 70] [--out benchmarks/results/bench_cleaned.json]
 """
 
 from __future__ import annotations
@@ -154,11 +154,12 @@ def oracle_population(data: str, o: int, cache: str | None) -> tuple[pd.DataFram
     return frame, legal
 
 
-def real(data: str, oracles: int, seeds: int, cache: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def real(data: str, oracles: int, seeds: int, cache: str | None = None,
+         budget: int = ppi_study.StudyPlan.budget) -> tuple[pd.DataFrame, pd.DataFrame]:
     metrics = parse_metrics(DEFAULT_METRICS)
     labels = [m.name for m in metrics]
     qids, values = real_values(data, metrics)
-    plan = ppi_study.StudyPlan()
+    plan = ppi_study.StudyPlan(budget=budget)
     cells, rows = [], []
     for o in range(oracles):
         frame, legal = oracle_population(data, o, cache)
@@ -190,6 +191,8 @@ def main() -> None:
     ap.add_argument("--oracles", type=int, default=6)
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--cache", help="folder for the oracles' audits (reused when present)")
+    ap.add_argument("--budget", type=int, default=ppi_study.StudyPlan.budget,
+                    help="reviews per campaign of the real part (control included)")
     ap.add_argument("--out", default="benchmarks/results/bench_cleaned.json")
     args = ap.parse_args()
     out: dict = {}
@@ -210,9 +213,9 @@ def main() -> None:
                                 width_pts=("corrected_width_pts", "mean")).round(4).reset_index().to_dict("records")}
         print(json.dumps(out["synthetic"], indent=1), flush=True)
     if "real" in args.part:
-        runs, cells = real(args.data, args.oracles, args.seeds, args.cache)
+        runs, cells = real(args.data, args.oracles, args.seeds, args.cache, args.budget)
         nl = cells[cells["system"].str.endswith("_nl")]
-        out["real"] = {"campaigns": len(runs), "covered": float(cells["covered"].mean()),
+        out["real"] = {"budget": args.budget, "campaigns": len(runs), "covered": float(cells["covered"].mean()),
                        "covered_per_campaign_min": float(runs["covered"].min()),
                        "width_pts": float(100 * cells["width"].mean()), "width_nl_pts": float(100 * nl["width"].mean()),
                        "width_nl_pts_by_metric": (100 * nl.groupby("metric")["width"].mean()).round(2).to_dict(),
