@@ -84,9 +84,11 @@ def _features(shift: float = 0.0) -> dict[str, np.ndarray]:
     n = 80
     cos = rng.normal(0.86, 0.015, n) + shift
     features = {"doc_align_cos": cos, "doc_align_worst": cos - 0.03, "doc_align_length": rng.normal(0.05, 0.05, n),
-                "doc_align_entities": rng.uniform(0.7, 1.0, n)}
+                "doc_align_entities": rng.uniform(0.7, 1.0, n), "doc_align_margin": rng.normal(0.06, 0.01, n),
+                "doc_align_words": rng.uniform(0.6, 1.0, n)}
     features["doc_align_cos"][0], features["doc_align_worst"][0] = 0.62 + shift, 0.55 + shift  # another document
     features["doc_align_length"][0], features["doc_align_entities"][0] = 0.6, 0.0
+    features["doc_align_margin"][0], features["doc_align_words"][0] = 0.005, 0.1
     return features
 
 

@@ -167,8 +167,8 @@ def test_a_campaign_before_probability_draws_is_refused_in_one_line(world):
     record = json.loads((camp / "campaign.json").read_text())
     record["format"] = 2
     for b in record["batches"]:
-        for key in ("pool", "p", "pi", "prediction", "seed", "scale", "floor", "certain", "p_floor"):
-            b.pop(key, None)
+        for key in ("pool", "p", "pi", "prediction", "seed", "scale", "floor", "certain", "p_floor", "sealed"):
+            b.pop(key, None)  # as a format-2 campaign was written: no draws, no seal
     (camp / "campaign.json").write_text(json.dumps(record))
     res = _eval(folder, folder / "out", "--campaign", camp)
     assert res.exit_code != 0 and "records no probability draws" in res.output and "Traceback" not in res.output
