@@ -23,7 +23,7 @@ from .draw import CERTAIN_SHARE, DrawRule
 from .estimate import Goal, check_level
 from .estimate_files import check_files, estimate_files
 from .pull import (RAW_FILE, REFUSED_FILE, choice_conflicts, pull as pull_verdicts, raw_from_export, read_export_file,
-                   refused_annotations)
+                   foreign_annotations, refused_annotations)
 from .spans import SPANS_FILE
 from bbsard_audit.base.contracts.audit import Layout
 
@@ -274,6 +274,12 @@ def pull(out: Annotated[Path, typer.Option(help="verdicts.csv to write (annotati
         typer.echo(f"warning: task {r['task_id']} (question {r['id']}, annotation {r['annotation_id']}): "
                    f"{r['reason']}: not pulled, kept verbatim in {out.with_name(REFUSED_FILE)}; its question is "
                    "left unresolved; fix the annotation in Label Studio and pull again", err=True)
+    foreign = foreign_annotations(tasks)
+    if foreign:
+        tasks_of = sorted({str(r["task_id"]) for r in foreign})
+        typer.echo(f"warning: {len(foreign)} annotation(s) on {len(tasks_of)} task(s) without a question_id (task ids "
+                   f"{', '.join(tasks_of[:10])}{', ...' if len(tasks_of) > 10 else ''}; tasks bbsard-audit did not "
+                   f"push) count for no question: kept verbatim in {out.with_name(REFUSED_FILE)}", err=True)
     for name, copy in guard.kept:
         typer.echo(f"note: {name} was changed since `annotate pull` wrote it: its annotations are merged, "
                    f"and that version is kept as {copy}", err=True)

@@ -30,6 +30,8 @@ An annotation whose typed text (a correction, a span note) no CSV cell could hol
 NUL, a lone surrogate, longer than `MAX_CELL`) is refused the same way, alone: `refused_annotations`
 lists it, it is kept verbatim (ASCII-escaped JSON) in annotations_refused.json, its question is
 unresolved, and every other annotation is pulled; once fixed in Label Studio, the next pull takes it.
+An annotation on a task without a question id (added to the project by hand) counts for no question; it
+is kept there too (`foreign_annotations`, id null), never dropped without a word.
 """
 
 from __future__ import annotations
@@ -153,6 +155,20 @@ def refused_annotations(tasks: list[dict]) -> list[dict]:
             for task in tasks if isinstance(task.get("data"), dict) and task["data"].get(EXTERNAL_ID) is not None
             for ann in task.get("annotations") or []
             if isinstance(ann, dict) and not ann.get("was_cancelled") and (reason := _refusal(ann))]
+
+
+FOREIGN = "its task carries no question_id (a task bbsard-audit did not push): not a question of the campaign"
+
+
+def foreign_annotations(tasks: list[dict]) -> list[dict]:
+    """Submitted annotations on tasks without a question id (a task added to the project by hand): no
+    question to count them for, so they are kept verbatim in annotations_refused.json (id None) instead of
+    being dropped without a word."""
+    return [{"task_id": task.get("id"), "id": None, "annotation_id": ann.get("id"), "reason": FOREIGN,
+             "annotation": ann}
+            for task in tasks if not isinstance(task.get("data"), dict) or task["data"].get(EXTERNAL_ID) is None
+            for ann in task.get("annotations") or []
+            if isinstance(ann, dict) and not ann.get("was_cancelled")]
 
 
 def keep_refused(path: Path, refused: list[dict]) -> None:
@@ -346,7 +362,7 @@ def pull(tasks: list[dict], out: str | Path, *, users: dict[int, str] | None = N
     raw = merge_raw(read_previous(raw_path, layout), new, users, id_type)
     spans = merge_spans(read_previous(spans_path, layout, spans=True), new_spans, new, raw, id_type)
     refused = refused_annotations(tasks)
-    keep_refused(out.with_name(REFUSED_FILE), refused)
+    keep_refused(out.with_name(REFUSED_FILE), refused + foreign_annotations(tasks))
     verdicts = unresolve(adjudicate(raw, rule), pd.concat([choice_conflicts(tasks), pd.DataFrame(
         {"id": [r["id"] for r in refused]}, dtype=object)], ignore_index=True))
     write_raw(raw_path, raw, source=source, n_in_this_pull=len(new), layout=layout)

@@ -176,3 +176,22 @@ def test_a_table_writer_never_writes_a_cell_its_reader_refuses(tmp_path):
     with pytest.raises(InputError, match="corrected_nl holds a NUL character"):
         verdicts_spec(Layout()).write_file(tmp_path / "v.csv", frame)
     assert not (tmp_path / "v.csv").exists()
+
+
+def test_an_annotation_on_a_task_without_a_question_id_is_kept_verbatim_and_said(tmp_path):
+    """A task added to the project by hand carries no question_id: its annotation counts for no question,
+    and was dropped without a word (never lose an annotation)."""
+    by_hand = {"id": 99, "data": {"text": "a note the lead added by hand"},
+               "annotations": [ann(7, {"id": 1, "email": "a@x"}, "legal"), {**ann(8, {"id": 1, "email": "a@x"}),
+                                                                            "was_cancelled": True}]}
+    tasks = [task(1, [ann(1, {"id": 1, "email": "a@x"})]), by_hand]
+    for _ in range(2):  # a second pull keeps one copy
+        ran = pull_file(tmp_path, tasks)
+        assert ran.exit_code == 0 and "Traceback" not in ran.output, ran.output
+        (line,) = [x for x in ran.output.splitlines() if "without a question_id" in x]
+        assert line.startswith("warning: 1 annotation(s) on 1 task(s) without a question_id (task ids 99;") \
+            and "annotations_refused.json" in line, line
+    assert sorted(read_raw(tmp_path / RAW_FILE)["id"]) == [1]  # the campaign's own annotation is pulled
+    kept = json.loads((tmp_path / "annotations_refused.json").read_text(encoding="utf-8"))
+    assert [(k["task_id"], k["id"], k["annotation_id"]) for k in kept] == [(99, None, 7)]  # not the cancelled one
+    assert kept[0]["annotation"]["result"] == by_hand["annotations"][0]["result"]
