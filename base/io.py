@@ -181,8 +181,7 @@ def remember_read(path: str | os.PathLike, data: bytes) -> None:
         return
     key, digest = os.path.realpath(path), hashlib.sha256(data).hexdigest()
     if reads.setdefault(key, digest) != digest:  # two readers of one command would see two versions
-        raise InputError(f"changed while this command ran (read as sha256 {reads[key][:12]}, then as "
-                         f"{digest[:12]}); nothing written: run it again", file=str(path))
+        raise _changed(path, reads[key], f"then as {digest[:12]}")
 
 
 def digest_as_read(path: str | os.PathLike) -> str:
@@ -199,9 +198,14 @@ def file_ref(path: str | os.PathLike) -> dict:
     digest = digest_or_none(path)
     read = (_READS.get() or {}).get(os.path.realpath(path))
     if read is not None and digest != read:
-        raise InputError(f"changed while this command ran (read as sha256 {read[:12]}, now "
-                         f"{digest[:12] if digest else 'gone'}); nothing written: run it again", file=str(path))
+        raise _changed(path, read, f"now {digest[:12] if digest else 'gone'}")
     return {"name": path.name, "sha256": digest}
+
+
+def _changed(path: str | os.PathLike, read: str, now: str) -> InputError:
+    """The one line for an input that changed while the command ran (read as `read`, `now` what it is)."""
+    return InputError(f"changed while this command ran (read as sha256 {read[:12]}, {now}); nothing written: "
+                      "run it again", file=str(path))
 
 
 def file_label(path: str | os.PathLike) -> str:

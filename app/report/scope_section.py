@@ -27,8 +27,9 @@ def add_scope(sec: Section, wd: Workdir) -> None:
         names = measured.listed([c.category.split("/")[-1].lower() for c in blind])
         sub.add(Text(f"No model ran: {names} are essentially invisible to this audit (real MT errors, below); they "
                      f"need {measured.MODELS}."))
-    if _judged_only(wd):
-        sub.add(Text(_judged_only(wd)))
+    judged_only = _judged_only(wd)
+    if judged_only:
+        sub.add(Text(judged_only))
     pair = wd.layout.pair
     blocks = [Text("The evidence this audit had beyond the built-in surface checks (numbers, negation, names, roles, "
                    "length, language, glossary, cross-lingual similarity), from its audit.meta.json:"),

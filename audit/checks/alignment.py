@@ -28,7 +28,7 @@ from .. import ibm1
 from ..findings import Finding
 from ..termmatch import Tokens, tokenize
 from .base import Check, Pair, Side
-from .lexical import Lexicon, LexicalCheck, content_words, letter_tokens, lexicon, pair_evidence
+from .lexical import Lexicon, LexicalCheck, content_words, letter_tokens, lexicon_or_none, pair_evidence
 
 THETA = 0.2
 """A content word is aligned when some word of the other side has t(f | e) >= THETA under the
@@ -87,10 +87,8 @@ def _words(tokens: Tokens, at: Sequence[int]) -> list[str]:
 
 def _lexicon(pair: Pair) -> Lexicon:
     """The pair's dictionaries; without them an empty one (cognates still count as renderings)."""
-    try:
-        return lexicon(pair)
-    except Unavailable:
-        return Lexicon({}, {}, ())
+    lex = lexicon_or_none(pair)
+    return Lexicon({}, {}, ()) if lex is None else lex
 
 
 def _seeds(source: list[list[str]], target: list[list[str]], lex: Lexicon) -> list[tuple[str, str, float]]:

@@ -159,6 +159,14 @@ def missing_dictionaries(pair: Pair) -> list[str]:
     return [package(a, b) for a, b in ((src, tgt), (tgt, src)) if dictionary_file(a, b) is None]
 
 
+def lexicon_or_none(pair: Pair) -> Lexicon | None:
+    """`lexicon`, or None when the pair's dictionaries are not installed (the caller's sidecar says so)."""
+    try:
+        return lexicon(pair)
+    except Unavailable:
+        return None
+
+
 @cache
 def lexicon(pair: Pair) -> Lexicon:
     """Both dictionaries of the pair merged; `Unavailable` names the package(s) to install."""

