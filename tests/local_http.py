@@ -2,8 +2,25 @@
 
 from __future__ import annotations
 
+import json
 import threading
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet handler that answers JSON (or raw bytes): the stand-in servers' handlers subclass it."""
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def send_json(self, status: int, payload, headers: dict | None = None) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self.send_response(status)
+        for k, v in {"Content-Type": "application/json", **(headers or {})}.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
 
 class LocalServer:

@@ -16,14 +16,13 @@ import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from local_http import LocalServer
+from local_http import JsonHandler, LocalServer
 from bbsard_audit.annotations.tasks import build_tasks, read_audit
 from bbsard_audit.audit.judge.cache import JudgeCache
 from bbsard_audit.audit.judge.client import Backoff, ChatClient, JudgeUnavailable, RequestFailed
@@ -81,19 +80,7 @@ class RecordedAnswerServer(LocalServer):
     def _handler(self):
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # quiet
-                pass
-
-            def _send(self, status: int, payload, headers: dict | None = None) -> None:
-                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                self.send_response(status)
-                for k, v in {"Content-Type": "application/json", **(headers or {})}.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server.lock:
@@ -109,20 +96,20 @@ class RecordedAnswerServer(LocalServer):
 
             def _answer(self, body: dict, action: str | None) -> None:
                 if self.path.split("?")[0] != "/v1/chat/completions":
-                    return self._send(404, {"error": "no such route"})
+                    return self.send_json(404, {"error": "no such route"})
                 if server.key and self.headers.get("Authorization") != f"Bearer {server.key}":
-                    return self._send(401, {"error": {"message": "Incorrect API key provided"}})
+                    return self.send_json(401, {"error": {"message": "Incorrect API key provided"}})
                 if body["model"] not in server.models:
-                    return self._send(404, {"error": {"message": f"model '{body['model']}' not found"}})
+                    return self.send_json(404, {"error": {"message": f"model '{body['model']}' not found"}})
                 if action == "429":
-                    return self._send(429, {"error": "slow down"}, {"Retry-After": "1"})
+                    return self.send_json(429, {"error": "slow down"}, {"Retry-After": "1"})
                 if action == "500":
-                    return self._send(500, {"error": "overloaded"})
+                    return self.send_json(500, {"error": "overloaded"})
                 form = body.get("response_format", {}).get("type")
                 if server.refuse_response_format == "any" and form:
-                    return self._send(400, {"error": {"message": "Unrecognized request argument: response_format"}})
+                    return self.send_json(400, {"error": {"message": "Unrecognized request argument: response_format"}})
                 if server.refuse_response_format == "json_schema" and form == "json_schema":
-                    return self._send(500, {"error": {"message": "1 validation error: ('body', 'response_format', "
+                    return self.send_json(500, {"error": {"message": "1 validation error: ('body', 'response_format', "
                                                                  "'type') Input should be 'text' or 'json_object'"}})
                 content = json.dumps({"errors": server.answers.get(_translation(body["messages"][1]["content"]), [])})
                 if action == "nonjson":
@@ -130,7 +117,7 @@ class RecordedAnswerServer(LocalServer):
                 elif action == "schema":
                     content = json.dumps({"errors": [{"span": "x", "category": "style", "severity": "huge",
                                                       "explanation": "?"}]})
-                self._send(200, {"id": "cmpl-1", "object": "chat.completion", "model": body["model"],
+                self.send_json(200, {"id": "cmpl-1", "object": "chat.completion", "model": body["model"],
                                  "choices": [{"index": 0, "finish_reason": "stop",
                                               "message": {"role": "assistant", "content": content}}]})
 

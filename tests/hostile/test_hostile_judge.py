@@ -18,14 +18,13 @@ import sys
 import textwrap
 import time
 import unicodedata
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from local_http import LocalServer
+from local_http import JsonHandler, LocalServer
 from bbsard_audit.app.cli import app
 from bbsard_audit.audit.judge.cache import JudgeCache
 from bbsard_audit.audit.judge.client import Backoff, ChatClient, RequestFailed, _retry_after_seconds
@@ -65,19 +64,7 @@ class HostileJudgeServer(LocalServer):
     def _handler(self):
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def send_json(self, status: int, payload, headers: dict | None = None) -> None:
-                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                self.send_response(status)
-                for k, v in {"Content-Type": "application/json", **(headers or {})}.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def trickle(self, data: bytes, seconds: float = 0.1, limit: float = 30.0) -> None:
                 """A byte every `seconds`, for at most `limit` seconds (each read is quick, the whole is not)."""
                 stop = time.monotonic() + limit
